@@ -1,0 +1,18 @@
+"""The `daphne` xDSL dialect and the context that parses daphnec IR (daphne + builtin + func + scf)."""
+
+from xdsl.context import Context
+
+
+def make_context() -> Context:
+    """A context with every dialect daphnec IR uses, for parsing IR text (daphne-opt, MPI workers)."""
+    from xdsl.dialects.arith import Arith
+    from xdsl.dialects.builtin import Builtin
+    from xdsl.dialects.func import Func
+    from xdsl.dialects.scf import Scf
+
+    from dialects.ops import Daphne
+
+    ctx = Context()
+    for d in (Builtin, Func, Scf, Arith, Daphne):
+        ctx.load_dialect(d)
+    return ctx

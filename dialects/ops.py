@@ -1,0 +1,828 @@
+"""Operations of the `daphne` dialect.
+
+Op names follow DAPHNE's IR (`daphne.ewAdd`, `daphne.sumRow`, `daphne.matMul`, ...) and every op is printed in
+MLIR's generic form, as DAPHNE's `--explain` output is. Type inference lives beside each op, declared by small
+rules in the spirit of DAPHNE's inference traits:
+
+- `VT_RULE`: how the result value type follows from the operands' (`from_args`, `from_args_fp`, ...),
+- `DT_RULE`: whether the result is a matrix (`mat`), a scalar (`sca`) or a matrix iff any operand is (`args`),
+- `shape`:   how the result's rows/cols follow from the operands.
+
+`infer()` returns the result types; the inference pass applies them and iterates to a fixpoint over control flow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr
+from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import ConstantLike, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from dialects.types import (
+    BOOL,
+    F64,
+    INDEX,
+    SI64,
+    STR,
+    UNKNOWN,
+    FrameType,
+    ListType,
+    MatrixType,
+    StringType,
+    UnknownType,
+    is_float_vt,
+    is_int_vt,
+    is_matrix,
+    is_scalar,
+    is_unknown,
+    most_general,
+    value_type,
+    vt_name,
+)
+
+Shape = tuple[int, int]
+
+
+# --- inference rules ---------------------------------------------------------------------------------------------
+
+
+def constant_value(v: SSAValue) -> int | float | str | bool | None:
+    """The Python value of an SSA value defined by `daphne.constant`, else None."""
+    op = v.owner
+    if isinstance(op, ConstantOp):
+        return op.python_value()
+    return None
+
+
+def _known(vts: Sequence[str | None]) -> list[str] | None:
+    return None if any(v is None for v in vts) else list(vts)  # type: ignore[list-item]
+
+
+def vt_from_args(vts: Sequence[str | None]) -> str | None:
+    known = _known(vts)
+    return most_general(*known) if known else None
+
+
+def vt_from_args_fp(vts: Sequence[str | None]) -> str | None:
+    vt = vt_from_args(vts)
+    return vt if vt is None or is_float_vt(vt) else "f64"
+
+
+def vt_from_args_int(vts: Sequence[str | None]) -> str | None:
+    vt = vt_from_args(vts)
+    return vt if vt is None or is_int_vt(vt) else "ui64"
+
+
+def vt_from_first(vts: Sequence[str | None]) -> str | None:
+    return vts[0] if vts else None
+
+
+def vt_fixed(name: str) -> Callable[[Sequence[str | None]], str | None]:
+    return lambda vts: name
+
+
+def shape_of(t: Attribute) -> Shape:
+    return t.shape if isinstance(t, MatrixType) else (-1, -1)
+
+
+def _const_dim(v: SSAValue) -> int:
+    c = constant_value(v)
+    return int(c) if isinstance(c, (int, float)) and not isinstance(c, bool) and c >= 0 else -1
+
+
+def shape_ew_binary(op: DaphneOp) -> Shape:
+    lhs, rhs = (o.type for o in op.operands[:2])
+    if is_matrix(lhs):
+        (lr, lc), (rr, rc) = shape_of(lhs), shape_of(rhs)
+        if is_matrix(rhs) and lr == 1 and lc == 1 and (rr != 1 or rc != 1):
+            return (rr, rc)
+        return (lr, lc)
+    return shape_of(rhs)
+
+
+def shape_from_arg(op: DaphneOp) -> Shape:
+    return shape_of(op.operands[0].type)
+
+
+def shape_from_dims(rows_idx: int, cols_idx: int) -> Callable[[DaphneOp], Shape]:
+    return lambda op: (_const_dim(op.operands[rows_idx]), _const_dim(op.operands[cols_idx]))
+
+
+def shape_row_agg(op: DaphneOp) -> Shape:
+    return (shape_of(op.operands[0].type)[0], 1)
+
+
+def shape_col_agg(op: DaphneOp) -> Shape:
+    return (1, shape_of(op.operands[0].type)[1])
+
+
+def shape_unknown(op: DaphneOp) -> Shape:
+    return (-1, -1)
+
+
+# --- base classes ------------------------------------------------------------------------------------------------
+
+
+class DaphneOp(IRDLOperation):
+    """Base of all daphne ops: declarative type inference (see the module docstring)."""
+
+    VT_RULE: ClassVar[Callable[[Sequence[str | None]], str | None]] = staticmethod(vt_from_args)
+    DT_RULE: ClassVar[str] = "args"
+    SHAPE: ClassVar[Callable[[DaphneOp], Shape]] = staticmethod(shape_unknown)
+    VT_OPERANDS: ClassVar[int | None] = None
+    """How many leading operands take part in the value-type rule (None = all)."""
+
+    def infer(self) -> tuple[Attribute, ...]:
+        """Result types from operand types; a rule that cannot decide yet yields Unknown."""
+        ops = self.operands if self.VT_OPERANDS is None else self.operands[: self.VT_OPERANDS]
+        if any(isinstance(o.type, UnknownType) for o in ops) and self.DT_RULE == "args":
+            return (UNKNOWN,)
+        vt = self.VT_RULE([vt_name(o.type) for o in ops])
+        elem = value_type(vt) if vt is not None else UNKNOWN
+        is_mat = self.DT_RULE == "mat" or (self.DT_RULE == "args" and any(is_matrix(o.type) for o in ops))
+        if not is_mat:
+            return (elem,)
+        return (MatrixType(elem, *self.SHAPE(self)),)
+
+
+class UnaryDaphneOp(DaphneOp):
+    arg = operand_def()
+    res = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, arg: SSAValue | Operation, result_type: Attribute = UNKNOWN):
+        super().__init__(operands=[arg], result_types=[result_type])
+
+
+class BinaryDaphneOp(DaphneOp):
+    lhs = operand_def()
+    rhs = operand_def()
+    res = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation, result_type: Attribute = UNKNOWN):
+        super().__init__(operands=[lhs, rhs], result_types=[result_type])
+
+
+def _check_data_operand(op: Operation, t: Attribute, what: str) -> None:
+    if not (is_matrix(t) or is_unknown(t) or isinstance(t, FrameType)):
+        raise VerifyException(f"{op.name}: {what} must be a matrix or frame, got {t}")
+
+
+# --- constants and casts -----------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ConstantOp(DaphneOp):
+    """A scalar literal: integer/bool (`IntegerAttr`), float (`FloatAttr`) or string (`StringAttr`)."""
+
+    name = "daphne.constant"
+    value = prop_def(IntegerAttr | FloatAttr | StringAttr)
+    res = result_def()
+    traits = traits_def(Pure(), ConstantLike())
+
+    def __init__(self, value: IntegerAttr | FloatAttr | StringAttr):
+        rt = STR if isinstance(value, StringAttr) else value.type
+        super().__init__(properties={"value": value}, result_types=[rt])
+
+    @staticmethod
+    def of(v: int | float | str | bool, vt: str) -> ConstantOp:
+        """Build a constant of DAPHNE value type `vt` from a Python value."""
+        if vt == "str":
+            return ConstantOp(StringAttr(str(v)))
+        if vt in ("f64", "f32"):
+            return ConstantOp(FloatAttr(float(v), value_type(vt)))  # type: ignore[arg-type]
+        return ConstantOp(IntegerAttr(int(v), value_type(vt)))  # type: ignore[arg-type]
+
+    def python_value(self) -> int | float | str | bool:
+        v = self.value
+        if isinstance(v, StringAttr):
+            return v.data
+        if isinstance(v, FloatAttr):
+            return v.value.data
+        return bool(v.value.data) if v.type == BOOL else v.value.data
+
+    def infer(self) -> tuple[Attribute, ...]:
+        return (self.res.type,)
+
+    def verify_(self) -> None:
+        t = self.res.type
+        if isinstance(self.value, StringAttr) != isinstance(t, StringType):
+            raise VerifyException(f"daphne.constant: value {self.value} does not match result type {t}")
+        if not isinstance(self.value, StringAttr) and self.value.type != t:
+            raise VerifyException(f"daphne.constant: value type {self.value.type} differs from result type {t}")
+
+
+@irdl_op_definition
+class CastOp(DaphneOp):
+    """`as.T(x)`: change value type and/or data type. The properties keep the requested target so that a cast
+    built before its argument's type is known can be completed by inference."""
+
+    name = "daphne.cast"
+    arg = operand_def()
+    res = result_def()
+    target_vt = opt_prop_def(StringAttr)
+    target_dt = opt_prop_def(StringAttr)
+    traits = traits_def(Pure())
+
+    def __init__(self, arg: SSAValue | Operation, vt: str | None = None, dt: str | None = None):
+        props = {"target_vt": StringAttr(vt) if vt else None, "target_dt": StringAttr(dt) if dt else None}
+        super().__init__(operands=[arg], result_types=[UNKNOWN], properties=props)
+        self.res._type = self.infer()[0]
+
+    def infer(self) -> tuple[Attribute, ...]:
+        src = self.arg.type
+        vt = self.target_vt.data if self.target_vt else vt_name(src)
+        dt = self.target_dt.data if self.target_dt else None
+        if isinstance(src, FrameType) and dt == "matrix":
+            ctypes = {vt_name(t) for t in src.column_types.data}
+            vt = vt or (ctypes.pop() if len(ctypes) == 1 else None)
+            return (MatrixType(value_type(vt) if vt else UNKNOWN, src.rows.data, len(src.column_types.data)),)
+        if isinstance(src, UnknownType) and dt is None:
+            return (UNKNOWN,)
+        elem = value_type(vt) if vt else UNKNOWN
+        if dt == "matrix" or (dt is None and is_matrix(src)):
+            rows, cols = shape_of(src) if is_matrix(src) else (1, 1)
+            rep = src.representation.data if is_matrix(src) else "dense"
+            return (MatrixType(elem, rows, cols, rep),)
+        if dt == "frame":
+            rows, cols = shape_of(src)
+            return (FrameType([elem] * max(cols, 0), rows) if cols >= 0 else UNKNOWN,)
+        return (elem,)
+
+
+# --- element-wise binary -----------------------------------------------------------------------------------------
+
+
+class EwBinaryOp(BinaryDaphneOp):
+    """Element-wise binary op on scalars/matrices with matrix-scalar and row/column broadcasting."""
+
+    KIND: ClassVar[str]
+    SHAPE: ClassVar = staticmethod(shape_ew_binary)
+
+    def verify_(self) -> None:
+        lt, rt = self.lhs.type, self.rhs.type
+        if is_matrix(lt) and is_matrix(rt):
+            (lr, lc), (rr, rc) = lt.shape, rt.shape
+            ok = lambda a, b: a < 0 or b < 0 or a == b or b == 1 or a == 1  # noqa: E731
+            if not (ok(lr, rr) and ok(lc, rc)):
+                raise VerifyException(f"{self.name}: shape mismatch: lhs {lr}x{lc}, rhs {rr}x{rc}")
+
+
+def define_op(cls_name: str, base: type, op_name: str, **consts: object) -> type:
+    """Define an op class programmatically: a family of ops that differ only in name and inference constants."""
+    body = {"name": op_name, **consts, "__annotations__": {k: ClassVar for k in consts}, "__module__": __name__}
+    cls = irdl_op_definition(type(cls_name, (base,), body))
+    globals()[cls_name] = cls  # importable by name like a hand-written op class
+    return cls
+
+
+def _ew_binary(cls_name: str, op_name: str, kind: str, vt_rule=vt_from_args) -> type[EwBinaryOp]:
+    return define_op(cls_name, EwBinaryOp, op_name, KIND=kind, VT_RULE=staticmethod(vt_rule))
+
+
+def _vt_concat(vts: Sequence[str | None]) -> str | None:
+    return "str"
+
+
+EwAddOp = _ew_binary("EwAddOp", "daphne.ewAdd", "add")
+EwSubOp = _ew_binary("EwSubOp", "daphne.ewSub", "sub")
+EwMulOp = _ew_binary("EwMulOp", "daphne.ewMul", "mul")
+EwDivOp = _ew_binary("EwDivOp", "daphne.ewDiv", "div")
+EwPowOp = _ew_binary("EwPowOp", "daphne.ewPow", "pow")
+EwModOp = _ew_binary("EwModOp", "daphne.ewMod", "mod")
+EwLogOp = _ew_binary("EwLogOp", "daphne.ewLog", "log", vt_from_args_fp)
+EwMinOp = _ew_binary("EwMinOp", "daphne.ewMin", "min")
+EwMaxOp = _ew_binary("EwMaxOp", "daphne.ewMax", "max")
+EwAndOp = _ew_binary("EwAndOp", "daphne.ewAnd", "and", vt_from_args_int)
+EwOrOp = _ew_binary("EwOrOp", "daphne.ewOr", "or", vt_from_args_int)
+EwXorOp = _ew_binary("EwXorOp", "daphne.ewXor", "xor", vt_from_args_int)
+EwBitwiseAndOp = _ew_binary("EwBitwiseAndOp", "daphne.ewBitwiseAnd", "bitwiseAnd", vt_from_args_int)
+EwConcatOp = _ew_binary("EwConcatOp", "daphne.ewConcat", "concat", _vt_concat)
+EwEqOp = _ew_binary("EwEqOp", "daphne.ewEq", "eq")
+EwNeqOp = _ew_binary("EwNeqOp", "daphne.ewNeq", "neq")
+EwLtOp = _ew_binary("EwLtOp", "daphne.ewLt", "lt")
+EwLeOp = _ew_binary("EwLeOp", "daphne.ewLe", "le")
+EwGtOp = _ew_binary("EwGtOp", "daphne.ewGt", "gt")
+EwGeOp = _ew_binary("EwGeOp", "daphne.ewGe", "ge")
+
+EW_BINARY_OPS: dict[str, type[EwBinaryOp]] = {
+    c.KIND: c
+    for c in (
+        EwAddOp, EwSubOp, EwMulOp, EwDivOp, EwPowOp, EwModOp, EwLogOp, EwMinOp, EwMaxOp, EwAndOp, EwOrOp,
+        EwXorOp, EwBitwiseAndOp, EwConcatOp, EwEqOp, EwNeqOp, EwLtOp, EwLeOp, EwGtOp, EwGeOp,
+    )
+}  # fmt: skip
+COMPARISON_KINDS = frozenset({"eq", "neq", "lt", "le", "gt", "ge"})
+
+
+# --- element-wise unary ------------------------------------------------------------------------------------------
+
+
+class EwUnaryOp(UnaryDaphneOp):
+    """Element-wise unary op; math functions (`exp`, `sqrt`, trig) produce floats from integers like DAPHNE."""
+
+    KIND: ClassVar[str]
+    SHAPE: ClassVar = staticmethod(shape_from_arg)
+
+
+def _ew_unary(cls_name: str, op_name: str, kind: str, vt_rule=vt_from_first) -> type[EwUnaryOp]:
+    return define_op(cls_name, EwUnaryOp, op_name, KIND=kind, VT_RULE=staticmethod(vt_rule))
+
+
+_FP_UNARY = ("exp", "ln", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan")
+_SAME_UNARY = ("minus", "abs", "sign", "round", "floor", "ceil", "isNan", "lower", "upper")
+EW_UNARY_OPS: dict[str, type[EwUnaryOp]] = {
+    kind: _ew_unary(
+        f"Ew{kind[0].upper()}{kind[1:]}Op",
+        f"daphne.ew{kind[0].upper()}{kind[1:]}" if kind not in ("lower", "upper") else f"daphne.{kind}",
+        kind,
+        vt_from_args_fp if kind in _FP_UNARY else vt_from_first,
+    )
+    for kind in _SAME_UNARY + _FP_UNARY
+}
+EwMinusOp = EW_UNARY_OPS["minus"]
+
+
+# --- aggregations --------------------------------------------------------------------------------------------------
+
+
+class AggOp(UnaryDaphneOp):
+    """Full (`sumAll`), row-wise (`sumRow`, n x 1) and column-wise (`sumCol`, 1 x m) aggregations."""
+
+    KIND: ClassVar[str]
+    AXIS: ClassVar[str]
+
+    def verify_(self) -> None:
+        _check_data_operand(self, self.arg.type, "the aggregated argument")
+
+
+_AGG_FP = ("mean", "var", "stddev")
+AGG_KINDS = ("sum", "min", "max", "mean", "var", "stddev")
+AGG_OPS: dict[tuple[str, str], type[AggOp]] = {}
+for _kind in AGG_KINDS:
+    for _axis, _dt, _shape in (("All", "sca", shape_unknown), ("Row", "mat", shape_row_agg), ("Col", "mat", shape_col_agg)):
+        _name = f"{_kind}{_axis}"
+        AGG_OPS[(_kind, _axis.lower())] = define_op(
+            f"{_kind.capitalize()}{_axis}Op",
+            AggOp,
+            f"daphne.{_name}",
+            KIND=_kind,
+            AXIS=_axis.lower(),
+            DT_RULE=_dt,
+            SHAPE=staticmethod(_shape),
+            VT_RULE=staticmethod(vt_from_args_fp if _kind in _AGG_FP else vt_from_first),
+        )
+
+
+# --- data generation and reorganisation ----------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class FillOp(DaphneOp):
+    """`fill(value, rows, cols)`."""
+
+    name = "daphne.fill"
+    arg = operand_def()
+    num_rows = operand_def()
+    num_cols = operand_def()
+    res = result_def()
+    traits = traits_def(Pure())
+    VT_OPERANDS: ClassVar = 1
+    DT_RULE: ClassVar = "mat"
+    SHAPE: ClassVar = staticmethod(shape_from_dims(1, 2))
+
+
+@irdl_op_definition
+class SeqOp(DaphneOp):
+    """`seq(from, to, inc)`: an inclusive column vector; the value type is the most general of the three."""
+
+    name = "daphne.seq"
+    start = operand_def()
+    stop = operand_def()
+    inc = operand_def()
+    res = result_def()
+    traits = traits_def(Pure())
+    DT_RULE: ClassVar = "mat"
+
+    @staticmethod
+    def _rows(op: DaphneOp) -> Shape:
+        vals = [constant_value(o) for o in op.operands]
+        if any(not isinstance(v, (int, float)) or isinstance(v, bool) for v in vals):
+            return (-1, 1)
+        f, t, i = vals  # type: ignore[misc]
+        if i == 0 or (t - f) * i < 0:
+            return (0 if i != 0 and (t - f) * i < 0 else -1, 1)
+        n = int(abs(t - f) // abs(i)) + 1
+        return (n, 1)
+
+    SHAPE: ClassVar = staticmethod(_rows)
+
+
+@irdl_op_definition
+class RandMatrixOp(DaphneOp):
+    """`rand(rows, cols, min, max, sparsity, seed)`: the value type is that of min/max."""
+
+    name = "daphne.randMatrix"
+    num_rows = operand_def()
+    num_cols = operand_def()
+    min = operand_def()
+    max = operand_def()
+    sparsity = operand_def()
+    seed = operand_def()
+    res = result_def()
+    DT_RULE: ClassVar = "mat"
+    SHAPE: ClassVar = staticmethod(shape_from_dims(0, 1))
+
+    def infer(self) -> tuple[Attribute, ...]:
+        vt = vt_from_args([vt_name(self.min.type), vt_name(self.max.type)])
+        return (MatrixType(value_type(vt) if vt else UNKNOWN, *self.SHAPE(self)),)
+
+
+@irdl_op_definition
+class ReshapeOp(DaphneOp):
+    name = "daphne.reshape"
+    arg = operand_def()
+    num_rows = operand_def()
+    num_cols = operand_def()
+    res = result_def()
+    traits = traits_def(Pure())
+    VT_OPERANDS: ClassVar = 1
+    DT_RULE: ClassVar = "mat"
+    SHAPE: ClassVar = staticmethod(shape_from_dims(1, 2))
+
+
+@irdl_op_definition
+class TransposeOp(UnaryDaphneOp):
+    name = "daphne.transpose"
+    VT_RULE: ClassVar = staticmethod(vt_from_first)
+    DT_RULE: ClassVar = "mat"
+
+    @staticmethod
+    def _t(op: DaphneOp) -> Shape:
+        r, c = shape_of(op.operands[0].type)
+        return (c, r)
+
+    SHAPE: ClassVar = staticmethod(_t)
+
+
+@irdl_op_definition
+class MatMulOp(BinaryDaphneOp):
+    """`X @ Y`; the value type is the most general of both."""
+
+    name = "daphne.matMul"
+    DT_RULE: ClassVar = "mat"
+
+    @staticmethod
+    def _mm(op: DaphneOp) -> Shape:
+        return (shape_of(op.operands[0].type)[0], shape_of(op.operands[1].type)[1])
+
+    SHAPE: ClassVar = staticmethod(_mm)
+
+    def verify_(self) -> None:
+        lt, rt = self.lhs.type, self.rhs.type
+        if is_matrix(lt) and is_matrix(rt) and lt.shape[1] >= 0 and rt.shape[0] >= 0 and lt.shape[1] != rt.shape[0]:
+            raise VerifyException(
+                f"daphne.matMul: shape mismatch: lhs {lt.shape[0]}x{lt.shape[1]}, rhs {rt.shape[0]}x{rt.shape[1]}"
+            )
+
+
+@irdl_op_definition
+class MatrixLiteralOp(DaphneOp):
+    """A matrix literal `[a, b, ...](rows, cols)`; elements are scalars, stored row-major."""
+
+    name = "daphne.matrixLiteral"
+    elems = var_operand_def()
+    num_rows = operand_def()
+    num_cols = operand_def()
+    res = result_def()
+    traits = traits_def(Pure())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    DT_RULE: ClassVar = "mat"
+
+    def __init__(self, elems: Sequence[SSAValue], rows: SSAValue, cols: SSAValue):
+        super().__init__(operands=[elems, rows, cols], result_types=[UNKNOWN])
+
+    def infer(self) -> tuple[Attribute, ...]:
+        vt = vt_from_args([vt_name(e.type) for e in self.elems])
+        return (MatrixType(value_type(vt) if vt else UNKNOWN, _const_dim(self.num_rows), _const_dim(self.num_cols)),)
+
+
+@irdl_op_definition
+class CreateFrameOp(DaphneOp):
+    """A frame from column matrices and string labels (frame literals, `createFrame`)."""
+
+    name = "daphne.createFrame"
+    cols = var_operand_def()
+    labels = var_operand_def()
+    res = result_def()
+    traits = traits_def(Pure())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(self, cols: Sequence[SSAValue], labels: Sequence[SSAValue]):
+        super().__init__(operands=[cols, labels], result_types=[UNKNOWN])
+
+    def infer(self) -> tuple[Attribute, ...]:
+        names = [constant_value(lbl) for lbl in self.labels]
+        labels = [str(n) for n in names] if all(isinstance(n, str) for n in names) else None
+        rows = {shape_of(c.type)[0] for c in self.cols}
+        nrows = rows.pop() if len(rows) == 1 else -1
+        elems = [c.type.element_type if is_matrix(c.type) else UNKNOWN for c in self.cols]
+        return (FrameType(elems, nrows, labels),)
+
+
+@irdl_op_definition
+class CondOp(DaphneOp):
+    """The ternary `c ? a : b`; element-wise when `c` is a matrix."""
+
+    name = "daphne.cond"
+    cond = operand_def()
+    then_val = operand_def()
+    else_val = operand_def()
+    res = result_def()
+    traits = traits_def(Pure())
+
+    def infer(self) -> tuple[Attribute, ...]:
+        ct, tt, et = self.cond.type, self.then_val.type, self.else_val.type
+        if is_unknown(tt) or is_unknown(et) or is_unknown(ct):
+            return (UNKNOWN,)
+        vt = most_general(vt_name(tt) or "f64", vt_name(et) or "f64")
+        if is_matrix(ct) or is_matrix(tt) or is_matrix(et):
+            shape = next(shape_of(t) for t in (ct, tt, et) if is_matrix(t))
+            return (MatrixType(value_type(vt), *shape),)
+        if not (is_scalar(tt) and is_scalar(et)):
+            return (tt,)
+        return (value_type(vt),)
+
+
+# --- indexing ------------------------------------------------------------------------------------------------------
+
+
+class _IndexOp(DaphneOp):
+    traits = traits_def(Pure())
+
+    def infer(self) -> tuple[Attribute, ...]:
+        src = self.operands[0].type
+        if isinstance(src, FrameType):
+            return (self._frame_result(src),)
+        if not is_matrix(src):
+            return (UNKNOWN,)
+        return (MatrixType(src.element_type, *self.SHAPE(self), src.representation.data),)
+
+    def _frame_result(self, src: FrameType) -> Attribute:
+        return FrameType(list(src.column_types.data), -1, src.label_names)
+
+
+def _sel_len(sel: SSAValue, lo: SSAValue | None = None) -> int:
+    if lo is None:  # a selector operand: a scalar position (one row/col) or a position matrix
+        if is_scalar(sel.type):
+            return 1
+        return shape_of(sel.type)[0]
+    lo_v, hi_v = constant_value(lo), constant_value(sel)
+    if isinstance(lo_v, int) and isinstance(hi_v, int) and lo_v >= 0 and hi_v >= lo_v:
+        return hi_v - lo_v
+    return -1
+
+
+@irdl_op_definition
+class SliceRowOp(_IndexOp):
+    """`X[lo:hi, ]`: rows in [lo, hi); negative positions count from the end."""
+
+    name = "daphne.sliceRow"
+    source = operand_def()
+    lower = operand_def()
+    upper = operand_def()
+    res = result_def()
+    SHAPE: ClassVar = staticmethod(lambda op: (_sel_len(op.upper, op.lower), shape_of(op.source.type)[1]))
+
+
+@irdl_op_definition
+class SliceColOp(_IndexOp):
+    """`X[, lo:hi]`: columns in [lo, hi)."""
+
+    name = "daphne.sliceCol"
+    source = operand_def()
+    lower = operand_def()
+    upper = operand_def()
+    res = result_def()
+    SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.source.type)[0], _sel_len(op.upper, op.lower)))
+
+    def _frame_result(self, src: FrameType) -> Attribute:
+        lo, hi = constant_value(self.lower), constant_value(self.upper)
+        if isinstance(lo, int) and isinstance(hi, int):
+            cts = list(src.column_types.data)[lo:hi]
+            names = src.label_names
+            return FrameType(cts, src.rows.data, names[lo:hi] if names else None)
+        return UNKNOWN
+
+
+@irdl_op_definition
+class ExtractRowOp(_IndexOp):
+    """`X[i, ]` or `X[positions, ]`: a scalar position or an n x 1 matrix of positions."""
+
+    name = "daphne.extractRow"
+    source = operand_def()
+    selection = operand_def()
+    res = result_def()
+    SHAPE: ClassVar = staticmethod(lambda op: (_sel_len(op.selection), shape_of(op.source.type)[1]))
+
+
+@irdl_op_definition
+class ExtractColOp(_IndexOp):
+    """`X[, j]` or `X[, positions]`, or a frame column by label `F[, "name"]`."""
+
+    name = "daphne.extractCol"
+    source = operand_def()
+    selection = operand_def()
+    res = result_def()
+    SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.source.type)[0], _sel_len(op.selection)))
+
+    def _frame_result(self, src: FrameType) -> Attribute:
+        sel = constant_value(self.selection)
+        names = src.label_names
+        cts = list(src.column_types.data)
+        if isinstance(sel, str) and names and sel in names:
+            i = names.index(sel)
+            return FrameType([cts[i]], src.rows.data, [sel])
+        if isinstance(sel, int) and not isinstance(sel, bool) and -len(cts) <= sel < len(cts):
+            return FrameType([cts[sel]], src.rows.data, [names[sel]] if names else None)
+        return UNKNOWN
+
+
+@irdl_op_definition
+class FilterRowOp(_IndexOp):
+    """`X[[bits, ]]`: keep the rows whose bit is non-zero."""
+
+    name = "daphne.filterRow"
+    source = operand_def()
+    bits = operand_def()
+    res = result_def()
+    SHAPE: ClassVar = staticmethod(lambda op: (-1, shape_of(op.source.type)[1]))
+
+
+@irdl_op_definition
+class FilterColOp(_IndexOp):
+    """`X[[, bits]]`: keep the columns whose bit is non-zero."""
+
+    name = "daphne.filterCol"
+    source = operand_def()
+    bits = operand_def()
+    res = result_def()
+    SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.source.type)[0], -1))
+
+
+@irdl_op_definition
+class InsertOp(DaphneOp):
+    """Left indexing `X[rlo:rhi, clo:chi] = M;` (copy-on-write). A scalar `M` is broadcast."""
+
+    name = "daphne.insert"
+    arg = operand_def()
+    ins = operand_def()
+    row_lower = operand_def()
+    row_upper = operand_def()
+    col_lower = operand_def()
+    col_upper = operand_def()
+    res = result_def()
+    traits = traits_def(Pure())
+
+    def infer(self) -> tuple[Attribute, ...]:
+        t = self.arg.type
+        if not is_matrix(t):
+            return (t,)
+        return (MatrixType(t.element_type, *t.shape),)
+
+
+# --- metadata ----------------------------------------------------------------------------------------------------
+
+
+class _NumOp(UnaryDaphneOp):
+    DT_RULE: ClassVar = "sca"
+    VT_RULE: ClassVar = staticmethod(vt_fixed("index"))
+
+    def verify_(self) -> None:
+        _check_data_operand(self, self.arg.type, "the argument")
+
+
+@irdl_op_definition
+class NumRowsOp(_NumOp):
+    name = "daphne.numRows"
+
+
+@irdl_op_definition
+class NumColsOp(_NumOp):
+    name = "daphne.numCols"
+
+
+@irdl_op_definition
+class NumCellsOp(_NumOp):
+    name = "daphne.numCells"
+
+
+# --- I/O and side effects ------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class PrintOp(DaphneOp):
+    """`print(x[, newline[, toStderr]])`."""
+
+    name = "daphne.print"
+    arg = operand_def()
+    newline = operand_def()
+    err = operand_def()
+
+    def infer(self) -> tuple[Attribute, ...]:
+        return ()
+
+
+@irdl_op_definition
+class StopOp(DaphneOp):
+    """`stop([message])`: ends the program with an execution error."""
+
+    name = "daphne.stop"
+    message = operand_def(StringType)
+
+    def infer(self) -> tuple[Attribute, ...]:
+        return ()
+
+
+@irdl_op_definition
+class TypeOfOp(UnaryDaphneOp):
+    """`typeOf(x)`: the C++ type name of a value (`DenseMatrix(2x2, double)` for a matrix)."""
+
+    name = "daphne.typeOf"
+    DT_RULE: ClassVar = "sca"
+    VT_RULE: ClassVar = staticmethod(_vt_concat)
+
+    def infer(self) -> tuple[Attribute, ...]:
+        return (STR,)
+
+
+@irdl_op_definition
+class NowOp(DaphneOp):
+    """`now()`: nanoseconds since the epoch (si64)."""
+
+    name = "daphne.now"
+    res = result_def()
+
+    def __init__(self):
+        super().__init__(result_types=[SI64])
+
+    def infer(self) -> tuple[Attribute, ...]:
+        return (SI64,)
+
+
+@irdl_op_definition
+class ForRangeOp(DaphneOp):
+    """The trip count and step of an inclusive DaphneDSL `for (i in from:to[:step])` loop.
+
+    DaphneDSL ranges include `to` and may count down, which `scf.for` cannot express directly; the loop runs
+    `scf.for %k = 0 to %count` and computes `i = from + k * step`. Without an explicit step the direction
+    follows `from` and `to` (+1 or -1).
+    """
+
+    name = "daphne.forRange"
+    start = operand_def(SI64)
+    stop = operand_def(SI64)
+    step = var_operand_def(SI64)
+    count = result_def(INDEX)
+    step_out = result_def(SI64)
+    traits = traits_def(Pure())
+
+    def __init__(self, start: SSAValue, stop: SSAValue, step: SSAValue | None):
+        super().__init__(operands=[start, stop, [step] if step is not None else []], result_types=[INDEX, SI64])
+
+    def infer(self) -> tuple[Attribute, ...]:
+        return (INDEX, SI64)
+
+    def verify_(self) -> None:
+        if len(self.step) > 1:
+            raise VerifyException("daphne.forRange takes at most one step")
+
+
+DAPHNE_OPS: list[type[Operation]] = [
+    ConstantOp, CastOp, *EW_BINARY_OPS.values(), *EW_UNARY_OPS.values(), *AGG_OPS.values(), FillOp, SeqOp,
+    RandMatrixOp, ReshapeOp, TransposeOp, MatMulOp, MatrixLiteralOp, CreateFrameOp, CondOp, SliceRowOp, SliceColOp,
+    ExtractRowOp, ExtractColOp, FilterRowOp, FilterColOp, InsertOp, NumRowsOp, NumColsOp, NumCellsOp, PrintOp,
+    StopOp, TypeOfOp, NowOp, ForRangeOp,
+]  # fmt: skip
+
+Daphne = Dialect(
+    "daphne",
+    DAPHNE_OPS,
+    [UnknownType, StringType, MatrixType, FrameType, ListType],
+)
+

@@ -1,0 +1,239 @@
+"""Types of the `daphne` dialect and helpers to move between them and DAPHNE's value-type names.
+
+Scalars use xDSL's builtin types so the IR reads like DAPHNE's (`si64`, `f64`, `i1` for bool, `index`);
+strings, matrices, frames, lists and the not-yet-inferred `Unknown` type are dialect types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntAttr,
+    IntegerType,
+    NoneAttr,
+    Signedness,
+    StringAttr,
+)
+from xdsl.ir import Attribute, ParametrizedAttribute, TypeAttribute
+from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+
+
+@irdl_attr_definition
+class UnknownType(ParametrizedAttribute, TypeAttribute):
+    """A type not inferred yet (untyped function parameters before specialization, for instance)."""
+
+    name = "daphne.Unknown"
+
+
+@irdl_attr_definition
+class StringType(ParametrizedAttribute, TypeAttribute):
+    """DaphneDSL's `str` value type."""
+
+    name = "daphne.String"
+
+
+@irdl_attr_definition
+class MatrixType(ParametrizedAttribute, TypeAttribute):
+    """A matrix: element value type, rows and cols (-1 = unknown) and representation (dense or sparse/CSR).
+
+    Printed like DAPHNE's: `!daphne.Matrix<2x3xf64>`, `!daphne.Matrix<?x?xsi64:rep[sparse]>`.
+    """
+
+    name = "daphne.Matrix"
+
+    element_type: Attribute
+    rows: IntAttr
+    cols: IntAttr
+    representation: StringAttr
+
+    def __init__(self, element_type: Attribute, rows: int = -1, cols: int = -1, representation: str = "dense"):
+        super().__init__(element_type, IntAttr(rows), IntAttr(cols), StringAttr(representation))
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.rows.data, self.cols.data)
+
+    @property
+    def is_sparse(self) -> bool:
+        return self.representation.data == "sparse"
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        parser.parse_punctuation("<")
+        dims, elem = parser.parse_ranked_shape()
+        if len(dims) != 2:
+            parser.raise_error("a daphne matrix has exactly two dimensions")
+        rep = "dense"
+        if parser.parse_optional_punctuation(":") is not None:
+            parser.parse_keyword("rep")
+            parser.parse_punctuation("[")
+            rep = parser.parse_keyword_in(("dense", "sparse"))
+            parser.parse_punctuation("]")
+        parser.parse_punctuation(">")
+        return [elem, IntAttr(dims[0]), IntAttr(dims[1]), StringAttr(rep)]
+
+    def print_parameters(self, printer: Printer) -> None:
+        rows, cols = (("?" if d < 0 else str(d)) for d in self.shape)
+        printer.print_string(f"<{rows}x{cols}x")
+        printer.print_attribute(self.element_type)
+        if self.is_sparse:
+            printer.print_string(":rep[sparse]")
+        printer.print_string(">")
+
+
+@irdl_attr_definition
+class FrameType(ParametrizedAttribute, TypeAttribute):
+    """A frame: rows (-1 = unknown), one value type per column and the column labels (or none if unknown).
+
+    Printed as `!daphne.Frame<3x[si64, f64], ["a", "b"]>`; labels are omitted when unknown.
+    """
+
+    name = "daphne.Frame"
+
+    rows: IntAttr
+    column_types: ArrayAttr[Attribute]
+    labels: ArrayAttr[StringAttr] | NoneAttr
+
+    def __init__(self, column_types: Sequence[Attribute], rows: int = -1, labels: Sequence[str] | None = None):
+        lbl = NoneAttr() if labels is None else ArrayAttr([StringAttr(x) for x in labels])
+        super().__init__(IntAttr(rows), ArrayAttr(column_types), lbl)
+
+    @property
+    def label_names(self) -> list[str] | None:
+        return None if isinstance(self.labels, NoneAttr) else [x.data for x in self.labels.data]
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        parser.parse_punctuation("<")
+        rows = -1 if parser.parse_optional_punctuation("?") is not None else parser.parse_integer()
+        parser.parse_shape_delimiter()
+        cts = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_type)
+        labels: Attribute = NoneAttr()
+        if parser.parse_optional_punctuation(",") is not None:
+            names = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_str_literal)
+            labels = ArrayAttr([StringAttr(n) for n in names])
+        parser.parse_punctuation(">")
+        return [IntAttr(rows), ArrayAttr(cts), labels]
+
+    def print_parameters(self, printer: Printer) -> None:
+        rows = "?" if self.rows.data < 0 else str(self.rows.data)
+        printer.print_string(f"<{rows}x[")
+        printer.print_list(self.column_types.data, printer.print_attribute)
+        printer.print_string("]")
+        if self.label_names is not None:
+            printer.print_string(", [")
+            printer.print_list(self.label_names, printer.print_string_literal)
+            printer.print_string("]")
+        printer.print_string(">")
+
+
+@irdl_attr_definition
+class ListType(ParametrizedAttribute, TypeAttribute):
+    """A list of data objects (matrices), as created by `createList`."""
+
+    name = "daphne.List"
+
+    element_type: Attribute
+
+
+# --- value types -------------------------------------------------------------------------------------------------
+
+_VT_TO_TYPE: dict[str, Attribute] = {
+    "f64": Float64Type(),
+    "f32": Float32Type(),
+    "si64": IntegerType(64, Signedness.SIGNED),
+    "si32": IntegerType(32, Signedness.SIGNED),
+    "si8": IntegerType(8, Signedness.SIGNED),
+    "ui64": IntegerType(64, Signedness.UNSIGNED),
+    "ui32": IntegerType(32, Signedness.UNSIGNED),
+    "ui8": IntegerType(8, Signedness.UNSIGNED),
+    "bool": IntegerType(1),
+    "index": IndexType(),
+    "str": StringType(),
+}
+_TYPE_TO_VT: dict[Attribute, str] = {t: n for n, t in _VT_TO_TYPE.items()}
+
+VALUE_TYPE_NAMES: tuple[str, ...] = tuple(_VT_TO_TYPE)
+
+# DAPHNE's generality order for promotion (facts §4): the result of a binary op is the most general operand type.
+GENERALITY: tuple[str, ...] = ("bool", "si8", "ui8", "si32", "ui32", "index", "si64", "ui64", "f32", "f64", "str")
+
+UNKNOWN = UnknownType()
+STR = StringType()
+F64 = _VT_TO_TYPE["f64"]
+SI64 = _VT_TO_TYPE["si64"]
+BOOL = _VT_TO_TYPE["bool"]
+INDEX = _VT_TO_TYPE["index"]
+
+
+def value_type(name: str) -> Attribute:
+    """The IR type of a DAPHNE value-type name (`f64`, `si64`, `bool`, `str`, ...)."""
+    return _VT_TO_TYPE[name]
+
+
+def vt_name(t: Attribute) -> str | None:
+    """DAPHNE's value-type name of a scalar type, or of a matrix's element type; None if unknown."""
+    if isinstance(t, MatrixType):
+        t = t.element_type
+    return _TYPE_TO_VT.get(t)
+
+
+def is_scalar(t: Attribute) -> bool:
+    return t in _TYPE_TO_VT
+
+
+def is_matrix(t: Attribute) -> bool:
+    return isinstance(t, MatrixType)
+
+
+def is_unknown(t: Attribute) -> bool:
+    return isinstance(t, UnknownType) or (isinstance(t, MatrixType) and isinstance(t.element_type, UnknownType))
+
+
+def most_general(*names: str) -> str:
+    """The most general of DAPHNE value-type names, by DAPHNE's promotion order."""
+    return max(names, key=GENERALITY.index)
+
+
+def is_int_vt(name: str) -> bool:
+    return name in ("bool", "si8", "ui8", "si32", "ui32", "index", "si64", "ui64")
+
+
+def is_float_vt(name: str) -> bool:
+    return name in ("f32", "f64")
+
+
+def with_value_type(t: Attribute, vt: Attribute) -> Attribute:
+    """The same data type (scalar or matrix of the same shape) with another value type."""
+    if isinstance(t, MatrixType):
+        return MatrixType(vt, t.rows.data, t.cols.data, t.representation.data)
+    return vt
+
+
+def join_types(a: Attribute, b: Attribute) -> Attribute:
+    """The least type that holds both `a` and `b` (used where control flow merges: loops, if/else).
+
+    Unknown is the bottom element, so inference over a recursive function converges.
+    """
+    if a == b or is_unknown(b):
+        return a
+    if is_unknown(a):
+        return b
+    if isinstance(a, MatrixType) and isinstance(b, MatrixType):
+        va, vb = vt_name(a), vt_name(b)
+        elem = value_type(most_general(va, vb)) if va and vb else UNKNOWN
+        rows = a.rows.data if a.rows == b.rows else -1
+        cols = a.cols.data if a.cols == b.cols else -1
+        rep = a.representation.data if a.representation == b.representation else "dense"
+        return MatrixType(elem, rows, cols, rep)
+    va, vb = vt_name(a), vt_name(b)
+    if va and vb and not isinstance(a, MatrixType) and not isinstance(b, MatrixType):
+        return value_type(most_general(va, vb))
+    return a  # incompatible data types: the verifier of the merging op reports it
