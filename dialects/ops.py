@@ -28,6 +28,7 @@ from xdsl.irdl import (
     result_def,
     traits_def,
     var_operand_def,
+    var_result_def,
 )
 from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
@@ -107,10 +108,7 @@ def _const_dim(v: SSAValue) -> int:
 def shape_ew_binary(op: DaphneOp) -> Shape:
     lhs, rhs = (o.type for o in op.operands[:2])
     if is_matrix(lhs):
-        (lr, lc), (rr, rc) = shape_of(lhs), shape_of(rhs)
-        if is_matrix(rhs) and lr == 1 and lc == 1 and (rr != 1 or rc != 1):
-            return (rr, rc)
-        return (lr, lc)
+        return shape_of(lhs)
     return shape_of(rhs)
 
 
@@ -278,7 +276,7 @@ class EwBinaryOp(BinaryDaphneOp):
         lt, rt = self.lhs.type, self.rhs.type
         if is_matrix(lt) and is_matrix(rt):
             (lr, lc), (rr, rc) = lt.shape, rt.shape
-            ok = lambda a, b: a < 0 or b < 0 or a == b or b == 1 or a == 1  # noqa: E731
+            ok = lambda a, b: a < 0 or b < 0 or a == b or b == 1  # noqa: E731 - rhs broadcasts (DAPHNE)
             if not (ok(lr, rr) and ok(lc, rc)):
                 raise VerifyException(f"{self.name}: shape mismatch: lhs {lr}x{lc}, rhs {rr}x{rc}")
 
@@ -299,6 +297,12 @@ def _vt_concat(vts: Sequence[str | None]) -> str | None:
     return "str"
 
 
+def vt_compare(vts: Sequence[str | None]) -> str | None:
+    """Comparisons yield the most general operand type (not bool), and si64 for strings (facts §4)."""
+    vt = vt_from_args(vts)
+    return "si64" if vt == "str" else vt
+
+
 EwAddOp = _ew_binary("EwAddOp", "daphne.ewAdd", "add")
 EwSubOp = _ew_binary("EwSubOp", "daphne.ewSub", "sub")
 EwMulOp = _ew_binary("EwMulOp", "daphne.ewMul", "mul")
@@ -313,12 +317,12 @@ EwOrOp = _ew_binary("EwOrOp", "daphne.ewOr", "or", vt_from_args_int)
 EwXorOp = _ew_binary("EwXorOp", "daphne.ewXor", "xor", vt_from_args_int)
 EwBitwiseAndOp = _ew_binary("EwBitwiseAndOp", "daphne.ewBitwiseAnd", "bitwiseAnd", vt_from_args_int)
 EwConcatOp = _ew_binary("EwConcatOp", "daphne.ewConcat", "concat", _vt_concat)
-EwEqOp = _ew_binary("EwEqOp", "daphne.ewEq", "eq")
-EwNeqOp = _ew_binary("EwNeqOp", "daphne.ewNeq", "neq")
-EwLtOp = _ew_binary("EwLtOp", "daphne.ewLt", "lt")
-EwLeOp = _ew_binary("EwLeOp", "daphne.ewLe", "le")
-EwGtOp = _ew_binary("EwGtOp", "daphne.ewGt", "gt")
-EwGeOp = _ew_binary("EwGeOp", "daphne.ewGe", "ge")
+EwEqOp = _ew_binary("EwEqOp", "daphne.ewEq", "eq", vt_compare)
+EwNeqOp = _ew_binary("EwNeqOp", "daphne.ewNeq", "neq", vt_compare)
+EwLtOp = _ew_binary("EwLtOp", "daphne.ewLt", "lt", vt_compare)
+EwLeOp = _ew_binary("EwLeOp", "daphne.ewLe", "le", vt_compare)
+EwGtOp = _ew_binary("EwGtOp", "daphne.ewGt", "gt", vt_compare)
+EwGeOp = _ew_binary("EwGeOp", "daphne.ewGe", "ge", vt_compare)
 
 EW_BINARY_OPS: dict[str, type[EwBinaryOp]] = {
     c.KIND: c
@@ -479,6 +483,9 @@ class TransposeOp(UnaryDaphneOp):
 
     SHAPE: ClassVar = staticmethod(_t)
 
+    def verify_(self) -> None:
+        _check_data_operand(self, self.arg.type, "the argument")
+
 
 @irdl_op_definition
 class MatMulOp(BinaryDaphneOp):
@@ -495,6 +502,8 @@ class MatMulOp(BinaryDaphneOp):
 
     def verify_(self) -> None:
         lt, rt = self.lhs.type, self.rhs.type
+        _check_data_operand(self, lt, "the left operand")
+        _check_data_operand(self, rt, "the right operand")
         if is_matrix(lt) and is_matrix(rt) and lt.shape[1] >= 0 and rt.shape[0] >= 0 and lt.shape[1] != rt.shape[0]:
             raise VerifyException(
                 f"daphne.matMul: shape mismatch: lhs {lt.shape[0]}x{lt.shape[1]}, rhs {rt.shape[0]}x{rt.shape[1]}"
@@ -813,11 +822,28 @@ class ForRangeOp(DaphneOp):
             raise VerifyException("daphne.forRange takes at most one step")
 
 
+@irdl_op_definition
+class GenericCallOp(IRDLOperation):
+    """A call of an untyped (generic) function before specialization, like DAPHNE's `daphne.generic_call`.
+
+    `func.call` requires operand types equal to the callee's parameter types, which a generic function does not
+    have yet; the `specialize` pass turns this op into a `func.call` of the specialized clone.
+    """
+
+    name = "daphne.generic_call"
+    callee = prop_def(StringAttr)
+    args = var_operand_def()
+    res = var_result_def()
+
+    def __init__(self, callee: str, args: Sequence[SSAValue], n_results: int):
+        super().__init__(operands=[args], result_types=[[UNKNOWN] * n_results], properties={"callee": StringAttr(callee)})
+
+
 DAPHNE_OPS: list[type[Operation]] = [
     ConstantOp, CastOp, *EW_BINARY_OPS.values(), *EW_UNARY_OPS.values(), *AGG_OPS.values(), FillOp, SeqOp,
     RandMatrixOp, ReshapeOp, TransposeOp, MatMulOp, MatrixLiteralOp, CreateFrameOp, CondOp, SliceRowOp, SliceColOp,
     ExtractRowOp, ExtractColOp, FilterRowOp, FilterColOp, InsertOp, NumRowsOp, NumColsOp, NumCellsOp, PrintOp,
-    StopOp, TypeOfOp, NowOp, ForRangeOp,
+    StopOp, TypeOfOp, NowOp, ForRangeOp, GenericCallOp,
 ]  # fmt: skip
 
 Daphne = Dialect(

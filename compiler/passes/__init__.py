@@ -1,0 +1,56 @@
+"""Every compiler pass, by its registered kebab-case name (used by the pipeline and by daphne-opt)."""
+
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+
+def _canonicalize() -> type[ModulePass]:
+    from compiler.passes.canonicalize import CanonicalizePass
+
+    return CanonicalizePass
+
+
+def _cse() -> type[ModulePass]:
+    from compiler.passes.cse import CsePass
+
+    return CsePass
+
+
+def _dce() -> type[ModulePass]:
+    from compiler.passes.dce import DcePass
+
+    return DcePass
+
+
+def _infer() -> type[ModulePass]:
+    from compiler.passes.infer import InferPass
+
+    return InferPass
+
+
+def _specialize() -> type[ModulePass]:
+    from compiler.passes.specialize import SpecializePass
+
+    return SpecializePass
+
+
+PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
+    "canonicalize": _canonicalize,
+    "cse": _cse,
+    "dce": _dce,
+    "infer": _infer,
+    "specialize": _specialize,
+}
+
+
+class _Registry(dict):
+    """name -> pass class, resolved lazily so start-up imports only the passes a run uses."""
+
+    def __missing__(self, name: str) -> type[ModulePass]:
+        cls = PASS_FACTORIES[name]()
+        self[name] = cls
+        return cls
+
+
+ALL_PASSES: dict[str, type[ModulePass]] = _Registry()

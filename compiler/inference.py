@@ -1,0 +1,285 @@
+"""Type and shape inference over whole modules, with specialization of untyped functions per call-site types.
+
+Each daphne op knows its own result types (`DaphneOp.infer`); this module walks the IR in program order, applies
+them, and handles what no single op can: control flow (types of values merged by `scf.if`, `scf.for`, `scf.while`
+are joined to a fixpoint and casts are inserted where a value must be generalized) and calls (untyped functions
+are cloned per distinct argument types, DAPHNE's SpecializeGenericFunctionsPass; recursion converges because
+Unknown is the bottom of the type lattice).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, SymbolRefAttr, UnitAttr
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from dialects.errors import CompileError
+from dialects.ops import CastOp, DaphneOp, GenericCallOp
+from dialects.types import FrameType, MatrixType, UnknownType, is_matrix, is_unknown, join_types, vt_name
+from dialects.locations import MERGE_CAST, loc_of
+
+
+_MAX_ROUNDS = 16
+
+
+def set_type(v: SSAValue, t: Attribute) -> bool:
+    """Change the type of an SSA value in place; True if it changed."""
+    if v.type == t:
+        return False
+    v._type = t  # noqa: SLF001 - xDSL has no public setter; its own rewriters do the same via replace_value
+    return True
+
+
+def is_generic(f: func.FuncOp) -> bool:
+    """An untyped function: some parameter type is unknown until a call site specializes it."""
+    return any(is_unknown(t) for t in f.function_type.inputs.data)
+
+
+def _data_kind(t: Attribute) -> str:
+    return "matrix" if isinstance(t, MatrixType) else "frame" if isinstance(t, FrameType) else "scalar"
+
+
+def join_all(a: Attribute, b: Attribute, where: Operation) -> Attribute:
+    """Join two types at a control-flow merge; a matrix/scalar/frame conflict is a compile error."""
+    if not is_unknown(a) and not is_unknown(b) and _data_kind(a) != _data_kind(b):
+        raise CompileError(
+            f"a variable is a {_data_kind(a)} on one path and a {_data_kind(b)} on another", loc_of(where)
+        )
+    return join_types(a, b)
+
+
+def coerce(v: SSAValue, t: Attribute, before: Operation) -> SSAValue:
+    """`v` as type `t`: a merge cast inserted before `before` when the types differ."""
+    if v.type == t or is_unknown(t):
+        return v
+    owner = v.owner
+    if isinstance(owner, CastOp) and MERGE_CAST in owner.attributes:
+        set_type(owner.res, t)
+        return v
+    dt = "matrix" if is_matrix(t) else None
+    cast = CastOp(v, vt=vt_name(t), dt=dt)
+    cast.attributes[MERGE_CAST] = UnitAttr()
+    set_type(cast.res, t)
+    cast.location = before.location
+    block = before.parent_block()
+    assert block is not None
+    block.insert_op_before(cast, before)
+    return cast.res
+
+
+class Inference:
+    """One inference run over a module; `specialize=True` also clones untyped functions per call site."""
+
+    def __init__(self, module: ModuleOp, specialize: bool):
+        self.module = module
+        self.specialize = specialize
+        self.specializations: dict[tuple[str, tuple[Attribute, ...]], func.FuncOp] = {}
+        self.in_progress: set[str] = set()
+        self.inferred: set[str] = set()
+        self.counter = 0
+
+    # -- functions ------------------------------------------------------------------------------------------------
+
+    def functions(self) -> dict[str, func.FuncOp]:
+        return {op.sym_name.data: op for op in self.module.ops if isinstance(op, func.FuncOp)}
+
+    def run(self) -> None:
+        for f in list(self.functions().values()):
+            if not is_generic(f) and f.sym_name.data not in self.inferred:
+                self.infer_function(f)
+        if self.specialize:
+            self._drop_unused_generics()
+
+    def infer_function(self, f: func.FuncOp) -> None:
+        """Infer a function body; repeat until its result types are stable (recursion)."""
+        name = f.sym_name.data
+        self.in_progress.add(name)
+        try:
+            for _ in range(_MAX_ROUNDS):
+                before = f.function_type
+                self.infer_block(f.body.block)
+                self._update_signature(f)
+                if f.function_type == before:
+                    break
+        finally:
+            self.in_progress.discard(name)
+            self.inferred.add(name)
+
+    def _update_signature(self, f: func.FuncOp) -> None:
+        ret = f.body.block.last_op
+        inputs = [a.type for a in f.body.block.args]
+        outputs = list(f.function_type.outputs.data)
+        if isinstance(ret, func.ReturnOp):
+            declared = f.attributes.get("daphne.declared_results") is not None
+            if declared:
+                new_args = [coerce(v, t, ret) for v, t in zip(ret.arguments, outputs)]
+                ret.operands = new_args
+            else:
+                outputs = [join_all(o, v.type, ret) for o, v in zip(outputs, ret.arguments)]
+                if all(not is_unknown(v.type) for v in ret.arguments):
+                    outputs = [v.type for v in ret.arguments]
+        f.function_type = FunctionType.from_lists(inputs, outputs)
+
+    def _specialization(self, callee: func.FuncOp, arg_types: tuple[Attribute, ...]) -> func.FuncOp:
+        key = (callee.sym_name.data, arg_types)
+        if key in self.specializations:
+            return self.specializations[key]
+        self.counter += 1
+        spec = callee.clone()
+        spec.sym_name = StringAttr(f"{callee.sym_name.data}-{self.counter}")
+        for a, t in zip(spec.body.block.args, arg_types):
+            set_type(a, t)
+        spec.function_type = FunctionType.from_lists(list(arg_types), list(callee.function_type.outputs.data))
+        self.module.body.block.insert_op_after(spec, callee)
+        self.specializations[key] = spec
+        self.infer_function(spec)
+        return spec
+
+    def _drop_unused_generics(self) -> None:
+        """Remove generic functions no specialized code calls (their clones took over)."""
+        used: set[str] = set()
+        for f in self.functions().values():
+            if is_generic(f):
+                continue
+            for op in f.walk():
+                if isinstance(op, func.CallOp):
+                    used.add(op.callee.root_reference.data)
+                elif isinstance(op, GenericCallOp):
+                    used.add(op.callee.data)
+        for f in list(self.functions().values()):
+            if is_generic(f) and f.sym_name.data not in used:
+                f.detach()
+                f.erase()
+
+    # -- blocks and ops -------------------------------------------------------------------------------------------
+
+    def infer_block(self, block: Block) -> None:
+        for op in list(block.ops):
+            self.infer_op(op)
+
+    def infer_op(self, op: Operation) -> None:
+        if isinstance(op, DaphneOp):
+            if isinstance(op, CastOp) and MERGE_CAST in op.attributes:
+                return
+            for res, t in zip(op.results, op.infer()):
+                set_type(res, t)
+        elif isinstance(op, scf.IfOp):
+            self._infer_if(op)
+        elif isinstance(op, scf.ForOp):
+            self._infer_for(op)
+        elif isinstance(op, scf.WhileOp):
+            self._infer_while(op)
+        elif isinstance(op, func.CallOp):
+            self._infer_call(op)
+        elif isinstance(op, GenericCallOp):
+            self._infer_generic_call(op)
+
+    def _infer_call(self, op: func.CallOp) -> None:
+        callee = self.functions().get(op.callee.root_reference.data)
+        if callee is None:
+            return
+        op.operands = [coerce(a, t, op) for a, t in zip(op.arguments, callee.function_type.inputs.data)]
+        for r, t in zip(op.results, callee.function_type.outputs.data):
+            set_type(r, t)
+
+    def _infer_generic_call(self, op: GenericCallOp) -> None:
+        """Specialize the callee for the argument types and turn the call into a `func.call` of the clone."""
+        callee = self.functions().get(op.callee.data)
+        arg_types = tuple(a.type for a in op.args)
+        if callee is None or not self.specialize or any(is_unknown(t) for t in arg_types):
+            return
+        if is_generic(callee):
+            spec = self._specialization(callee, arg_types)
+            args = list(op.args)
+        else:  # typed parameters, inferred results: call it directly once its body is inferred
+            if callee.sym_name.data not in self.in_progress and callee.sym_name.data not in self.inferred:
+                self.infer_function(callee)
+            spec = callee
+            args = [coerce(a, t, op) for a, t in zip(op.args, callee.function_type.inputs.data)]
+        outs = list(spec.function_type.outputs.data)
+        call = func.CallOp(spec.sym_name.data, args, outs)
+        call.location = op.location
+        block = op.parent_block()
+        assert block is not None
+        block.insert_op_before(call, op)
+        for old, new in zip(op.results, call.results):
+            old.replace_all_uses_with(new)
+        op.detach()
+        op.erase()
+
+    def _merge(self, op: Operation, yields: Sequence[scf.YieldOp]) -> list[Attribute]:
+        types = [v.type for v in yields[0].arguments]
+        for y in yields[1:]:
+            types = [join_all(a, v.type, op) for a, v in zip(types, y.arguments)]
+        return types
+
+    def _infer_if(self, op: scf.IfOp) -> None:
+        self.infer_block(op.true_region.block)
+        yields = [op.true_region.block.last_op]
+        if op.false_region.blocks:
+            self.infer_block(op.false_region.block)
+            yields.append(op.false_region.block.last_op)
+        if not op.results:
+            return
+        ys = [y for y in yields if isinstance(y, scf.YieldOp)]
+        types = self._merge(op, ys)
+        for y in ys:
+            y.operands = [coerce(v, t, y) for v, t in zip(y.arguments, types)]
+        for r, t in zip(op.results, types):
+            set_type(r, t)
+
+    def _infer_for(self, op: scf.ForOp) -> None:
+        block = op.body.block
+        carried = block.args[1:]
+        types = [v.type for v in op.iter_args]
+        for _ in range(_MAX_ROUNDS):
+            for a, t in zip(carried, types):
+                set_type(a, t)
+            self.infer_block(block)
+            y = block.last_op
+            assert isinstance(y, scf.YieldOp)
+            new = [join_all(t, v.type, op) for t, v in zip(types, y.arguments)]
+            if new == types:
+                break
+            types = new
+        y = block.last_op
+        assert isinstance(y, scf.YieldOp)
+        y.operands = [coerce(v, t, y) for v, t in zip(y.arguments, types)]
+        op.operands = [*op.operands[:3], *(coerce(v, t, op) for v, t in zip(op.iter_args, types))]
+        for r, t in zip(op.results, types):
+            set_type(r, t)
+
+    def _infer_while(self, op: scf.WhileOp) -> None:
+        before, after = op.before_region.block, op.after_region.block
+        types = [v.type for v in op.arguments]
+        for _ in range(_MAX_ROUNDS):
+            for a, t in zip(before.args, types):
+                set_type(a, t)
+            self.infer_block(before)
+            cond = before.last_op
+            assert isinstance(cond, scf.ConditionOp)
+            for a, v in zip(after.args, cond.args):
+                set_type(a, v.type)
+            self.infer_block(after)
+            y = after.last_op
+            assert isinstance(y, scf.YieldOp)
+            new = [join_all(join_all(t, c.type, op), v.type, op) for t, c, v in zip(types, cond.args, y.arguments)]
+            if new == types and all(c.type == t for c, t in zip(cond.args, types)):
+                break
+            types = new
+        cond = before.last_op
+        y = after.last_op
+        assert isinstance(cond, scf.ConditionOp) and isinstance(y, scf.YieldOp)
+        cond.operands = [cond.condition, *(coerce(v, t, cond) for v, t in zip(cond.args, types))]
+        for a, t in zip(after.args, types):
+            set_type(a, t)
+        y.operands = [coerce(v, t, y) for v, t in zip(y.arguments, types)]
+        op.operands = [coerce(v, t, op) for v, t in zip(op.arguments, types)]
+        for r, t in zip(op.results, types):
+            set_type(r, t)
+
+
+def infer_module(module: ModuleOp, specialize: bool) -> None:
+    Inference(module, specialize).run()

@@ -1,0 +1,18 @@
+"""`specialize`: clone untyped functions per call-site argument types and infer every body
+(DAPHNE's SpecializeGenericFunctionsPass, which includes inference). Generic functions left uncalled are removed."""
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from compiler.inference import infer_module
+
+
+@dataclass(frozen=True)
+class SpecializePass(ModulePass):
+    name = "specialize"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        infer_module(op, specialize=True)

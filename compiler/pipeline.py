@@ -1,0 +1,118 @@
+"""The pass manager: DAPHNE's pipeline order, IR verification after every pass, and `--explain` slots.
+
+Each explain slot prints DAPHNE's header to stderr followed by the module (without locations) at its place in the
+pipeline, even when the passes before it are disabled, exactly as DAPHNE's DaphneIrExecutor does.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from io import StringIO
+from typing import TextIO
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
+
+from dialects.errors import CompileError, DaphneError
+from dialects.locations import loc_of
+from compiler.passes import ALL_PASSES
+
+EXPLAIN_HEADERS: dict[str, str] = {
+    "parsing": "IR after parsing:",
+    "parsing_simplified": "IR after parsing and some simplifications:",
+    "sql": "IR after SQL parsing:",
+    "property_inference": "IR after inference:",
+    "columnar": "IR after lowering to columnar ops:",
+    "select_matrix_repr": "IR after selecting matrix representations:",
+    "transfer_data_props": "IR after transferring data properties:",
+    "phy_op_selection": "IR after selecting physical operators:",
+    "type_adaptation": "IR after type adaptation:",
+    "vectorized": "IR after vectorization:",
+    "obj_ref_mgnt": "IR after managing object references:",
+    "kernels": "IR after kernel lowering:",
+    "llvm": "IR after llvm lowering:",
+}
+"""DAPHNE's explain values in pipeline order with the header each prints (facts §1)."""
+
+# The pipeline: stages of pass names, each followed by the explain slot that prints after it.
+STAGES: tuple[tuple[tuple[str, ...], str | None], ...] = (
+    ((), "parsing"),
+    (("canonicalize", "cse"), "parsing_simplified"),
+    ((), "sql"),
+    (("specialize", "canonicalize", "specialize", "dce"), "property_inference"),
+    ((), "columnar"),
+    ((), "select_matrix_repr"),
+    ((), "transfer_data_props"),
+    ((), "phy_op_selection"),
+    ((), "type_adaptation"),
+    ((), "vectorized"),
+    ((), "obj_ref_mgnt"),
+    ((), "kernels"),
+    ((), "llvm"),
+)
+
+
+def print_module(module: Operation, out: TextIO, locations: bool = False) -> None:
+    """Print IR in MLIR's generic form, as DAPHNE's --explain does."""
+    Printer(out, print_generic_format=True, print_debuginfo=locations).print_op(module)
+    out.write("\n")
+
+
+def module_text(module: Operation, locations: bool = False) -> str:
+    buf = StringIO()
+    print_module(module, buf, locations)
+    return buf.getvalue()
+
+
+@dataclass
+class PassManager:
+    """Runs named passes in order, verifying the IR after each and printing requested explain slots."""
+
+    ctx: Context
+    explain: frozenset[str] = frozenset()
+    verify_each: bool = True
+    out: TextIO = field(default_factory=lambda: sys.stderr)
+    trace: Callable[[str], None] | None = None
+
+    def run_pass(self, module: ModuleOp, p: ModulePass) -> None:
+        if self.trace:
+            self.trace(p.name)
+        try:
+            p.apply(self.ctx, module)
+            if self.verify_each:
+                module.verify()
+        except DaphneError:
+            raise
+        except (VerifyException, DiagnosticException) as e:
+            op = failing_op(module)
+            msg = _first_line(e)
+            raise CompileError(msg if op is not None else f"IR verification failed after pass '{p.name}': {msg}", loc_of(op)) from e
+
+    def run_stages(self, module: ModuleOp, stages: Iterable[tuple[tuple[str, ...], str | None]] = STAGES) -> None:
+        for pass_names, slot in stages:
+            for name in pass_names:
+                self.run_pass(module, ALL_PASSES[name]())
+            if slot is not None and slot in self.explain:
+                self.out.write(EXPLAIN_HEADERS[slot] + "\n")
+                print_module(module, self.out)
+                self.out.flush()
+
+
+def _first_line(e: Exception) -> str:
+    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+
+
+def failing_op(module: ModuleOp) -> Operation | None:
+    """The innermost op whose own verifier fails (xDSL's exception does not say which op it was)."""
+    for op in module.walk():
+        try:
+            op.verify(verify_nested_ops=False)
+        except Exception:  # noqa: BLE001 - any failure identifies the op
+            return op
+    return None

@@ -1,0 +1,27 @@
+"""Source locations on IR ops: DaphneDSL `file:line:col`, kept in xDSL's `FileLineColLoc` so they survive
+cloning and IR text round-trips (printed only when asked for)."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
+from xdsl.ir import Operation
+
+from dialects.errors import Loc
+
+MERGE_CAST = "daphne.merge"
+"""Marks a cast to a fixed type chosen by its creator (a control-flow merge, a typed parameter): inference keeps
+its result type instead of recomputing it from the operand."""
+
+
+def to_attr(loc: Loc) -> FileLineColLoc:
+    return FileLineColLoc(StringAttr(loc.file), IntAttr(loc.line), IntAttr(loc.col))
+
+
+def loc_of(op: Operation | None) -> Loc | None:
+    """The DaphneDSL location of an op, or of its closest located parent."""
+    while op is not None:
+        loc = op.location
+        if isinstance(loc, FileLineColLoc):
+            return Loc(loc.filename.data, loc.line.data, loc.column.data)
+        op = op.parent_op()
+    return None

@@ -1,0 +1,765 @@
+"""AST -> `daphne` IR: a module with `func.func @main` plus one `func.func` per DaphneDSL function.
+
+Variables are resolved to SSA values with DaphneDSL's block scoping. Control flow becomes `scf.if`, `scf.while`
+and `scf.for`, whose results/iteration arguments carry the variables a branch or loop body assigns (found by a
+pre-scan of the body, like DAPHNE's visitor). Ops are given the types their own inference rules yield at build time
+(Unknown inside untyped functions); the compiler's `specialize` pass completes them.
+
+Early `return`s inside `if` branches are restructured on the AST first: the statements after the `if` move into
+both branches, so every function ends in exactly one `func.return` (SSA form needs no unstructured jumps).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import FunctionType, IndexType, IntegerAttr, ModuleOp, UnitAttr
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from dialects import ops
+from dialects.errors import Loc, ParseError
+from dialects.types import (
+    UNKNOWN,
+    vt_name,
+    FrameType,
+    MatrixType,
+    is_matrix,
+    is_scalar,
+    is_unknown,
+    value_type,
+)
+from dialects.locations import MERGE_CAST, to_attr
+from frontend import ast
+from frontend.builtins import BUILTINS
+
+_BINARY_KINDS = {
+    "+": "add", "-": "sub", "*": "mul", "/": "div", "^": "pow", "%": "mod",
+    "==": "eq", "!=": "neq", "<": "lt", "<=": "le", ">": "gt", ">=": "ge", "&&": "and", "||": "or",
+}  # fmt: skip
+
+
+# --- scopes ------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Scope:
+    """A block scope. A `region` scope (a branch or loop body) records assignments to outer variables locally,
+    so the enclosing structured op can yield them; other scopes write through to where the variable lives."""
+
+    parent: Scope | None
+    region: bool = False
+    vars: dict[str, SSAValue] = field(default_factory=dict)
+    readonly: frozenset[str] = frozenset()
+
+    def lookup(self, name: str) -> SSAValue | None:
+        s: Scope | None = self
+        while s is not None:
+            if name in s.vars:
+                return s.vars[name]
+            s = s.parent
+        return None
+
+    def is_readonly(self, name: str) -> bool:
+        s: Scope | None = self
+        while s is not None:
+            if name in s.vars or name in s.readonly:
+                return name in s.readonly
+            s = s.parent
+        return False
+
+    def assign(self, name: str, v: SSAValue) -> None:
+        s: Scope | None = self
+        while s is not None:
+            if name in s.vars or (s.region and s.parent is not None and s.parent.lookup(name) is not None):
+                s.vars[name] = v
+                return
+            s = s.parent
+        self.vars[name] = v
+
+
+def assigned_names(stmts: Iterable[ast.Stmt]) -> list[str]:
+    """Names assigned anywhere inside statements (nested blocks and control flow included), in order."""
+    out: dict[str, None] = {}
+
+    def visit(s: ast.Stmt | None) -> None:
+        if s is None:
+            return
+        if isinstance(s, ast.Assign):
+            for t in s.targets:
+                out.setdefault(t.name)
+        elif isinstance(s, ast.Block):
+            for x in s.stmts:
+                visit(x)
+        elif isinstance(s, ast.If):
+            visit(s.then)
+            visit(s.else_)
+        elif isinstance(s, (ast.While, ast.DoWhile, ast.For)):
+            visit(s.body)
+
+    for s in stmts:
+        visit(s)
+    return list(out)
+
+
+def _stmts(s: ast.Stmt | None) -> list[ast.Stmt]:
+    if s is None:
+        return []
+    return list(s.stmts) if isinstance(s, ast.Block) else [s]
+
+
+def contains_return(s: ast.Stmt | None) -> bool:
+    if isinstance(s, ast.Return):
+        return True
+    if isinstance(s, ast.Block):
+        return any(contains_return(x) for x in s.stmts)
+    if isinstance(s, ast.If):
+        return contains_return(s.then) or contains_return(s.else_)
+    if isinstance(s, (ast.While, ast.DoWhile, ast.For)):
+        return contains_return(s.body)
+    return False
+
+
+def restructure_returns(stmts: Sequence[ast.Stmt]) -> list[ast.Stmt]:
+    """Move the statements after an `if` containing a `return` into both of its branches (recursively), so that
+    returns only appear as the last statement of a path; statements after a `return` are dropped."""
+    for i, s in enumerate(stmts):
+        if isinstance(s, ast.Return):
+            return list(stmts[: i + 1])
+        if isinstance(s, ast.If) and contains_return(s):
+            rest = list(stmts[i + 1 :])
+            then = restructure_returns(_stmts(s.then) + rest)
+            else_ = restructure_returns(_stmts(s.else_) + rest)
+            new_if = ast.If(s.cond, ast.Block(tuple(then), s.then.loc), ast.Block(tuple(else_), s.loc), s.loc)
+            return [*stmts[:i], new_if]
+        if isinstance(s, (ast.While, ast.DoWhile, ast.For)) and contains_return(s):
+            raise ParseError("return inside a loop is not supported", s.loc)
+        if isinstance(s, ast.Block) and contains_return(s):
+            return restructure_returns([*stmts[:i], *s.stmts, *stmts[i + 1 :]])
+    return list(stmts)
+
+
+def ends_in_return(stmts: Sequence[ast.Stmt]) -> bool:
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return):
+        return True
+    if isinstance(last, ast.If):
+        return ends_in_return(_stmts(last.then)) and ends_in_return(_stmts(last.else_))
+    return False
+
+
+# --- the builder ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Function:
+    """A user function: its AST (with the prefix of the import that brought it) and its IR once declared."""
+
+    node: ast.FuncDef
+    sym: str
+    op: func.FuncOp | None = None
+
+
+class IRBuilder:
+    """Builds one module from a script's AST (and the scripts it imports)."""
+
+    def __init__(self, filename: str, script_args: dict[str, str] | None = None, import_paths: Sequence[str] = ()):
+        self.filename = filename
+        self.script_args = dict(script_args or {})
+        self.import_paths = list(import_paths)
+        self.module = ModuleOp([])
+        self.functions: dict[str, _Function] = {}
+        self.block: Block | None = None
+        self.scope = Scope(None)
+        self.imported: set[str] = set()
+        self.used_args: set[str] = set()
+
+    # -- entry ----------------------------------------------------------------------------------------------------
+
+    def build(self, script: ast.Script) -> ModuleOp:
+        self._collect_functions(script.stmts, prefix="", base_dir=os.path.dirname(os.path.abspath(self.filename)))
+        main_block = Block()
+        main = func.FuncOp("main", FunctionType.from_lists([], []), Region(main_block))
+        main.location = to_attr(script.loc)
+        self.module.body.block.add_op(main)
+        for f in self.functions.values():
+            self._declare_function(f)
+        self.block = main_block
+        self.scope = Scope(None)
+        for s in script.stmts:
+            self.stmt(s)
+        self._add(func.ReturnOp(), script.loc)
+        self._build_function_bodies()
+        return self.module
+
+    def _collect_functions(self, stmts: Sequence[ast.Stmt], prefix: str, base_dir: str) -> None:
+        """Register all function definitions (and those of imported files) before building any code, so calls may
+        precede definitions and functions may recurse."""
+        for s in stmts:
+            if isinstance(s, ast.FuncDef):
+                sym = prefix + s.name
+                if sym in self.functions:
+                    raise ParseError(f"function '{sym}' is defined more than once", s.loc)
+                self.functions[sym] = _Function(s, sym)
+            elif isinstance(s, ast.Import):
+                if prefix:
+                    raise ParseError("imports are only allowed in the main script", s.loc)
+                self._import(s, base_dir)
+
+    def _import(self, s: ast.Import, base_dir: str) -> None:
+        from frontend.parser import parse_file
+
+        path = self._resolve_import(s.path, base_dir, s.loc)
+        if path in self.imported:
+            raise ParseError(f"file '{s.path}' is imported more than once", s.loc)
+        self.imported.add(path)
+        alias = s.alias if s.alias is not None else os.path.splitext(os.path.basename(s.path))[0]
+        script = parse_file(path)
+        for x in script.stmts:
+            if not isinstance(x, (ast.FuncDef, ast.Import)):
+                continue  # only function definitions are taken from an imported file
+        self._collect_functions([x for x in script.stmts if isinstance(x, ast.FuncDef)], alias + ".", os.path.dirname(path))
+
+    def _resolve_import(self, path: str, base_dir: str, loc: Loc) -> str:
+        for d in [base_dir, *self.import_paths]:
+            cand = os.path.abspath(os.path.join(d, path))
+            if os.path.isfile(cand):
+                return cand
+        raise ParseError(f"cannot find imported file '{path}'", loc)
+
+    # -- op creation ----------------------------------------------------------------------------------------------
+
+    def _add(self, op: Operation, loc: Loc) -> Operation:
+        op.location = to_attr(loc)
+        assert self.block is not None
+        self.block.add_op(op)
+        return op
+
+    def op(self, cls: type, operands: Sequence[SSAValue], loc: Loc) -> SSAValue | None:
+        """Create a daphne op with inferred result types at the insertion point; its first result (if any)."""
+        o = cls.create(operands=list(operands), result_types=[UNKNOWN] * len(cls.get_irdl_definition().results))
+        self._infer(o)
+        self._add(o, loc)
+        return o.results[0] if o.results else None
+
+    def _infer(self, o: Operation) -> None:
+        if isinstance(o, ops.DaphneOp):
+            for r, t in zip(o.results, o.infer()):
+                r._type = t  # noqa: SLF001 - types are filled right after creation
+
+    def constant(self, v: object, loc: Loc, vt: str | None = None) -> SSAValue:
+        if vt is None:
+            vt = "bool" if isinstance(v, bool) else "si64" if isinstance(v, int) else "f64" if isinstance(v, float) else "str"
+        return self._add(ops.ConstantOp.of(v, vt), loc).results[0]  # type: ignore[arg-type]
+
+    def cast(self, v: SSAValue, vt: str | None, dt: str | None, loc: Loc) -> SSAValue:
+        if vt is not None and dt == "scalar" and v.type == value_type(vt):
+            return v
+        return self._add(ops.CastOp(v, vt, dt), loc).results[0]
+
+    def as_bool(self, v: SSAValue, loc: Loc) -> SSAValue:
+        return self.cast(v, "bool", "scalar", loc)
+
+    # -- statements -----------------------------------------------------------------------------------------------
+
+    def stmt(self, s: ast.Stmt) -> None:
+        if isinstance(s, ast.ExprStmt):
+            self.expr(s.expr, allow_void=True)
+        elif isinstance(s, ast.Assign):
+            self._assign(s)
+        elif isinstance(s, ast.Block):
+            outer = self.scope
+            self.scope = Scope(outer)
+            for x in s.stmts:
+                self.stmt(x)
+            self.scope = outer
+        elif isinstance(s, ast.If):
+            self._if(s)
+        elif isinstance(s, ast.While):
+            self._while(s.cond, s.body, do_while=False, loc=s.loc)
+        elif isinstance(s, ast.DoWhile):
+            self._while(s.cond, s.body, do_while=True, loc=s.loc)
+        elif isinstance(s, ast.For):
+            self._for(s)
+        elif isinstance(s, ast.FuncDef):
+            if self.scope.parent is not None or self._in_function:
+                raise ParseError("functions can only be defined at the top level of a script", s.loc)
+        elif isinstance(s, ast.Import):
+            pass  # handled before building
+        elif isinstance(s, ast.Return):
+            raise ParseError("return outside of a function", s.loc)
+        else:  # pragma: no cover - the parser produces no other statements
+            raise ParseError(f"unsupported statement {type(s).__name__}", s.loc)
+
+    _in_function = False
+
+    def _assign(self, s: ast.Assign) -> None:
+        if len(s.targets) == 1:
+            values = [self.expr(s.value)]
+        else:
+            values = self.expr_multi(s.value, len(s.targets))
+        for t, v in zip(s.targets, values):
+            if self.scope.is_readonly(t.name):
+                raise ParseError(f"the loop variable '{t.name}' cannot be assigned", t.loc)
+            if t.index is not None:
+                v = self._left_index(t, v)
+            self.scope.assign(t.name, v)
+
+    def _left_index(self, t: ast.AssignTarget, value: SSAValue) -> SSAValue:
+        base = self.scope.lookup(t.name)
+        if base is None:
+            raise ParseError(f"variable '{t.name}' is indexed on the left side before it is assigned", t.loc)
+        idx = t.index
+        assert idx is not None
+        rlo, rhi = self._insert_bounds(base, idx.rows, ops.NumRowsOp, idx.loc)
+        clo, chi = self._insert_bounds(base, idx.cols, ops.NumColsOp, idx.loc)
+        return self.op(ops.InsertOp, [base, value, rlo, rhi, clo, chi], t.loc)  # type: ignore[return-value]
+
+    def _insert_bounds(self, base: SSAValue, sel: ast.Range | ast.Expr | None, num: type, loc: Loc) -> tuple[SSAValue, SSAValue]:
+        """[lo, hi) of a left-indexing selector; a single position p becomes [p, p+1) after normalising p < 0."""
+        if sel is None:
+            return self.constant(0, loc), self.cast(self.op(num, [base], loc), "si64", "scalar", loc)  # type: ignore[arg-type]
+        if isinstance(sel, ast.Range):
+            lo = self.expr(sel.start) if sel.start is not None else self.constant(0, loc)
+            hi = self.expr(sel.stop) if sel.stop is not None else self.cast(self.op(num, [base], loc), "si64", "scalar", loc)  # type: ignore[arg-type]
+            return lo, hi
+        p = self.expr(sel)
+        if is_matrix(p.type):
+            raise ParseError("left indexing supports positions and ranges, not position lists", sel.loc)
+        n = self.cast(self.op(num, [base], loc), "si64", "scalar", loc)  # type: ignore[arg-type]
+        neg = self.op(ops.EwLtOp, [p, self.constant(0, loc)], loc)
+        p = self.op(ops.CondOp, [neg, self.op(ops.EwAddOp, [p, n], loc), p], loc)  # type: ignore[list-item]
+        return p, self.op(ops.EwAddOp, [p, self.constant(1, loc)], loc)  # type: ignore[list-item,return-value]
+
+    # -- structured control flow ------------------------------------------------------------------------------------
+
+    def _region(self, block: Block, stmts: Sequence[ast.Stmt], bindings: dict[str, SSAValue], readonly: Iterable[str] = ()) -> Scope:
+        """Build statements into `block` within a fresh region scope whose initial bindings shadow outer ones."""
+        outer_block, outer_scope = self.block, self.scope
+        self.block = block
+        self.scope = Scope(outer_scope, region=True, vars=dict(bindings), readonly=frozenset(readonly))
+        inner = self.scope
+        try:
+            for x in stmts:
+                self.stmt(x)
+        finally:
+            self.block, self.scope = outer_block, outer_scope
+        return inner
+
+    def _carried(self, stmts: Sequence[ast.Stmt]) -> list[str]:
+        """Outer variables a body assigns: they flow through the structured op."""
+        return [n for n in assigned_names(stmts) if self.scope.lookup(n) is not None]
+
+    def _if(self, s: ast.If, returning: bool = False) -> list[SSAValue] | None:
+        cond = self.expr(s.cond)
+        if is_matrix(cond.type):
+            cond = self.cast(cond, None, "scalar", s.cond.loc)
+        cond = self.as_bool(cond, s.cond.loc)
+        then_stmts, else_stmts = _stmts(s.then), _stmts(s.else_)
+        names = [] if returning else self._carried(then_stmts + else_stmts)
+        then_b, else_b = Block(), Block()
+        yields: list[list[SSAValue]] = []
+        for blk, stmts in ((then_b, then_stmts), (else_b, else_stmts)):
+            ret_vals: list[SSAValue] = []
+            scope = self._region(blk, stmts[:-1] if returning else stmts, {})
+            if returning:
+                last = stmts[-1]
+                outer_block, outer_scope = self.block, self.scope
+                self.block, self.scope = blk, scope
+                try:
+                    ret_vals = self._return_values(last)
+                finally:
+                    self.block, self.scope = outer_block, outer_scope
+            vals = ret_vals + [scope.vars.get(n) or self.scope.lookup(n) for n in names]  # type: ignore[misc]
+            yields.append(vals)
+            blk.add_op(scf.YieldOp(*vals))
+        types = [a.type if a.type == b.type else (a.type if is_unknown(b.type) else b.type) for a, b in zip(*yields)]
+        op = scf.IfOp(cond, types, Region(then_b), Region(else_b))
+        self._add(op, s.loc)
+        for n, r in zip(names, op.results):
+            self.scope.assign(n, r)
+        return list(op.results) if returning else None
+
+    def _return_values(self, last: ast.Stmt) -> list[SSAValue]:
+        """The values a path returns: a `return` statement, or a nested `if` whose branches all return."""
+        if isinstance(last, ast.Return):
+            return [self.expr(e) for e in last.values]
+        assert isinstance(last, ast.If)
+        return self._if(last, returning=True) or []
+
+    def _while(self, cond_e: ast.Expr, body: ast.Stmt, do_while: bool, loc: Loc) -> None:
+        body_stmts = _stmts(body)
+        names = self._carried(body_stmts)
+        inits = [self.scope.lookup(n) for n in names]
+        types = [v.type for v in inits]  # type: ignore[union-attr]
+        before, after = Block(arg_types=types), Block(arg_types=types)
+        bind = dict(zip(names, before.args))
+        if do_while:
+            scope = self._region(before, body_stmts, bind)
+            vals = [scope.vars[n] for n in names]
+        else:
+            scope = self._region(before, [], bind)
+            vals = list(before.args)
+        outer_block, outer_scope = self.block, self.scope
+        self.block, self.scope = before, scope
+        try:
+            c = self.expr(cond_e)
+            if is_matrix(c.type):
+                c = self.cast(c, None, "scalar", cond_e.loc)
+            c = self.as_bool(c, cond_e.loc)
+        finally:
+            self.block, self.scope = outer_block, outer_scope
+        before.add_op(scf.ConditionOp(c, *vals))
+        if do_while:
+            after.add_op(scf.YieldOp(*after.args))
+        else:
+            scope = self._region(after, body_stmts, dict(zip(names, after.args)))
+            after.add_op(scf.YieldOp(*(scope.vars[n] for n in names)))
+        op = scf.WhileOp(inits, types, Region(before), Region(after))  # type: ignore[arg-type]
+        self._add(op, loc)
+        for n, r in zip(names, op.results):
+            self.scope.assign(n, r)
+
+    def _for(self, s: ast.For) -> None:
+        start = self.cast(self.expr(s.start), "si64", "scalar", s.start.loc)
+        stop = self.cast(self.expr(s.stop), "si64", "scalar", s.stop.loc)
+        step = self.cast(self.expr(s.step), "si64", "scalar", s.step.loc) if s.step is not None else None
+        rng = self._add(ops.ForRangeOp(start, stop, step), s.loc)
+        count, step_v = rng.results
+        zero = self._add(ops.ConstantOp(IntegerAttr(0, IndexType())), s.loc).results[0]
+        one = self._add(ops.ConstantOp(IntegerAttr(1, IndexType())), s.loc).results[0]
+        body_stmts = _stmts(s.body)
+        names = [n for n in self._carried(body_stmts) if n != s.var]
+        inits = [self.scope.lookup(n) for n in names]
+        body = Block(arg_types=[IndexType(), *(v.type for v in inits)])  # type: ignore[union-attr]
+        outer_block = self.block
+        self.block = body
+        try:
+            k = self.cast(body.args[0], "si64", "scalar", s.loc)
+            i = self.op(ops.EwAddOp, [start, self.op(ops.EwMulOp, [k, step_v], s.loc)], s.loc)  # type: ignore[list-item]
+        finally:
+            self.block = outer_block
+        bind = dict(zip(names, body.args[1:]))
+        bind[s.var] = i  # type: ignore[assignment]
+        scope = self._region(body, body_stmts, bind, readonly=[s.var])
+        body.add_op(scf.YieldOp(*(scope.vars[n] for n in names)))
+        op = scf.ForOp(zero, count, one, inits, body)  # type: ignore[arg-type]
+        self._add(op, s.loc)
+        for n, r in zip(names, op.results):
+            self.scope.assign(n, r)
+
+    # -- functions ------------------------------------------------------------------------------------------------
+
+    def _type(self, t: ast.TypeSpec | None) -> Attribute:
+        if t is None:
+            return UNKNOWN
+        vt = value_type(t.value_type) if t.value_type else UNKNOWN
+        if t.data_type == "matrix":
+            return MatrixType(vt)
+        if t.data_type == "frame":
+            return FrameType([], -1) if t.value_type is None else FrameType([vt], -1)
+        return vt if t.data_type in (None, "scalar") else UNKNOWN
+
+    def _declare_function(self, f: _Function) -> None:
+        n = f.node
+        ins = [self._type(p.type) for p in n.params]
+        outs = [self._type(t) for t in n.returns]
+        op = func.FuncOp(f.sym, FunctionType.from_lists(ins, outs), Region(Block(arg_types=ins)))
+        op.location = to_attr(n.loc)
+        if n.returns:
+            op.attributes["daphne.declared_results"] = UnitAttr()
+        f.op = op
+        self.module.body.block.add_op(op)
+
+    def _build_function_bodies(self) -> None:
+        for f in self.functions.values():
+            assert f.op is not None
+            n = f.node
+            self._in_function = True
+            self.block = f.op.body.block
+            self.scope = Scope(None, vars={p.name: a for p, a in zip(n.params, f.op.body.block.args)})
+            stmts = list(n.body.stmts)
+            if not n.returns and _count_returns(n) == 0 and not ends_in_return(stmts):
+                stmts.append(ast.Return((), n.body.loc))
+            stmts = restructure_returns(stmts)
+            if not ends_in_return(stmts):
+                if n.returns:
+                    raise ParseError(f"function '{f.sym}' does not return a value on every path", n.loc)
+                stmts.append(ast.Return((), n.body.loc))
+            for x in stmts[:-1]:
+                self.stmt(x)
+            vals = self._return_values(stmts[-1])
+            if n.returns and len(vals) != len(n.returns):
+                raise ParseError(f"function '{f.sym}' returns {len(vals)} value(s) but declares {len(n.returns)}", stmts[-1].loc)
+            self._add(func.ReturnOp(*vals), stmts[-1].loc)
+            if not n.returns:
+                f.op.function_type = FunctionType.from_lists(list(f.op.function_type.inputs.data), [v.type for v in vals])
+            self._in_function = False
+
+    def _call_function(self, f: _Function, e: ast.Call) -> list[SSAValue]:
+        params = [p.name for p in f.node.params]
+        args = [self.expr(a) for a in e.args]
+        if len(args) > len(params):
+            raise ParseError(f"function '{f.sym}' expects {len(params)} argument(s), but got {len(args) + len(e.kwargs)}", e.loc)
+        bound = dict(zip(params, args))
+        for k, v in e.kwargs:
+            if k not in params:
+                raise ParseError(f"function '{f.sym}' has no parameter '{k}'", e.loc)
+            if k in bound:
+                raise ParseError(f"parameter '{k}' of function '{f.sym}' given twice", e.loc)
+            bound[k] = self.expr(v)
+        if len(bound) != len(params):
+            missing = [p for p in params if p not in bound]
+            raise ParseError(f"function '{f.sym}' expects {len(params)} argument(s); missing: {', '.join(missing)}", e.loc)
+        args = [bound[p] for p in params]
+        assert f.op is not None
+        ins = f.op.function_type.inputs.data
+        if any(is_unknown(t) for t in ins) or not f.node.returns:
+            call: Operation = ops.GenericCallOp(f.sym, args, len(f.node.returns) or _count_returns(f.node))
+        else:
+            args = [self._coerce(a, t, e.loc) for a, t in zip(args, ins)]
+            call = func.CallOp(f.sym, args, list(f.op.function_type.outputs.data))
+        self._add(call, e.loc)
+        return list(call.results)
+
+    def _coerce(self, v: SSAValue, t: Attribute, loc: Loc) -> SSAValue:
+        """Cast an argument to a typed parameter's declared type (value type and/or data type)."""
+        if v.type == t:
+            return v
+        cast = ops.CastOp(v, vt_name(t), "matrix" if is_matrix(t) else "scalar")
+        cast.attributes[MERGE_CAST] = UnitAttr()
+        cast.res._type = t  # noqa: SLF001 - the declared type, not the inferred one
+        return self._add(cast, loc).results[0]
+
+    # -- expressions ----------------------------------------------------------------------------------------------
+
+    def expr(self, e: ast.Expr, allow_void: bool = False) -> SSAValue:
+        v = self._expr(e)
+        if v is None and not allow_void:
+            raise ParseError("this expression has no value", e.loc)
+        return v  # type: ignore[return-value]
+
+    def expr_multi(self, e: ast.Expr, n: int) -> list[SSAValue]:
+        if not isinstance(e, ast.Call):
+            raise ParseError(f"{n} variables are assigned, but the right side is not a function call", e.loc)
+        vals = self._call(e)
+        if len(vals) != n:
+            raise ParseError(f"{n} variables are assigned, but '{e.name}' returns {len(vals)} value(s)", e.loc)
+        return vals
+
+    def _expr(self, e: ast.Expr) -> SSAValue | None:
+        loc = e.loc
+        if isinstance(e, ast.IntLit):
+            return self.constant(e.value, loc, e.vt)
+        if isinstance(e, ast.FloatLit):
+            return self.constant(e.value, loc, e.vt)
+        if isinstance(e, ast.BoolLit):
+            return self.constant(e.value, loc, "bool")
+        if isinstance(e, ast.StrLit):
+            return self.constant(e.value, loc, "str")
+        if isinstance(e, ast.Ident):
+            v = self.scope.lookup(e.name)
+            if v is None:
+                raise ParseError(f"variable '{e.name}' is used before it is assigned", loc)
+            return v
+        if isinstance(e, ast.ScriptArg):
+            return self._script_arg(e)
+        if isinstance(e, ast.Unary):
+            if e.op == "+":
+                return self.expr(e.operand)
+            if isinstance(e.operand, (ast.IntLit, ast.FloatLit)) and not (isinstance(e.operand, ast.IntLit) and e.operand.vt != "si64"):
+                return self.constant(-e.operand.value, loc, e.operand.vt)
+            return self.op(ops.EwMinusOp, [self.expr(e.operand)], loc)
+        if isinstance(e, ast.Binary):
+            return self._binary(e)
+        if isinstance(e, ast.Ternary):
+            return self._ternary(e)
+        if isinstance(e, ast.Call):
+            vals = self._call(e)
+            if len(vals) > 1:
+                raise ParseError(f"'{e.name}' returns {len(vals)} values; assign them with 'a, b = {e.name}(...)'", loc)
+            return vals[0] if vals else None
+        if isinstance(e, ast.Cast):
+            return self._cast(e)
+        if isinstance(e, ast.Index):
+            return self._index(e)
+        if isinstance(e, ast.BitIndex):
+            v = self.expr(e.obj)
+            if e.rows is not None:
+                v = self.op(ops.FilterRowOp, [v, self.expr(e.rows)], loc)  # type: ignore[list-item]
+            if e.cols is not None:
+                v = self.op(ops.FilterColOp, [v, self.expr(e.cols)], loc)  # type: ignore[list-item]
+            return v
+        if isinstance(e, ast.MatrixLit):
+            return self._matrix_literal(e)
+        if isinstance(e, ast.FrameLitCols):
+            labels = [self.cast(self.expr(x), "str", "scalar", x.loc) for x in e.labels]
+            cols = [self._as_column(self.expr(x), x.loc) for x in e.cols]
+            return self._frame(cols, labels, loc)
+        if isinstance(e, ast.FrameLitRows):
+            return self._frame_rows(e)
+        raise ParseError(f"unsupported expression {type(e).__name__}", loc)  # pragma: no cover
+
+    def _script_arg(self, e: ast.ScriptArg) -> SSAValue:
+        from frontend.parser import parse_literal
+
+        if e.name not in self.script_args:
+            raise ParseError(f"script argument '{e.name}' is used but not given (pass {e.name}=<value>)", e.loc)
+        lit = parse_literal(self.script_args[e.name], f"<argument {e.name}>")
+        return self.expr(lit)
+
+    def _binary(self, e: ast.Binary) -> SSAValue:
+        lhs, rhs = self.expr(e.lhs), self.expr(e.rhs)
+        if e.op == "@":
+            return self.op(ops.MatMulOp, [lhs, rhs], e.loc)  # type: ignore[return-value]
+        kind = _BINARY_KINDS[e.op]
+        return self.op(ops.EW_BINARY_OPS[kind], [lhs, rhs], e.loc)  # type: ignore[return-value]
+
+    def _ternary(self, e: ast.Ternary) -> SSAValue:
+        """A scalar condition evaluates only the chosen branch (`scf.if`); a matrix condition is element-wise."""
+        cond = self.expr(e.cond)
+        if is_matrix(cond.type):
+            return self.op(ops.CondOp, [cond, self.expr(e.then), self.expr(e.else_)], e.loc)  # type: ignore[return-value]
+        cond = self.as_bool(cond, e.cond.loc)
+        vals, blocks = [], []
+        for x in (e.then, e.else_):
+            blk = Block()
+            outer_block = self.block
+            self.block = blk
+            try:
+                v = self.expr(x)
+            finally:
+                self.block = outer_block
+            blk.add_op(scf.YieldOp(v))
+            vals.append(v)
+            blocks.append(blk)
+        t = vals[0].type if not is_unknown(vals[0].type) else vals[1].type
+        op = scf.IfOp(cond, [t], Region(blocks[0]), Region(blocks[1]))
+        self._add(op, e.loc)
+        return op.results[0]
+
+    def _call(self, e: ast.Call) -> list[SSAValue]:
+        if e.name in self.functions:
+            return self._call_function(self.functions[e.name], e)
+        b = BUILTINS.get(e.name)
+        if b is None:
+            raise ParseError(f"unknown function '{e.name}'", e.loc)
+        args = [self.expr(a) for a in e.args]
+        kwargs: dict[str, SSAValue] = {}
+        for k, v in e.kwargs:
+            if k in kwargs:
+                raise ParseError(f"keyword argument '{k}' given twice", e.loc)
+            kwargs[k] = self.expr(v)
+        res = b.build(self, b.bind(e.name, args, kwargs, self, e.loc), e.loc)
+        if res is None:
+            return []
+        return list(res) if isinstance(res, list) else [res]
+
+    def _cast(self, e: ast.Cast) -> SSAValue:
+        v = self.expr(e.expr)
+        t = e.target
+        dt = t.data_type
+        if dt == "scalar" and t.value_type is None:
+            return self.cast(v, None, "scalar", e.loc)
+        return self._add(ops.CastOp(v, t.value_type, dt), e.loc).results[0]
+
+    def _index(self, e: ast.Index) -> SSAValue:
+        v = self.expr(e.obj)
+        v = self._select(v, e.rows, ops.SliceRowOp, ops.ExtractRowOp, ops.NumRowsOp, e.loc)
+        return self._select(v, e.cols, ops.SliceColOp, ops.ExtractColOp, ops.NumColsOp, e.loc)
+
+    def _select(self, v: SSAValue, sel: ast.Range | ast.Expr | None, slice_op: type, extract_op: type, num: type, loc: Loc) -> SSAValue:
+        if sel is None:
+            return v
+        if isinstance(sel, ast.Range):
+            lo = self.expr(sel.start) if sel.start is not None else self.constant(0, loc)
+            hi = (
+                self.expr(sel.stop)
+                if sel.stop is not None
+                else self.cast(self.op(num, [v], loc), "si64", "scalar", loc)  # type: ignore[arg-type]
+            )
+            return self.op(slice_op, [v, lo, hi], loc)  # type: ignore[return-value]
+        return self.op(extract_op, [v, self.expr(sel)], loc)  # type: ignore[return-value]
+
+    def _matrix_literal(self, e: ast.MatrixLit) -> SSAValue:
+        elems = [self.expr(x) for x in e.elems]
+        for x, v in zip(e.elems, elems):
+            if not (is_scalar(v.type) or is_unknown(v.type)):
+                raise ParseError("matrix literal elements must be scalars", x.loc)
+        n = len(elems)
+        rows = self.expr(e.rows) if e.rows is not None else None
+        cols = self.expr(e.cols) if e.cols is not None else None
+        loc = e.loc
+        if rows is None and cols is None:
+            rows, cols = self.constant(n, loc), self.constant(1, loc)
+        elif rows is None:
+            rows = self._div_or_const(n, cols, loc)  # type: ignore[arg-type]
+        elif cols is None:
+            cols = self._div_or_const(n, rows, loc)
+        rows, cols = self.cast(rows, "si64", "scalar", loc), self.cast(cols, "si64", "scalar", loc)  # type: ignore[arg-type]
+        for d in (rows, cols):
+            c = ops.constant_value(d)
+            if isinstance(c, int) and (c < 0 or (c == 0 and n > 0)):
+                raise ParseError(f"invalid matrix literal shape: {c}", loc)
+        r, c = ops.constant_value(rows), ops.constant_value(cols)
+        if isinstance(r, int) and isinstance(c, int) and r * c != n:
+            raise ParseError(f"matrix literal with {n} element(s) cannot have shape {r}x{c}", loc)
+        o = ops.MatrixLiteralOp(elems, rows, cols)
+        self._infer(o)
+        return self._add(o, loc).results[0]
+
+    def _div_or_const(self, n: int, d: SSAValue, loc: Loc) -> SSAValue:
+        c = ops.constant_value(d)
+        if isinstance(c, int) and not isinstance(c, bool) and c > 0:
+            if n % c:
+                raise ParseError(f"matrix literal with {n} element(s) cannot be divided into {c}", loc)
+            return self.constant(n // c, loc)
+        return self.op(ops.EwDivOp, [self.constant(n, loc), d], loc)  # type: ignore[return-value]
+
+    def _as_column(self, v: SSAValue, loc: Loc) -> SSAValue:
+        if not (is_matrix(v.type) or is_unknown(v.type)):
+            raise ParseError("frame literal columns must be matrices", loc)
+        return v
+
+    def _frame(self, cols: list[SSAValue], labels: list[SSAValue], loc: Loc) -> SSAValue:
+        names = [ops.constant_value(x) for x in labels]
+        if len(set(names)) != len(names) and all(isinstance(x, str) for x in names):
+            raise ParseError("frame labels must be unique", loc)
+        o = ops.CreateFrameOp(cols, labels)
+        self._infer(o)
+        return self._add(o, loc).results[0]
+
+    def _frame_rows(self, e: ast.FrameLitRows) -> SSAValue:
+        labels = [self.cast(self.expr(x), "str", "scalar", x.loc) for x in e.labels]
+        for r in e.rows:
+            if len(r) != len(labels):
+                raise ParseError(f"frame literal row has {len(r)} value(s) but there are {len(labels)} label(s)", r[0].loc if r else e.loc)
+        cols = []
+        for j in range(len(labels)):
+            col = ast.MatrixLit(tuple(r[j] for r in e.rows), None, None, False, e.loc)
+            cols.append(self._matrix_literal(col))
+        return self._frame(cols, labels, e.loc)
+
+
+def _count_returns(n: ast.FuncDef) -> int:
+    """The number of values an untyped function returns (from its first `return` statement)."""
+
+    def find(stmts: Sequence[ast.Stmt]) -> int | None:
+        for s in stmts:
+            if isinstance(s, ast.Return):
+                return len(s.values)
+            for sub in (_stmts(getattr(s, "then", None)), _stmts(getattr(s, "else_", None)), _stmts(getattr(s, "body", None))):
+                r = find(sub)
+                if r is not None:
+                    return r
+        return None
+
+    return find(n.body.stmts) or 0
+
+
+def build_module(script: ast.Script, filename: str, script_args: dict[str, str] | None = None, import_paths: Sequence[str] = ()) -> ModuleOp:
+    return IRBuilder(filename, script_args, import_paths).build(script)

@@ -1,0 +1,229 @@
+"""Aggregations `sum aggMin aggMax mean var stddev`: full (`sum(X)` -> scalar), row-wise (`sum(X, 0)` -> n x 1) and
+column-wise (`sum(X, 1)` -> 1 x m).
+
+Result value types (`result_vt`, DaphneOps.td): sum/aggMin/aggMax keep the argument's type (sum of si64 is si64 and
+wraps); mean/var/stddev give the argument's type if it is f32/f64, else f64. The argument is cast to the result type
+first (CastArgsToResType).
+
+Reductions reproduce DAPHNE's `AggAll.h`/`AggRow.h`/`AggCol.h` loops exactly, so results are deterministic and
+bit-identical to the C++ ones: float sums are sequential left folds (numpy's pairwise `sum` is NOT used; `cumsum`
+is), full aggregation starts from the neutral element (0, +inf, -inf), row/column aggregation starts from the first
+element. min/max are `std::min`/`std::max` folds: NaNs after the first element are ignored, a NaN first element of a
+row/column wins, and of equal values (+0/-0) the first is kept. var is the population variance (divides by n) and
+stddev its square root. Empty input: sum 0, min +inf (integer max), max -inf (integer min), mean/var/stddev -nan
+(0/0 on x86).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from runtime.errors import DaphneRuntimeError
+from runtime.values import FLOAT_VTS, NEG_NAN, cast_matrix, dtype_of
+
+AGG_OPS: tuple[str, ...] = ("sum", "aggMin", "aggMax", "mean", "var", "stddev")
+_STAT_OPS = frozenset(("mean", "var", "stddev"))
+#: IR-style names (`minAll`, `maxRow`, ...) are accepted as aliases of the DSL names.
+_ALIASES = {"min": "aggMin", "max": "aggMax"}
+
+
+def result_vt(op: str, vt_in: str) -> str:
+    """Result value type of aggregation `op` over a matrix of type `vt_in`."""
+    op = _ALIASES.get(op, op)
+    if op not in AGG_OPS:
+        raise DaphneRuntimeError(f"unknown aggregation '{op}'")
+    if op in _STAT_OPS:
+        if vt_in == "str":
+            raise DaphneRuntimeError(f"{op}: aggregation is not supported on value type str")
+        return vt_in if vt_in in FLOAT_VTS else "f64"
+    if op == "sum" and vt_in == "str":
+        raise DaphneRuntimeError("sum: aggregation is not supported on value type str")
+    return vt_in
+
+
+def _to_py(x, vt: str):
+    """numpy scalar -> the Python scalar representing `vt`."""
+    v = x.item() if isinstance(x, np.generic) else x
+    return float(v) if vt in FLOAT_VTS else v
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Building blocks (axis=None: all elements row-major; axis=1: per row; axis=0: per column)
+# ---------------------------------------------------------------------------------------------------------------------
+
+def _seq_sum(A: np.ndarray, axis: int | None) -> np.ndarray:
+    """Sequential (left-fold) sum; integer sums wrap; bool sums are logical or."""
+    if A.dtype.kind in "iub":
+        if axis is None:
+            return A.sum(dtype=A.dtype)
+        return A.sum(axis=axis, dtype=A.dtype)
+    if A.dtype == object:
+        raise DaphneRuntimeError("sum: aggregation is not supported on value type str")
+    if axis is None:
+        flat = A.ravel()
+        if flat.size == 0:
+            return A.dtype.type(0)
+        s = np.cumsum(flat, dtype=A.dtype)[-1]
+        return s + A.dtype.type(0) if s == 0 else s  # starting from the neutral 0 makes -0 impossible
+    if A.shape[axis] == 0:
+        return np.zeros(A.shape[1 - axis], dtype=A.dtype)
+    return np.take(np.cumsum(A, axis=axis, dtype=A.dtype), -1, axis=axis)
+
+
+def _neutral(op: str, dt: np.dtype):
+    """DAPHNE's AggOpCodeUtils::getNeutral for min/max."""
+    if dt.kind == "f":
+        return dt.type(np.inf if op == "aggMin" else -np.inf)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return dt.type(info.max if op == "aggMin" else info.min)
+    if dt.kind == "b":
+        return np.bool_(op == "aggMin")
+    raise DaphneRuntimeError(f"{op}: no neutral element for dtype {dt}")
+
+
+def _minmax(op: str, A: np.ndarray, axis: int | None):
+    """`std::min`/`std::max` fold (see module docstring for NaN/-0 behaviour)."""
+    is_min = op == "aggMin"
+    if A.dtype == object:
+        return _minmax_object(is_min, A, axis)
+    if axis is None:
+        flat = A.ravel()
+        if flat.size == 0:
+            return _neutral(op, A.dtype)
+        if A.dtype.kind != "f":
+            return flat.min() if is_min else flat.max()
+        clean = np.where(np.isnan(flat), np.inf if is_min else -np.inf, flat)
+        return clean[np.argmin(clean) if is_min else np.argmax(clean)]
+    n_out = A.shape[1 - axis]
+    if A.shape[axis] == 0:
+        return np.full(n_out, _neutral(op, A.dtype), dtype=A.dtype)
+    if A.dtype.kind != "f":
+        return A.min(axis=axis) if is_min else A.max(axis=axis)
+    clean = np.where(np.isnan(A), np.inf if is_min else -np.inf, A)
+    idx = np.argmin(clean, axis=axis) if is_min else np.argmax(clean, axis=axis)
+    res = np.take_along_axis(clean, np.expand_dims(idx, axis), axis=axis).reshape(n_out)
+    first = np.take(A, 0, axis=axis)
+    return np.where(np.isnan(first), first, res)
+
+
+def _minmax_object(is_min: bool, A: np.ndarray, axis: int | None):
+    """min/max over str matrices (sequential Python fold)."""
+    def fold(vals: list):
+        if not vals:
+            raise DaphneRuntimeError("aggMin/aggMax: empty string matrix")
+        acc = vals[0]
+        for v in vals[1:]:
+            if (v < acc) if is_min else (acc < v):
+                acc = v
+        return acc
+    if axis is None:
+        return fold(A.ravel().tolist())
+    lines = A.tolist() if axis == 1 else A.T.tolist()
+    out = np.empty(len(lines), dtype=object)
+    out[:] = [fold(v) for v in lines]
+    return out
+
+
+def _count_div(x, n: int, dt: np.dtype):
+    """`x / n` in the float type `dt` (n is size_t converted to dt); 0/0 gives -nan like x86."""
+    with np.errstate(all="ignore"):
+        r = np.divide(x, dt.type(n), dtype=dt)
+    if n == 0:
+        r = np.where(np.isnan(r), dt.type(NEG_NAN), r) if isinstance(r, np.ndarray) else dt.type(NEG_NAN)
+    return r
+
+
+def _stat(op: str, A: np.ndarray, axis: int | None):
+    """mean/var/stddev: sum then divide; var sums squared deviations from the mean sequentially from 0."""
+    dt = A.dtype
+    n = A.size if axis is None else A.shape[axis]
+    if axis is None:
+        total = dt.type(0) + _seq_sum(A, None)
+        mean = _count_div(total, n, dt)
+        if op == "mean":
+            return mean
+        dev = A.ravel() - mean
+        sq = dev * dev
+        acc = np.cumsum(sq, dtype=dt)[-1] if sq.size else dt.type(0)
+        var = _count_div(acc, n, dt)
+    else:
+        mean = _count_div(_seq_sum(A, axis), n, dt)
+        if op == "mean":
+            return mean
+        dev = A - np.expand_dims(mean, axis)
+        sq = dev * dev
+        acc = np.take(np.cumsum(sq, axis=axis, dtype=dt), -1, axis=axis) if n else np.zeros(mean.shape, dt)
+        var = _count_div(acc, n, dt)
+    if op == "var":
+        return var
+    with np.errstate(all="ignore"):
+        return np.sqrt(var)
+
+
+def _aggregate(op: str, A: np.ndarray, axis: int | None):
+    if op == "sum":
+        return _seq_sum(A, axis)
+    if op in ("aggMin", "aggMax"):
+        return _minmax(op, A, axis)
+    if op in _STAT_OPS:
+        if A.dtype.kind != "f":
+            raise DaphneRuntimeError(f"{op}: argument must be cast to a float type first")
+        return _stat(op, A, axis)
+    raise DaphneRuntimeError(f"unknown aggregation '{op}'")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Public kernels
+# ---------------------------------------------------------------------------------------------------------------------
+
+def _prepare(op: str, vt_in: str, vt_out: str | None) -> tuple[str, str]:
+    op = _ALIASES.get(op, op)
+    out = vt_out or result_vt(op, vt_in)
+    dtype_of(out)
+    return op, out
+
+
+def full_kernel(op: str, vt_in: str, vt_out: str | None = None) -> Callable[[np.ndarray], object]:
+    """`agg(X)`: a function `X -> scalar` of type `vt_out` (default `result_vt(op, vt_in)`); `op` is one of AGG_OPS
+    (or `min`/`max`)."""
+    op, out = _prepare(op, vt_in, vt_out)
+
+    def kernel(X: np.ndarray):
+        A = cast_matrix(X, out)
+        with np.errstate(all="ignore"):
+            return _to_py(_aggregate(op, A, None), out)
+
+    kernel.__name__ = f"{op}All_{vt_in}_{out}"
+    return kernel
+
+
+def row_kernel(op: str, vt_in: str, vt_out: str | None = None) -> Callable[[np.ndarray], np.ndarray]:
+    """`agg(X, 0)`: one aggregate per row, a function `X (n x m) -> n x 1 matrix`."""
+    op, out = _prepare(op, vt_in, vt_out)
+
+    def kernel(X: np.ndarray) -> np.ndarray:
+        A = cast_matrix(X, out)
+        with np.errstate(all="ignore"):
+            r = _aggregate(op, A, 1)
+        return np.ascontiguousarray(np.asarray(r, dtype=A.dtype).reshape(A.shape[0], 1))
+
+    kernel.__name__ = f"{op}Row_{vt_in}_{out}"
+    return kernel
+
+
+def col_kernel(op: str, vt_in: str, vt_out: str | None = None) -> Callable[[np.ndarray], np.ndarray]:
+    """`agg(X, 1)`: one aggregate per column, a function `X (n x m) -> 1 x m matrix`."""
+    op, out = _prepare(op, vt_in, vt_out)
+
+    def kernel(X: np.ndarray) -> np.ndarray:
+        A = cast_matrix(X, out)
+        with np.errstate(all="ignore"):
+            r = _aggregate(op, A, 0)
+        return np.ascontiguousarray(np.asarray(r, dtype=A.dtype).reshape(1, A.shape[1]))
+
+    kernel.__name__ = f"{op}Col_{vt_in}_{out}"
+    return kernel
+

@@ -1,0 +1,323 @@
+"""Data generation: `fill`, `seq`, `rand`, matrix literals and `now` (DAPHNE's Fill.h, Seq.h, RandMatrix.h).
+
+`rand` reproduces DAPHNE's dense RandMatrix bit for bit for explicit seeds: values come from `std::mt19937(seed)`
+through libstdc++'s `uniform_real_distribution` (generate_canonical: two 32-bit draws (r0 + r1 * 2^32) / 2^64 for
+double, one draw / 2^32 for float) or `uniform_int_distribution` (Lemire's nearly-divisionless downscaling,
+upscaling for ranges wider than 32 bits), zero values are redrawn, and the positions of the zeros (sparsity >= 0.5)
+or of the non-zeros (sparsity < 0.5) are chosen by Knuth's selection sampling driven by a second
+`std::mt19937(seed * 3)`. numpy's MT19937 bit generator has the same state transition, so its raw outputs are
+exactly std::mt19937's once the state is seeded with the same `init_genrand`.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import time
+
+import numpy as np
+
+from runtime.errors import DaphneRuntimeError
+from runtime.values import FLOAT_VTS, INT_VTS, cast_scalar, dtype_of, object_matrix, wrap_int
+
+# ---------------------------------------------------------------------------------------------------------------------
+# fill, matrix literals, now
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+def _check_dims(name: str, rows: int, cols: int) -> None:
+    if rows < 0 or cols < 0:
+        raise DaphneRuntimeError(f"{name}: the number of rows and columns must not be negative, got {rows}x{cols}")
+
+
+def fill(value, rows: int, cols: int, vt: str) -> np.ndarray:
+    """`fill(value, rows, cols)`: a rows x cols matrix of `value` (cast to `vt`)."""
+    rows, cols = int(rows), int(cols)
+    _check_dims("fill", rows, cols)
+    v = cast_scalar(value, vt)
+    if vt == "str":
+        return object_matrix([v] * (rows * cols), rows, cols)
+    return np.full((rows, cols), v, dtype=dtype_of(vt))
+
+
+def matrix_from_values(values: list, rows: int, cols: int, vt: str) -> np.ndarray:
+    """A matrix literal `[v0, v1, ...](rows, cols)`: row-major values, each cast to `vt`."""
+    rows, cols = int(rows), int(cols)
+    _check_dims("matrix literal", rows, cols)
+    if len(values) != rows * cols:
+        raise DaphneRuntimeError(
+            f"matrix literal: {len(values)} values do not fit a {rows}x{cols} matrix ({rows * cols} cells)")
+    cast = [cast_scalar(v, vt) for v in values]
+    if vt == "str":
+        return object_matrix(cast, rows, cols)
+    return np.array(cast, dtype=dtype_of(vt)).reshape(rows, cols)
+
+
+def now() -> int:
+    """`now()`: nanoseconds since the epoch (si64), like DAPHNE's Builtins.md."""
+    return time.time_ns()
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# seq
+# ---------------------------------------------------------------------------------------------------------------------
+
+def seq(frm, to, inc, vt: str) -> np.ndarray:
+    """`seq(from, to, inc)`: an inclusive arithmetic sequence as a column matrix (DAPHNE's Seq.h).
+
+    Rows = ceil(|to - from| / |inc|) + 1 (integer division for integer types); values are accumulated (v += inc)
+    in the value type; the last row is dropped if it overshoots `to` by more than 1e-13 (0 for integers). inc of
+    the wrong sign gives a 0 x 1 matrix; inc = 0 or a NaN argument raises.
+    """
+    if vt in FLOAT_VTS:
+        ftype = np.float32 if vt == "f32" else np.float64
+        s, e, i = ftype(frm), ftype(to), ftype(inc)
+        if np.isnan(s) or np.isnan(e) or np.isnan(i):
+            raise DaphneRuntimeError("seq: from, to and inc must not be NaN")
+    elif vt in INT_VTS:
+        s, e, i = int(frm), int(to), int(inc)
+    else:
+        raise DaphneRuntimeError(f"seq: value type {vt} is not supported")
+    if i == 0:
+        raise DaphneRuntimeError("seq: inc must not be zero")
+    dt = dtype_of(vt)
+    if (s < e and i < 0) or (s > e and i > 0):
+        return np.empty((0, 1), dtype=dt)
+    if vt in FLOAT_VTS:
+        with np.errstate(all="ignore"):
+            steps = abs(e - s) / abs(i)
+        if not np.isfinite(steps):
+            raise DaphneRuntimeError(f"seq: too many elements for from={frm}, to={to}, inc={inc}")
+        n = math.ceil(float(steps)) + 1
+        _check_size(n, frm, to, inc)
+        incs = np.full(n, i, dtype=dt)
+        incs[0] = s
+        vals = np.cumsum(incs, dtype=dt)  # sequential accumulation, exactly like `acc += inc`
+        eps = dt.type(1e-13)
+        last = vals[-1]
+        if (e < s and e - last > eps) or (e > s and last - e > eps):
+            vals = vals[:-1]
+    else:
+        n = abs(e - s) // abs(i) + 1
+        _check_size(n, frm, to, inc)
+        with np.errstate(all="ignore"):  # modular arithmetic == C++ accumulation with wrap-around
+            vals = np.arange(n, dtype=np.int64).astype(dt) * dt.type(wrap_int(i, vt)) + dt.type(wrap_int(s, vt))
+    return np.ascontiguousarray(vals.reshape(-1, 1))
+
+
+def _check_size(n: int, frm, to, inc) -> None:
+    if n > (1 << 40):
+        raise DaphneRuntimeError(f"seq: too many elements ({n}) for from={frm}, to={to}, inc={inc}")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# std::mt19937 and libstdc++ distributions
+# ---------------------------------------------------------------------------------------------------------------------
+
+_M32 = 0xFFFFFFFF
+_M64 = 0xFFFFFFFFFFFFFFFF
+
+
+class MT19937:
+    """`std::mt19937(seed)`: raw 32-bit outputs, drawn in bulk from numpy's MT19937 (same recurrence)."""
+
+    def __init__(self, seed: int) -> None:
+        key = np.empty(624, dtype=np.uint32)
+        x = seed & _M32  # the C++ constructor takes the seed modulo 2^32
+        for i in range(624):
+            key[i] = x
+            x = (1812433253 * (x ^ (x >> 30)) + i + 1) & _M32
+        self._bg = np.random.MT19937()
+        self._bg.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": 624}}
+        self._buf: list[int] = []
+        self._pos = 0
+
+    def raw(self, n: int) -> np.ndarray:
+        """The next `n` outputs as a uint64 array (buffered single draws come first)."""
+        avail = len(self._buf) - self._pos
+        if avail == 0:
+            return self._bg.random_raw(n)
+        take = min(avail, n)
+        head = np.array(self._buf[self._pos:self._pos + take], dtype=np.uint64)
+        self._pos += take
+        return np.concatenate([head, self._bg.random_raw(n - take)])
+
+    def next(self) -> int:
+        """One output (buffered, for the sequential code paths)."""
+        if self._pos >= len(self._buf):
+            self._buf, self._pos = self._bg.random_raw(1024).tolist(), 0
+        v = self._buf[self._pos]
+        self._pos += 1
+        return v
+
+
+def _lemire_one(gen: MT19937, urange: int) -> int:
+    """libstdc++ uniform_int_distribution downscaling for urange < 2^32 - 1 (one value in [0, urange])."""
+    uerange = urange + 1
+    prod = gen.next() * uerange
+    low = prod & _M32
+    if low < uerange:
+        threshold = (-uerange & _M32) % uerange
+        while low < threshold:
+            prod = gen.next() * uerange
+            low = prod & _M32
+    return prod >> 32
+
+
+def _uniform_int_one(gen: MT19937, urange: int) -> int:
+    """libstdc++ uniform_int_distribution::operator() for a 32-bit engine: a value in [0, urange]."""
+    if urange < _M32:
+        return _lemire_one(gen, urange)
+    if urange == _M32:
+        return gen.next()
+    while True:  # upscaling: high part from a recursive call, low part from one more draw
+        tmp = (_uniform_int_one(gen, urange >> 32) << 32) & _M64
+        ret = (tmp + gen.next()) & _M64
+        if not (ret > urange or ret < tmp):
+            return ret
+
+
+def _nonzero_ints(gen: MT19937, count: int, lo: int, hi: int, vt: str) -> np.ndarray:
+    """`count` draws of uniform_int_distribution<vt>(lo, hi), each redrawn while it is 0."""
+    dt = dtype_of(vt)
+    urange = hi - lo
+    if urange > _M32:  # only si64/ui64 ranges wider than 32 bits: sequential
+        out = []
+        while len(out) < count:
+            v = wrap_int(lo + _uniform_int_one(gen, urange), vt)
+            if v != 0:
+                out.append(v)
+        return np.array(out, dtype=dt)
+    parts, have = [], 0
+    while have < count:
+        need = count - have
+        k = need + need // 8 + 64
+        r = gen.raw(k)
+        if urange == _M32:
+            off = r
+        else:
+            uerange = urange + 1
+            prod = r * np.uint64(uerange)
+            ok = (prod & np.uint64(_M32)) >= np.uint64((-uerange & _M32) % uerange)
+            off = prod[ok] >> np.uint64(32)
+        if dt.kind == "u":
+            vals = (off + np.uint64(lo)).astype(dt)
+        else:
+            vals = (off.astype(np.int64) + np.int64(lo)).astype(dt)
+        vals = vals[vals != 0]
+        parts.append(vals[:need])
+        have += min(len(vals), need)
+    return np.concatenate(parts) if parts else np.empty(0, dtype=dt)
+
+
+def _nonzero_reals(gen: MT19937, count: int, lo: float, hi: float, vt: str) -> np.ndarray:
+    """`count` draws of uniform_real_distribution<vt>(lo, hi), each redrawn while it is 0."""
+    parts, have = [], 0
+    while have < count:
+        need = count - have
+        k = need + need // 64 + 16
+        if vt == "f64":
+            r = gen.raw(2 * k).reshape(k, 2)
+            s = r[:, 0].astype(np.float64) + r[:, 1].astype(np.float64) * 4294967296.0
+            u = s / 18446744073709551616.0
+            u[u >= 1.0] = np.nextafter(1.0, 0.0)
+            vals = u * (np.float64(hi) - np.float64(lo)) + np.float64(lo)
+        else:
+            f = np.float32
+            u = gen.raw(k).astype(f) / f(4294967296.0)
+            u[u >= f(1.0)] = np.nextafter(f(1.0), f(0.0))
+            vals = u * (f(hi) - f(lo)) + f(lo)
+        vals = vals[vals != 0]
+        parts.append(vals[:need])
+        have += min(len(vals), need)
+    return np.concatenate(parts) if parts else np.empty(0, dtype=dtype_of(vt))
+
+
+def _index_draws(gen: MT19937, count: int, n_cells: int) -> list[int]:
+    """At least `count` consecutive draws of uniform_int_distribution<int>(0, n_cells - 1).
+
+    Every raw output taken from `gen` is accounted for (accepted draws are all returned, in order), so repeated
+    calls continue the same stream.
+    """
+    if n_cells > (1 << 31) - 1:
+        raise DaphneRuntimeError(f"RandMatrix - too many cells ({n_cells}) for an int index distribution")
+    out: list[int] = []
+    uerange = np.uint64(n_cells)
+    thr = np.uint64((-n_cells & _M32) % n_cells)
+    while len(out) < count:
+        need = count - len(out)
+        prod = gen.raw(need + need // 8 + 64) * uerange
+        ok = (prod & np.uint64(_M32)) >= thr
+        out.extend((prod[ok] >> np.uint64(32)).tolist())
+    return out
+
+
+def _c_round(x: float) -> int:
+    """C `round` (half away from zero) for non-negative x, as an integer."""
+    f = math.floor(x)
+    return f + 1 if x - f >= 0.5 else f
+
+
+def rand(rows: int, cols: int, min_, max_, sparsity: float, seed: int, vt: str) -> np.ndarray:
+    """`rand(rows, cols, min, max, sparsity, seed)`: DAPHNE's dense RandMatrix (see module docstring).
+
+    `sparsity` is the fraction of non-zeros; floats are uniform in [min, max), integers in [min, max].
+    """
+    rows, cols, seed = int(rows), int(cols), int(seed)
+    if vt not in FLOAT_VTS and vt not in INT_VTS:
+        raise DaphneRuntimeError(f"RandMatrix - value type {vt} is not supported (must be integral or floating point)")
+    lo, hi = cast_scalar(min_, vt), cast_scalar(max_, vt)
+    sparsity = float(sparsity)
+    if not rows > 0:
+        raise DaphneRuntimeError("RandMatrix - numRows must be > 0")
+    if not cols > 0:
+        raise DaphneRuntimeError("RandMatrix - numCols must be > 0")
+    if lo > hi:
+        raise DaphneRuntimeError("RandMatrix - min must be <= max")
+    if not lo and not hi:
+        raise DaphneRuntimeError("RandMatrix - min and max must not both be zero, consider setting sparsity to zero "
+                                 "instead")
+    if not 0.0 <= sparsity <= 1.0:
+        raise DaphneRuntimeError("sparsity has to be in the interval [0.0, 1.0]")
+    if seed == -1:
+        seed = secrets.randbits(63)
+    gen_val = MT19937(seed)
+    gen_idx = MT19937(seed * 3)
+    n = rows * cols
+    dense = sparsity >= 0.5
+    limit = _c_round((1.0 - sparsity) * cols * rows) if dense else _c_round(sparsity * cols * rows)
+
+    def draw(count: int) -> np.ndarray:
+        if vt in FLOAT_VTS:
+            return _nonzero_reals(gen_val, count, lo, hi, vt)
+        return _nonzero_ints(gen_val, count, lo, hi, vt)
+
+    values = draw(n) if dense else np.zeros(n, dtype=dtype_of(vt))
+    if limit:
+        selected = _knuth_select(gen_idx, n, limit)
+        if dense:
+            values[selected] = 0
+        else:
+            values[selected] = draw(len(selected))
+    return values.reshape(rows, cols)
+
+
+def _knuth_select(gen: MT19937, n: int, limit: int) -> list[int]:
+    """Knuth's selection sampling as in RandMatrix.h: position i is chosen iff draw % (n - i) < (limit - chosen)."""
+    selected: list[int] = []
+    chosen = 0
+    draws: list[int] = []
+    pos = 0
+    for i in range(n):
+        if chosen >= limit:
+            break
+        if pos == len(draws):
+            draws = _index_draws(gen, min(n - i, max(4096, 2 * (limit - chosen))), n)
+            pos = 0
+        d = draws[pos]
+        pos += 1
+        if d % (n - i) < limit - chosen:
+            selected.append(i)
+            chosen += 1
+    return selected
+

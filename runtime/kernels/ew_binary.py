@@ -1,0 +1,451 @@
+"""Element-wise binary operations (DaphneDSL `+ - * / ^ % log min max && || xor bitwiseAnd concat == != < <= > >=`).
+
+Kernels are specialised once per (op, operand value type, result value type) and cached, so generated code binds a
+plain Python function and pays one call per scalar operation. Operands arrive ALREADY CAST to the operand type (the
+compiler inserts the casts, like DAPHNE's CastArgsToResType).
+
+Semantics follow DAPHNE's `EwBinarySca.h` compiled for x86-64:
+- integer results wrap to the type width; `/` truncates toward zero; integer `/` or `%` by zero raises
+  DaphneRuntimeError("division by zero") (DAPHNE itself would crash with SIGFPE);
+- float `/` by zero gives +-inf, and 0/0 gives a NaN with the sign bit (prints `-nan`) like x86;
+- `%` is `std::fmod` (sign of the dividend) and `^` is `pow(double, double)`, both cast back to the result type
+  (so si64 `2^-1` is 0); `log(x, b)` is `ln(x)/ln(b)`;
+- `min`/`max` are `std::min`/`std::max`: `min(a, b) = b < a ? b : a`, so NaN handling depends on the position;
+- `&& || xor` are logical (0/1 of the result type), `bitwiseAnd` is `&` on integers;
+- comparisons give 0/1 in the result type (the operand type, si64 for strings); `+` on strings is concatenation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from runtime.errors import DaphneRuntimeError
+from runtime.values import (
+    FLOAT_VTS,
+    INT_RANGES,
+    INT_VTS,
+    NEG_NAN,
+    cast_matrix,
+    dtype_of,
+    float_array_to_int,
+    float_to_int,
+    most_general,
+    to_f32,
+    wrap_int,
+)
+
+#: DaphneDSL name -> DAPHNE IR op name (used in error messages).
+OP_NAMES: dict[str, str] = {
+    "add": "ewAdd", "sub": "ewSub", "mul": "ewMul", "div": "ewDiv", "pow": "ewPow", "mod": "ewMod", "log": "ewLog",
+    "min": "ewMin", "max": "ewMax", "and": "ewAnd", "or": "ewOr", "xor": "ewXor", "bitwiseAnd": "ewBitwiseAnd",
+    "concat": "ewConcat", "eq": "ewEq", "neq": "ewNeq", "lt": "ewLt", "le": "ewLe", "gt": "ewGt", "ge": "ewGe",
+}
+BINARY_OPS: tuple[str, ...] = tuple(OP_NAMES)
+CMP_OPS = frozenset(("eq", "neq", "lt", "le", "gt", "ge"))
+LOGICAL_OPS = frozenset(("and", "or", "xor"))
+
+_INF = math.inf
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Type rules (shared with the compiler's type inference)
+# ---------------------------------------------------------------------------------------------------------------------
+
+def result_vt(op: str, lhs_vt: str, rhs_vt: str) -> str:
+    """Result value type of `lhs op rhs` (DaphneOps.td traits: ValueTypeFromArgs / ...FP / ...Int).
+
+    Arithmetic, min/max: most general operand type. log: that, but f64 if it is not a float type.
+    and/or/xor/bitwiseAnd: that, but ui64 if it is not an integer (bool counts as an integer, like MLIR's i1).
+    Comparisons: the most general operand type (si64 for strings). concat, and `+` on strings: str.
+    """
+    t = most_general(lhs_vt, rhs_vt)
+    if op == "concat" or (op == "add" and t == "str"):
+        return "str"
+    if op == "log":
+        return t if t in FLOAT_VTS else "f64"
+    if op in LOGICAL_OPS or op == "bitwiseAnd":
+        return t if (t in INT_VTS or t == "bool") else "ui64"
+    if op in CMP_OPS:
+        return "si64" if t == "str" else t
+    return t
+
+
+def operand_vt(op: str, lhs_vt: str, rhs_vt: str) -> str:
+    """Type both operands are cast to before the kernel runs (the result type, except for comparisons/concat)."""
+    if op in CMP_OPS:
+        return most_general(lhs_vt, rhs_vt)
+    if op == "concat":
+        return "str"
+    return result_vt(op, lhs_vt, rhs_vt)
+
+
+def _default_result_vt(op: str, vt: str) -> str:
+    return result_vt(op, vt, vt)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# IEEE helpers for Python floats (Python raises where C returns inf/nan)
+# ---------------------------------------------------------------------------------------------------------------------
+
+def _fdiv(a: float, b: float) -> float:
+    """IEEE division: x/0 is +-inf, 0/0 is -nan (x86 default NaN)."""
+    try:
+        return a / b
+    except ZeroDivisionError:
+        if a != a:
+            return a
+        if a == 0.0:
+            return NEG_NAN
+        return math.copysign(_INF, a) * math.copysign(1.0, b)
+
+
+def _fpow(a: float, b: float) -> float:
+    """C `pow(double, double)`."""
+    try:
+        return math.pow(a, b)
+    except (ValueError, OverflowError, ZeroDivisionError):
+        with np.errstate(all="ignore"):
+            return float(np.power(np.float64(a), np.float64(b)))
+
+
+def _fmod(a: float, b: float) -> float:
+    """C `fmod`: fmod(x, 0) and fmod(inf, y) are -nan."""
+    try:
+        return math.fmod(a, b)
+    except ValueError:
+        return NEG_NAN
+
+
+def _ln(x: float) -> float:
+    """C `log`: log(0) = -inf, log(negative) = -nan."""
+    try:
+        return math.log(x)
+    except ValueError:
+        return -_INF if x == 0.0 else NEG_NAN
+
+
+def _flog(a: float, b: float) -> float:
+    """`log(a)/log(b)` with IEEE division."""
+    return _fdiv(_ln(a), _ln(b))
+
+
+def _tdiv(a: int, b: int) -> int:
+    """C integer division (truncation toward zero); division by zero raises."""
+    if b == 0:
+        raise DaphneRuntimeError("division by zero")
+    q = a // b
+    if q < 0 and q * b != a:
+        q += 1
+    return q
+
+
+def _imod(a: int, b: int) -> float:
+    """`std::fmod` of two integers (computed in double like DAPHNE); modulo by zero raises."""
+    if b == 0:
+        raise DaphneRuntimeError("division by zero")
+    return math.fmod(float(a), float(b))
+
+
+def _ipow(a: int, b: int) -> float:
+    """`pow` of two integers, computed in double like DAPHNE."""
+    return _fpow(float(a), float(b))
+
+
+def _min(a, b):
+    """`std::min(a, b)`: `b < a ? b : a`."""
+    return b if b < a else a
+
+
+def _max(a, b):
+    """`std::max(a, b)`: `a < b ? b : a`."""
+    return b if a < b else a
+
+
+_CMP_FUNCS: dict[str, Callable] = {
+    "eq": lambda a, b: a == b, "neq": lambda a, b: a != b, "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
+}
+_CMP_INT: dict[str, Callable] = {
+    "eq": lambda a, b: 1 if a == b else 0, "neq": lambda a, b: 1 if a != b else 0,
+    "lt": lambda a, b: 1 if a < b else 0, "le": lambda a, b: 1 if a <= b else 0,
+    "gt": lambda a, b: 1 if a > b else 0, "ge": lambda a, b: 1 if a >= b else 0,
+}
+_CMP_FLOAT: dict[str, Callable] = {
+    "eq": lambda a, b: 1.0 if a == b else 0.0, "neq": lambda a, b: 1.0 if a != b else 0.0,
+    "lt": lambda a, b: 1.0 if a < b else 0.0, "le": lambda a, b: 1.0 if a <= b else 0.0,
+    "gt": lambda a, b: 1.0 if a > b else 0.0, "ge": lambda a, b: 1.0 if a >= b else 0.0,
+}
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Scalar kernels
+# ---------------------------------------------------------------------------------------------------------------------
+
+_scalar_cache: dict[tuple[str, str, str], Callable] = {}
+
+
+def scalar_kernel(op: str, operand_vt: str, res_vt: str | None = None) -> Callable:
+    """A function `(a, b) -> result` for scalars already cast to `operand_vt`; the result has type `res_vt`.
+
+    `res_vt` defaults to DAPHNE's rule (`result_vt(op, operand_vt, operand_vt)`), e.g. si64 for string comparisons.
+    """
+    if op not in OP_NAMES:
+        raise DaphneRuntimeError(f"unknown element-wise binary operation '{op}'")
+    res_vt = res_vt or _default_result_vt(op, operand_vt)
+    key = (op, operand_vt, res_vt)
+    fn = _scalar_cache.get(key)
+    if fn is None:
+        fn = _scalar_cache[key] = _build_scalar(op, operand_vt, res_vt)
+    return fn
+
+
+def _unsupported(op: str, vt: str) -> DaphneRuntimeError:
+    return DaphneRuntimeError(f"{OP_NAMES[op]}: operation is not supported on value type {vt}")
+
+
+def _converter(raw_kind: str, res_vt: str) -> Callable | None:
+    """A function converting a raw Python result (kind 'int', 'float', 'bool', 'str') to `res_vt`; None = identity."""
+    if res_vt in INT_VTS:
+        if raw_kind == "int":
+            return lambda r: wrap_int(r, res_vt)
+        if raw_kind == "float":
+            return lambda r: float_to_int(r, res_vt)
+        if raw_kind == "bool":
+            return lambda r: 1 if r else 0
+    elif res_vt == "f64":
+        if raw_kind == "float":
+            return None
+        if raw_kind in ("int", "bool"):
+            return float
+    elif res_vt == "f32":
+        if raw_kind in ("float", "int", "bool"):
+            return lambda r: to_f32(float(r))
+    elif res_vt == "bool":
+        if raw_kind == "bool":
+            return None
+        if raw_kind in ("int", "float"):
+            return lambda r: r != 0
+    elif res_vt == "str":
+        if raw_kind == "str":
+            return None
+    raise DaphneRuntimeError(f"cannot produce a {res_vt} result from a {raw_kind} value")
+
+
+def _build_scalar(op: str, vt: str, res_vt: str) -> Callable:
+    """Pick the fastest exact implementation for (op, vt, res_vt)."""
+    fast = _fast_scalar(op, vt, res_vt)
+    if fast is not None:
+        return fast
+    raw, kind = _raw_scalar(op, vt)
+    conv = _converter(kind, res_vt)
+    if conv is None:
+        return raw
+    return lambda a, b: conv(raw(a, b))
+
+
+def _fast_scalar(op: str, vt: str, res_vt: str) -> Callable | None:
+    """Hand-specialised one-call kernels for the hot cases (int/float arithmetic and comparisons)."""
+    if vt in INT_VTS and res_vt == vt and op in ("add", "sub", "mul"):
+        lo, hi = INT_RANGES[vt]
+        span = hi - lo
+        if op == "add":
+            def k(a, b, _lo=lo, _hi=hi, _s=span):
+                r = a + b
+                return r if _lo <= r <= _hi else ((r - _lo) & _s) + _lo
+        elif op == "sub":
+            def k(a, b, _lo=lo, _hi=hi, _s=span):
+                r = a - b
+                return r if _lo <= r <= _hi else ((r - _lo) & _s) + _lo
+        else:
+            def k(a, b, _lo=lo, _hi=hi, _s=span):
+                r = a * b
+                return r if _lo <= r <= _hi else ((r - _lo) & _s) + _lo
+        return k
+    if vt == "f64" and res_vt == "f64":
+        if op == "add":
+            return float.__add__
+        if op == "sub":
+            return float.__sub__
+        if op == "mul":
+            return float.__mul__
+        if op == "div":
+            return _fdiv
+    if op in CMP_OPS:
+        if res_vt in INT_VTS:
+            return _CMP_INT[op]
+        if res_vt in FLOAT_VTS:
+            return _CMP_FLOAT[op]
+        if res_vt == "bool":
+            return _CMP_FUNCS[op]
+    return None
+
+
+def _raw_scalar(op: str, vt: str) -> tuple[Callable, str]:
+    """The C++ operation on operands of type `vt`, returning an unconverted Python value and its kind."""
+    if op in CMP_OPS:
+        return _CMP_FUNCS[op], "bool"
+    if op in ("min", "max"):
+        kind = "int" if vt in INT_VTS else "float" if vt in FLOAT_VTS else vt
+        return (_min if op == "min" else _max), kind
+    if vt == "str":
+        if op in ("concat", "add"):
+            return (lambda a, b: a + b), "str"
+        raise _unsupported(op, vt)
+    if op == "concat":
+        raise _unsupported(op, vt)
+    if op == "and":
+        return (lambda a, b: bool(a) and bool(b)), "bool"
+    if op == "or":
+        return (lambda a, b: bool(a) or bool(b)), "bool"
+    if op == "xor":
+        return (lambda a, b: bool(a) != bool(b)), "bool"
+    if vt in FLOAT_VTS:
+        table = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+                 "div": _fdiv, "pow": _fpow, "mod": _fmod, "log": _flog}
+        if op not in table:
+            raise _unsupported(op, vt)
+        return table[op], "float"
+    if vt in INT_VTS or vt == "bool":  # bool arithmetic happens in int (C++ integral promotion)
+        table_i = {"add": (lambda a, b: a + b, "int"), "sub": (lambda a, b: a - b, "int"),
+                   "mul": (lambda a, b: a * b, "int"), "div": (_tdiv, "int"), "pow": (_ipow, "float"),
+                   "mod": (_imod, "float"), "log": (lambda a, b: _flog(float(a), float(b)), "float"),
+                   "bitwiseAnd": (lambda a, b: a & b, "int")}
+        if op not in table_i:
+            raise _unsupported(op, vt)
+        fn, kind = table_i[op]
+        if vt == "bool":
+            return (lambda a, b, _f=fn: _f(int(a), int(b))), kind
+        return fn, kind
+    raise _unsupported(op, vt)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Matrix kernels
+# ---------------------------------------------------------------------------------------------------------------------
+
+_matrix_cache: dict[tuple[str, str, str], Callable] = {}
+
+
+def check_shapes(name: str, lhs, rhs) -> None:
+    """Allowed: equal shapes, or rhs 1 x m / n x 1 / 1 x 1 broadcast over lhs (DAPHNE broadcasts only the rhs)."""
+    if isinstance(lhs, np.ndarray) and isinstance(rhs, np.ndarray):
+        lr, lc = lhs.shape
+        rr, rc = rhs.shape
+        if (lr == rr and lc == rc) or (rr == 1 and (rc == lc or rc == 1)) or (rc == 1 and rr == lr):
+            return
+        raise DaphneRuntimeError(f"{name}: shape mismatch: lhs {lr}x{lc}, rhs {rr}x{rc}")
+
+
+def matrix_kernel(op: str, operand_vt: str, res_vt: str | None = None) -> Callable:
+    """A function `(lhs, rhs) -> ndarray` where each side is a matrix or a scalar already cast to `operand_vt`.
+
+    Supports matrix op scalar, scalar op matrix, n x m op n x m, and rhs broadcasting (1 x m, n x 1); the result has
+    the matrix operand's shape and `res_vt`'s dtype. Other shapes raise `ewAdd: shape mismatch: lhs .., rhs ..`.
+    A matrix operand of another dtype is cast to `operand_vt` first (defensive; the compiler normally does it).
+    """
+    if op not in OP_NAMES:
+        raise DaphneRuntimeError(f"unknown element-wise binary operation '{op}'")
+    res_vt = res_vt or _default_result_vt(op, operand_vt)
+    key = (op, operand_vt, res_vt)
+    fn = _matrix_cache.get(key)
+    if fn is None:
+        fn = _matrix_cache[key] = _build_matrix(op, operand_vt, res_vt)
+    return fn
+
+
+def _build_matrix(op: str, vt: str, res_vt: str) -> Callable:
+    name = OP_NAMES[op]
+    dt = dtype_of(vt)
+    res_dt = dtype_of(res_vt)
+    core = _matrix_core(op, vt)
+    to_scalar = (lambda x: x) if vt == "str" else dt.type
+
+    def kernel(lhs, rhs):
+        lm = isinstance(lhs, np.ndarray)
+        rm = isinstance(rhs, np.ndarray)
+        if not (lm or rm):
+            raise DaphneRuntimeError(f"{name}: matrix kernel called with two scalars")
+        if lm and rm:
+            check_shapes(name, lhs, rhs)
+        a = (lhs if lhs.dtype == dt else cast_matrix(lhs, vt)) if lm else to_scalar(lhs)
+        b = (rhs if rhs.dtype == dt else cast_matrix(rhs, vt)) if rm else to_scalar(rhs)
+        with np.errstate(all="ignore"):
+            res = core(a, b)
+        if res.dtype != res_dt:
+            res = cast_matrix(res, res_vt)
+        return res
+
+    kernel.__name__ = f"{name}_{vt}_{res_vt}"
+    return kernel
+
+
+def _as_f64(x):
+    return x.astype(np.float64) if isinstance(x, np.ndarray) else np.float64(x)
+
+
+def _check_zero(b) -> None:
+    if np.any(b == 0):
+        raise DaphneRuntimeError("division by zero")
+
+
+def _trunc_div(a, b):
+    """C integer division on arrays: floor division corrected toward zero."""
+    _check_zero(b)
+    q = np.floor_divide(a, b)
+    if q.dtype.kind == "i":
+        fix = (q < 0) & (q * b != a)
+        q = q + fix.astype(q.dtype)
+    return q
+
+
+def _matrix_core(op: str, vt: str) -> Callable:
+    """Vectorised implementation returning an array (dtype fixed up by the caller)."""
+    if op in CMP_OPS:
+        return {"eq": np.equal, "neq": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+                "ge": np.greater_equal}[op]
+    if op == "min":
+        return lambda a, b: np.where(b < a, b, a)
+    if op == "max":
+        return lambda a, b: np.where(a < b, b, a)
+    if vt == "str":
+        if op in ("concat", "add"):
+            return np.add
+        raise _unsupported(op, vt)
+    if op == "concat":
+        raise _unsupported(op, vt)
+    if op in LOGICAL_OPS:
+        f = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}[op]
+        return lambda a, b: f(a != 0, b != 0)
+    if vt in FLOAT_VTS:
+        table = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "pow": np.power,
+                 "mod": np.fmod, "log": lambda a, b: np.log(a) / np.log(b)}
+        if op not in table:
+            raise _unsupported(op, vt)
+        return table[op]
+    if vt == "bool":
+        int_core = _int_core(op, "si64")
+        return lambda a, b: int_core(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
+    if vt in INT_VTS:
+        return _int_core(op, vt)
+    raise _unsupported(op, vt)
+
+
+def _int_core(op: str, vt: str) -> Callable:
+    """Integer matrix operations with C++ semantics (wrapping; pow/mod/log go through double)."""
+    if op in ("add", "sub", "mul", "bitwiseAnd"):
+        return {"add": np.add, "sub": np.subtract, "mul": np.multiply, "bitwiseAnd": np.bitwise_and}[op]
+    if op == "div":
+        return _trunc_div
+    if op == "pow":
+        return lambda a, b: float_array_to_int(np.power(_as_f64(a), _as_f64(b)), vt)
+    if op == "mod":
+        def mod(a, b):
+            _check_zero(b)
+            return float_array_to_int(np.fmod(_as_f64(a), _as_f64(b)), vt)
+        return mod
+    if op == "log":
+        return lambda a, b: np.log(_as_f64(a)) / np.log(_as_f64(b))
+    raise _unsupported(op, vt)

@@ -1,0 +1,153 @@
+"""Right and left indexing of matrices: `X[rows, cols]`, `X[[rowBits, colBits]]` and `X[rows, cols] = V`.
+
+A selector is one of
+- `None`: all rows/columns;
+- an `int` position (negative counts from the end);
+- a `(start, stop)` tuple of ints or None: the half-open range [start, stop), negative positions count from the end
+  (the caller floors float positions);
+- an n x 1 (or 1 x n) position matrix: unsorted, repeats allowed, float positions are floored.
+Out-of-bounds positions raise DaphneRuntimeError naming the offending position and the matrix shape. Results are
+always 2-D matrices (also 1x1) and never alias the input; `insert` is copy-on-write (returns a new matrix).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.errors import DaphneRuntimeError
+from runtime.values import cast_matrix, cast_scalar, vt_of
+
+Selector = None | int | tuple | np.ndarray
+
+_AXIS = ("row", "column")
+
+
+def _shape_txt(X: np.ndarray) -> str:
+    return f"{X.shape[0]}x{X.shape[1]}"
+
+
+def _normalize(name: str, sel: Selector, axis: int, X: np.ndarray) -> slice | np.ndarray:
+    """Turn a selector into a slice or an int64 position array, checking bounds."""
+    n = X.shape[axis]
+    if sel is None:
+        return slice(0, n)
+    if isinstance(sel, (bool, np.bool_)):
+        raise DaphneRuntimeError(f"{name}: a bool is not a valid {_AXIS[axis]} position")
+    if isinstance(sel, (int, np.integer)):
+        i = int(sel)
+        j = i + n if i < 0 else i
+        if not 0 <= j < n:
+            raise DaphneRuntimeError(
+                f"{name}: {_AXIS[axis]} index {i} is out of bounds for a matrix of shape {_shape_txt(X)}")
+        return slice(j, j + 1)
+    if isinstance(sel, tuple):
+        start, stop = sel
+        s = 0 if start is None else int(start)
+        e = n if stop is None else int(stop)
+        s2 = s + n if s < 0 else s
+        e2 = e + n if e < 0 else e
+        if not 0 <= s2 <= n:
+            raise DaphneRuntimeError(
+                f"{name}: {_AXIS[axis]} range start {s} is out of bounds for a matrix of shape {_shape_txt(X)}")
+        if not 0 <= e2 <= n:
+            raise DaphneRuntimeError(
+                f"{name}: {_AXIS[axis]} range end {e} is out of bounds for a matrix of shape {_shape_txt(X)}")
+        if s2 > e2:
+            raise DaphneRuntimeError(
+                f"{name}: {_AXIS[axis]} range {s}:{e} is empty-reversed (start > end) for a matrix of shape "
+                f"{_shape_txt(X)}")
+        return slice(s2, e2)
+    if isinstance(sel, np.ndarray):
+        return _positions(name, sel, axis, X)
+    raise DaphneRuntimeError(f"{name}: unsupported {_AXIS[axis]} selector of type {type(sel).__name__}")
+
+
+def _positions(name: str, sel: np.ndarray, axis: int, X: np.ndarray) -> np.ndarray:
+    """A position matrix as a flat int64 array (floats floored), bounds-checked."""
+    if sel.ndim == 2 and sel.shape[0] != 1 and sel.shape[1] != 1:
+        raise DaphneRuntimeError(
+            f"{name}: a {_AXIS[axis]} position list must be a single column (or row), got {_shape_txt(sel)}")
+    flat = sel.ravel()
+    if flat.dtype.kind == "f":
+        if np.isnan(flat).any():
+            raise DaphneRuntimeError(f"{name}: {_AXIS[axis]} position list contains NaN")
+        pos = np.floor(flat)
+    elif flat.dtype.kind in "iub":
+        pos = flat
+    else:
+        raise DaphneRuntimeError(f"{name}: {_AXIS[axis]} positions must be numbers, got {vt_of(sel)}")
+    n = X.shape[axis]
+    bad = (pos < 0) | (pos >= n)
+    if bad.any():
+        p = pos[np.flatnonzero(bad)[0]]
+        p = int(p) if abs(float(p)) < 2 ** 63 else p
+        raise DaphneRuntimeError(
+            f"{name}: {_AXIS[axis]} index {p} is out of bounds for a matrix of shape {_shape_txt(X)}")
+    return pos.astype(np.int64)
+
+
+def _select(X: np.ndarray, r, c) -> np.ndarray:
+    if isinstance(r, np.ndarray) and isinstance(c, np.ndarray):
+        return X[np.ix_(r, c)]
+    return X[r][:, c] if isinstance(r, np.ndarray) else X[r, c]
+
+
+def extract(X: np.ndarray, rows: Selector = None, cols: Selector = None) -> np.ndarray:
+    """`X[rows, cols]`: a new 2-D matrix (1x1 for two int positions)."""
+    r = _normalize("extract", rows, 0, X)
+    c = _normalize("extract", cols, 1, X)
+    return np.array(_select(X, r, c), copy=True, order="C")
+
+
+def insert(X: np.ndarray, rows: Selector, cols: Selector, value) -> np.ndarray:
+    """`X[rows, cols] = value` (copy-on-write): returns a NEW matrix; `value`'s shape must match the region.
+
+    A scalar `value` is broadcast over the region; the value is cast to X's value type.
+    """
+    r = _normalize("insert", rows, 0, X)
+    c = _normalize("insert", cols, 1, X)
+    nr = len(r) if isinstance(r, np.ndarray) else r.stop - r.start
+    nc = len(c) if isinstance(c, np.ndarray) else c.stop - c.start
+    vt = vt_of(X)
+    if isinstance(value, np.ndarray):
+        if value.shape != (nr, nc):
+            raise DaphneRuntimeError(
+                f"insert: shape mismatch: the indexed region is {nr}x{nc}, but the inserted matrix is "
+                f"{_shape_txt(value)}")
+        v = cast_matrix(value, vt)
+    else:
+        v = cast_scalar(value, vt)
+    res = X.copy(order="C")
+    if isinstance(r, np.ndarray) and isinstance(c, np.ndarray):
+        res[np.ix_(r, c)] = v
+    else:
+        res[r, c] = v
+    return res
+
+
+def _bits(name: str, bits: np.ndarray, n: int, axis: int, X: np.ndarray) -> np.ndarray:
+    """A 0/1 vector of length n as a boolean mask."""
+    if not isinstance(bits, np.ndarray):
+        raise DaphneRuntimeError(f"{name}: the selection must be a 0/1 matrix")
+    flat = bits.ravel()
+    if bits.ndim != 2 or (bits.shape[0] != 1 and bits.shape[1] != 1) or flat.size != n:
+        raise DaphneRuntimeError(
+            f"{name}: the bit vector ({_shape_txt(bits)}) must have one entry per {_AXIS[axis]} of the matrix "
+            f"({_shape_txt(X)})")
+    if flat.dtype == object:
+        raise DaphneRuntimeError(f"{name}: the bit vector must be numeric")
+    ok = (flat == 0) | (flat == 1)
+    if not ok.all():
+        bad = flat[np.flatnonzero(~ok)[0]]
+        raise DaphneRuntimeError(f"{name}: the bit vector must contain only 0 and 1, found {bad}")
+    return flat != 0
+
+
+def filter_rows(X: np.ndarray, bits: np.ndarray) -> np.ndarray:
+    """`X[[bits, ]]`: the rows whose bit is 1, in order."""
+    return np.ascontiguousarray(X[_bits("filterRow", bits, X.shape[0], 0, X)])
+
+
+def filter_cols(X: np.ndarray, bits: np.ndarray) -> np.ndarray:
+    """`X[[, bits]]`: the columns whose bit is 1, in order."""
+    return np.ascontiguousarray(X[:, _bits("filterCol", bits, X.shape[1], 1, X)])

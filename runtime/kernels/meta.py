@@ -1,0 +1,34 @@
+"""Matrix/frame dimensions (`nrow ncol ncell`, size type) and `as.scalar(X)`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.errors import DaphneRuntimeError
+from runtime.frame import Frame
+
+
+def nrow(X: np.ndarray | Frame) -> int:
+    """Number of rows (index/size_t scalar)."""
+    return X.nrow if isinstance(X, Frame) else X.shape[0]
+
+
+def ncol(X: np.ndarray | Frame) -> int:
+    """Number of columns (index/size_t scalar)."""
+    return X.ncol if isinstance(X, Frame) else X.shape[1]
+
+
+def ncell(X: np.ndarray | Frame) -> int:
+    """Number of cells, rows * cols (index/size_t scalar)."""
+    return X.nrow * X.ncol if isinstance(X, Frame) else X.shape[0] * X.shape[1]
+
+
+def as_scalar(X: np.ndarray):
+    """`as.scalar(X)`: the only element of a 1x1 matrix as a Python scalar of the matrix's value type."""
+    if not isinstance(X, np.ndarray):
+        return X  # already a scalar
+    r, c = X.shape
+    if r != 1 or c != 1:
+        raise DaphneRuntimeError(f"as.scalar: the matrix must have exactly one element (1x1), but it is {r}x{c}")
+    v = X[0, 0]
+    return v.item() if isinstance(v, np.generic) else v

@@ -1,0 +1,27 @@
+"""Small builtins without a better home: `stop([message])`, `typeOf(x)`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.errors import DaphneRuntimeError
+from runtime.values import cpp_name, vt_of
+
+
+def stop(message: str = "") -> None:
+    """`stop([message])`: abort the script; DAPHNE's Stop.h throws "system stopped: <message>"."""
+    raise DaphneRuntimeError(f"system stopped: {message}")
+
+
+def type_of(x: object) -> str:
+    """`typeOf(x)`: the C++ type name of a scalar (`double`, `int64_t`, ...), or a data object's print header
+    (`DenseMatrix(2x3, double)`, `Frame(...)`), as DAPHNE's TypeOf kernel names runtime types."""
+    if isinstance(x, np.ndarray):
+        return f"DenseMatrix({x.shape[0]}x{x.shape[1]}, {cpp_name(vt_of(x))})"
+    if isinstance(x, str):
+        return "const char*"
+    from runtime.printing import format_obj
+
+    if not isinstance(x, (bool, int, float)):
+        return format_obj(x).split("\n", 1)[0]
+    return cpp_name(vt_of(x))

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Set up .venv at the repo root (if missing), install daphnec into it with the test extras, and run every test:
+# pytest (tests/) and lit (tests/lit). Fails if either fails; pytest collecting no test (exit 5) is a failure.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PYTHON="${PYTHON:-python3}"
+VENV=.venv
+
+if [ ! -x "$VENV/bin/python" ]; then
+    if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+        echo "run_all.sh: $PYTHON is older than Python 3.11; set PYTHON=/path/to/python3.11" >&2
+        exit 1
+    fi
+    echo "run_all.sh: creating $VENV"
+    "$PYTHON" -m venv "$VENV"
+fi
+
+# Re-install only when pyproject.toml changed since the last install (an editable install sees code changes).
+stamp="$VENV/.daphnec-installed"
+want="$("$VENV/bin/python" -c 'import hashlib,sys; print(hashlib.sha256(open("pyproject.toml","rb").read()).hexdigest())')"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || [ ! -x "$VENV/bin/daphnec" ]; then
+    echo "run_all.sh: installing daphnec into $VENV"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e '.[test]'
+    echo "$want" > "$stamp"
+fi
+
+status=0
+
+echo "run_all.sh: pytest"
+"$VENV/bin/python" -m pytest -q || status=$?
+
+if find tests/lit \( -name Output -prune \) -o \( -type f \( -name '*.daph' -o -name '*.mlir' \) -print \) \
+        | grep -q .; then
+    echo "run_all.sh: lit"
+    "$VENV/bin/lit" -sv tests/lit || { rc=$?; [ "$status" -ne 0 ] || status=$rc; }
+else
+    echo "run_all.sh: no lit tests in tests/lit"
+fi
+
+if [ "$status" -ne 0 ]; then
+    echo "run_all.sh: FAILED (exit $status)" >&2
+fi
+exit "$status"

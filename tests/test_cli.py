@@ -1,0 +1,550 @@
+"""The daphnec command line, run as a real subprocess: exit codes and messages (DAPHNE's StatusCode).
+
+0 success, 1 command line / config / script argument / parse error, 2 compile error, 3 execution error.
+Also unit tests of the JSON user config (`runtime/config.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+HELLO = "examples/hello.daph"
+MISSING = "no/such/script.daph"
+
+
+def run(*args: str, cwd: Path = REPO, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return subprocess.run(
+        [sys.executable, "-m", "tools.daphnec", *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def write_config(tmp_path: Path, content: str | dict) -> str:
+    p = tmp_path / "cfg.json"
+    p.write_text(content if isinstance(content, str) else json.dumps(content))
+    return str(p)
+
+
+# --- version and help ----------------------------------------------------------------------------------------------
+
+
+def test_version():
+    r = run("--version")
+    assert r.returncode == 0
+    assert r.stdout == "daphnec 0.1.0\n"
+    assert r.stderr == ""
+
+
+def test_version_matches_pyproject():
+    meta = tomllib.loads((REPO / "pyproject.toml").read_text())
+    r = run("--version")
+    assert r.stdout.strip() == f"daphnec {meta['project']['version']}"
+
+
+def test_console_script_version():
+    exe = Path(sys.executable).parent / "daphnec"
+    found = str(exe) if exe.exists() else shutil.which("daphnec")
+    if not found:
+        pytest.skip("daphnec is not installed as a console script in this environment")
+    r = subprocess.run([found, "--version"], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+    assert r.returncode == 0
+    assert r.stdout == "daphnec 0.1.0\n"
+
+
+def test_help_groups_and_options():
+    r = run("--help")
+    assert r.returncode == 0
+    assert r.stderr == ""
+    out = r.stdout
+    assert "USAGE: daphnec [options] script [arguments]" in out
+    for group in (
+        "General options:",
+        "Compiler options:",
+        "Scheduling options (vectorized engine):",
+        "Distributed options:",
+        "Debugging options:",
+    ):
+        assert group in out
+    # groups appear in this order
+    positions = [out.index(g) for g in ("General", "Compiler", "Scheduling", "Distributed", "Debugging")]
+    assert positions == sorted(positions)
+    for opt in (
+        "--vec",
+        "--vec-restricted",
+        "--num-threads=<int>",
+        "--grain-size=<int>",
+        "--phy-batch-size=<bytes>",
+        "--partitioning=<value>",
+        "--queue_layout=<value>",
+        "--victim_selection=<value>",
+        "--pin-workers",
+        "--hyperthreading",
+        "--pre-partition",
+        "--debug-mt",
+        "--select-matrix-repr",
+        "--select-matrix-representations",
+        "--timing",
+        "--explain=<value>",
+        "--distributed",
+        "--dist_backend=<value>",
+        "--max-distr-chunk-size=<bytes>",
+        "--args=",
+        "--config=<filename>",
+        "--version",
+        "--statistics",
+        "--no-obj-ref-mgnt",
+        "--no-ipa-const-propa",
+        "--no-phy-op-selection",
+        "--columnar",
+        "--cuda",
+        "--codegen",
+        "--libdir",
+        "--debug",
+        "--no-kernel-cache",
+    ):
+        assert opt in out, opt
+    for value in ("=STATIC", "=AUTO", "=ADAPTIVE", "=PERCPU", "=RANDOMPRI", "=sync-gRPC", "=property_inference"):
+        assert value in out, value
+    assert "takes effect with the vectorized engine" in out
+
+
+def test_help_short_and_single_dash():
+    assert run("-h").stdout == run("--help").stdout
+    assert run("-help").returncode == 0
+
+
+def test_help_is_fast_and_does_not_import_compiler():
+    # --help must not import the compiler (nor numpy, xDSL or lark): checked in a fresh interpreter
+    code = (
+        "import sys, tools.daphnec as d; d.main(['--help']);"
+        "bad = [m for m in ('numpy', 'xdsl', 'tools.driver', 'compiler.driver', 'lark') if m in sys.modules];"
+        "sys.exit(1 if bad else 0)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+
+
+# --- command-line errors (exit 1) --------------------------------------------------------------------------------
+
+
+def test_no_script():
+    r = run()
+    assert r.returncode == 1
+    assert "Not enough positional command line arguments specified!" in r.stderr
+
+
+def test_unknown_option():
+    r = run("--foo", HELLO)
+    assert r.returncode == 1
+    assert "daphnec: Unknown command line argument '--foo'.  Try: 'daphnec --help'" in r.stderr
+
+
+def test_unknown_option_suggestion():
+    r = run("--vecc", HELLO)
+    assert r.returncode == 1
+    assert "Did you mean '--vec'?" in r.stderr
+
+
+@pytest.mark.parametrize(
+    "option,valid",
+    [
+        ("--partitioning", "STATIC, SS, GSS, TSS, FAC2, TFSS, FISS, VISS, PLS, MSTATIC, MFSC, PSS, AUTO, ADAPTIVE"),
+        ("--queue_layout", "CENTRALIZED, PERGROUP, PERCPU"),
+        ("--victim_selection", "SEQ, SEQPRI, RANDOM, RANDOMPRI"),
+        ("--dist_backend", "MPI, sync-gRPC, async-gRPC"),
+    ],
+)
+def test_bad_enum_value_lists_valid_values(option, valid):
+    r = run(f"{option}=BOGUS", HELLO)
+    assert r.returncode == 1
+    assert f"for the {option} option: Cannot find option named 'BOGUS'! (valid values: {valid})" in r.stderr
+
+
+def test_enum_value_space_separated_form():
+    r = run("--partitioning", "bogus", HELLO)
+    assert r.returncode == 1
+    assert "Cannot find option named 'bogus'" in r.stderr
+    # enum values are case-sensitive, as in DAPHNE
+    r = run("--partitioning=gss", HELLO)
+    assert r.returncode == 1
+
+
+def test_bad_integer_value():
+    r = run("--num-threads=abc", HELLO)
+    assert r.returncode == 1
+    assert "for the --num-threads option: 'abc' value invalid for integer argument!" in r.stderr
+
+
+def test_negative_unsigned_value():
+    r = run("--max-distr-chunk-size=-1", HELLO)
+    assert r.returncode == 1
+    assert "value invalid for uint argument!" in r.stderr
+
+
+def test_missing_option_value():
+    r = run("--num-threads")
+    assert r.returncode == 1
+    assert "for the --num-threads option: requires a value!" in r.stderr
+
+
+def test_bad_boolean_flag_value():
+    r = run("--vec=maybe", HELLO)
+    assert r.returncode == 1
+    assert "'maybe' is invalid value for boolean argument! Try 0 or 1" in r.stderr
+
+
+def test_option_given_twice():
+    r = run("--vec", "--vec", HELLO)
+    assert r.returncode == 1
+    assert "for the --vec option: may only occur zero or one times!" in r.stderr
+
+
+def test_single_dash_option_is_parsed():
+    r = run("-partitioning=BOGUS", HELLO)
+    assert r.returncode == 1
+    assert "for the --partitioning option" in r.stderr
+
+
+# --- --explain ---------------------------------------------------------------------------------------------------
+
+
+def test_explain_unknown_value():
+    r = run("--explain=bogus", HELLO)
+    assert r.returncode == 1
+    assert "for the --explain option: Cannot find option named 'bogus'!" in r.stderr
+    assert "parsing, parsing_simplified, sql, property_inference" in r.stderr
+
+
+def test_explain_one_bad_value_in_list():
+    r = run("--explain=parsing,kernelz", HELLO)
+    assert r.returncode == 1
+    assert "Cannot find option named 'kernelz'" in r.stderr
+
+
+def test_explain_valid_values_pass_validation():
+    # every valid value passes option parsing; the run then stops at the missing script (exit 1, no option error)
+    values = (
+        "parsing,parsing_simplified,sql,property_inference,columnar,select_matrix_repr,transfer_data_props,"
+        "phy_op_selection,type_adaptation,vectorized,obj_ref_mgnt,codegen,kernels,llvm,"
+        "mlir_codegen_sparsity_exploiting_op_fusion,mlir_codegen_daphneir_to_mlir,mlir_codegen_mlir_specific"
+    )
+    r = run(f"--explain={values}", "--explain", "mlir_codegen", MISSING)
+    assert r.returncode == 1
+    assert "option" not in r.stderr
+    assert f"could not open file '{MISSING}'" in r.stderr
+
+
+# --- script arguments ------------------------------------------------------------------------------------------------
+
+
+def test_option_after_script_is_a_script_argument():
+    r = run(HELLO, "--vec")
+    assert r.returncode == 1
+    assert "script arguments must be specified as name=value, but found '--vec'" in r.stderr
+
+
+def test_duplicate_script_argument():
+    r = run(HELLO, "x=1", "x=2")
+    assert r.returncode == 1
+    assert "script argument: 'x' was provided more than once" in r.stderr
+
+
+def test_duplicate_between_args_option_and_positional():
+    r = run("--args", "y=1,x=1", HELLO, "x=2")
+    assert r.returncode == 1
+    assert "script argument: 'x' was provided more than once" in r.stderr
+
+
+def test_malformed_args_option():
+    r = run("--args=x", HELLO)
+    assert r.returncode == 1
+    assert "script arguments must be specified as name=value, but found 'x'" in r.stderr
+
+
+def test_empty_script_argument_name():
+    r = run(HELLO, "=3")
+    assert r.returncode == 1
+    assert "script argument '=3' has an empty name" in r.stderr
+
+
+def test_script_argument_name_not_identifier():
+    r = run(HELLO, "1x=3")
+    assert r.returncode == 1
+    assert "script argument name '1x' in '1x=3' is not a valid identifier" in r.stderr
+
+
+def test_script_argument_value_may_contain_equals_sign():
+    # only the first `=` splits; the run then fails only because the script does not exist
+    r = run(MISSING, "s=a=b")
+    assert r.returncode == 1
+    assert "script argument" not in r.stderr
+
+
+# --- script file ---------------------------------------------------------------------------------------------------
+
+
+def test_missing_script_file():
+    r = run(MISSING)
+    assert r.returncode == 1
+    assert r.stderr.strip() == f"error: could not open file '{MISSING}' for parsing: No such file or directory"
+    assert r.stdout == ""
+
+
+def test_double_dash_ends_options():
+    r = run("--", "--vec")
+    assert r.returncode == 1
+    assert "could not open file '--vec' for parsing" in r.stderr
+
+
+# --- user config ---------------------------------------------------------------------------------------------------
+
+
+def test_config_unknown_key(tmp_path):
+    cfg = write_config(tmp_path, {"use_vectorized_exec": True, "foo": 1})
+    r = run(f"--config={cfg}", HELLO)
+    assert r.returncode == 1
+    assert f"error: while reading user config: Unexpected key 'foo' in '{cfg}' file" in r.stderr
+
+
+def test_config_bad_json(tmp_path):
+    cfg = write_config(tmp_path, '{"use_vectorized_exec": true,,}')
+    r = run("--config", cfg, HELLO)  # space-separated form
+    assert r.returncode == 1
+    assert "error: while reading user config: parse error at line 1" in r.stderr
+
+
+def test_config_auto_partitioning_rejected(tmp_path):
+    cfg = write_config(tmp_path, {"taskPartitioningScheme": "AUTO"})
+    r = run(f"--config={cfg}", HELLO)
+    assert r.returncode == 1
+    assert 'Invalid value for enum "SelfSchedulingScheme": "AUTO"' in r.stderr
+
+
+def test_config_wrong_type(tmp_path):
+    cfg = write_config(tmp_path, {"use_vectorized_exec": "yes"})
+    r = run(f"--config={cfg}", HELLO)
+    assert r.returncode == 1
+    assert "config key 'use_vectorized_exec': type must be boolean, but is string" in r.stderr
+
+
+def test_config_valid_file_then_missing_script(tmp_path):
+    cfg = write_config(tmp_path, {"numberOfThreads": 2, "taskPartitioningScheme": "GSS", "explain_parsing": False})
+    r = run(f"--config={cfg}", MISSING)
+    assert r.returncode == 1
+    assert "config" not in r.stderr
+
+
+def test_nonexistent_config_is_ignored():
+    r = run("--config=/nonexistent/daphnec-config.json", MISSING)
+    assert r.returncode == 1
+    assert "config" not in r.stderr
+    assert f"could not open file '{MISSING}'" in r.stderr
+
+
+# --- unsupported options -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("flag", ["--cuda", "--codegen", "--mlir-codegen", "--fpgaopencl"])
+def test_never_supported_options_warn(flag):
+    r = run(flag, MISSING)
+    assert r.returncode == 1
+    warnings = [line for line in r.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1
+    assert warnings[0].startswith("daphnec: warning: --")
+
+
+def test_accepted_options_do_not_warn():
+    r = run(
+        "--vec",
+        "--vec-restricted",
+        "--num-threads=2",
+        "--grain-size",
+        "4",
+        "--phy-batch-size=4096",
+        "--partitioning=AUTO",
+        "--queue_layout=PERCPU",
+        "--victim_selection=SEQPRI",
+        "--pin-workers",
+        "--hyperthreading",
+        "--pre-partition",
+        "--debug-mt",
+        "--select-matrix-representations",
+        "--timing",
+        "--distributed",
+        "--dist_backend=MPI",
+        "--max-distr-chunk-size=1024",
+        "--statistics",
+        "--no-obj-ref-mgnt",
+        "--no-ipa-const-propa",
+        "--no-phy-op-selection",
+        "--columnar",
+        "--libdir=/tmp",
+        "--debug",
+        "--no-kernel-cache",
+        MISSING,
+    )
+    assert r.returncode == 1
+    assert "warning" not in r.stderr
+    assert r.stderr.strip().startswith("error: could not open file")
+
+
+# --- end to end (needs the compiler driver) ------------------------------------------------------------------------
+
+
+def test_hello_end_to_end():
+    r = run(HELLO)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == "Hello, DAPHNE!"
+
+
+# --- in-process: config parsing and CLI helpers ---------------------------------------------------------------------
+
+
+def test_config_defaults():
+    from runtime.config import DaphneConfig
+
+    c = DaphneConfig()
+    assert c.use_vectorized_exec is False
+    assert c.taskPartitioningScheme == "STATIC"
+    assert c.numberOfThreads == -1
+    assert c.minimumTaskSize == 1
+    assert c.phyBatchSize == 98304
+    assert c.sparsity_threshold == 0.25
+    assert c.queueSetupScheme == "CENTRALIZED"
+    assert c.victimSelection == "SEQ"
+    assert c.distributedBackEndSetup == "MPI"
+    assert c.max_distr_chunk_size == 2**31 - 1 - 1024
+    assert c.use_obj_ref_mgnt and c.use_ipa_const_propa and c.use_phy_op_selection
+    assert c.explain == [] and c.args == {}
+
+
+def test_config_aliases():
+    from runtime.config import DaphneConfig
+
+    c = DaphneConfig()
+    c.grain_size = 0
+    assert c.minimumTaskSize == 0 and c.grain_size == 1  # <= 0 acts as 1
+    c.num_threads = 3
+    assert c.numberOfThreads == 3
+    c.vec_restricted = True
+    assert c.use_vectorized_restricted
+    assert c.queue_layout == "CENTRALIZED" and c.dist_backend == "MPI"
+
+
+def test_config_full_file(tmp_path):
+    from runtime.config import load_user_config
+
+    path = write_config(
+        tmp_path,
+        {
+            "use_vectorized_exec": True,
+            "numberOfThreads": 4,
+            "minimumTaskSize": 2.9,
+            "phyBatchSize": 1024,
+            "taskPartitioningScheme": "FAC2",
+            "sparsity_threshold": 0.5,
+            "explain_parsing": True,
+            "explain_kernels": True,
+            "explain_mlir_codegen": True,
+            "daphnedsl_import_paths": {"default_dirs": ["lib"], "alg": ["a", "b"]},
+            "logging": [
+                {"log-level-limit": "INFO"},
+                {"name": "default", "filename": "f", "level": "warn", "format": "%v"},
+            ],
+            "libdir": "/x",
+        },
+    )
+    c = load_user_config(path)
+    assert c.use_vectorized_exec and c.numberOfThreads == 4 and c.minimumTaskSize == 2
+    assert c.phyBatchSize == 1024 and c.taskPartitioningScheme == "FAC2" and c.sparsity_threshold == 0.5
+    assert c.explain == ["parsing", "codegen", "kernels"]  # pipeline order
+    assert c.explains("mlir_codegen")
+    assert c.daphnedsl_import_paths == {"default_dirs": ["lib"], "alg": ["a", "b"]}
+    assert c.log_level_limit == "info" and c.logging[0]["name"] == "default"
+    assert c.libdir == "/x"
+
+
+@pytest.mark.parametrize(
+    "content,fragment",
+    [
+        ({"numberOfThreads": "4"}, "config key 'numberOfThreads': type must be number, but is string"),
+        ({"daphnedsl_import_paths": {"a": "dir"}}, "type must be array, but is string"),
+        ({"taskPartitioningScheme": "static"}, "Invalid value for enum"),
+        ({"taskPartitioningScheme": 1}, "Invalid value for enum"),
+        ({"logging": [{"name": "x"}]}, "key 'filename' not found"),
+        ([1, 2], "must be a JSON object"),
+        ("", "parse error at line 1, column 1"),
+        ('{"sparsity_threshold": NaN}', "parse error"),
+    ],
+)
+def test_config_errors_in_process(tmp_path, content, fragment):
+    from runtime.config import ConfigError, load_user_config
+
+    path = write_config(tmp_path, content if isinstance(content, str) else json.dumps(content))
+    with pytest.raises(ConfigError) as e:
+        load_user_config(path)
+    assert fragment in e.value.message
+
+
+def test_cli_enums_agree_with_config_module():
+    import runtime.config as rc
+    import tools.daphnec as cli
+
+    assert cli.EXPLAIN_VALUES == rc.EXPLAIN_VALUES
+    assert cli.EXPLAIN_ALIASES == rc.EXPLAIN_ALIASES
+    assert cli.PARTITIONING_SCHEMES == rc.PARTITIONING_SCHEMES
+    assert cli.QUEUE_LAYOUTS == rc.QUEUE_LAYOUTS
+    assert cli.VICTIM_SELECTIONS == rc.VICTIM_SELECTIONS
+    assert cli.DIST_BACKENDS == rc.DIST_BACKENDS
+    assert "AUTO" not in rc.CONFIG_PARTITIONING_SCHEMES
+
+
+def test_cli_flags_overwrite_config_file(tmp_path):
+    import tools.daphnec as cli
+
+    path = write_config(
+        tmp_path,
+        {
+            "use_vectorized_exec": True,
+            "numberOfThreads": 7,
+            "minimumTaskSize": 5,
+            "taskPartitioningScheme": "GSS",
+            "explain_sql": True,
+        },
+    )
+    # DAPHNE: vec/partitioning/grain size are overwritten by the CLI defaults; numberOfThreads only if given
+    c = cli.build_config(cli.parse_command_line([f"--config={path}", "--explain=llvm", "s.daph"]))
+    assert c.use_vectorized_exec is False
+    assert c.taskPartitioningScheme == "STATIC" and c.minimumTaskSize == 1
+    assert c.numberOfThreads == 7
+    assert c.explain == ["sql", "llvm"]
+    c = cli.build_config(cli.parse_command_line([f"--config={path}", "--num-threads", "3", "--vec", "s.daph"]))
+    assert c.numberOfThreads == 3 and c.use_vectorized_exec is True
+
+
+def test_timing_json_format():
+    import tools.daphnec as cli
+
+    line = cli.timing_json(0.0123456789, 1.5e-05, 2.0, 1234567.0, 0.1)
+    assert line == (
+        '{"startup_seconds": 0.0123457, "parsing_seconds": 1.5e-05, "compilation_seconds": 2, '
+        '"execution_seconds": 1.23457e+06, "total_seconds": 0.1}'
+    )
+    assert re.fullmatch(r"\{.*\}", line)

@@ -1,0 +1,110 @@
+"""Bad input: every case must end with DAPHNE's exit code (1 parse, 2 compile, 3 execution), a single-line
+`file:line:col: error: ...` message on stderr naming the problem, and no Python traceback."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# (name, script, exit code, "line:col" or None, message fragment)
+CASES: list[tuple[str, str, int, str | None, str]] = [
+    # --- parse errors (exit 1) ---
+    ("unclosed_call", "print(1", 1, "1:8", "unexpected end of file"),
+    ("missing_rhs", "x = ;", 1, "1:5", "syntax error"),
+    ("undefined_variable", "print(y);", 1, "1:7", "variable 'y' is used before it is assigned"),
+    ("unknown_function", "foo(1);", 1, "1:1", "unknown function 'foo'"),
+    ("print_no_args", "print();", 1, "1:1", "built-in function 'print' expects 1 to 3 argument(s)"),
+    ("seq_one_arg", "x = seq(1);", 1, "1:5", "built-in function 'seq' expects 2 to 3 argument(s)"),
+    ("seq_four_args", "x = seq(1, 2, 3, 4);", 1, "1:5", "but got 4"),
+    ("rand_three_args", "x = rand(1, 2, 3);", 1, "1:5", "built-in function 'rand' expects 6 argument(s)"),
+    ("fill_two_args", "print(fill(1, 2));", 1, "1:7", "built-in function 'fill' expects 3 argument(s)"),
+    ("print_four_args", "print(1, true, false, 4);", 1, "1:1", "but got 4"),
+    ("unknown_keyword", "x = seq(1, 5, step=2);", 1, "1:5", "has no parameter 'step'"),
+    ("missing_script_arg", "print($x);", 1, "1:7", "script argument 'x' is used but not given"),
+    ("udf_too_many_args", "def f(a) { return a; }\nprint(f(1, 2));", 1, "2:7", "function 'f' expects 1 argument(s)"),
+    ("udf_unknown_keyword", "def f(a) { return a; }\nprint(f(b=1));", 1, "2:7", "function 'f' has no parameter 'b'"),
+    ("udf_missing_arg", "def f(a, b) { return a; }\nprint(f(1));", 1, "2:7", "missing: b"),
+    ("loop_variable_assigned", "for (i in 1:3) {\n  i = 2;\n}", 1, "2:3", "loop variable 'i' cannot be assigned"),
+    ("unterminated_string", 'print("abc);', 1, "1:7", "unterminated string"),
+    ("float_without_digits", "x = 1.;", 1, "1:5", ""),
+    ("multi_assign_non_call", "a, b = 5;", 1, "1:8", "the right side is not a function call"),
+    ("multi_assign_count", "def f() { return 1; }\na, b = f();", 1, "2:8", "returns 1 value(s)"),
+    ("missing_return", "def f() -> si64 { print(1); }\nprint(f());", 1, "1:1", "does not return a value on every path"),
+    ("return_at_top_level", "return 1;", 1, "1:1", "return outside of a function"),
+    ("nested_function", "if (true) { def g() { return 1; } }", 1, "1:13", "functions can only be defined at the top level"),
+    ("aggregation_axis", "X = fill(1, 2, 2);\nprint(sum(X, 2));", 1, "2:7", "axis of an aggregation"),
+    ("left_index_unassigned", "X[0, 0] = 1;", 1, "1:1", "indexed on the left side before it is assigned"),
+    ("missing_import", 'import "nonexistent.daph";', 1, "1:1", "cannot find imported file 'nonexistent.daph'"),
+    ("bad_character", "print(1 $ 2);", 1, "1:9", ""),
+    ("matrix_literal_shape", "print([1, 2, 3](2, 2));", 1, "1:7", "cannot have shape 2x2"),
+    ("return_in_loop", "def f() { while (true) { return 1; } }\nprint(f());", 1, "1:11", "return inside a loop"),
+    ("duplicate_function", "def f() { return 1; }\ndef f() { return 2; }", 1, "2:1", "defined more than once"),
+    ("int_literal_too_large", "print(9223372036854775808);", 1, "1:7", ""),
+    # --- compile errors (exit 2) ---
+    ("constant_int_division_by_zero", "x = 5 / 0;\nprint(x);", 2, "1:5", "integer division by zero"),
+    ("constant_int_modulo_by_zero", "print(5 % 0);", 2, "1:7", "integer modulo by zero"),
+    ("matmul_shape", "print([1, 2] @ [3, 4]);", 2, "1:7", "shape mismatch: lhs 2x1, rhs 2x1"),
+    ("ew_shape", "print([1, 2, 3] + [1, 2]);", 2, "1:7", "shape mismatch: lhs 3x1, rhs 2x1"),
+    ("scalar_matrix_merge", "x = 1;\nif (true) { x = [1]; }\nprint(x);", 2, "2:1", "on one path and a"),
+    ("string_times_int", 'print("a" * 2);', 2, "1:7", "not supported"),
+    ("minus_string", 'print(-"a");', 2, "1:7", "not supported"),
+    ("transpose_scalar", "print(t(1));", 2, "1:7", "must be a matrix"),
+    # --- execution errors (exit 3) ---
+    ("stop_with_message", 'print(1);\nstop("boom");', 3, "2:1", "boom"),
+    ("index_out_of_bounds", "X = fill(1.0, 2, 2);\nprint(X[5, 0]);", 3, "2:7", ""),
+    ("reshape_mismatch", "print(reshape(seq(1, 6), 4, 2));", 3, "1:7", ""),
+    ("parse_str_as_int", 'n = as.si64("abc");\nprint(n);', 3, "1:5", ""),
+    ("runtime_division_by_zero", "x = aggMin(fill(0, 2, 2));\nprint(5 / x);", 3, "2:7", "division by zero"),
+    ("seq_zero_step", "print(seq(1, 5, 0));", 3, "1:7", ""),
+    ("rand_min_gt_max", "print(rand(2, 2, 5, 1, 1.0, 1));", 3, "1:7", ""),
+    ("rand_bad_sparsity", "print(rand(2, 2, 0.0, 1.0, 1.5, 1));", 3, "1:7", ""),
+    ("as_scalar_not_1x1", "print(as.scalar(fill(1, 2, 2)));", 3, "1:7", ""),
+    (
+        "matmul_shape_runtime",
+        "def mm(A: matrix<f64>, B: matrix<f64>) -> matrix<f64> { return A @ B; }\nprint(mm(fill(1.0, 2, 3), fill(1.0, 2, 3)));",
+        3,
+        "1:64",
+        "2x3",
+    ),
+    ("insert_out_of_bounds", "X = fill(1, 2, 2);\nX[0:3, 0] = fill(1, 3, 1);\nprint(X);", 3, "2:1", ""),
+    ("infinite_recursion", "def f(n) { return f(n + 1); }\nprint(f(0));", 3, None, "recursion"),
+]
+
+
+def _run(tmp_path: Path, source: str, *args: str) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "bad.daph"
+    script.write_text(source)
+    return subprocess.run(
+        [sys.executable, "-m", "tools.daphnec", *args, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+
+
+def test_there_are_many_bad_input_cases() -> None:
+    assert len(CASES) >= 40
+
+
+@pytest.mark.parametrize(("name", "source", "code", "where", "fragment"), CASES, ids=[c[0] for c in CASES])
+def test_bad_input(tmp_path: Path, name: str, source: str, code: int, where: str | None, fragment: str) -> None:
+    res = _run(tmp_path, source)
+    err = res.stderr
+    assert res.returncode == code, err
+    assert "Traceback" not in err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    prefix = re.escape(str(tmp_path / "bad.daph")) + (":" + re.escape(where) if where else r"(:\d+:\d+)?")
+    assert re.match(prefix + r": error: ", lines[0]), lines[0]
+    assert fragment in lines[0]
+
+
+def test_debug_flag_shows_traceback(tmp_path: Path) -> None:
+    res = _run(tmp_path, 'stop("boom");', "--debug")
+    assert res.returncode == 3
+    assert "Traceback" in res.stderr

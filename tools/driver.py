@@ -1,0 +1,56 @@
+"""The compile-and-run driver behind `daphnec`: parse -> IR -> pass pipeline -> host code -> run.
+
+It lives in `tools/` because it is the one place that joins the frontend, the compiler and the runtime.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import ModuleOp
+
+from dialects import make_context
+from runtime.config import DaphneConfig
+
+
+@dataclass
+class Program:
+    """A compiled script: its final IR and the generated host program."""
+
+    module: ModuleOp
+    host: object
+
+    def run(self) -> None:
+        self.host.run()  # type: ignore[attr-defined]
+
+
+def import_paths(config: DaphneConfig) -> list[str]:
+    """Directories searched for `import` after the importing script's own folder (`daphnedsl_import_paths`)."""
+    dirs: list[str] = []
+    for key, paths in config.daphnedsl_import_paths.items():
+        dirs.extend(paths if key == "default_dirs" else [])
+    return dirs
+
+
+def parse_to_ir(path: str, script_args: dict[str, str], config: DaphneConfig) -> ModuleOp:
+    """The IR right after parsing (DAPHNE's `parsing` stage)."""
+    from frontend.ir_builder import build_module
+    from frontend.parser import parse_file
+
+    return build_module(parse_file(path), path, script_args, import_paths(config))
+
+
+def compile_script(path: str, script_args: dict[str, str], config: DaphneConfig, timings: dict[str, float]) -> Program:
+    """Parse, optimise and generate host code; raises `DaphneError` (code 1 parse, 2 compile)."""
+    from compiler.host_codegen import generate_host
+    from compiler.pipeline import PassManager
+
+    t0 = time.perf_counter()
+    module = parse_to_ir(path, script_args, config)
+    t1 = time.perf_counter()
+    timings["parsing_seconds"] = t1 - t0
+    PassManager(make_context(), explain=frozenset(config.explain)).run_stages(module)
+    host = generate_host(module)
+    timings["compilation_seconds"] = time.perf_counter() - t1
+    return Program(module, host)
