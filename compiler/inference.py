@@ -128,7 +128,7 @@ class Inference:
             return self.specializations[key]
         self.counter += 1
         spec = callee.clone()
-        spec.sym_name = StringAttr(f"{callee.sym_name.data}-{self.counter}")
+        spec.sym_name = StringAttr(f"{callee.sym_name.data}.{self.counter}")
         for a, t in zip(spec.body.block.args, arg_types):
             set_type(a, t)
         spec.function_type = FunctionType.from_lists(list(arg_types), list(callee.function_type.outputs.data))
