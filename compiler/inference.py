@@ -9,7 +9,9 @@ Unknown is the bottom of the type lattice).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import importlib
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, SymbolRefAttr, UnitAttr
@@ -22,6 +24,26 @@ from dialects.locations import MERGE_CAST, loc_of
 
 
 _MAX_ROUNDS = 16
+
+TYPE_HOOKS: dict[type, Callable[[Operation], tuple[Attribute, ...]]] = {}
+"""Inference that needs the compiler's view of the world (e.g. a `.meta` file read at compile time) instead of
+the op's own `infer()`; registered with `@infers(OpClass)` by `compiler/infer_*.py` modules."""
+_HOOK_MODULES = ("compiler.infer_io",)
+
+
+def infers(*op_classes: type) -> Callable[[Callable[[Operation], tuple[Attribute, ...]]], Callable[[Operation], tuple[Attribute, ...]]]:
+    def register(fn: Callable[[Operation], tuple[Attribute, ...]]) -> Callable[[Operation], tuple[Attribute, ...]]:
+        for cls in op_classes:
+            TYPE_HOOKS[cls] = fn
+        return fn
+
+    return register
+
+
+@functools.cache
+def _load_hooks() -> None:
+    for name in _HOOK_MODULES:
+        importlib.import_module(name)
 
 
 def set_type(v: SSAValue, t: Attribute) -> bool:
@@ -163,7 +185,9 @@ class Inference:
         if isinstance(op, DaphneOp):
             if isinstance(op, CastOp) and MERGE_CAST in op.attributes:
                 return
-            for res, t in zip(op.results, op.infer()):
+            _load_hooks()
+            hook = TYPE_HOOKS.get(type(op))
+            for res, t in zip(op.results, hook(op) if hook is not None else op.infer()):
                 set_type(res, t)
         elif isinstance(op, scf.IfOp):
             self._infer_if(op)

@@ -3,6 +3,13 @@
 Selection happens once, at compile time. The result names a Python callable plus per-operand casts (DAPHNE's
 `CastArgsToResType`: operands are converted to the kernel's operand type first). The same selection serves the
 host code generator and constant folding, so a folded constant is exactly what the kernel would have computed.
+
+Two ways for an op to get its kernel:
+- declaratively, on the op class: `KERNEL = "module.function"` (a function in `runtime.kernels.<module>`),
+  optionally `KERNEL_VT = True` (the result's value type is passed as keyword `vt`) and `KERNEL_CASTS = n` (the
+  first n operands are cast to that value type) — enough for most builtins;
+- with a selector function registered by `@selects(OpClass)` in a category module (`compiler/select_*.py`) when
+  the choice depends on the operand types (dense vs CSR, scalar vs matrix, ...).
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from xdsl.ir import Attribute, Operation
 from dialects import ops
 from dialects.errors import CompileError
 from dialects.locations import loc_of
-from dialects.types import FrameType, MatrixType, is_matrix, is_scalar, is_unknown, vt_name
+from dialects.types import FrameType, is_matrix, is_scalar, is_unknown, vt_name
 from runtime import printing, values
 from runtime.errors import DaphneRuntimeError
 from runtime.kernels import agg, control, datagen, ew_binary, ew_unary, indexing, matmul, meta, misc, reorg
@@ -221,8 +228,55 @@ def _select_simple(op: Operation) -> KernelSpec | None:
     return _spec(entry[0], [None] * len(op.operands), entry[1])
 
 
+SELECTORS: dict[type, Callable[[Operation], KernelSpec]] = {}
+_SELECTOR_MODULES = ("compiler.select_matrix", "compiler.select_frame", "compiler.select_io")
+
+
+def selects(*op_classes: type) -> Callable[[Callable[[Operation], KernelSpec]], Callable[[Operation], KernelSpec]]:
+    """Register a selector function for op classes (used by the `compiler/select_*.py` category modules)."""
+
+    def register(fn: Callable[[Operation], KernelSpec]) -> Callable[[Operation], KernelSpec]:
+        for cls in op_classes:
+            SELECTORS[cls] = fn
+        return fn
+
+    return register
+
+
+@functools.cache
+def _load_selector_modules() -> None:
+    import importlib
+
+    for name in _SELECTOR_MODULES:
+        importlib.import_module(name)
+
+
+def _declared(op: Operation) -> KernelSpec | None:
+    """The kernel an op class names with `KERNEL = "module.function"`."""
+    ref = getattr(type(op), "KERNEL", None)
+    if ref is None:
+        return None
+    import importlib
+
+    module, _, name = ref.rpartition(".")
+    fn = getattr(importlib.import_module(f"runtime.kernels.{module}"), name)
+    n_cast = getattr(type(op), "KERNEL_CASTS", 0)
+    if getattr(type(op), "KERNEL_VT", False) or n_cast:
+        vt = _vt(op.results[0].type, op)
+        casts = [value_cast(v.type, vt) if i < n_cast else None for i, v in enumerate(op.operands)]
+        return _spec(functools.partial(fn, vt=vt) if getattr(type(op), "KERNEL_VT", False) else fn, casts, name)
+    return _spec(fn, [None] * len(op.operands), name)
+
+
 def select_kernel(op: Operation) -> KernelSpec:
     """The kernel and operand casts for an inferred daphne op (raises CompileError when none applies)."""
+    _load_selector_modules()
+    custom = SELECTORS.get(type(op))
+    if custom is not None:
+        return custom(op)
+    declared = _declared(op)
+    if declared is not None:
+        return declared
     if isinstance(op, ops.CastOp):
         return _select_cast(op)
     if isinstance(op, ops.EwBinaryOp):
@@ -278,4 +332,3 @@ def fold_scalar_op(op: Operation) -> list[object] | None:
     return list(out) if isinstance(out, tuple) else [out]
 
 
-__all__ = ["FoldError", "KernelSpec", "fold_scalar_op", "is_noop_cast", "select_kernel", "MatrixType"]

@@ -10,7 +10,7 @@ def make_context() -> Context:
     from xdsl.dialects.func import Func
     from xdsl.dialects.scf import Scf
 
-    from dialects.ops import Daphne
+    from dialects.daphne import Daphne
 
     ctx = Context()
     for d in (Builtin, Func, Scf, Arith, Daphne):

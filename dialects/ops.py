@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr
-from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -839,16 +839,9 @@ class GenericCallOp(IRDLOperation):
         super().__init__(operands=[args], result_types=[[UNKNOWN] * n_results], properties={"callee": StringAttr(callee)})
 
 
-DAPHNE_OPS: list[type[Operation]] = [
+CORE_OPS: list[type[Operation]] = [
     ConstantOp, CastOp, *EW_BINARY_OPS.values(), *EW_UNARY_OPS.values(), *AGG_OPS.values(), FillOp, SeqOp,
     RandMatrixOp, ReshapeOp, TransposeOp, MatMulOp, MatrixLiteralOp, CreateFrameOp, CondOp, SliceRowOp, SliceColOp,
     ExtractRowOp, ExtractColOp, FilterRowOp, FilterColOp, InsertOp, NumRowsOp, NumColsOp, NumCellsOp, PrintOp,
     StopOp, TypeOfOp, NowOp, ForRangeOp, GenericCallOp,
 ]  # fmt: skip
-
-Daphne = Dialect(
-    "daphne",
-    DAPHNE_OPS,
-    [UnknownType, StringType, MatrixType, FrameType, ListType],
-)
-

@@ -1,8 +1,10 @@
 """DaphneDSL built-in functions: their parameters (for keyword arguments and arity checks) and the IR they build.
 
 Each entry names the parameters as DAPHNE's doc/DaphneDSL/Builtins.md does, so `seq(from=0, to=6, inc=2)` works,
-and a builder that turns the (already built) argument values into daphne ops. Adding a builtin means adding one
-`Builtin(...)` line here and, for a new op, the op in `dialects/ops.py` and its kernel in `runtime/kernels/`.
+and a builder that turns the (already built) argument values into daphne ops. The language core's builtins are
+here; each category module (`builtins_matrix.py`, `builtins_frame.py`, `builtins_io.py`) has its own `BUILTINS`
+table, and `all_builtins()` merges them. Adding a builtin means one `Builtin(...)` line in its category's table,
+the op in the matching `dialects/ops_*.py` and its kernel in `runtime/kernels/`.
 """
 
 from __future__ import annotations
@@ -204,3 +206,15 @@ for _kind in ops.EW_UNARY_OPS:
 
 for _name, _kind in (("sum", "sum"), ("aggMin", "min"), ("aggMax", "max"), ("mean", "mean"), ("var", "var"), ("stddev", "stddev")):
     BUILTINS[_name] = Builtin(_p("arg", "axis", axis=None), _agg(_kind))
+
+
+def all_builtins() -> dict[str, Builtin]:
+    """Every builtin of every category (a name defined twice is a programming error)."""
+    from frontend import builtins_frame, builtins_io, builtins_matrix
+
+    table = dict(BUILTINS)
+    for mod in (builtins_matrix, builtins_frame, builtins_io):
+        for name, b in mod.BUILTINS.items():
+            assert name not in table, f"builtin '{name}' defined twice"
+            table[name] = b
+    return table

@@ -33,7 +33,7 @@ from dialects.types import (
 )
 from dialects.locations import MERGE_CAST, to_attr
 from frontend import ast
-from frontend.builtins import BUILTINS
+from frontend.builtins import all_builtins
 
 _BINARY_KINDS = {
     "+": "add", "-": "sub", "*": "mul", "/": "div", "^": "pow", "%": "mod",
@@ -177,6 +177,7 @@ class IRBuilder:
         self.scope = Scope(None)
         self.imported: set[str] = set()
         self.used_args: set[str] = set()
+        self.builtins = all_builtins()
 
     # -- entry ----------------------------------------------------------------------------------------------------
 
@@ -645,7 +646,7 @@ class IRBuilder:
     def _call(self, e: ast.Call) -> list[SSAValue]:
         if e.name in self.functions:
             return self._call_function(self.functions[e.name], e)
-        b = BUILTINS.get(e.name)
+        b = self.builtins.get(e.name)
         if b is None:
             raise ParseError(f"unknown function '{e.name}'", e.loc)
         args = [self.expr(a) for a in e.args]

@@ -28,7 +28,7 @@ class DaphneOptMain(xDSLOptMain):
         from xdsl.dialects.func import Func
         from xdsl.dialects.scf import Scf
 
-        from dialects.ops import Daphne
+        from dialects.daphne import Daphne
 
         for d in (Builtin, Func, Scf, Arith, Daphne):
             self.ctx.register_dialect(d.name, lambda d=d: d)

@@ -1,0 +1,10 @@
+"""The `daphne` dialect: every op module's ops and the dialect's types."""
+
+from xdsl.ir import Dialect
+
+from dialects import ops, ops_frame, ops_io, ops_matrix
+from dialects.types import FrameType, ListType, MatrixType, StringType, UnknownType
+
+DAPHNE_OPS = [*ops.CORE_OPS, *ops_matrix.OPS, *ops_frame.OPS, *ops_io.OPS]
+
+Daphne = Dialect("daphne", DAPHNE_OPS, [UnknownType, StringType, MatrixType, FrameType, ListType])

@@ -1,0 +1,7 @@
+"""DaphneDSL builtins of the matrix category (see frontend/builtins.py for `Builtin` and the helpers)."""
+
+from __future__ import annotations
+
+from frontend.builtins import Builtin
+
+BUILTINS: dict[str, Builtin] = {}
