@@ -81,8 +81,20 @@ def cpp_name(vt: str) -> str:
     return CPP_NAMES[vt]
 
 
+def is_csr(x: object) -> bool:
+    """True for a CSR matrix (`scipy.sparse.csr_array`), the run-time form of `rep[sparse]` matrices."""
+    return getattr(x, "format", None) == "csr"
+
+
+def as_dense(x):
+    """A dense numpy matrix for kernels without a sparse path (a dense input is returned as it is)."""
+    return x.toarray() if is_csr(x) else x
+
+
 def vt_of(value) -> str:
-    """The value type of a run-time value (numpy array/scalar or Python scalar); ints are si64, floats f64."""
+    """The value type of a run-time value (numpy array/scalar, CSR matrix or Python scalar); ints are si64."""
+    if is_csr(value):
+        return _DTYPE_TO_VT[value.dtype]
     if isinstance(value, np.ndarray):
         return _DTYPE_TO_VT[value.dtype] if value.dtype in _DTYPE_TO_VT else _vt_of_dtype_fallback(value.dtype)
     t = type(value)
