@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from dialects.errors import CompileError, DaphneError, ExecutionError, Loc
-from dialects.ops import ConstantOp, DaphneOp
+from dialects.ops import ConstantOp, DaphneOp, MapOp
 from compiler.kernel_select import is_noop_cast, select_kernel
 from dialects.locations import loc_of
 from runtime.errors import DaphneRuntimeError
@@ -173,6 +173,10 @@ class HostCodegen:
             e.names[op.results[0]] = e.ref(op.operands[0])
             return
         spec = select_kernel(op)
+        if isinstance(op, MapOp):  # the UDF's generated Python function is the kernel's second argument
+            out = e.define(op.res)
+            e.emit(f"{out} = {e.bind(spec.fn, spec.name)}({e.ref(op.arg)}, {py_function_name(op.func.data)})", op)
+            return
         args = []
         for v, conv in zip(op.operands, spec.arg_casts):
             a = e.ref(v)

@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, SymbolRefA
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from dialects.errors import CompileError
-from dialects.ops import CastOp, DaphneOp, GenericCallOp
+from dialects.ops import CastOp, DaphneOp, GenericCallOp, MapOp
 from dialects.types import FrameType, MatrixType, UnknownType, is_matrix, is_unknown, join_types, vt_name
 from dialects.locations import MERGE_CAST, loc_of
 
@@ -170,6 +170,8 @@ class Inference:
                     used.add(op.callee.root_reference.data)
                 elif isinstance(op, GenericCallOp):
                     used.add(op.callee.data)
+                elif isinstance(op, MapOp):
+                    used.add(op.func.data)
         for f in list(self.functions().values()):
             if is_generic(f) and f.sym_name.data not in used:
                 f.detach()
@@ -182,7 +184,9 @@ class Inference:
             self.infer_op(op)
 
     def infer_op(self, op: Operation) -> None:
-        if isinstance(op, DaphneOp):
+        if isinstance(op, MapOp):
+            self._infer_map(op)
+        elif isinstance(op, DaphneOp):
             if isinstance(op, CastOp) and MERGE_CAST in op.attributes:
                 return
             _load_hooks()
@@ -232,6 +236,29 @@ class Inference:
             old.replace_all_uses_with(new)
         op.detach()
         op.erase()
+
+    def _infer_map(self, op: MapOp) -> None:
+        """Specialize the UDF for the matrix's value type; the result has the UDF's result value type."""
+        t = op.arg.type
+        callee = self.functions().get(op.func.data)
+        if callee is None or not isinstance(t, MatrixType) or is_unknown(t):
+            return
+        elem = t.element_type
+        if is_generic(callee):
+            if not self.specialize:
+                return
+            callee = self._specialization(callee, (elem,))
+            op.func = StringAttr(callee.sym_name.data)
+        else:
+            if callee.sym_name.data not in self.inferred and callee.sym_name.data not in self.in_progress:
+                self.infer_function(callee)
+            param = callee.function_type.inputs.data[0]
+            if param != elem and vt_name(param) is not None:  # typed UDF: elements arrive as its parameter type
+                op.operands = [coerce(op.arg, MatrixType(param, *t.shape), op)]
+        outs = callee.function_type.outputs.data
+        if len(outs) != 1:
+            raise CompileError(f"map: function '{callee.sym_name.data}' must return exactly one value", loc_of(op))
+        set_type(op.res, MatrixType(outs[0], *t.shape))
 
     def _merge(self, op: Operation, yields: Sequence[scf.YieldOp]) -> list[Attribute]:
         types = [v.type for v in yields[0].arguments]

@@ -26,7 +26,7 @@ from dialects.locations import loc_of
 from dialects.types import FrameType, is_matrix, is_scalar, is_unknown, vt_name
 from runtime import printing, values
 from runtime.errors import DaphneRuntimeError
-from runtime.kernels import agg, control, datagen, ew_binary, ew_unary, indexing, matmul, meta, misc, reorg
+from runtime.kernels import agg, control, datagen, ew_binary, ew_unary, indexing, matmul, meta, misc, reorg, secondorder
 
 Cast = Callable[[object], object] | None
 
@@ -301,6 +301,8 @@ def select_kernel(op: Operation) -> KernelSpec:
         return _spec(functools.partial(datagen.rand, vt=vt), casts, "rand")
     if isinstance(op, ops.MatMulOp):
         return _with_vt(matmul.matmul, op, "matmul", n_cast=2)
+    if isinstance(op, ops.MapOp):
+        return _spec(functools.partial(secondorder.map_matrix, vt=_vt(op.res.type, op)), [None], "map")
     spec = _select_simple(op)
     if spec is None:
         raise CompileError(f"no kernel for operation '{op.name}'", loc_of(op))

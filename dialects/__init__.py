@@ -5,7 +5,6 @@ from xdsl.context import Context
 
 def make_context() -> Context:
     """A context with every dialect daphnec IR uses, for parsing IR text (daphne-opt, MPI workers)."""
-    from xdsl.dialects.arith import Arith
     from xdsl.dialects.builtin import Builtin
     from xdsl.dialects.func import Func
     from xdsl.dialects.scf import Scf
@@ -13,6 +12,6 @@ def make_context() -> Context:
     from dialects.daphne import Daphne
 
     ctx = Context()
-    for d in (Builtin, Func, Scf, Arith, Daphne):
+    for d in (Builtin, Func, Scf, Daphne):
         ctx.load_dialect(d)
     return ctx

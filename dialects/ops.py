@@ -839,9 +839,34 @@ class GenericCallOp(IRDLOperation):
         super().__init__(operands=[args], result_types=[[UNKNOWN] * n_results], properties={"callee": StringAttr(callee)})
 
 
+@irdl_op_definition
+class MapOp(DaphneOp):
+    """`map(X, udf)`: apply a unary user-defined function to every element of a matrix (DAPHNE's MapOp).
+
+    `func` names the UDF; the `specialize` pass retargets it to the UDF's specialization for X's value type, and
+    the result's value type is that specialization's result type."""
+
+    name = "daphne.map"
+    arg = operand_def()
+    func = prop_def(StringAttr)
+    res = result_def()
+
+    def __init__(self, arg: SSAValue, func: str):
+        super().__init__(operands=[arg], result_types=[UNKNOWN], properties={"func": StringAttr(func)})
+
+    def infer(self) -> tuple[Attribute, ...]:
+        t = self.res.type
+        vt = vt_name(t) if is_matrix(t) else None
+        return (MatrixType(value_type(vt) if vt else UNKNOWN, *shape_of(self.arg.type)),)
+
+    def verify_(self) -> None:
+        if not (is_matrix(self.arg.type) or is_unknown(self.arg.type)):
+            raise VerifyException(f"daphne.map: the argument must be a matrix, got {self.arg.type}")
+
+
 CORE_OPS: list[type[Operation]] = [
     ConstantOp, CastOp, *EW_BINARY_OPS.values(), *EW_UNARY_OPS.values(), *AGG_OPS.values(), FillOp, SeqOp,
     RandMatrixOp, ReshapeOp, TransposeOp, MatMulOp, MatrixLiteralOp, CreateFrameOp, CondOp, SliceRowOp, SliceColOp,
     ExtractRowOp, ExtractColOp, FilterRowOp, FilterColOp, InsertOp, NumRowsOp, NumColsOp, NumCellsOp, PrintOp,
-    StopOp, TypeOfOp, NowOp, ForRangeOp, GenericCallOp,
+    StopOp, TypeOfOp, NowOp, ForRangeOp, GenericCallOp, MapOp,
 ]  # fmt: skip

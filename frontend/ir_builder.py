@@ -644,6 +644,8 @@ class IRBuilder:
         return op.results[0]
 
     def _call(self, e: ast.Call) -> list[SSAValue]:
+        if e.name == "map" and e.name not in self.functions:
+            return [self._map(e)]
         if e.name in self.functions:
             return self._call_function(self.functions[e.name], e)
         b = self.builtins.get(e.name)
@@ -659,6 +661,20 @@ class IRBuilder:
         if res is None:
             return []
         return list(res) if isinstance(res, list) else [res]
+
+    def _map(self, e: ast.Call) -> SSAValue:
+        """`map(X, udf)`: the second argument is the bare name of a user-defined function, not an expression."""
+        if len(e.args) != 2 or e.kwargs:
+            raise ParseError("built-in function 'map' expects 2 arguments (a matrix and a function name)", e.loc)
+        udf = e.args[1]
+        if not isinstance(udf, ast.Ident) or udf.name not in self.functions:
+            name = udf.name if isinstance(udf, ast.Ident) else "this expression"
+            raise ParseError(f"map: '{name}' is not a user-defined function", udf.loc)
+        f = self.functions[udf.name]
+        if len(f.node.params) != 1:
+            raise ParseError(f"map: function '{f.sym}' must take exactly one argument, it takes {len(f.node.params)}", udf.loc)
+        o = ops.MapOp(self.expr(e.args[0]), f.sym)
+        return self._add(o, e.loc).results[0]
 
     def _cast(self, e: ast.Cast) -> SSAValue:
         v = self.expr(e.expr)

@@ -1,6 +1,7 @@
 """End-to-end script tests: every `tests/scripts/**/X.daph` runs through the real `daphnec` and its stdout must
 equal `X.txt` byte for byte, with empty stderr and exit 0 (like DAPHNE's own harness). An optional `X.args` holds
-extra command-line words (one per line) given before the script."""
+extra command-line words (one per line) given before the script, an optional `X.scriptargs` the `name=value`
+words given after it."""
 
 from __future__ import annotations
 
@@ -33,7 +34,9 @@ def test_the_corpus_is_not_empty() -> None:
 def test_script_output(script: Path) -> None:
     args_file = script.with_suffix(".args")
     extra = args_file.read_text().split() if args_file.exists() else []
-    res = run_daphnec(*extra, str(script))
+    sargs_file = script.with_suffix(".scriptargs")
+    sargs = sargs_file.read_text().split() if sargs_file.exists() else []
+    res = run_daphnec(*extra, str(script), *sargs)
     assert res.stderr == ""
     assert res.returncode == 0
     assert res.stdout == script.with_suffix(".txt").read_text()

@@ -23,14 +23,13 @@ class DaphneOptMain(xDSLOptMain):
     """xDSLOptMain restricted to the dialects daphnec IR uses, with `.daph` input and a `host` target."""
 
     def register_all_dialects(self) -> None:
-        from xdsl.dialects.arith import Arith
-        from xdsl.dialects.builtin import Builtin
+            from xdsl.dialects.builtin import Builtin
         from xdsl.dialects.func import Func
         from xdsl.dialects.scf import Scf
 
         from dialects.daphne import Daphne
 
-        for d in (Builtin, Func, Scf, Arith, Daphne):
+        for d in (Builtin, Func, Scf, Daphne):
             self.ctx.register_dialect(d.name, lambda d=d: d)
 
     def register_all_passes(self) -> None:
