@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import FunctionType, IndexType, IntegerAttr, ModuleOp, UnitAttr
+from xdsl.dialects.builtin import FunctionType, IndexType, IntegerAttr, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from dialects import ops
@@ -615,10 +615,11 @@ class IRBuilder:
 
     def _binary(self, e: ast.Binary) -> SSAValue:
         lhs, rhs = self.expr(e.lhs), self.expr(e.rhs)
-        if e.op == "@":
-            return self.op(ops.MatMulOp, [lhs, rhs], e.loc)  # type: ignore[return-value]
-        kind = _BINARY_KINDS[e.op]
-        return self.op(ops.EW_BINARY_OPS[kind], [lhs, rhs], e.loc)  # type: ignore[return-value]
+        cls = ops.MatMulOp if e.op == "@" else ops.EW_BINARY_OPS[_BINARY_KINDS[e.op]]
+        v = self.op(cls, [lhs, rhs], e.loc)
+        if e.kernel is not None:
+            self._kernel_hint([v], e.kernel, e.loc)  # type: ignore[list-item]
+        return v  # type: ignore[return-value]
 
     def _ternary(self, e: ast.Ternary) -> SSAValue:
         """A scalar condition evaluates only the chosen branch (`scf.if`); a matrix condition is element-wise."""
@@ -658,9 +659,17 @@ class IRBuilder:
                 raise ParseError(f"keyword argument '{k}' given twice", e.loc)
             kwargs[k] = self.expr(v)
         res = b.build(self, b.bind(e.name, args, kwargs, self, e.loc), e.loc)
-        if res is None:
-            return []
-        return list(res) if isinstance(res, list) else [res]
+        results = [] if res is None else list(res) if isinstance(res, list) else [res]
+        if e.kernel is not None:
+            self._kernel_hint(results, e.kernel, e.loc)
+        return results
+
+    def _kernel_hint(self, results: list[SSAValue], kernel: str, loc: Loc) -> None:
+        """`f::kernel(...)` / `a +::kernel b`: recorded on the op as `kernel_hint` (shown in the IR). daphnec has one
+        kernel per op and value type, so the hint documents intent; no alternative kernels exist to pick from."""
+        if not results:
+            raise ParseError("a kernel hint needs a call that produces a value", loc)
+        results[0].owner.attributes["kernel_hint"] = StringAttr(kernel)  # type: ignore[union-attr]
 
     def _map(self, e: ast.Call) -> SSAValue:
         """`map(X, udf)`: the second argument is the bare name of a user-defined function, not an expression."""

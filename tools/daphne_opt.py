@@ -23,7 +23,7 @@ class DaphneOptMain(xDSLOptMain):
     """xDSLOptMain restricted to the dialects daphnec IR uses, with `.daph` input and a `host` target."""
 
     def register_all_dialects(self) -> None:
-            from xdsl.dialects.builtin import Builtin
+        from xdsl.dialects.builtin import Builtin
         from xdsl.dialects.func import Func
         from xdsl.dialects.scf import Scf
 
