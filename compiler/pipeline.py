@@ -40,22 +40,34 @@ EXPLAIN_HEADERS: dict[str, str] = {
 }
 """DAPHNE's explain values in pipeline order with the header each prints (facts §1)."""
 
-# The pipeline: stages of pass names, each followed by the explain slot that prints after it.
-STAGES: tuple[tuple[tuple[str, ...], str | None], ...] = (
+# The pipeline: stages of passes, each followed by the explain slot that prints after it. A pass written as
+# ("name", "option") runs only when that option is on (`PassManager.options`, set from the user config).
+Stage = tuple[tuple[str | tuple[str, str], ...], str | None]
+STAGES: tuple[Stage, ...] = (
     ((), "parsing"),
     (("canonicalize", "cse"), "parsing_simplified"),
     ((), "sql"),
     (("specialize", "canonicalize", "specialize", "dce"), "property_inference"),
     ((), "columnar"),
-    ((), "select_matrix_repr"),
+    ((("select-matrix-repr", "select_matrix_repr"),), "select_matrix_repr"),
     ((), "transfer_data_props"),
     ((), "phy_op_selection"),
     ((), "type_adaptation"),
-    ((), "vectorized"),
+    ((("vectorize", "vec"), ("canonicalize", "vec")), "vectorized"),
     ((), "obj_ref_mgnt"),
     ((), "kernels"),
     ((), "llvm"),
 )
+
+
+def options_from_config(config: object) -> frozenset[str]:
+    """The pipeline options a user config turns on (`--vec`/`--distributed` force vectorization, as in DAPHNE)."""
+    opts = set()
+    if getattr(config, "use_vectorized_exec", False) or getattr(config, "use_distributed", False):
+        opts.add("vec")
+    if getattr(config, "select_matrix_repr", False):
+        opts.add("select_matrix_repr")
+    return frozenset(opts)
 
 
 def print_module(module: Operation, out: TextIO, locations: bool = False) -> None:
@@ -79,6 +91,8 @@ class PassManager:
     verify_each: bool = True
     out: TextIO = field(default_factory=lambda: sys.stderr)
     trace: Callable[[str], None] | None = None
+    options: frozenset[str] = frozenset()
+    """Pipeline options in force (see `options_from_config`)."""
 
     def run_pass(self, module: ModuleOp, p: ModulePass) -> None:
         if self.trace:
@@ -94,10 +108,12 @@ class PassManager:
             msg = _first_line(e)
             raise CompileError(msg if op is not None else f"IR verification failed after pass '{p.name}': {msg}", loc_of(op)) from e
 
-    def run_stages(self, module: ModuleOp, stages: Iterable[tuple[tuple[str, ...], str | None]] = STAGES) -> None:
-        for pass_names, slot in stages:
-            for name in pass_names:
-                self.run_pass(module, ALL_PASSES[name]())
+    def run_stages(self, module: ModuleOp, stages: Iterable[Stage] = STAGES) -> None:
+        for passes, slot in stages:
+            for entry in passes:
+                name, option = entry if isinstance(entry, tuple) else (entry, None)
+                if option is None or option in self.options:
+                    self.run_pass(module, ALL_PASSES[name]())
             if slot is not None and slot in self.explain:
                 self.out.write(EXPLAIN_HEADERS[slot] + "\n")
                 print_module(module, self.out)

@@ -44,13 +44,14 @@ def parse_to_ir(path: str, script_args: dict[str, str], config: DaphneConfig) ->
 def compile_script(path: str, script_args: dict[str, str], config: DaphneConfig, timings: dict[str, float]) -> Program:
     """Parse, optimise and generate host code; raises `DaphneError` (code 1 parse, 2 compile)."""
     from compiler.host_codegen import generate_host
-    from compiler.pipeline import PassManager
+    from compiler.pipeline import PassManager, options_from_config
 
     t0 = time.perf_counter()
     module = parse_to_ir(path, script_args, config)
     t1 = time.perf_counter()
     timings["parsing_seconds"] = t1 - t0
-    PassManager(make_context(), explain=frozenset(config.explain)).run_stages(module)
+    pm = PassManager(make_context(), explain=frozenset(config.explain), options=options_from_config(config))
+    pm.run_stages(module)
     host = generate_host(module)
     timings["compilation_seconds"] = time.perf_counter() - t1
     return Program(module, host)
