@@ -22,9 +22,11 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from dialects.errors import CompileError, DaphneError, ExecutionError, Loc
 from dialects.ops import ConstantOp, DaphneOp, MapOp
+from dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
 from compiler.kernel_select import is_noop_cast, select_kernel
 from dialects.locations import loc_of
 from runtime.errors import DaphneRuntimeError
+from runtime.vectorized.pipeline import run_pipeline
 
 HOST_FILENAME = "<daphne-host>"
 _IDENT = re.compile(r"[^A-Za-z0-9_]")
@@ -151,6 +153,10 @@ class HostCodegen:
         elif isinstance(op, func.ReturnOp):
             vals = [self.e.ref(v) for v in op.arguments]
             self.e.emit("return" if not vals else f"return {vals[0]}" if len(vals) == 1 else f"return ({', '.join(vals)})", op)
+        elif isinstance(op, VectorizedPipelineOp):
+            self._pipeline(op)
+        elif isinstance(op, PipelineReturnOp):
+            self.e.emit(f"return ({''.join(self.e.ref(v) + ', ' for v in op.operands)})", op)
         elif isinstance(op, (scf.YieldOp, scf.ConditionOp)):
             pass  # handled by the enclosing structured op
         else:
@@ -187,6 +193,20 @@ class HostCodegen:
         else:
             outs = [e.define(r) for r in op.results]
             e.emit(f"{', '.join(outs)} = {call}", op)
+
+    def _pipeline(self, op: VectorizedPipelineOp) -> None:
+        """The body becomes a local function over row blocks; the executor splits, runs and combines."""
+        e = self.e
+        name = e.fresh("pipeline")
+        params = [e.define(a) for a in op.body.block.args]
+        e.emit(f"def {name}({', '.join(params)}):", op)
+        e.indent += 1
+        self._block(op.body.block)
+        e.indent -= 1
+        outs = [e.define(r) for r in op.outs]
+        inputs = "".join(e.ref(v) + ", " for v in op.inputs)
+        call = f"{e.bind(run_pipeline, 'run_pipeline')}({name}, ({inputs}), {tuple(op.split_modes)!r}, {tuple(op.combine_modes)!r})"
+        e.emit(f"{''.join(o + ', ' for o in outs)}= {call}" if outs else call, op)
 
     def _call(self, op: func.CallOp) -> None:
         e = self.e

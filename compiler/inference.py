@@ -72,6 +72,14 @@ def join_all(a: Attribute, b: Attribute, where: Operation) -> Attribute:
     return join_types(a, b)
 
 
+def true_type(v: SSAValue) -> Attribute:
+    """The type a value really has: looks through merge casts (which only record a chosen type)."""
+    owner = v.owner
+    if isinstance(owner, CastOp) and MERGE_CAST in owner.attributes and not is_unknown(owner.arg.type):
+        return owner.arg.type
+    return v.type
+
+
 def coerce(v: SSAValue, t: Attribute, before: Operation) -> SSAValue:
     """`v` as type `t`: a merge cast inserted before `before` when the types differ."""
     if v.type == t or is_unknown(t):
@@ -261,9 +269,9 @@ class Inference:
         set_type(op.res, MatrixType(outs[0], *t.shape))
 
     def _merge(self, op: Operation, yields: Sequence[scf.YieldOp]) -> list[Attribute]:
-        types = [v.type for v in yields[0].arguments]
+        types = [true_type(v) for v in yields[0].arguments]
         for y in yields[1:]:
-            types = [join_all(a, v.type, op) for a, v in zip(types, y.arguments)]
+            types = [join_all(a, true_type(v), op) for a, v in zip(types, y.arguments)]
         return types
 
     def _infer_if(self, op: scf.IfOp) -> None:
@@ -284,14 +292,14 @@ class Inference:
     def _infer_for(self, op: scf.ForOp) -> None:
         block = op.body.block
         carried = block.args[1:]
-        types = [v.type for v in op.iter_args]
+        types = [true_type(v) for v in op.iter_args]
         for _ in range(_MAX_ROUNDS):
             for a, t in zip(carried, types):
                 set_type(a, t)
             self.infer_block(block)
             y = block.last_op
             assert isinstance(y, scf.YieldOp)
-            new = [join_all(t, v.type, op) for t, v in zip(types, y.arguments)]
+            new = [join_all(t, true_type(v), op) for t, v in zip(types, y.arguments)]
             if new == types:
                 break
             types = new
@@ -304,7 +312,7 @@ class Inference:
 
     def _infer_while(self, op: scf.WhileOp) -> None:
         before, after = op.before_region.block, op.after_region.block
-        types = [v.type for v in op.arguments]
+        types = [true_type(v) for v in op.arguments]
         for _ in range(_MAX_ROUNDS):
             for a, t in zip(before.args, types):
                 set_type(a, t)
@@ -312,12 +320,12 @@ class Inference:
             cond = before.last_op
             assert isinstance(cond, scf.ConditionOp)
             for a, v in zip(after.args, cond.args):
-                set_type(a, v.type)
+                set_type(a, true_type(v))
             self.infer_block(after)
             y = after.last_op
             assert isinstance(y, scf.YieldOp)
-            new = [join_all(join_all(t, c.type, op), v.type, op) for t, c, v in zip(types, cond.args, y.arguments)]
-            if new == types and all(c.type == t for c, t in zip(cond.args, types)):
+            new = [join_all(join_all(t, true_type(c), op), true_type(v), op) for t, c, v in zip(types, cond.args, y.arguments)]
+            if new == types and all(true_type(c) == t for c, t in zip(cond.args, types)):
                 break
             types = new
         cond = before.last_op

@@ -53,7 +53,7 @@ STAGES: tuple[Stage, ...] = (
     ((), "transfer_data_props"),
     ((), "phy_op_selection"),
     ((), "type_adaptation"),
-    ((("vectorize", "vec"), ("canonicalize", "vec")), "vectorized"),
+    ((("vectorize", "vec"), ("canonicalize", "vec"), ("dce", "vec")), "vectorized"),
     ((), "obj_ref_mgnt"),
     ((), "kernels"),
     ((), "llvm"),

@@ -23,6 +23,7 @@ from dialects import ops
 from dialects.errors import Loc, ParseError
 from dialects.types import (
     UNKNOWN,
+    join_types,
     vt_name,
     FrameType,
     MatrixType,
@@ -108,6 +109,11 @@ def _stmts(s: ast.Stmt | None) -> list[ast.Stmt]:
     if s is None:
         return []
     return list(s.stmts) if isinstance(s, ast.Block) else [s]
+
+
+def _same_kind(a: Attribute, b: Attribute) -> bool:
+    """Both matrices, both frames or both scalars (a join across kinds is an error inference reports)."""
+    return type(a) is type(b) or (is_scalar(a) and is_scalar(b))
 
 
 def contains_return(s: ast.Stmt | None) -> bool:
@@ -377,8 +383,9 @@ class IRBuilder:
                     self.block, self.scope = outer_block, outer_scope
             vals = ret_vals + [scope.vars.get(n) or self.scope.lookup(n) for n in names]  # type: ignore[misc]
             yields.append(vals)
-            blk.add_op(scf.YieldOp(*vals))
-        types = [a.type if a.type == b.type else (a.type if is_unknown(b.type) else b.type) for a, b in zip(*yields)]
+        types = [join_types(a.type, b.type) if _same_kind(a.type, b.type) else a.type for a, b in zip(*yields)]
+        for blk, vals in zip((then_b, else_b), yields):
+            self._yield(blk, vals, types, s.loc)
         op = scf.IfOp(cond, types, Region(then_b), Region(else_b))
         self._add(op, s.loc)
         for n, r in zip(names, op.results):
@@ -414,12 +421,12 @@ class IRBuilder:
             c = self.as_bool(c, cond_e.loc)
         finally:
             self.block, self.scope = outer_block, outer_scope
-        before.add_op(scf.ConditionOp(c, *vals))
+        self._yield(before, vals, types, loc, scf.ConditionOp, c)
         if do_while:
             after.add_op(scf.YieldOp(*after.args))
         else:
             scope = self._region(after, body_stmts, dict(zip(names, after.args)))
-            after.add_op(scf.YieldOp(*(scope.vars[n] for n in names)))
+            self._yield(after, [scope.vars[n] for n in names], types, loc)
         op = scf.WhileOp(inits, types, Region(before), Region(after))  # type: ignore[arg-type]
         self._add(op, loc)
         for n, r in zip(names, op.results):
@@ -447,7 +454,7 @@ class IRBuilder:
         bind = dict(zip(names, body.args[1:]))
         bind[s.var] = i  # type: ignore[assignment]
         scope = self._region(body, body_stmts, bind, readonly=[s.var])
-        body.add_op(scf.YieldOp(*(scope.vars[n] for n in names)))
+        self._yield(body, [scope.vars[n] for n in names], [v.type for v in inits], s.loc)  # type: ignore[union-attr]
         op = scf.ForOp(zero, count, one, inits, body)  # type: ignore[arg-type]
         self._add(op, s.loc)
         for n, r in zip(names, op.results):
@@ -526,6 +533,17 @@ class IRBuilder:
             call = func.CallOp(f.sym, args, list(f.op.function_type.outputs.data))
         self._add(call, e.loc)
         return list(call.results)
+
+    def _yield(self, block: Block, values: Sequence[SSAValue], types: Sequence[Attribute], loc: Loc, terminator: type = scf.YieldOp, *lead: SSAValue) -> None:
+        """End a structured op's block, casting values to the op's carried types where they differ (inference
+        later generalizes these `daphne.merge` casts to the joined types), so the IR verifies right after parsing."""
+        outer = self.block
+        self.block = block
+        try:
+            vals = [self._coerce(v, t, loc) if not is_unknown(t) else v for v, t in zip(values, types)]
+        finally:
+            self.block = outer
+        block.add_op(terminator(*lead, *vals))
 
     def _coerce(self, v: SSAValue, t: Attribute, loc: Loc) -> SSAValue:
         """Cast an argument to a typed parameter's declared type (value type and/or data type)."""

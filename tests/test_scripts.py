@@ -30,10 +30,15 @@ def test_the_corpus_is_not_empty() -> None:
     assert len(CASES) >= 6
 
 
+MODES = {"plain": [], "vec": ["--vec"]}
+"""Every script runs as it is and with the vectorized engine; the output must not change."""
+
+
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("script", CASES, ids=[str(p.relative_to(SCRIPTS)) for p in CASES])
-def test_script_output(script: Path) -> None:
+def test_script_output(script: Path, mode: str) -> None:
     args_file = script.with_suffix(".args")
-    extra = args_file.read_text().split() if args_file.exists() else []
+    extra = MODES[mode] + (args_file.read_text().split() if args_file.exists() else [])
     sargs_file = script.with_suffix(".scriptargs")
     sargs = sargs_file.read_text().split() if sargs_file.exists() else []
     res = run_daphnec(*extra, str(script), *sargs)

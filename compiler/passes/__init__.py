@@ -35,12 +35,19 @@ def _specialize() -> type[ModulePass]:
     return SpecializePass
 
 
+def _vectorize() -> type[ModulePass]:
+    from compiler.passes.vectorize import VectorizePass
+
+    return VectorizePass
+
+
 PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
     "canonicalize": _canonicalize,
     "cse": _cse,
     "dce": _dce,
     "infer": _infer,
     "specialize": _specialize,
+    "vectorize": _vectorize,
 }
 
 

@@ -1,0 +1,270 @@
+"""`vectorize`: fuse chains of row-wise matrix ops into `daphne.vectorizedPipeline` ops (`--vec`).
+
+DAPHNE's rule (VectorizeComputationsPass, facts §2): candidates are vectorizable ops with a matrix operand or
+result; walking each block's candidates in reverse program order, an unassigned op starts a pipeline, and a
+producer joins its consumer's pipeline when the consumer splits that operand by ROWS and the producer combines that
+result by ROWS. Unlike DAPHNE (its issue #375), a merge is only made when the merged set stays *convex*: no op
+outside it both depends on it and feeds it, and nothing with side effects has to move — so SSA dominance and the
+order of effects always hold. Horizontal fusion then merges independent pipelines that scan the same input.
+
+A pipeline is placed where its first member was; the ops between its members that it depends on move before it.
+Constants used by members are cloned into the body, so the body is self-contained (it can be shipped as text).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+from xdsl.traits import Pure
+
+from compiler.inference import Inference
+from compiler.vectorizable import combines, is_vectorizable, splits
+from dialects.ops import ConstantOp
+from dialects.ops_pipeline import SPLIT_ROWS, PipelineReturnOp, VectorizedPipelineOp
+from dialects.types import MatrixType, is_matrix
+
+
+def _block_op(op: Operation, block: Block) -> Operation | None:
+    """The ancestor of `op` that sits directly in `block` (or None)."""
+    while op is not None and op.parent is not block:
+        op = op.parent_op()  # type: ignore[assignment]
+    return op
+
+
+def _operands_deep(op: Operation) -> list[SSAValue]:
+    """Operands of an op and of every op nested in it (a region may use values from outside)."""
+    return [v for o in op.walk() for v in o.operands]
+
+
+def _is_pure(op: Operation) -> bool:
+    return all(o.has_trait(Pure) or isinstance(o, PipelineReturnOp) for o in op.walk())
+
+
+class _Block:
+    """Dependency queries over one block's ops, for legality checks of candidate pipelines."""
+
+    def __init__(self, block: Block):
+        self.block = block
+        self.ops = list(block.ops)
+        self.pos = {op: i for i, op in enumerate(self.ops)}
+
+    def producers(self, op: Operation) -> set[Operation]:
+        out = set()
+        for v in _operands_deep(op):
+            owner = v.owner
+            if isinstance(owner, Operation):
+                p = _block_op(owner, self.block)
+                if p is not None and p is not op:
+                    out.add(p)
+        return out
+
+    def classify(self, members: set[Operation]) -> tuple[list[Operation], bool]:
+        """The non-members between the members that the members depend on, and whether the set is legal."""
+        lo = min(self.pos[m] for m in members)
+        hi = max(self.pos[m] for m in members)
+        between = [op for op in self.ops[lo + 1 : hi] if op not in members]
+        down: set[Operation] = set()
+        for op in self.ops[lo + 1 : hi + 1]:
+            if op not in members and self.producers(op) & (members | down):
+                down.add(op)
+        up: set[Operation] = set()
+        for op in reversed(self.ops[lo:hi]):
+            if op in members:
+                continue
+            users = {self.block_user(u.operation) for r in op.results for u in r.uses}
+            if users & (members | up):
+                up.add(op)
+        legal = not (up & down) and all(_is_pure(op) for op in up) and _row_wise_inside(members)
+        return [op for op in between if op in up], legal
+
+    def block_user(self, op: Operation) -> Operation | None:
+        return _block_op(op, self.block)
+
+
+def _row_wise_inside(members: set[Operation]) -> bool:
+    """Inside a pipeline, a member may consume another member's result only row block by row block: the use
+    splits by ROWS and the producer combines by ROWS (a member cannot read a reduction of the whole input)."""
+    for m in members:
+        for v, split in zip(m.operands, splits(m)):
+            if v.owner in members and (split != SPLIT_ROWS or _combine_of(v.owner, v) != 1):  # type: ignore[arg-type]
+                return False
+    return True
+
+
+def _combine_of(prod: Operation, v: SSAValue) -> int:
+    return combines(prod)[list(prod.results).index(v)]
+
+
+def _find_pipelines(info: _Block) -> list[set[Operation]]:
+    """DAPHNE's greedy grouping in reverse program order, restricted to legal (convex, effect-safe) merges."""
+    cands = [op for op in info.ops if is_vectorizable(op)]
+    group: dict[Operation, int] = {}
+    groups: dict[int, set[Operation]] = {}
+    for op in reversed(cands):
+        if op not in group:
+            group[op] = id(op)
+            groups[id(op)] = {op}
+        for v, split in zip(op.operands, splits(op)):
+            prod = v.owner
+            if not isinstance(prod, Operation) or prod.parent is not info.block or not is_vectorizable(prod):
+                continue
+            if split != SPLIT_ROWS or _combine_of(prod, v) != 1:
+                continue
+            gid = group[op]
+            other = group.get(prod)
+            if other == gid:
+                continue
+            merged = groups[gid] | (groups[other] if other is not None else {prod})
+            if not info.classify(merged)[1]:
+                continue
+            for m in merged:
+                group[m] = gid
+            if other is not None:
+                del groups[other]
+            groups[gid] = merged
+    return [g for g in groups.values()]
+
+
+def _build(info: _Block, members: set[Operation]) -> VectorizedPipelineOp:
+    """Replace a legal set of ops by one pipeline op."""
+    block = info.block
+    ordered = sorted(members, key=info.pos.__getitem__)
+    upstream, _ = info.classify(members)
+    first = ordered[0]
+    for op in upstream:  # what the pipeline needs from between its members moves in front of it
+        op.detach()
+        block.insert_op_before(op, first)
+    body = Block()
+    mapping: dict[SSAValue, SSAValue] = {}
+    inputs: list[SSAValue] = []
+    in_splits: list[int] = []
+    keys: dict[tuple[SSAValue, int], SSAValue] = {}
+    for op in ordered:
+        for v, split in zip(op.operands, splits(op)):
+            if v in mapping:
+                continue
+            owner = v.owner
+            if isinstance(owner, ConstantOp):
+                c = owner.clone()
+                body.add_op(c)
+                mapping[v] = c.res
+                continue
+            key = (v, split if is_matrix(v.type) else 0)
+            if key not in keys:
+                t = v.type
+                arg_t = MatrixType(t.element_type, -1, t.cols.data, t.representation.data) if key[1] == SPLIT_ROWS else t
+                keys[key] = body.insert_arg(arg_t, len(body.args))
+                inputs.append(v)
+                in_splits.append(key[1])
+            mapping[v] = keys[key]
+        clone = op.clone(value_mapper=mapping)
+        body.add_op(clone)
+        for r, cr in zip(op.results, clone.results):
+            mapping[r] = cr
+    outs = [r for op in ordered for r in op.results if any(info.block_user(u.operation) not in members for u in r.uses)]
+    out_combines = [_combine_of(r.owner, r) for r in outs]  # type: ignore[arg-type]
+    body.add_op(PipelineReturnOp(*(mapping[r] for r in outs)))
+    pipe = VectorizedPipelineOp(inputs, in_splits, [r.type for r in outs], out_combines, body)
+    pipe.location = first.location
+    block.insert_op_before(pipe, first)
+    for r, nr in zip(outs, pipe.outs):
+        r.replace_all_uses_with(nr)
+    for op in reversed(ordered):
+        Rewriter.erase_op(op)
+    Inference(ModuleOp([]), specialize=False).infer_block(body)  # row counts inside become unknown (-1)
+    return pipe
+
+
+def vectorize_block(block: Block) -> None:
+    for op in list(block.ops):  # nested regions first (loop bodies hold most pipelines)
+        for region in op.regions:
+            for b in region.blocks:
+                vectorize_block(b)
+    info = _Block(block)
+    for members in sorted(_find_pipelines(info), key=lambda g: min(info.pos[m] for m in g)):
+        _build(_Block(block), members)
+    _horizontal_fusion(block)
+
+
+def _horizontal_fusion(block: Block) -> None:
+    """Merge two pipelines that split the same input by rows and do not depend on each other (one scan, e.g.
+    `aggMin(X)` and `aggMax(X)`). The later one (pure) moves up when all its inputs are defined before the earlier."""
+    changed = True
+    while changed:
+        changed = False
+        pipes = [op for op in block.ops if isinstance(op, VectorizedPipelineOp)]
+        for i, a in enumerate(pipes):
+            for b in pipes[i + 1 :]:
+                if _can_fuse_horizontally(block, a, b):
+                    _fuse(a, b)
+                    changed = True
+                    break
+            if changed:
+                break
+
+
+def _rows_inputs(p: VectorizedPipelineOp) -> set[SSAValue]:
+    return {v for v, s in zip(p.inputs, p.split_modes) if s == SPLIT_ROWS}
+
+
+def _can_fuse_horizontally(block: Block, a: VectorizedPipelineOp, b: VectorizedPipelineOp) -> bool:
+    if not (_rows_inputs(a) & _rows_inputs(b)):
+        return False
+    ops = list(block.ops)
+    defined_before_a = set(ops[: ops.index(a)])
+    for v in b.inputs:  # b (pure) may move up to a only if everything it reads exists there already
+        owner = v.owner
+        if isinstance(owner, Operation) and _block_op(owner, block) not in defined_before_a:
+            return False
+    return True
+
+
+def _fuse(a: VectorizedPipelineOp, b: VectorizedPipelineOp) -> None:
+    body = Block()
+    mapping: dict[SSAValue, SSAValue] = {}
+    inputs: list[SSAValue] = []
+    in_splits: list[int] = []
+    keys: dict[tuple[SSAValue, int], SSAValue] = {}
+    rets: list[SSAValue] = []
+    for p in (a, b):
+        for v, s, arg in zip(p.inputs, p.split_modes, p.body.block.args):
+            if (v, s) not in keys:
+                keys[(v, s)] = body.insert_arg(arg.type, len(body.args))
+                inputs.append(v)
+                in_splits.append(s)
+            mapping[arg] = keys[(v, s)]
+        for op in p.body.block.ops:
+            if isinstance(op, PipelineReturnOp):
+                rets.extend(mapping[v] for v in op.operands)
+                continue
+            clone = op.clone(value_mapper=mapping)
+            body.add_op(clone)
+            for r, cr in zip(op.results, clone.results):
+                mapping[r] = cr
+    body.add_op(PipelineReturnOp(*rets))
+    outs = [*a.outs, *b.outs]
+    fused = VectorizedPipelineOp(inputs, in_splits, [r.type for r in outs], [*a.combine_modes, *b.combine_modes], body)
+    fused.location = a.location
+    blk = a.parent_block()
+    assert blk is not None
+    blk.insert_op_before(fused, a)
+    for r, nr in zip(outs, fused.outs):
+        r.replace_all_uses_with(nr)
+    Rewriter.erase_op(b)
+    Rewriter.erase_op(a)
+
+
+@dataclass(frozen=True)
+class VectorizePass(ModulePass):
+    name = "vectorize"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for f in op.ops:
+            for region in f.regions:
+                for block in region.blocks:
+                    vectorize_block(block)

@@ -1,0 +1,57 @@
+"""Which ops may run inside a vectorized pipeline, and how (DAPHNE's VectorizableOpInterface, facts §2).
+
+For a vectorizable op, `splits(op)` gives each operand's split (ROWS: the op consumes it row block by row block;
+NONE: it needs the whole value) and `combines(op)` each result's combine (how per-block results form the whole).
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation
+
+from dialects import ops
+from dialects.ops_pipeline import (
+    COMBINE_ADD,
+    COMBINE_COLS,
+    COMBINE_MAX,
+    COMBINE_MIN,
+    COMBINE_ROWS,
+    SPLIT_NONE,
+    SPLIT_ROWS,
+)
+from dialects.types import is_matrix
+
+_FULL_AGG_COMBINE = {"sum": COMBINE_ADD, "min": COMBINE_MIN, "max": COMBINE_MAX}
+
+
+def _matrix_split(op: Operation) -> list[int]:
+    return [SPLIT_ROWS if is_matrix(v.type) else SPLIT_NONE for v in op.operands]
+
+
+def is_vectorizable(op: Operation) -> bool:
+    """A candidate for fusion: a vectorizable op with at least one dense-or-CSR matrix operand or result
+    (DAPHNE's `isMatrixComputation`), whose types are fully inferred."""
+    if not any(is_matrix(v.type) for v in (*op.operands, *op.results)):
+        return False
+    if isinstance(op, (ops.EwBinaryOp, ops.EwUnaryOp, ops.TransposeOp, ops.MatMulOp)):
+        return True
+    if isinstance(op, ops.AggOp):
+        return op.AXIS == "row" or op.KIND in _FULL_AGG_COMBINE
+    if isinstance(op, ops.ExtractColOp):
+        return is_matrix(op.source.type)
+    return False
+
+
+def splits(op: Operation) -> list[int]:
+    if isinstance(op, ops.MatMulOp):
+        return [SPLIT_ROWS, SPLIT_NONE]
+    if isinstance(op, ops.ExtractColOp):
+        return [SPLIT_ROWS, SPLIT_NONE]
+    return _matrix_split(op)
+
+
+def combines(op: Operation) -> list[int]:
+    if isinstance(op, ops.TransposeOp):
+        return [COMBINE_COLS]
+    if isinstance(op, ops.AggOp) and op.AXIS != "row":
+        return [_FULL_AGG_COMBINE[op.KIND]]
+    return [COMBINE_ROWS]

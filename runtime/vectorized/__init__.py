@@ -1,0 +1,1 @@
+"""DAPHNE's vectorized engine: running fused pipelines over row blocks."""
