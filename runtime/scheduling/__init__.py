@@ -1,0 +1,1 @@
+"""DAPHNE's task scheduler: partitioning schemes, task queues, work stealing, workers, CPU topology."""
