@@ -33,6 +33,25 @@ def import_paths(config: DaphneConfig) -> list[str]:
     return dirs
 
 
+def configure_runtime(config: DaphneConfig) -> None:
+    """Hand the user config's engine knobs to the runtime (the vectorized executor and the task scheduler)."""
+    from runtime.scheduling.workers import SchedulerConfig
+    from runtime.vectorized.pipeline import SETTINGS
+
+    SETTINGS.phy_batch_size = max(1, config.phyBatchSize)
+    SETTINGS.scheduler = SchedulerConfig(
+        num_threads=config.numberOfThreads,
+        scheme=config.taskPartitioningScheme,
+        queue_layout=config.queueSetupScheme,
+        victim_selection=config.victimSelection,
+        grain=max(1, config.minimumTaskSize),
+        pin_workers=config.pinWorkers,
+        hyperthreading=config.hyperthreadingEnabled,
+        pre_partition=config.prePartitionRows,
+        debug_mt=config.debugMultiThreading,
+    )
+
+
 def parse_to_ir(path: str, script_args: dict[str, str], config: DaphneConfig) -> ModuleOp:
     """The IR right after parsing (DAPHNE's `parsing` stage)."""
     from frontend.ir_builder import build_module
@@ -44,14 +63,20 @@ def parse_to_ir(path: str, script_args: dict[str, str], config: DaphneConfig) ->
 def compile_script(path: str, script_args: dict[str, str], config: DaphneConfig, timings: dict[str, float]) -> Program:
     """Parse, optimise and generate host code; raises `DaphneError` (code 1 parse, 2 compile)."""
     from compiler.host_codegen import generate_host
-    from compiler.pipeline import PassManager, options_from_config
+    from compiler.pipeline import PassManager, options_from_config, pass_args_from_config
 
     t0 = time.perf_counter()
     module = parse_to_ir(path, script_args, config)
     t1 = time.perf_counter()
     timings["parsing_seconds"] = t1 - t0
-    pm = PassManager(make_context(), explain=frozenset(config.explain), options=options_from_config(config))
+    pm = PassManager(
+        make_context(),
+        explain=frozenset(config.explain),
+        options=options_from_config(config),
+        pass_args=pass_args_from_config(config),
+    )
     pm.run_stages(module)
     host = generate_host(module)
+    configure_runtime(config)
     timings["compilation_seconds"] = time.perf_counter() - t1
     return Program(module, host)

@@ -1,18 +1,20 @@
-"""Executing a vectorized pipeline: split inputs into row blocks, run the compiled body per block, combine.
+"""Executing a vectorized pipeline: cut the rows into tasks, run the compiled body per row block, combine.
 
-This is the single-threaded executor (DAPHNE's batches of `phyBatchSize` bytes per call); the task scheduler runs
-the same bodies on worker threads. Row blocks of dense inputs are zero-copy numpy views.
+The task scheduler (`runtime/scheduling`) distributes tasks over worker threads; a task runs in batches of
+`phyBatchSize` bytes per body call (DAPHNE's physical batch). Row blocks of dense inputs are zero-copy numpy views.
+Per-block results are combined in row order, so the result does not depend on which thread ran which task.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
 from runtime.errors import DaphneRuntimeError
+from runtime.scheduling.workers import SchedulerConfig, schedule
 from runtime.values import is_csr, vt_of, wrap_int
 
 SPLIT_NONE, SPLIT_ROWS = 0, 1
@@ -25,6 +27,7 @@ class Settings:
 
     phy_batch_size: int = 98304
     """Bytes of input rows per body call (DAPHNE's `--phy-batch-size`)."""
+    scheduler: SchedulerConfig = field(default_factory=SchedulerConfig)
 
 
 SETTINGS = Settings()
@@ -98,9 +101,16 @@ def run_pipeline(
     n = _row_count(inputs, splits)
     step = max(1, SETTINGS.phy_batch_size // _row_bytes(inputs, splits))
     whole = [s != SPLIT_ROWS or (_rows(x) == 1 and n != 1) for x, s in zip(inputs, splits)]
-    parts: list[tuple[object, ...]] = []
-    for start in range(0, max(n, 1), step):
-        end = min(start + step, n)
-        args = [x if w else x[start:end] for x, w in zip(inputs, whole)]  # type: ignore[index]
-        parts.append(body(*args))
+
+    def run_task(start: int, end: int) -> list[tuple[object, ...]]:
+        out = []
+        for a in range(start, end, step):
+            b = min(a + step, end)
+            out.append(body(*(x if w else x[a:b] for x, w in zip(inputs, whole))))  # type: ignore[index]
+        return out
+
+    if n == 0:
+        parts = [body(*(x if w else x[0:0] for x, w in zip(inputs, whole)))]  # type: ignore[index]
+    else:
+        parts = [p for _, task_parts in schedule(n, run_task, SETTINGS.scheduler) for p in task_parts]
     return tuple(_combine([p[i] for p in parts], mode) for i, mode in enumerate(combines))
