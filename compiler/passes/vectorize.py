@@ -145,6 +145,7 @@ def _build(info: _Block, members: set[Operation]) -> VectorizedPipelineOp:
     in_splits: list[int] = []
     keys: dict[tuple[SSAValue, int], SSAValue] = {}
     for op in ordered:
+        local = dict(mapping)  # an outside value used with two splits (matmul rhs, ew operand) is two inputs
         for v, split in zip(op.operands, splits(op)):
             if v in mapping:
                 continue
@@ -152,7 +153,7 @@ def _build(info: _Block, members: set[Operation]) -> VectorizedPipelineOp:
             if isinstance(owner, ConstantOp):
                 c = owner.clone()
                 body.add_op(c)
-                mapping[v] = c.res
+                mapping[v] = local[v] = c.res
                 continue
             key = (v, split if is_matrix(v.type) else 0)
             if key not in keys:
@@ -161,8 +162,8 @@ def _build(info: _Block, members: set[Operation]) -> VectorizedPipelineOp:
                 keys[key] = body.insert_arg(arg_t, len(body.args))
                 inputs.append(v)
                 in_splits.append(key[1])
-            mapping[v] = keys[key]
-        clone = op.clone(value_mapper=mapping)
+            local[v] = keys[key]
+        clone = op.clone(value_mapper=local)
         body.add_op(clone)
         for r, cr in zip(op.results, clone.results):
             mapping[r] = cr
