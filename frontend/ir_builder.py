@@ -21,18 +21,18 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from dialects import ops
 from dialects.errors import Loc, ParseError
+from dialects.locations import MERGE_CAST, to_attr
 from dialects.types import (
     UNKNOWN,
-    join_types,
-    vt_name,
     FrameType,
     MatrixType,
     is_matrix,
     is_scalar,
     is_unknown,
+    join_types,
     value_type,
+    vt_name,
 )
-from dialects.locations import MERGE_CAST, to_attr
 from frontend import ast
 from frontend.builtins import all_builtins
 
@@ -503,6 +503,8 @@ class IRBuilder:
             vals = self._return_values(stmts[-1])
             if n.returns and len(vals) != len(n.returns):
                 raise ParseError(f"function '{f.sym}' returns {len(vals)} value(s) but declares {len(n.returns)}", stmts[-1].loc)
+            if n.returns:  # cast to the declared result types, so the IR verifies before inference
+                vals = [self._coerce(v, t, stmts[-1].loc) for v, t in zip(vals, f.op.function_type.outputs.data)]
             self._add(func.ReturnOp(*vals), stmts[-1].loc)
             if not n.returns:
                 f.op.function_type = FunctionType.from_lists(list(f.op.function_type.inputs.data), [v.type for v in vals])
