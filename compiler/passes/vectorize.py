@@ -145,15 +145,17 @@ def _build(info: _Block, members: set[Operation]) -> VectorizedPipelineOp:
     in_splits: list[int] = []
     keys: dict[tuple[SSAValue, int], SSAValue] = {}
     for op in ordered:
-        local = dict(mapping)  # an outside value used with two splits (matmul rhs, ew operand) is two inputs
+        operands = []  # per position: a value used twice with two splits (X @ X) gets two different inputs
         for v, split in zip(op.operands, splits(op)):
             if v in mapping:
+                operands.append(mapping[v])
                 continue
             owner = v.owner
             if isinstance(owner, ConstantOp):
                 c = owner.clone()
                 body.add_op(c)
-                mapping[v] = local[v] = c.res
+                mapping[v] = c.res
+                operands.append(c.res)
                 continue
             key = (v, split if is_matrix(v.type) else 0)
             if key not in keys:
@@ -162,8 +164,9 @@ def _build(info: _Block, members: set[Operation]) -> VectorizedPipelineOp:
                 keys[key] = body.insert_arg(arg_t, len(body.args))
                 inputs.append(v)
                 in_splits.append(key[1])
-            local[v] = keys[key]
-        clone = op.clone(value_mapper=local)
+            operands.append(keys[key])
+        clone = op.clone()
+        clone.operands = operands
         body.add_op(clone)
         for r, cr in zip(op.results, clone.results):
             mapping[r] = cr
