@@ -20,11 +20,11 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
+from compiler.kernel_select import is_noop_cast, select_kernel
 from dialects.errors import CompileError, DaphneError, ExecutionError, Loc
+from dialects.locations import loc_of
 from dialects.ops import ConstantOp, DaphneOp, MapOp
 from dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
-from compiler.kernel_select import is_noop_cast, select_kernel
-from dialects.locations import loc_of
 from runtime.errors import DaphneRuntimeError
 from runtime.vectorized.pipeline import run_pipeline
 
@@ -195,7 +195,9 @@ class HostCodegen:
             e.emit(f"{', '.join(outs)} = {call}", op)
 
     def _pipeline(self, op: VectorizedPipelineOp) -> None:
-        """The body becomes a local function over row blocks; the executor splits, runs and combines."""
+        """The body becomes a local function over row blocks; the executor splits, runs and combines. When the
+        body lowers to a native kernel (`compiler.jit`), the executor gets the kernel, bound to the Python body
+        as its fallback for blocks of other forms and for errors."""
         e = self.e
         name = e.fresh("pipeline")
         params = [e.define(a) for a in op.body.block.args]
@@ -205,7 +207,9 @@ class HostCodegen:
         e.indent -= 1
         outs = [e.define(r) for r in op.outs]
         inputs = "".join(e.ref(v) + ", " for v in op.inputs)
-        call = f"{e.bind(run_pipeline, 'run_pipeline')}({name}, ({inputs}), {tuple(op.split_modes)!r}, {tuple(op.combine_modes)!r})"
+        kernel = native_kernel(op)
+        body = name if kernel is None else f"{e.bind(kernel.bind, 'native_' + kernel.name)}({name})"
+        call = f"{e.bind(run_pipeline, 'run_pipeline')}({body}, ({inputs}), {tuple(op.split_modes)!r}, {tuple(op.combine_modes)!r})"
         e.emit(f"{''.join(o + ', ' for o in outs)}= {call}" if outs else call, op)
 
     def _call(self, op: func.CallOp) -> None:
@@ -278,6 +282,17 @@ class HostCodegen:
         e.indent -= 1
         for r, name in zip(op.results, finals):
             e.names[r] = name
+
+
+def native_kernel(op: VectorizedPipelineOp) -> object | None:
+    """The pipeline's compiled kernel, or None (no native lowering, or `DAPHNEC_NO_NATIVE=1`)."""
+    import os
+
+    if os.environ.get("DAPHNEC_NO_NATIVE") == "1":
+        return None
+    from compiler.jit import compile_pipeline
+
+    return compile_pipeline(op)
 
 
 def generate_host(module: ModuleOp) -> HostProgram:

@@ -14,14 +14,13 @@ import importlib
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, SymbolRefAttr, UnitAttr
+from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from dialects.errors import CompileError
-from dialects.ops import CastOp, DaphneOp, GenericCallOp, MapOp
-from dialects.types import FrameType, MatrixType, UnknownType, is_matrix, is_unknown, join_types, vt_name
 from dialects.locations import MERGE_CAST, loc_of
-
+from dialects.ops import CastOp, DaphneOp, GenericCallOp, MapOp
+from dialects.types import FrameType, MatrixType, is_matrix, is_unknown, join_types, vt_name
 
 _MAX_ROUNDS = 16
 

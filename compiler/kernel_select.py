@@ -100,13 +100,17 @@ def is_noop_cast(op: Operation) -> bool:
         return False
     src, dst = op.arg.type, op.res.type
     if is_matrix(src) and is_matrix(dst):
-        return vt_name(src) == vt_name(dst) and vt_name(src) is not None
+        return vt_name(src) == vt_name(dst) and vt_name(src) is not None and src.is_sparse == dst.is_sparse
     if is_scalar(src) and is_scalar(dst):
         return scalar_cast(vt_name(src), vt_name(dst)) is None  # type: ignore[arg-type]
     return False
 
 
 def _select_cast(op: ops.CastOp) -> KernelSpec:
+    from compiler.select_frame import is_frame_or_list_cast, select_cast
+
+    if is_frame_or_list_cast(op):
+        return select_cast(op)
     src, dst = op.arg.type, op.res.type
     dvt = _vt(dst, op) if not isinstance(dst, FrameType) else None
     if is_scalar(src) and is_scalar(dst):
@@ -229,7 +233,7 @@ def _select_simple(op: Operation) -> KernelSpec | None:
 
 
 SELECTORS: dict[type, Callable[[Operation], KernelSpec]] = {}
-_SELECTOR_MODULES = ("compiler.select_matrix", "compiler.select_frame", "compiler.select_io")
+_SELECTOR_MODULES = ("compiler.select_matrix", "compiler.select_frame", "compiler.select_io", "compiler.sparsity")
 
 
 def selects(*op_classes: type) -> Callable[[Callable[[Operation], KernelSpec]], Callable[[Operation], KernelSpec]]:
@@ -269,7 +273,14 @@ def _declared(op: Operation) -> KernelSpec | None:
 
 
 def select_kernel(op: Operation) -> KernelSpec:
-    """The kernel and operand casts for an inferred daphne op (raises CompileError when none applies)."""
+    """The kernel and operand casts for an inferred daphne op (raises CompileError when none applies); kernels of
+    ops with CSR (`rep[sparse]`) operands or results are adapted by `compiler.sparsity.adapt_kernel`."""
+    from compiler.sparsity import adapt_kernel
+
+    return adapt_kernel(op, _select_by_types(op))
+
+
+def _select_by_types(op: Operation) -> KernelSpec:
     _load_selector_modules()
     custom = SELECTORS.get(type(op))
     if custom is not None:

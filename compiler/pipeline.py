@@ -19,9 +19,9 @@ from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
+from compiler.passes import ALL_PASSES
 from dialects.errors import CompileError, DaphneError
 from dialects.locations import loc_of
-from compiler.passes import ALL_PASSES
 
 EXPLAIN_HEADERS: dict[str, str] = {
     "parsing": "IR after parsing:",
@@ -70,6 +70,11 @@ def options_from_config(config: object) -> frozenset[str]:
     return frozenset(opts)
 
 
+def pass_args_from_config(config: object) -> dict[str, dict[str, object]]:
+    """Pass arguments taken from the user config (`sparsity_threshold` for `select-matrix-repr`)."""
+    return {"select-matrix-repr": {"threshold": float(getattr(config, "sparsity_threshold", 0.25))}}
+
+
 def print_module(module: Operation, out: TextIO, locations: bool = False) -> None:
     """Print IR in MLIR's generic form, as DAPHNE's --explain does."""
     Printer(out, print_generic_format=True, print_debuginfo=locations).print_op(module)
@@ -93,6 +98,8 @@ class PassManager:
     trace: Callable[[str], None] | None = None
     options: frozenset[str] = frozenset()
     """Pipeline options in force (see `options_from_config`)."""
+    pass_args: dict[str, dict[str, object]] = field(default_factory=dict)
+    """Keyword arguments per pass name (see `pass_args_from_config`)."""
 
     def run_pass(self, module: ModuleOp, p: ModulePass) -> None:
         if self.trace:
@@ -113,10 +120,15 @@ class PassManager:
             for entry in passes:
                 name, option = entry if isinstance(entry, tuple) else (entry, None)
                 if option is None or option in self.options:
-                    self.run_pass(module, ALL_PASSES[name]())
+                    self.run_pass(module, ALL_PASSES[name](**self.pass_args.get(name, {})))
             if slot is not None and slot in self.explain:
                 self.out.write(EXPLAIN_HEADERS[slot] + "\n")
-                print_module(module, self.out)
+                if slot == "llvm":  # the LLVM IR of the native pipeline kernels (compiler.jit)
+                    from compiler.jit import explain_llvm
+
+                    explain_llvm(module, self.out)
+                else:
+                    print_module(module, self.out)
                 self.out.flush()
 
 

@@ -1,5 +1,83 @@
-"""Kernel selectors for the frame builtins whose kernel depends on operand types (see compiler/kernel_select.py)."""
+"""Kernel selection for frames and lists (see compiler/kernel_select.py).
+
+Most frame and list ops name their kernel declaratively (`KERNEL = "frame_ops.cartesian"`); this module holds the
+choices that depend on types or properties: `daphne.group` (the aggregation functions are a property) and casts
+from or to frames and lists (`as.matrix(F)`, `as.matrix<f64>(F)`, `as.frame(X)`, `as.scalar(F)`, and the casts
+inference inserts where a frame or list variable is merged at control flow).
+"""
 
 from __future__ import annotations
 
-from compiler.kernel_select import KernelSpec, selects  # noqa: F401 - used by the selectors defined here
+import functools
+
+from xdsl.ir import Attribute, Operation
+
+from compiler.kernel_select import KernelSpec, selects
+from dialects.errors import CompileError
+from dialects.locations import loc_of
+from dialects.ops import CastOp
+from dialects.ops_frame import GroupOp
+from dialects.types import FrameType, ListType, is_matrix, is_scalar, vt_name
+from runtime.kernels import frame_ops
+
+
+@selects(GroupOp)
+def _group(op: GroupOp) -> KernelSpec:
+    fn = functools.partial(frame_ops.group, n_keys=len(op.key_cols), funcs=tuple(op.funcs))
+    return KernelSpec(fn, (None,) * len(op.operands), "group")
+
+
+def is_frame_or_list_cast(op: CastOp) -> bool:
+    """A cast whose argument or result is a frame or a list (selected here, not by the core's cast rules)."""
+    return any(isinstance(t, (FrameType, ListType)) for t in (op.arg.type, op.res.type))
+
+
+def _identity(x: object) -> object:
+    return x
+
+
+def _spec(fn: object, name: str) -> KernelSpec:
+    return KernelSpec(fn, (None,), name)  # type: ignore[arg-type]
+
+
+def _known_vt(t: Attribute, op: CastOp, what: str) -> str:
+    vt = vt_name(t)
+    if vt is None:
+        raise CompileError(f"{what}: the value type of the result could not be inferred ({t})", loc_of(op))
+    return vt
+
+
+def select_cast(op: CastOp) -> KernelSpec:
+    """The kernel of a cast from or to a frame or a list."""
+    src, dst = op.arg.type, op.res.type
+    if isinstance(src, ListType) and isinstance(dst, ListType):
+        return _spec(_identity, "cast")
+    if isinstance(src, FrameType):
+        if is_matrix(dst):
+            return _spec(functools.partial(frame_ops.frame_to_matrix, vt=_known_vt(dst, op, "as.matrix")), "as_matrix")
+        if is_scalar(dst):
+            return _spec(functools.partial(frame_ops.frame_to_scalar, vt=_known_vt(dst, op, "as.scalar")), "as_scalar")
+        if isinstance(dst, FrameType):
+            return _frame_to_frame(src, dst)
+    if isinstance(dst, FrameType):
+        if is_matrix(src):
+            return _spec(frame_ops.matrix_to_frame, "as_frame")
+        if is_scalar(src):
+            vt = vt_name(dst.column_types.data[0]) if dst.column_types.data else None
+            return _spec(functools.partial(frame_ops.scalar_to_frame, vt=vt or vt_name(src)), "as_frame")
+    raise CompileError(f"unsupported cast from {src} to {dst}", loc_of(op))
+
+
+def _frame_to_frame(src: FrameType, dst: FrameType) -> KernelSpec:
+    """A frame-to-frame cast changes column value types only where a merge generalised them."""
+    svts = [vt_name(t) for t in src.column_types.data]
+    dvts = [vt_name(t) for t in dst.column_types.data]
+    if len(svts) != len(dvts) or svts == dvts or not all(dvts) or not all(svts):
+        return _spec(_identity, "cast")
+    return _spec(functools.partial(frame_ops.frame_to_frame, vts=tuple(dvts)), "cast_frame")  # type: ignore[arg-type]
+
+
+def select_frame_bind(op: Operation) -> KernelSpec:
+    """cbind/rbind of frames (called by the matrix selectors for `daphne.colBind`/`daphne.rowBind`)."""
+    kind = "cbind" if op.name == "daphne.colBind" else "rbind"
+    return KernelSpec(functools.partial(frame_ops.bind, kind=kind), (None, None), f"{kind}_frame")

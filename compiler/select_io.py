@@ -1,5 +1,53 @@
-"""Kernel selectors for the io builtins whose kernel depends on operand types (see compiler/kernel_select.py)."""
+"""Kernel selectors for the io builtins whose kernel depends on operand types (see compiler/kernel_select.py).
+
+The read kernel gets the inferred type baked in (value type, shape, dense or CSR, frame schema and labels); if the
+type is still unknown here, the file name was not a compile-time constant, which DAPHNE does not support either.
+"""
 
 from __future__ import annotations
 
-from compiler.kernel_select import KernelSpec, selects  # noqa: F401 - used by the selectors defined here
+import functools
+
+from xdsl.ir import Operation
+
+from compiler.kernel_select import KernelSpec, selects
+from dialects.errors import CompileError
+from dialects.locations import loc_of
+from dialects.ops_io import ReadOp, WriteOp
+from dialects.types import FrameType, MatrixType, is_unknown, vt_name
+from runtime.kernels import io
+
+
+def _unknown_type(op: ReadOp) -> CompileError:
+    who = "readFrame" if op.reads_frame() else "readMatrix"
+    return CompileError(
+        f"{who}: the type of the data cannot be inferred: the file name must be a compile-time constant (a string "
+        "literal or a script argument), because the type and shape come from the file's .meta while compiling",
+        loc_of(op))
+
+
+@selects(ReadOp)
+def select_read(op: Operation) -> KernelSpec:
+    assert isinstance(op, ReadOp)
+    t = op.res.type
+    if isinstance(t, FrameType):
+        schema = tuple(vt_name(c) for c in t.column_types.data)
+        if any(v is None for v in schema):
+            raise _unknown_type(op)
+        labels = tuple(t.label_names) if t.label_names is not None else None
+        fn = functools.partial(io.read_frame, schema=schema, labels=labels, rows=t.rows.data)
+        return KernelSpec(fn, (None,), "read_frame")
+    if not isinstance(t, MatrixType) or is_unknown(t):
+        raise _unknown_type(op)
+    rows, cols = t.shape
+    fn = functools.partial(io.read_matrix, vt=vt_name(t), sparse=t.is_sparse, rows=rows, cols=cols)
+    return KernelSpec(fn, (None,), "read_matrix")
+
+
+@selects(WriteOp)
+def select_write(op: Operation) -> KernelSpec:
+    assert isinstance(op, WriteOp)
+    if is_unknown(op.arg.type):
+        raise CompileError(f"daphne.write: the type of the data to write could not be inferred ({op.arg.type})",
+                           loc_of(op))
+    return KernelSpec(io.write, (None, None), "write")

@@ -13,6 +13,7 @@ rules in the spirit of DAPHNE's inference traits:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
@@ -35,16 +36,16 @@ from xdsl.utils.exceptions import VerifyException
 
 from dialects.types import (
     BOOL,
-    F64,
     INDEX,
     SI64,
     STR,
     UNKNOWN,
     FrameType,
-    ListType,
     MatrixType,
     StringType,
     UnknownType,
+    frame_label_error,
+    frame_width,
     is_float_vt,
     is_int_vt,
     is_matrix,
@@ -246,10 +247,8 @@ class CastOp(DaphneOp):
         src = self.arg.type
         vt = self.target_vt.data if self.target_vt else vt_name(src)
         dt = self.target_dt.data if self.target_dt else None
-        if isinstance(src, FrameType) and dt == "matrix":
-            ctypes = {vt_name(t) for t in src.column_types.data}
-            vt = vt or (ctypes.pop() if len(ctypes) == 1 else None)
-            return (MatrixType(value_type(vt) if vt else UNKNOWN, src.rows.data, len(src.column_types.data)),)
+        if isinstance(src, FrameType) or (dt == "frame" and not isinstance(src, UnknownType)):
+            return (_frame_cast_result(src, vt, dt),)
         if isinstance(src, UnknownType) and dt is None:
             return (UNKNOWN,)
         elem = value_type(vt) if vt else UNKNOWN
@@ -257,10 +256,42 @@ class CastOp(DaphneOp):
             rows, cols = shape_of(src) if is_matrix(src) else (1, 1)
             rep = src.representation.data if is_matrix(src) else "dense"
             return (MatrixType(elem, rows, cols, rep),)
-        if dt == "frame":
-            rows, cols = shape_of(src)
-            return (FrameType([elem] * max(cols, 0), rows) if cols >= 0 else UNKNOWN,)
         return (elem,)
+
+    def verify_(self) -> None:
+        src, dt = self.arg.type, self.target_dt.data if self.target_dt else None
+        from dialects.locations import MERGE_CAST
+
+        if not isinstance(src, FrameType) or MERGE_CAST in self.attributes:
+            return
+        vts = [vt_name(t) for t in src.column_types.data]
+        if dt in ("matrix", "scalar") and not self.target_vt and all(vts) and len(set(vts)) > 1:
+            raise VerifyException(
+                f"as.{dt}: the frame's columns have different value types ({', '.join(vts)}); "  # type: ignore[arg-type]
+                f"give the {dt}'s value type, e.g. as.{dt}<{most_general(*vts)}>(...)")  # type: ignore[arg-type]
+        if dt is None and self.target_vt:
+            raise VerifyException(
+                f"casting a frame to value type {self.target_vt.data} is not supported; cast it to a matrix, "
+                f"e.g. as.matrix<{self.target_vt.data}>(...)")
+
+
+def _frame_cast_result(src: Attribute, vt: str | None, dt: str | None) -> Attribute:
+    """Result type of a cast from or to a frame: frame <-> matrix (one column per matrix column, labelled
+    `col_0`, ...), 1x1 frame <-> scalar, or the frame itself."""
+    if isinstance(src, FrameType):
+        ctypes = {vt_name(t) for t in src.column_types.data}
+        if dt in ("matrix", "scalar"):  # the requested value type, else the columns' common one
+            vt = vt or (ctypes.pop() if len(ctypes) == 1 else None)
+        if dt == "matrix":
+            return MatrixType(value_type(vt) if vt else UNKNOWN, src.rows.data, frame_width(src))
+        if dt == "scalar":
+            return value_type(vt) if vt else UNKNOWN
+        return src if dt == "frame" or vt is None else UNKNOWN  # as.f64(F) is an error (see verify_)
+    elem = value_type(vt) if vt else UNKNOWN
+    if is_matrix(src):
+        rows, cols = shape_of(src)
+        return FrameType([elem] * cols, rows, [f"col_{i}" for i in range(cols)]) if cols >= 0 else UNKNOWN
+    return FrameType([elem], 1, ["col_0"]) if is_scalar(src) else UNKNOWN
 
 
 # --- element-wise binary -----------------------------------------------------------------------------------------
@@ -553,6 +584,22 @@ class CreateFrameOp(DaphneOp):
         elems = [c.type.element_type if is_matrix(c.type) else UNKNOWN for c in self.cols]
         return (FrameType(elems, nrows, labels),)
 
+    def verify_(self) -> None:
+        if len(self.labels) != len(self.cols):
+            raise VerifyException(f"{self.name}: expects one label per column, got {len(self.labels)} label(s) for "
+                                  f"{len(self.cols)} column(s)")
+        for c in self.cols:
+            if not (is_matrix(c.type) or is_unknown(c.type)):
+                raise VerifyException(f"{self.name}: the columns of a frame must be matrices, got {c.type}")
+            if is_matrix(c.type) and c.type.shape[1] not in (-1, 1):
+                r, k = c.type.shape
+                raise VerifyException(f"{self.name}: each column must be a single-column matrix, got "
+                                      f"{'?' if r < 0 else r}x{k}")
+        rows = [shape_of(c.type)[0] for c in self.cols if shape_of(c.type)[0] >= 0]
+        if len(set(rows)) > 1:
+            raise VerifyException(f"{self.name}: all columns must have the same number of rows, got "
+                                  f"{', '.join(map(str, rows))}")
+
 
 @irdl_op_definition
 class CondOp(DaphneOp):
@@ -593,7 +640,43 @@ class _IndexOp(DaphneOp):
         return (MatrixType(src.element_type, *self.SHAPE(self), src.representation.data),)
 
     def _frame_result(self, src: FrameType) -> Attribute:
-        return FrameType(list(src.column_types.data), -1, src.label_names)
+        """Selecting rows keeps a frame's columns and labels."""
+        return FrameType(list(src.column_types.data), self.SHAPE(self)[0], src.label_names)
+
+
+def _frame_bound(v: SSAValue, src: SSAValue, num: type) -> int | None:
+    """A constant index bound (floats floored), or the frame's size when the bound is `nrow(F)`/`ncol(F)`, as for
+    an omitted upper bound (`F[, 1:]`)."""
+    c = constant_value(v)
+    if isinstance(c, (int, float)) and not isinstance(c, bool):
+        return math.floor(c)
+    owner = v.owner
+    if isinstance(owner, CastOp):
+        owner = owner.arg.owner
+    t = src.type
+    if isinstance(owner, num) and owner.operands[0] == src and isinstance(t, FrameType):
+        n = t.rows.data if num is NumRowsOp else len(t.column_types.data)
+        return n if n >= 0 else None
+    return None
+
+
+def _frame_range(lo: int | None, hi: int | None, n: int) -> tuple[int, int] | None:
+    """[lo, hi) normalised like the run-time kernel (negative bounds count from the end); None if unknown/bad."""
+    if lo is None or hi is None or n < 0:
+        return None
+    lo, hi = (lo + n if lo < 0 else lo), (hi + n if hi < 0 else hi)
+    return (lo, hi) if 0 <= lo <= hi <= n else None
+
+
+def _const_positions(v: SSAValue) -> list[int] | None:
+    """The positions of a matrix literal of constant numbers (floats floored), e.g. `F[, [0, 2]]`."""
+    owner = v.owner
+    if not isinstance(owner, MatrixLiteralOp):
+        return None
+    vals = [constant_value(e) for e in owner.elems]
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vals):
+        return None
+    return [math.floor(x) for x in vals]  # type: ignore[arg-type]
 
 
 def _sel_len(sel: SSAValue, lo: SSAValue | None = None) -> int:
@@ -618,6 +701,12 @@ class SliceRowOp(_IndexOp):
     res = result_def()
     SHAPE: ClassVar = staticmethod(lambda op: (_sel_len(op.upper, op.lower), shape_of(op.source.type)[1]))
 
+    def _frame_result(self, src: FrameType) -> Attribute:
+        rng = _frame_range(_frame_bound(self.lower, self.source, NumRowsOp),
+                           _frame_bound(self.upper, self.source, NumRowsOp), src.rows.data)
+        rows = rng[1] - rng[0] if rng is not None else -1
+        return FrameType(list(src.column_types.data), rows, src.label_names)
+
 
 @irdl_op_definition
 class SliceColOp(_IndexOp):
@@ -631,12 +720,13 @@ class SliceColOp(_IndexOp):
     SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.source.type)[0], _sel_len(op.upper, op.lower)))
 
     def _frame_result(self, src: FrameType) -> Attribute:
-        lo, hi = constant_value(self.lower), constant_value(self.upper)
-        if isinstance(lo, int) and isinstance(hi, int):
-            cts = list(src.column_types.data)[lo:hi]
-            names = src.label_names
-            return FrameType(cts, src.rows.data, names[lo:hi] if names else None)
-        return UNKNOWN
+        cts, names = list(src.column_types.data), src.label_names
+        rng = _frame_range(_frame_bound(self.lower, self.source, NumColsOp),
+                           _frame_bound(self.upper, self.source, NumColsOp), len(cts))
+        if rng is None:
+            return UNKNOWN
+        lo, hi = rng
+        return FrameType(cts[lo:hi], src.rows.data, names[lo:hi] if names else None)
 
 
 @irdl_op_definition
@@ -661,15 +751,34 @@ class ExtractColOp(_IndexOp):
     SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.source.type)[0], _sel_len(op.selection)))
 
     def _frame_result(self, src: FrameType) -> Attribute:
+        """A frame column by label or by position(s); labels are inferred like DAPHNE's InferFrameLabels."""
+        sel, names, cts = constant_value(self.selection), src.label_names, list(src.column_types.data)
+        rows = src.rows.data
+        if isinstance(sel, str):
+            if names is None:
+                return FrameType([UNKNOWN], rows, [sel])
+            return FrameType([cts[names.index(sel)]], rows, [sel]) if sel in names else UNKNOWN
+        pos = [math.floor(sel)] if isinstance(sel, (int, float)) and not isinstance(sel, bool) else None
+        pos = pos if pos is not None else _const_positions(self.selection)
+        if pos is not None:
+            pos = [p + len(cts) if p < 0 else p for p in pos]
+            if not cts:  # a `frame` parameter: columns unknown
+                return FrameType([UNKNOWN] * len(pos), rows, None)
+            if not all(0 <= p < len(cts) for p in pos):
+                return UNKNOWN
+            return FrameType([cts[p] for p in pos], rows, [names[p] for p in pos] if names else None)
+        st = self.selection.type
+        n = 1 if is_scalar(st) else shape_of(st)[0] if is_matrix(st) else -1  # a run-time label or position(s)
+        if n < 0:
+            return UNKNOWN
+        same = cts[0] if cts and all(c == cts[0] for c in cts) else UNKNOWN
+        return FrameType([same] * n, rows, None)
+
+    def verify_(self) -> None:
         sel = constant_value(self.selection)
-        names = src.label_names
-        cts = list(src.column_types.data)
-        if isinstance(sel, str) and names and sel in names:
-            i = names.index(sel)
-            return FrameType([cts[i]], src.rows.data, [sel])
-        if isinstance(sel, int) and not isinstance(sel, bool) and -len(cts) <= sel < len(cts):
-            return FrameType([cts[sel]], src.rows.data, [names[sel]] if names else None)
-        return UNKNOWN
+        msg = frame_label_error(self.source.type, sel) if isinstance(sel, str) else None
+        if msg is not None:
+            raise VerifyException(f"{self.name}: {msg}")
 
 
 @irdl_op_definition
@@ -692,6 +801,11 @@ class FilterColOp(_IndexOp):
     bits = operand_def()
     res = result_def()
     SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.source.type)[0], -1))
+
+    def verify_(self) -> None:
+        if isinstance(self.source.type, FrameType):
+            raise VerifyException(f"{self.name}: selecting the columns of a frame by a bit vector is not supported; "
+                                  "select them by position or label")
 
 
 @irdl_op_definition

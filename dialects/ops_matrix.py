@@ -1,8 +1,867 @@
-"""Operations of the `daphne` dialect for the matrix builtins (see dialects/ops.py for the conventions)."""
+"""Operations of the `daphne` dialect for the matrix builtins (see dialects/ops.py for the conventions).
+
+Op names, operand orders and result types follow DAPHNE's `DaphneOps.td` (`daphne.colBind`, `daphne.outerAdd`,
+`daphne.idxminRow`, `daphne.sumCum`, `daphne.eigenCal`, ...). Verifiers report statically detectable misuse
+(shape mismatches with both shapes, scalars where a matrix is required); the kernels repeat the checks at run time
+for shapes unknown at compile time.
+"""
 
 from __future__ import annotations
 
-from xdsl.ir import Operation
+from collections.abc import Callable, Sequence
+from typing import ClassVar
 
-OPS: list[type[Operation]] = []
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    irdl_op_definition,
+    operand_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from dialects.ops import (
+    BinaryDaphneOp,
+    DaphneOp,
+    Shape,
+    UnaryDaphneOp,
+    constant_value,
+    shape_from_arg,
+    shape_of,
+    vt_compare,
+    vt_fixed,
+    vt_from_args,
+    vt_from_args_fp,
+    vt_from_args_int,
+    vt_from_first,
+)
+from dialects.types import (
+    INDEX,
+    UNKNOWN,
+    FrameType,
+    MatrixType,
+    is_matrix,
+    is_scalar,
+    is_unknown,
+    value_type,
+    vt_name,
+)
+
+# --- helpers -------------------------------------------------------------------------------------------------------
+
+
+def define_op(cls_name: str, base: type, op_name: str, **consts: object) -> type:
+    """Define one op of a family that differs only in name and class constants (importable by `cls_name`)."""
+    body = {"name": op_name, **consts, "__annotations__": {k: ClassVar for k in consts}, "__module__": __name__}
+    cls = irdl_op_definition(type(cls_name, (base,), body))
+    globals()[cls_name] = cls
+    return cls
+
+
+def _mat(vt: str | None, rows: int = -1, cols: int = -1) -> MatrixType:
+    return MatrixType(value_type(vt) if vt else UNKNOWN, rows, cols)
+
+
+def _dims(t: Attribute) -> str:
+    r, c = shape_of(t)
+    return f"{'?' if r < 0 else r}x{'?' if c < 0 else c}"
+
+
+def _const_int(v: SSAValue) -> int | None:
+    c = constant_value(v)
+    return int(c) if isinstance(c, (int, float)) and not isinstance(c, bool) else None
+
+
+def _const_dim(v: SSAValue) -> int:
+    c = _const_int(v)
+    return c if c is not None and c >= 0 else -1
+
+
+def need_matrix(op: Operation, t: Attribute, what: str = "the argument", frames: bool = False) -> None:
+    """Verifier helper: a matrix (or a frame, if allowed) or a not yet inferred type."""
+    if is_matrix(t) or is_unknown(t) or (frames and isinstance(t, FrameType)):
+        return
+    kind = "a matrix or frame" if frames else "a matrix"
+    raise VerifyException(f"{op.name}: {what} must be {kind}, got {t}")
+
+
+def need_scalar(op: Operation, t: Attribute, what: str) -> None:
+    if not (is_scalar(t) or is_unknown(t)):
+        raise VerifyException(f"{op.name}: {what} must be a scalar, got {t}")
+
+
+def need_float(op: Operation, t: Attribute, what: str = "the argument") -> None:
+    """DAPHNE has only f32/f64 kernels for linear-algebra and DNN ops (`MatrixOf<[FloatScalar]>`)."""
+    vt = vt_name(t)
+    if is_matrix(t) and vt is not None and vt not in ("f32", "f64"):
+        raise VerifyException(f"{op.name}: {what} must be a matrix of f32 or f64, got value type {vt}")
+
+
+def _shape_mismatch(op: Operation, lhs: Attribute, rhs: Attribute, why: str) -> VerifyException:
+    return VerifyException(f"{op.name}: shape mismatch: lhs {_dims(lhs)}, rhs {_dims(rhs)} ({why})")
+
+
+def _known(a: int, b: int) -> bool:
+    return a >= 0 and b >= 0
+
+
+# --- data generation -----------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class DiagMatrixOp(UnaryDaphneOp):
+    """`diagMatrix(arg)`: an n x n matrix with the n x 1 column `arg` on its diagonal."""
+
+    name = "daphne.diagMatrix"
+    KERNEL: ClassVar = "datagen.diag_matrix"
+    VT_RULE: ClassVar = staticmethod(vt_from_first)
+    DT_RULE: ClassVar = "mat"
+    SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.arg.type)[0], shape_of(op.arg.type)[0]))
+
+    def verify_(self) -> None:
+        need_matrix(self, self.arg.type)
+        cols = shape_of(self.arg.type)[1]
+        if cols >= 0 and cols != 1:
+            shape = _dims(self.arg.type)
+            raise VerifyException(f"{self.name}: the argument must be a column matrix (n x 1), got {shape}")
+
+
+@irdl_op_definition
+class SampleOp(DaphneOp):
+    """`sample(range, size, withReplacement, seed)`: a size x 1 column of values in [0, range)."""
+
+    name = "daphne.sample"
+    range = operand_def()
+    size = operand_def()
+    with_replacement = operand_def()
+    seed = operand_def()
+    res = result_def()
+    KERNEL: ClassVar = "datagen.sample"
+    KERNEL_VT: ClassVar = True
+    VT_OPERANDS: ClassVar = 1
+    DT_RULE: ClassVar = "mat"
+    SHAPE: ClassVar = staticmethod(lambda op: (_const_dim(op.size), 1))
+
+    def verify_(self) -> None:
+        need_scalar(self, self.range.type, "the range")
+        if vt_name(self.range.type) in ("str", "bool"):
+            raise VerifyException(f"{self.name}: the range must be a number, got {self.range.type}")
+
+
+# --- metadata ------------------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class IsSymmetricOp(UnaryDaphneOp):
+    """`isSymmetric(arg)`: bool; the argument must be square."""
+
+    name = "daphne.isSymmetric"
+    KERNEL: ClassVar = "meta.is_symmetric"
+    VT_RULE: ClassVar = staticmethod(vt_fixed("bool"))
+    DT_RULE: ClassVar = "sca"
+
+    def infer(self) -> tuple[Attribute, ...]:
+        return (value_type("bool"),)
+
+    def verify_(self) -> None:
+        need_matrix(self, self.arg.type)
+        r, c = shape_of(self.arg.type)
+        if _known(r, c) and r != c:
+            raise VerifyException(f"{self.name}: the argument must be a square matrix, got {_dims(self.arg.type)}")
+
+
+# --- outer binary ----------------------------------------------------------------------------------------------------
+
+
+class OuterBinaryOp(BinaryDaphneOp):
+    """`outerX(lhs, rhs)`: lhs (m x 1) and rhs (1 x n) give an m x n matrix of `lhs[i] op rhs[j]`."""
+
+    KIND: ClassVar[str]
+    DT_RULE: ClassVar = "mat"
+    SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.lhs.type)[0], shape_of(op.rhs.type)[1]))
+
+    def verify_(self) -> None:
+        need_matrix(self, self.lhs.type, "the left operand")
+        need_matrix(self, self.rhs.type, "the right operand")
+        lc, rr = shape_of(self.lhs.type)[1], shape_of(self.rhs.type)[0]
+        if (lc >= 0 and lc != 1) or (rr >= 0 and rr != 1):
+            raise _shape_mismatch(self, self.lhs.type, self.rhs.type, "lhs must be a column (m x 1), rhs a row (1 x n)")
+
+
+_OUTER_KINDS: dict[str, tuple[str, Callable[[Sequence[str | None]], str | None]]] = {
+    "Add": ("add", vt_from_args), "Sub": ("sub", vt_from_args), "Mul": ("mul", vt_from_args),
+    "Div": ("div", vt_from_args), "Pow": ("pow", vt_from_args), "Mod": ("mod", vt_from_args),
+    "Log": ("log", vt_from_args_fp), "Min": ("min", vt_from_args), "Max": ("max", vt_from_args),
+    "And": ("and", vt_from_args_int), "Or": ("or", vt_from_args_int), "Xor": ("xor", vt_from_args_int),
+    "Concat": ("concat", vt_fixed("str")), "Eq": ("eq", vt_compare), "Neq": ("neq", vt_compare),
+    "Lt": ("lt", vt_compare), "Le": ("le", vt_compare), "Gt": ("gt", vt_compare), "Ge": ("ge", vt_compare),
+}  # fmt: skip
+
+OUTER_OPS: dict[str, type[OuterBinaryOp]] = {
+    f"outer{suffix}": define_op(
+        f"Outer{suffix}Op", OuterBinaryOp, f"daphne.outer{suffix}", KIND=kind, VT_RULE=staticmethod(rule)
+    )
+    for suffix, (kind, rule) in _OUTER_KINDS.items()
+}
+"""DaphneDSL name (`outerAdd`, ...) -> op class."""
+
+
+# --- aggregation: arg-min/max and cumulative ---------------------------------------------------------------------
+
+
+class IdxAggOp(UnaryDaphneOp):
+    """`idxMin(X, axis)` / `idxMax(X, axis)`: positions (size type) of the first minimum/maximum per row/column."""
+
+    KIND: ClassVar[str]
+    AXIS: ClassVar[str]
+    DT_RULE: ClassVar = "mat"
+    VT_RULE: ClassVar = staticmethod(vt_fixed("index"))
+
+    def verify_(self) -> None:
+        need_matrix(self, self.arg.type)
+        if vt_name(self.arg.type) == "str":
+            raise VerifyException(f"{self.name}: the argument must be a numeric matrix, got value type str")
+
+
+def _row_shape(op: DaphneOp) -> Shape:
+    return (shape_of(op.operands[0].type)[0], 1)
+
+
+def _col_shape(op: DaphneOp) -> Shape:
+    return (1, shape_of(op.operands[0].type)[1])
+
+
+IDX_OPS: dict[tuple[str, str], type[IdxAggOp]] = {
+    (kind, axis): define_op(
+        f"{'Row' if axis == 'row' else 'Col'}AggIdx{kind.capitalize()}Op",
+        IdxAggOp,
+        f"daphne.idx{kind}{'Row' if axis == 'row' else 'Col'}",
+        KIND=kind,
+        AXIS=axis,
+        SHAPE=staticmethod(_row_shape if axis == "row" else _col_shape),
+    )
+    for kind in ("min", "max")
+    for axis in ("row", "col")
+}
+"""(kind "min"/"max", axis "row"/"col") -> op class."""
+
+
+class CumAggOp(UnaryDaphneOp):
+    """`cumSum/cumProd/cumMin/cumMax(X)`: column-wise running aggregate, same shape and value type as `X`."""
+
+    KIND: ClassVar[str]
+    DT_RULE: ClassVar = "mat"
+    VT_RULE: ClassVar = staticmethod(vt_from_first)
+    SHAPE: ClassVar = staticmethod(shape_from_arg)
+
+    def verify_(self) -> None:
+        need_matrix(self, self.arg.type)
+        if self.KIND in ("sum", "prod") and vt_name(self.arg.type) == "str":
+            raise VerifyException(f"{self.name}: the argument must be a numeric matrix, got value type str")
+
+
+CUM_OPS: dict[str, type[CumAggOp]] = {
+    f"cum{kind.capitalize()}": define_op(f"CumAgg{kind.capitalize()}Op", CumAggOp, f"daphne.{kind}Cum", KIND=kind)
+    for kind in ("sum", "prod", "min", "max")
+}
+"""DaphneDSL name (`cumSum`, ...) -> op class."""
+
+
+# --- reorganisation ------------------------------------------------------------------------------------------------
+
+
+class BindOp(BinaryDaphneOp):
+    """`cbind`/`rbind` of two matrices (most general value type, CastArgsToResType) or two frames."""
+
+    AXIS: ClassVar[int]  # 1: columns are concatenated (cbind), 0: rows (rbind)
+
+    def infer(self) -> tuple[Attribute, ...]:
+        lt, rt = self.lhs.type, self.rhs.type
+        if isinstance(lt, FrameType) or isinstance(rt, FrameType):
+            return (self._frame_type(lt, rt),)
+        if isinstance(lt, MatrixType) and isinstance(rt, MatrixType):
+            vt = vt_from_args([vt_name(lt), vt_name(rt)])
+            return (_mat(vt, *self._shape(lt.shape, rt.shape)),)
+        if is_unknown(lt) or is_unknown(rt):
+            return (UNKNOWN,)
+        return (_mat(vt_from_args([vt_name(lt), vt_name(rt)])),)
+
+    def _shape(self, ls: Shape, rs: Shape) -> Shape:
+        keep, cat = (0, 1) if self.AXIS == 1 else (1, 0)
+        same = ls[keep] if ls[keep] >= 0 else rs[keep]
+        summed = ls[cat] + rs[cat] if _known(ls[cat], rs[cat]) else -1
+        return (same, summed) if self.AXIS == 1 else (summed, same)
+
+    def _frame_type(self, lt: Attribute, rt: Attribute) -> Attribute:
+        if not (isinstance(lt, FrameType) and isinstance(rt, FrameType)):
+            return UNKNOWN
+        if self.AXIS == 1:
+            rows = lt.rows.data if lt.rows.data >= 0 else rt.rows.data
+            ll, rl = lt.label_names, rt.label_names
+            labels = ll + rl if ll is not None and rl is not None else None
+            return FrameType([*lt.column_types.data, *rt.column_types.data], rows, labels)
+        rows = lt.rows.data + rt.rows.data if _known(lt.rows.data, rt.rows.data) else -1
+        return FrameType(list(lt.column_types.data), rows, lt.label_names)
+
+    def verify_(self) -> None:
+        lt, rt = self.lhs.type, self.rhs.type
+        need_matrix(self, lt, "the left operand", frames=True)
+        need_matrix(self, rt, "the right operand", frames=True)
+        if isinstance(lt, FrameType) != isinstance(rt, FrameType) and not (is_unknown(lt) or is_unknown(rt)):
+            raise VerifyException(f"{self.name}: cannot bind a matrix and a frame")
+        if is_matrix(lt) and is_matrix(rt):
+            dim = 0 if self.AXIS == 1 else 1
+            a, b = lt.shape[dim], rt.shape[dim]
+            if _known(a, b) and a != b:
+                what = "#rows of lhs and rhs must be equal" if dim == 0 else "#cols of lhs and rhs must be equal"
+                raise _shape_mismatch(self, lt, rt, what)
+
+
+@irdl_op_definition
+class ColBindOp(BindOp):
+    name = "daphne.colBind"
+    AXIS: ClassVar = 1
+
+
+@irdl_op_definition
+class RowBindOp(BindOp):
+    name = "daphne.rowBind"
+    AXIS: ClassVar = 0
+
+
+@irdl_op_definition
+class ReverseOp(UnaryDaphneOp):
+    """`reverse(arg)`: the rows in reverse order."""
+
+    name = "daphne.reverse"
+    KERNEL: ClassVar = "reorg.reverse"
+    VT_RULE: ClassVar = staticmethod(vt_from_first)
+    DT_RULE: ClassVar = "mat"
+    SHAPE: ClassVar = staticmethod(shape_from_arg)
+
+    def verify_(self) -> None:
+        need_matrix(self, self.arg.type)
+
+
+@irdl_op_definition
+class OrderOp(DaphneOp):
+    """`order(arg, colIdxs..., ascs..., returnIndexes)`: a stable multi-column sort of the rows of `arg`, or the
+    sorting permutation as an n x 1 matrix of positions (size type) if `returnIndexes` is true."""
+
+    name = "daphne.order"
+    arg = operand_def()
+    col_idxs = var_operand_def()
+    ascs = var_operand_def()
+    return_idxs = operand_def()
+    res = result_def()
+    traits = traits_def(Pure())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(self, arg: SSAValue, col_idxs: Sequence[SSAValue], ascs: Sequence[SSAValue], return_idxs: SSAValue):
+        super().__init__(operands=[arg, col_idxs, ascs, return_idxs], result_types=[UNKNOWN])
+
+    def infer(self) -> tuple[Attribute, ...]:
+        t = self.arg.type
+        if constant_value(self.return_idxs) is True:
+            return (MatrixType(INDEX, shape_of(t)[0] if isinstance(t, MatrixType) else -1, 1),)
+        if isinstance(t, FrameType):
+            return (FrameType(list(t.column_types.data), t.rows.data, t.label_names),)
+        if isinstance(t, MatrixType):
+            return (MatrixType(t.element_type, *t.shape),)
+        return (UNKNOWN,)
+
+    def verify_(self) -> None:
+        need_matrix(self, self.arg.type, frames=True)
+        if len(self.col_idxs) != len(self.ascs) or not self.col_idxs:
+            raise VerifyException(f"{self.name}: expects as many (at least one) column indexes as sort orders")
+        ncols = self._num_cols()
+        for v in self.col_idxs:
+            c = _const_int(v)
+            if c is not None and ncols >= 0 and not 0 <= c < ncols:
+                raise VerifyException(f"{self.name}: column index {c} is out of bounds for {ncols} column(s)")
+
+    def _num_cols(self) -> int:
+        t = self.arg.type
+        if isinstance(t, FrameType):
+            return len(t.column_types.data)
+        return shape_of(t)[1]
+
+
+# --- matrix decomposition ------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class EigenOp(DaphneOp):
+    """`eigen(arg)`: eigenvalues (n x 1) and eigenvectors (n x n, one per column) of a symmetric matrix."""
+
+    name = "daphne.eigenCal"
+    arg = operand_def()
+    eigen_values = result_def()
+    eigen_vectors = result_def()
+    traits = traits_def(Pure())
+    KERNEL: ClassVar = "decomposition.eigen"
+
+    def infer(self) -> tuple[Attribute, ...]:
+        vt = vt_name(self.arg.type)
+        n = shape_of(self.arg.type)[0]
+        return (_mat(vt, n, 1), _mat(vt, n, n))
+
+    def verify_(self) -> None:
+        need_matrix(self, self.arg.type)
+        need_float(self, self.arg.type)
+        r, c = shape_of(self.arg.type)
+        if _known(r, c) and r != c:
+            raise VerifyException(f"{self.name}: the argument must be a square matrix, got {_dims(self.arg.type)}")
+
+
+# --- deep neural networks --------------------------------------------------------------------------------------------
+
+
+def _out_extent(img: SSAValue, win: SSAValue, pad: SSAValue, stride: SSAValue) -> int:
+    """(img + 2 * pad - win) / stride + 1 for constant operands, -1 otherwise."""
+    vals = [_const_int(v) for v in (img, win, pad, stride)]
+    if any(v is None or v < 0 for v in vals):
+        return -1
+    i, w, p, s = vals  # type: ignore[misc]
+    if s == 0 or i + 2 * p < w:
+        return -1
+    return (i + 2 * p - w) // s + 1
+
+
+class _DnnOp(DaphneOp):
+    traits = traits_def(Pure())
+
+    def _check_float_inputs(self, n: int) -> None:
+        for v in self.operands[:n]:
+            need_matrix(self, v.type, "every data argument")
+            need_float(self, v.type, "every data argument")
+
+
+@irdl_op_definition
+class Conv2DForwardOp(_DnnOp):
+    """`conv2d(input, filter, numImages, numChannels, imgHeight, imgWidth, filterHeight, filterWidth, strideHeight,
+    strideWidth, paddingHeight, paddingWidth[, bias])`: output (N x F*P*Q), P and Q. Without `bias`, DAPHNE's
+    builtin passes the filter as the bias (its first F values are added per filter)."""
+
+    name = "daphne.Convolution_Forward"
+    input = operand_def()
+    filter = operand_def()
+    bias = operand_def()
+    batch = operand_def()
+    channels = operand_def()
+    img_h = operand_def()
+    img_w = operand_def()
+    filter_h = operand_def()
+    filter_w = operand_def()
+    stride_h = operand_def()
+    stride_w = operand_def()
+    pad_h = operand_def()
+    pad_w = operand_def()
+    output = result_def()
+    out_h = result_def()
+    out_w = result_def()
+    KERNEL: ClassVar = "dnn.conv2d"
+
+    def infer(self) -> tuple[Attribute, ...]:
+        p = _out_extent(self.img_h, self.filter_h, self.pad_h, self.stride_h)
+        q = _out_extent(self.img_w, self.filter_w, self.pad_w, self.stride_w)
+        f = shape_of(self.filter.type)[0]
+        cols = f * p * q if min(f, p, q) >= 0 else -1
+        return (_mat(vt_name(self.input.type), shape_of(self.input.type)[0], cols), INDEX, INDEX)
+
+    def verify_(self) -> None:
+        self._check_float_inputs(3)
+
+
+class PoolForwardOp(_DnnOp):
+    """`avg_pool2d` / `max_pool2d`: output (N x C*P*Q), P and Q."""
+
+    input = operand_def()
+    batch = operand_def()
+    channels = operand_def()
+    img_h = operand_def()
+    img_w = operand_def()
+    pool_h = operand_def()
+    pool_w = operand_def()
+    stride_h = operand_def()
+    stride_w = operand_def()
+    pad_h = operand_def()
+    pad_w = operand_def()
+    output = result_def()
+    out_h = result_def()
+    out_w = result_def()
+
+    def infer(self) -> tuple[Attribute, ...]:
+        # DAPHNE's Pooling.cpp computes P with strideWidth and Q with strideHeight.
+        p = _out_extent(self.img_h, self.pool_h, self.pad_h, self.stride_w)
+        q = _out_extent(self.img_w, self.pool_w, self.pad_w, self.stride_h)
+        c = _const_dim(self.channels)
+        cols = c * p * q if min(c, p, q) >= 0 else -1
+        return (_mat(vt_name(self.input.type), shape_of(self.input.type)[0], cols), INDEX, INDEX)
+
+    def verify_(self) -> None:
+        self._check_float_inputs(1)
+
+
+@irdl_op_definition
+class AvgPoolForwardOp(PoolForwardOp):
+    name = "daphne.NN_Avg_Forward"
+    KERNEL: ClassVar = "dnn.avg_pool2d"
+
+
+@irdl_op_definition
+class MaxPoolForwardOp(PoolForwardOp):
+    name = "daphne.NN_Max_Forward"
+    KERNEL: ClassVar = "dnn.max_pool2d"
+
+
+class _SameAsInputDnnOp(_DnnOp):
+    """DNN ops whose result has the type and shape of their first operand."""
+
+    N_DATA: ClassVar[int]
+
+    def infer(self) -> tuple[Attribute, ...]:
+        t = self.operands[0].type
+        return (_mat(vt_name(t), *shape_of(t)),)
+
+    def verify_(self) -> None:
+        self._check_float_inputs(self.N_DATA)
+
+
+@irdl_op_definition
+class BatchNorm2DInferenceForwardOp(_SameAsInputDnnOp):
+    """`batch_norm2d(inputData, gamma, beta, emaMean, emaVar, eps)` (inference)."""
+
+    name = "daphne.BatchNorm_Forward"
+    input = operand_def()
+    gamma = operand_def()
+    beta = operand_def()
+    ema_mean = operand_def()
+    ema_var = operand_def()
+    eps = operand_def()
+    res = result_def()
+    N_DATA: ClassVar = 5
+    KERNEL: ClassVar = "dnn.batch_norm2d"
+
+
+@irdl_op_definition
+class BiasAddOp(_SameAsInputDnnOp):
+    """`biasAdd(input, bias)`."""
+
+    name = "daphne.biasAdd"
+    input = operand_def()
+    bias = operand_def()
+    res = result_def()
+    N_DATA: ClassVar = 2
+    KERNEL: ClassVar = "dnn.bias_add"
+
+
+@irdl_op_definition
+class ReluForwardOp(_SameAsInputDnnOp):
+    name = "daphne.NN_Relu_Forward"
+    input = operand_def()
+    res = result_def()
+    N_DATA: ClassVar = 1
+    KERNEL: ClassVar = "dnn.relu"
+
+
+@irdl_op_definition
+class SoftmaxOp(_SameAsInputDnnOp):
+    name = "daphne.softmax"
+    input = operand_def()
+    res = result_def()
+    N_DATA: ClassVar = 1
+    KERNEL: ClassVar = "dnn.softmax"
+
+
+@irdl_op_definition
+class AffineForwardOp(_DnnOp):
+    """`affine(inputData, weightData, biasData)`: inputData @ weightData + biasData (a 1 x m row)."""
+
+    name = "daphne.NN_Affine_Forward"
+    input = operand_def()
+    weights = operand_def()
+    bias = operand_def()
+    res = result_def()
+    KERNEL: ClassVar = "dnn.affine"
+
+    def infer(self) -> tuple[Attribute, ...]:
+        return (_mat(vt_name(self.input.type), shape_of(self.input.type)[0], shape_of(self.weights.type)[1]),)
+
+    def verify_(self) -> None:
+        self._check_float_inputs(3)
+        it, wt = self.input.type, self.weights.type
+        if is_matrix(it) and is_matrix(wt) and _known(it.shape[1], wt.shape[0]) and it.shape[1] != wt.shape[0]:
+            raise _shape_mismatch(self, it, wt, "#cols of inputData must equal #rows of weightData")
+
+
+# --- other matrix operations ---------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class DiagVectorOp(UnaryDaphneOp):
+    """`diagVector(arg)`: the diagonal of a square matrix as an n x 1 column."""
+
+    name = "daphne.diagVector"
+    KERNEL: ClassVar = "matrix_ops.diag_vector"
+    VT_RULE: ClassVar = staticmethod(vt_from_first)
+    DT_RULE: ClassVar = "mat"
+    SHAPE: ClassVar = staticmethod(_row_shape)
+
+    def verify_(self) -> None:
+        need_matrix(self, self.arg.type)
+        r, c = shape_of(self.arg.type)
+        if _known(r, c) and r != c:
+            raise VerifyException(f"{self.name}: the argument must be a square matrix, got {_dims(self.arg.type)}")
+
+
+@irdl_op_definition
+class TriOp(DaphneOp):
+    """`lowerTri(arg, diag, values)` / `upperTri(...)`, distinguished by the constant operand `upper`."""
+
+    name = "daphne.tri"
+    arg = operand_def()
+    upper = operand_def()
+    diag = operand_def()
+    values = operand_def()
+    res = result_def()
+    traits = traits_def(Pure())
+    KERNEL: ClassVar = "matrix_ops.tri"
+    VT_OPERANDS: ClassVar = 1
+    DT_RULE: ClassVar = "mat"
+    SHAPE: ClassVar = staticmethod(shape_from_arg)
+
+    def verify_(self) -> None:
+        need_matrix(self, self.arg.type)
+        r, c = shape_of(self.arg.type)
+        if _known(r, c) and r != c:
+            raise VerifyException(f"{self.name}: the argument must be a square matrix, got {_dims(self.arg.type)}")
+
+
+@irdl_op_definition
+class SolveOp(BinaryDaphneOp):
+    """`solve(A, b)`: x with A @ x = b for square A (n x n) and b (n x 1)."""
+
+    name = "daphne.solve"
+    DT_RULE: ClassVar = "mat"
+    SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.lhs.type)[0], 1))
+    KERNEL: ClassVar = "matrix_ops.solve"
+    KERNEL_CASTS: ClassVar = 2
+
+    def verify_(self) -> None:
+        a, b = self.lhs.type, self.rhs.type
+        need_matrix(self, a, "A")
+        need_matrix(self, b, "b")
+        vt = vt_from_args([vt_name(a), vt_name(b)])
+        if vt is not None and vt not in ("f32", "f64"):
+            raise VerifyException(f"{self.name}: A and b must be matrices of f32 or f64, got value type {vt}")
+        (ar, ac), (br, bc) = shape_of(a), shape_of(b)
+        if (_known(ar, ac) and ar != ac) or (_known(ar, br) and ar != br) or (bc >= 0 and bc != 1):
+            raise _shape_mismatch(self, a, b, "A must be n x n and b n x 1")
+
+
+@irdl_op_definition
+class ReplaceOp(DaphneOp):
+    """`replace(arg, pattern, replacement)`: every element equal to `pattern` (NaN matches NaN) replaced."""
+
+    name = "daphne.replace"
+    arg = operand_def()
+    pattern = operand_def()
+    replacement = operand_def()
+    res = result_def()
+    traits = traits_def(Pure())
+    KERNEL: ClassVar = "matrix_ops.replace"
+    KERNEL_CASTS: ClassVar = 3
+    DT_RULE: ClassVar = "mat"
+    SHAPE: ClassVar = staticmethod(shape_from_arg)
+
+    def verify_(self) -> None:
+        need_matrix(self, self.arg.type)
+        need_scalar(self, self.pattern.type, "the pattern")
+        need_scalar(self, self.replacement.type, "the replacement")
+
+
+@irdl_op_definition
+class CTableOp(DaphneOp):
+    """`ctable(ys, xs[, weight][, numRows, numCols])`: a contingency table; the weight's type is the result's."""
+
+    name = "daphne.ctable"
+    lhs = operand_def()
+    rhs = operand_def()
+    weight = operand_def()
+    num_rows = operand_def()
+    num_cols = operand_def()
+    res = result_def()
+    traits = traits_def(Pure())
+    KERNEL: ClassVar = "matrix_ops.ctable"
+    KERNEL_VT: ClassVar = True
+
+    def infer(self) -> tuple[Attribute, ...]:
+        r, c = _const_int(self.num_rows), _const_int(self.num_cols)
+        rows, cols = (d if d is not None and d >= 0 else -1 for d in (r, c))
+        return (_mat(vt_name(self.weight.type), rows, cols),)
+
+    def verify_(self) -> None:
+        need_matrix(self, self.lhs.type, "ys")
+        need_matrix(self, self.rhs.type, "xs")
+        need_scalar(self, self.weight.type, "the weight")
+        (lr, lc), (rr, rc) = shape_of(self.lhs.type), shape_of(self.rhs.type)
+        if (lc >= 0 and lc != 1) or (rc >= 0 and rc != 1) or (_known(lr, rr) and lr != rr):
+            raise _shape_mismatch(self, self.lhs.type, self.rhs.type, "ys and xs must be columns of equal length")
+
+
+@irdl_op_definition
+class SyrkOp(UnaryDaphneOp):
+    """`syrk(A)`: t(A) @ A."""
+
+    name = "daphne.syrk"
+    KERNEL: ClassVar = "matrix_ops.syrk"
+    VT_RULE: ClassVar = staticmethod(vt_from_first)
+    DT_RULE: ClassVar = "mat"
+    SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.arg.type)[1], shape_of(op.arg.type)[1]))
+
+    def verify_(self) -> None:
+        need_matrix(self, self.arg.type)
+        if vt_name(self.arg.type) == "str":
+            raise VerifyException(f"{self.name}: the argument must be a numeric matrix, got value type str")
+
+
+@irdl_op_definition
+class GemvOp(BinaryDaphneOp):
+    """`gemv(A, x)`: t(A) @ x for A (n x m) and x (n x 1)."""
+
+    name = "daphne.gemv"
+    DT_RULE: ClassVar = "mat"
+    SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.lhs.type)[1], 1))
+    KERNEL: ClassVar = "matrix_ops.gemv"
+    KERNEL_CASTS: ClassVar = 2
+
+    def verify_(self) -> None:
+        a, x = self.lhs.type, self.rhs.type
+        need_matrix(self, a, "A")
+        need_matrix(self, x, "x")
+        if vt_from_args([vt_name(a), vt_name(x)]) == "str":
+            raise VerifyException(f"{self.name}: the arguments must be numeric matrices")
+        (ar, _), (xr, xc) = shape_of(a), shape_of(x)
+        if (_known(ar, xr) and ar != xr) or (xc >= 0 and xc != 1):
+            raise _shape_mismatch(self, a, x, "A must be n x m and x n x 1")
+
+
+# --- conversions and preprocessing ------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class QuantizeOp(DaphneOp):
+    """`quantize(arg, min, max)`: min/max quantization of an f32 matrix to ui8."""
+
+    name = "daphne.quantize"
+    arg = operand_def()
+    min = operand_def()
+    max = operand_def()
+    res = result_def()
+    traits = traits_def(Pure())
+    KERNEL: ClassVar = "conversions.quantize"
+
+    def infer(self) -> tuple[Attribute, ...]:
+        return (_mat("ui8", *shape_of(self.arg.type)),)
+
+    def verify_(self) -> None:
+        need_matrix(self, self.arg.type)
+        need_float(self, self.arg.type)
+        need_scalar(self, self.min.type, "min")
+        need_scalar(self, self.max.type, "max")
+
+
+@irdl_op_definition
+class OneHotOp(BinaryDaphneOp):
+    """`oneHot(arg, info)`: one-hot encoding per column as described by the 1 x m si64 row `info`."""
+
+    name = "daphne.oneHot"
+    KERNEL: ClassVar = "preprocessing.one_hot"
+    DT_RULE: ClassVar = "mat"
+    VT_OPERANDS: ClassVar = 1
+    SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.lhs.type)[0], -1))
+
+    def verify_(self) -> None:
+        need_matrix(self, self.lhs.type)
+        need_matrix(self, self.rhs.type, "info")
+        ir, ic = shape_of(self.rhs.type)
+        ac = shape_of(self.lhs.type)[1]
+        if (ir >= 0 and ir != 1) or (_known(ic, ac) and ic != ac):
+            raise _shape_mismatch(self, self.lhs.type, self.rhs.type, "info must be a 1 x m row for an n x m argument")
+
+
+@irdl_op_definition
+class RecodeOp(DaphneOp):
+    """`recode(arg, orderPreserving)`: si64 codes (n x 1) and the decoding dictionary (#distinct x 1)."""
+
+    name = "daphne.recode"
+    arg = operand_def()
+    order_preserving = operand_def()
+    res = result_def()
+    decode_dict = result_def()
+    traits = traits_def(Pure())
+    KERNEL: ClassVar = "preprocessing.recode"
+
+    def infer(self) -> tuple[Attribute, ...]:
+        t = self.arg.type
+        return (_mat("si64", shape_of(t)[0], 1), _mat(vt_name(t), -1, 1))
+
+    def verify_(self) -> None:
+        need_matrix(self, self.arg.type)
+        c = shape_of(self.arg.type)[1]
+        if c >= 0 and c != 1:
+            raise VerifyException(f"{self.name}: the argument must have exactly one column, got {_dims(self.arg.type)}")
+
+
+@irdl_op_definition
+class BinOp(DaphneOp):
+    """`bin(arg, numBins[, min, max])`: equi-width bin numbers (starting at 0), same value type as `arg`."""
+
+    name = "daphne.bin"
+    arg = operand_def()
+    num_bins = operand_def()
+    min = operand_def()
+    max = operand_def()
+    res = result_def()
+    traits = traits_def(Pure())
+    KERNEL: ClassVar = "preprocessing.bin"
+    VT_OPERANDS: ClassVar = 1
+    DT_RULE: ClassVar = "mat"
+    SHAPE: ClassVar = staticmethod(shape_from_arg)
+
+    def verify_(self) -> None:
+        need_matrix(self, self.arg.type)
+        if vt_name(self.arg.type) == "str":
+            raise VerifyException(f"{self.name}: the argument must be a numeric matrix, got value type str")
+
+
+OPS: list[type[Operation]] = [
+    DiagMatrixOp, SampleOp, IsSymmetricOp, *OUTER_OPS.values(), *IDX_OPS.values(), *CUM_OPS.values(), ColBindOp,
+    RowBindOp, ReverseOp, OrderOp, EigenOp, Conv2DForwardOp, AvgPoolForwardOp, MaxPoolForwardOp,
+    BatchNorm2DInferenceForwardOp, BiasAddOp, ReluForwardOp, SoftmaxOp, AffineForwardOp, DiagVectorOp, TriOp,
+    SolveOp, ReplaceOp, CTableOp, SyrkOp, GemvOp, QuantizeOp, OneHotOp, RecodeOp, BinOp,
+]  # fmt: skip
 """The ops this module defines, registered in the dialect by dialects/daphne.py."""
+
+
+# --- sparsity estimate -------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class SparsityOp(UnaryDaphneOp):
+    """`sparsity(X)`: the compiler's estimate of X's fraction of non-zeros (f64), -1 if it has none (DAPHNE's
+    SparsityOp; the estimate is bound at compile time, see compiler/sparsity.py)."""
+
+    name = "daphne.sparsity"
+    DT_RULE: ClassVar = "sca"
+    VT_RULE: ClassVar = staticmethod(vt_fixed("f64"))
+
+    def verify_(self) -> None:
+        need_matrix(self, self.arg.type)
+
+
+OPS.append(SparsityOp)

@@ -9,6 +9,7 @@ outside itself (constants are cloned in), so it can be printed as text, shipped 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
 from xdsl.dialects.builtin import ArrayAttr, IntAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import (

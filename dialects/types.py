@@ -12,6 +12,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     Float32Type,
     Float64Type,
+    FloatData,
     IndexType,
     IntAttr,
     IntegerType,
@@ -41,9 +42,11 @@ class StringType(ParametrizedAttribute, TypeAttribute):
 
 @irdl_attr_definition
 class MatrixType(ParametrizedAttribute, TypeAttribute):
-    """A matrix: element value type, rows and cols (-1 = unknown) and representation (dense or sparse/CSR).
+    """A matrix: element value type, rows and cols (-1 = unknown), representation (dense or sparse/CSR) and the
+    compiler's estimate of its sparsity, the fraction of non-zeros (-1 = unknown).
 
-    Printed like DAPHNE's: `!daphne.Matrix<2x3xf64>`, `!daphne.Matrix<?x?xsi64:rep[sparse]>`.
+    Printed like DAPHNE's: `!daphne.Matrix<2x3xf64>`, `!daphne.Matrix<?x?xsi64:sp[2.500000e-01]:rep[sparse]>`
+    (the estimate is printed like an MLIR float and only when known).
     """
 
     name = "daphne.Matrix"
@@ -52,9 +55,17 @@ class MatrixType(ParametrizedAttribute, TypeAttribute):
     rows: IntAttr
     cols: IntAttr
     representation: StringAttr
+    sparsity: FloatData
 
-    def __init__(self, element_type: Attribute, rows: int = -1, cols: int = -1, representation: str = "dense"):
-        super().__init__(element_type, IntAttr(rows), IntAttr(cols), StringAttr(representation))
+    def __init__(
+        self,
+        element_type: Attribute,
+        rows: int = -1,
+        cols: int = -1,
+        representation: str = "dense",
+        sparsity: float = -1.0,
+    ):
+        super().__init__(element_type, IntAttr(rows), IntAttr(cols), StringAttr(representation), FloatData(sparsity))
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -64,25 +75,41 @@ class MatrixType(ParametrizedAttribute, TypeAttribute):
     def is_sparse(self) -> bool:
         return self.representation.data == "sparse"
 
+    @property
+    def sparsity_estimate(self) -> float:
+        """The estimated fraction of non-zeros, -1.0 if unknown."""
+        return self.sparsity.data
+
+    def with_representation(self, representation: str, sparsity: float) -> MatrixType:
+        """The same matrix type with another representation and sparsity estimate."""
+        return MatrixType(self.element_type, self.rows.data, self.cols.data, representation, sparsity)
+
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
         parser.parse_punctuation("<")
         dims, elem = parser.parse_ranked_shape()
         if len(dims) != 2:
             parser.raise_error("a daphne matrix has exactly two dimensions")
-        rep = "dense"
-        if parser.parse_optional_punctuation(":") is not None:
-            parser.parse_keyword("rep")
+        rep, sparsity = "dense", -1.0
+        while parser.parse_optional_punctuation(":") is not None:
+            key = parser.parse_keyword_in(("sp", "rep"))
             parser.parse_punctuation("[")
-            rep = parser.parse_keyword_in(("dense", "sparse"))
+            if key == "rep":
+                rep = parser.parse_keyword_in(("dense", "sparse"))
+            else:
+                sparsity = float(parser.parse_number())
             parser.parse_punctuation("]")
         parser.parse_punctuation(">")
-        return [elem, IntAttr(dims[0]), IntAttr(dims[1]), StringAttr(rep)]
+        return [elem, IntAttr(dims[0]), IntAttr(dims[1]), StringAttr(rep), FloatData(sparsity)]
 
     def print_parameters(self, printer: Printer) -> None:
         rows, cols = (("?" if d < 0 else str(d)) for d in self.shape)
         printer.print_string(f"<{rows}x{cols}x")
         printer.print_attribute(self.element_type)
+        if self.sparsity.data != -1.0:
+            printer.print_string(":sp[")
+            printer.print_float(self.sparsity.data, Float64Type())
+            printer.print_string("]")
         if self.is_sparse:
             printer.print_string(":rep[sparse]")
         printer.print_string(">")
@@ -213,7 +240,7 @@ def is_float_vt(name: str) -> bool:
 def with_value_type(t: Attribute, vt: Attribute) -> Attribute:
     """The same data type (scalar or matrix of the same shape) with another value type."""
     if isinstance(t, MatrixType):
-        return MatrixType(vt, t.rows.data, t.cols.data, t.representation.data)
+        return MatrixType(vt, t.rows.data, t.cols.data, t.representation.data, t.sparsity.data)
     return vt
 
 
@@ -232,8 +259,48 @@ def join_types(a: Attribute, b: Attribute) -> Attribute:
         rows = a.rows.data if a.rows == b.rows else -1
         cols = a.cols.data if a.cols == b.cols else -1
         rep = a.representation.data if a.representation == b.representation else "dense"
-        return MatrixType(elem, rows, cols, rep)
+        sparsity = a.sparsity.data if a.sparsity == b.sparsity else -1.0
+        return MatrixType(elem, rows, cols, rep, sparsity)
+    if isinstance(a, FrameType) and isinstance(b, FrameType):
+        return join_frame_types(a, b)
+    if isinstance(a, ListType) and isinstance(b, ListType):
+        return ListType(join_types(a.element_type, b.element_type))
     va, vb = vt_name(a), vt_name(b)
     if va and vb and not isinstance(a, MatrixType) and not isinstance(b, MatrixType):
         return value_type(most_general(va, vb))
     return a  # incompatible data types: the verifier of the merging op reports it
+
+
+def frame_width(t: FrameType) -> int:
+    """The number of columns of a frame type, -1 if unknown: a frame has at least one column, so a frame type
+    without column types (a `frame` parameter annotation) leaves the columns unknown."""
+    return len(t.column_types.data) or -1
+
+
+def frame_label_error(t: Attribute, label: str) -> str | None:
+    """Why `label` names no column of frame type `t`; None if it does or if `t`'s labels are not known."""
+    names = t.label_names if isinstance(t, FrameType) else None
+    if names is None or label in names:
+        return None
+    return f"the frame has no column labeled '{label}' (its labels are: {', '.join(repr(n) for n in names)})"
+
+
+def frame_column_type(t: Attribute, label: str | None) -> Attribute:
+    """The value type of the column labelled `label` in frame type `t` (Unknown when it cannot be told)."""
+    names = t.label_names if isinstance(t, FrameType) else None
+    if names is None or label is None or label not in names:
+        return UNKNOWN
+    return t.column_types.data[names.index(label)]  # type: ignore[union-attr]
+
+
+def join_frame_types(a: FrameType, b: FrameType) -> FrameType:
+    """Frames with the same number of columns join column-wise (most general value type per column); labels and
+    the row count survive only where both agree. Frames of different widths do not join (the first is kept)."""
+    ca, cb = a.column_types.data, b.column_types.data
+    if len(ca) != len(cb):
+        return a
+    pairs = zip(ca, cb, strict=True)
+    cols = [x if x == y else join_types(x, y) if vt_name(x) and vt_name(y) else UNKNOWN for x, y in pairs]
+    rows = a.rows.data if a.rows == b.rows else -1
+    labels = a.label_names if a.label_names == b.label_names else None
+    return FrameType(cols, rows, labels)

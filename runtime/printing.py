@@ -3,7 +3,8 @@
 C++ `os << x` with default stream state prints floats like C `%g` (precision 6); glibc prints a NaN whose sign bit is
 set as `-nan` (x86 produces such NaNs for 0/0, inf-inf, ...), which Python's `%g` never does, so it is handled here.
 bool prints `1`/`0`, si8/ui8 print as numbers, strings print raw. Matrices print a `DenseMatrix(RxC, cpptype)` header
-and one line per row with single spaces; frames print `Frame(RxC, [label:cpptype, ...])` then their rows.
+and one line per row with single spaces (a CSR matrix prints `CSRMatrix(RxC, cpptype)`, then its rows densely);
+frames print `Frame(RxC, [label:cpptype, ...])` then their rows.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 
 from runtime.errors import DaphneRuntimeError
 from runtime.frame import Frame
-from runtime.values import CPP_NAMES, vt_of
+from runtime.values import CPP_NAMES, as_dense, is_csr, vt_of
 
 _copysign = math.copysign
 
@@ -85,18 +86,43 @@ def _format_rows(cell_fmts: list[str], values: list, rows: int) -> str:
     return "".join(out)
 
 
-def format_matrix(m: np.ndarray) -> str:
-    """`DenseMatrix(RxC, cpptype)` header plus one line per row (an empty matrix prints only the header)."""
+def matrix_header(m) -> str:
+    """`DenseMatrix(RxC, cpptype)` or `CSRMatrix(RxC, cpptype)`: the print header and `typeOf` of a matrix."""
+    kind = "CSRMatrix" if is_csr(m) else "DenseMatrix"
+    return f"{kind}({m.shape[0]}x{m.shape[1]}, {CPP_NAMES[vt_of(m)]})"
+
+
+def format_matrix(m) -> str:
+    """Header plus one line per row (an empty matrix prints only the header).
+
+    A CSR matrix prints its rows densely, zeros included, exactly like a dense one (DAPHNE's CSRMatrix::print).
+    """
+    if is_csr(m):
+        return _format_csr(m)
     if m.ndim != 2:
         raise DaphneRuntimeError(f"cannot print a {m.ndim}-D array as a matrix")
     rows, cols = m.shape
-    header = f"DenseMatrix({rows}x{cols}, {CPP_NAMES[vt_of(m)]})\n"
+    header = matrix_header(m) + "\n"
     if rows == 0:
         return header
     if cols == 0:
         return header + "\n" * rows
     fmt, vals = _cells(m)
     return header + _format_rows([fmt] * cols, vals, rows)
+
+
+def _format_csr(m) -> str:
+    """CSR rows densified a block at a time, so printing never materialises the whole dense matrix at once."""
+    rows, cols = m.shape
+    out = [matrix_header(m) + "\n"]
+    if cols == 0:
+        return out[0] + "\n" * rows
+    step = max(1, (1 << 20) // cols)
+    for start in range(0, rows, step):
+        block = as_dense(m[start:start + step])
+        fmt, vals = _cells(block)
+        out.append(_format_rows([fmt] * cols, vals, block.shape[0]))
+    return "".join(out)
 
 
 def format_frame(f: Frame) -> str:
@@ -115,11 +141,19 @@ def format_frame(f: Frame) -> str:
 
 def format_obj(x) -> str:
     """Text of any run-time value; data objects end with a newline, scalars do not."""
-    if isinstance(x, np.ndarray):
+    if isinstance(x, np.ndarray) or is_csr(x):
         return format_matrix(x)
     if isinstance(x, Frame):
         return format_frame(x)
+    if isinstance(x, tuple):  # a list (runtime.kernels.lists)
+        from runtime.kernels.lists import format_list
+        return format_list(x)
     return format_scalar(x)
+
+
+def type_name(x) -> str:
+    """`typeOf(x)` of a matrix without formatting its values (a CSR matrix can be far too large to print)."""
+    return matrix_header(x)
 
 
 def print_obj(x, newline: bool = True, to_stderr: bool = False) -> None:
@@ -133,7 +167,7 @@ def print_obj(x, newline: bool = True, to_stderr: bool = False) -> None:
         s = x
     elif t is bool:
         s = "1" if x else "0"
-    elif isinstance(x, (np.ndarray, Frame)):
+    elif isinstance(x, (np.ndarray, Frame, tuple)) or is_csr(x):
         s, newline = format_obj(x), False
     else:
         s = format_scalar(x)

@@ -87,8 +87,81 @@ def is_csr(x: object) -> bool:
 
 
 def as_dense(x):
-    """A dense numpy matrix for kernels without a sparse path (a dense input is returned as it is)."""
-    return x.toarray() if is_csr(x) else x
+    """A dense numpy matrix for kernels without a sparse path (a dense input is returned as it is).
+
+    The stored values are assigned, not summed into zeros like scipy's `toarray`, so a stored -0.0 stays -0.0.
+    """
+    if not is_csr(x):
+        return x
+    dense = np.zeros(x.shape, dtype=x.dtype)
+    dense[row_ids(x), x.indices] = x.data
+    return dense
+
+
+def csr_from_parts(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, shape: tuple[int, int]):
+    """A CSR matrix from its three arrays (already canonical: sorted column indices, no duplicates per row).
+
+    scipy is imported lazily: scripts without CSR matrices never pay for it.
+    """
+    from scipy.sparse import csr_array
+
+    m = csr_array((data, indices, indptr), shape=shape, copy=False)
+    for name, arr in (("data", data), ("indices", indices)):  # scipy copies a small view of a large array: share it
+        if getattr(m, name) is not arr and getattr(m, name).dtype == arr.dtype and getattr(m, name).shape == arr.shape:
+            setattr(m, name, arr)
+    m.has_sorted_indices = True
+    m.has_canonical_format = True
+    return m
+
+
+def row_ids(X) -> np.ndarray:
+    """The row of every stored value of a CSR matrix."""
+    return np.repeat(np.arange(X.shape[0], dtype=np.int64), np.diff(X.indptr))
+
+
+def has_implicit_zeros(X) -> bool:
+    """True if a CSR matrix does not store every cell."""
+    return X.nnz < X.shape[0] * X.shape[1]
+
+
+def with_pattern(X, values: np.ndarray, zero_value, rows: np.ndarray | None = None):
+    """The result of an element-wise op on CSR matrix X: `values` at X's stored positions and `zero_value` (a
+    scalar, or an array broadcastable to X's shape) at its implicit zeros.
+
+    CSR with X's pattern when `zero_value` is zero everywhere (NaN counts as non-zero), else a dense matrix; the
+    kernels use this so that a zero-preserving op keeps CSR while any other op still gives exact dense values.
+    `rows` may pass `row_ids(X)` when the caller has it already.
+    """
+    if not has_implicit_zeros(X) or not np.any(np.asarray(zero_value) != 0):
+        return csr_from_parts(np.ascontiguousarray(values), X.indices, X.indptr, X.shape)
+    dense = np.empty(X.shape, dtype=values.dtype)
+    dense[...] = zero_value
+    dense[row_ids(X) if rows is None else rows, X.indices] = values
+    return dense
+
+
+def to_csr(x):
+    """The CSR form of a numeric or bool matrix (zeros are not stored; a CSR input is returned as it is)."""
+    if is_csr(x):
+        return x
+    if x.dtype.kind not in "biuf":
+        raise DaphneRuntimeError(f"a matrix of value type {vt_of(x)} cannot be stored in CSR representation")
+    from scipy.sparse import csr_array
+
+    m = csr_array(x)
+    m.sum_duplicates()  # canonical (sorted, no duplicates), as the kernels expect
+    return m
+
+
+def _cast_csr(m, vt: str):
+    """`cast_matrix` for CSR: the stored values are cast like dense ones; a zero stays zero in every numeric type."""
+    if vt == "str":
+        return cast_matrix(m.toarray(), vt)
+    dt = dtype_of(vt)
+    if m.dtype == dt:
+        return m
+    data = cast_matrix(m.data.reshape(1, -1), vt).reshape(-1)
+    return csr_from_parts(data, m.indices, m.indptr, m.shape)
 
 
 def vt_of(value) -> str:
@@ -349,6 +422,8 @@ def vt_of_py(x) -> str:
 
 def cast_matrix(m: np.ndarray, vt: str) -> np.ndarray:
     """Cast a matrix to value type `vt` elementwise with the same semantics as `cast_scalar` (same object if equal)."""
+    if is_csr(m):
+        return _cast_csr(m, vt)
     dt = dtype_of(vt)
     src = m.dtype
     if src == dt and vt != "str":

@@ -75,6 +75,9 @@ def compile_script(path: str, script_args: dict[str, str], config: DaphneConfig,
         options=options_from_config(config),
         pass_args=pass_args_from_config(config),
     )
+    from compiler import kernel_cache
+
+    kernel_cache.configure(enabled=not config.no_kernel_cache)  # native pipeline kernels (--no-kernel-cache)
     pm.run_stages(module)
     host = generate_host(module)
     configure_runtime(config)

@@ -29,10 +29,28 @@ def _infer() -> type[ModulePass]:
     return InferPass
 
 
+def _select_matrix_repr() -> type[ModulePass]:
+    from compiler.passes.select_matrix_repr import SelectMatrixReprPass
+
+    return SelectMatrixReprPass
+
+
 def _specialize() -> type[ModulePass]:
     from compiler.passes.specialize import SpecializePass
 
     return SpecializePass
+
+
+def _lower_pipeline_to_loops() -> type[ModulePass]:
+    from compiler.lowering.lower_pipeline_to_loops import LowerPipelineToLoopsPass
+
+    return LowerPipelineToLoopsPass
+
+
+def _convert_to_llvm() -> type[ModulePass]:
+    from compiler.lowering.convert_to_llvm import ConvertToLLVMPass
+
+    return ConvertToLLVMPass
 
 
 def _vectorize() -> type[ModulePass]:
@@ -47,7 +65,10 @@ PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
     "dce": _dce,
     "infer": _infer,
     "specialize": _specialize,
+    "select-matrix-repr": _select_matrix_repr,
     "vectorize": _vectorize,
+    "lower-pipeline-to-loops": _lower_pipeline_to_loops,
+    "convert-to-llvm": _convert_to_llvm,
 }
 
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 from runtime.errors import DaphneRuntimeError
-from runtime.values import FLOAT_VTS, NEG_NAN, cast_matrix, dtype_of
+from runtime.values import FLOAT_VTS, NEG_NAN, as_dense, cast_matrix, dtype_of, has_implicit_zeros, is_csr
 
 AGG_OPS: tuple[str, ...] = ("sum", "aggMin", "aggMax", "mean", "var", "stddev")
 _STAT_OPS = frozenset(("mean", "var", "stddev"))
@@ -164,6 +164,8 @@ def _stat(op: str, A: np.ndarray, axis: int | None):
 
 
 def _aggregate(op: str, A: np.ndarray, axis: int | None):
+    if is_csr(A):
+        return _csr_aggregate(op, A, axis)
     if op == "sum":
         return _seq_sum(A, axis)
     if op in ("aggMin", "aggMax"):
@@ -172,6 +174,104 @@ def _aggregate(op: str, A: np.ndarray, axis: int | None):
         if A.dtype.kind != "f":
             raise DaphneRuntimeError(f"{op}: argument must be cast to a float type first")
         return _stat(op, A, axis)
+    raise DaphneRuntimeError(f"unknown aggregation '{op}'")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CSR arguments: sum, aggMin, aggMax and mean work on the stored values only, with results identical to the dense
+# folds (adding a zero never changes a float sum, so a sequential fold over the stored values of a row equals the
+# dense left fold over the whole row); min/max also account for the implicit zeros. var/stddev densify.
+# ---------------------------------------------------------------------------------------------------------------------
+
+_LONG_SEGMENT = 256
+
+
+def _segments(A, axis: int | None):
+    """(values, offsets, cells per segment) of the rows (axis 1) or columns (axis 0, via CSC) of a CSR matrix."""
+    if axis == 0:
+        C = A.tocsc()
+        C.sort_indices()
+        return C.data, C.indptr, C.indices, A.shape[0]
+    return A.data, A.indptr, A.indices, A.shape[1]
+
+
+def _segment_sums(data: np.ndarray, offsets: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """Per-segment sums of `data[offsets[i]:offsets[i+1]]`; float sums are sequential left folds from the first
+    value, like the dense row/column fold (numpy's `add.reduceat` may sum pairwise)."""
+    lens = np.diff(offsets)
+    out = np.zeros(lens.size, dtype=dt)
+    nonempty = np.flatnonzero(lens)
+    if nonempty.size == 0:
+        return out
+    starts = offsets[:-1]
+    if dt.kind != "f":
+        out[nonempty] = np.add.reduceat(data, starts[nonempty], dtype=dt)
+        return out
+    out[nonempty] = data[starts[nonempty]]
+    for r in np.flatnonzero(lens > _LONG_SEGMENT):  # few long segments: one sequential cumsum each
+        out[r] = np.cumsum(data[starts[r]:starts[r] + lens[r]], dtype=dt)[-1]
+    short = nonempty[lens[nonempty] <= _LONG_SEGMENT]
+    if short.size == 0:
+        return out
+    short = short[np.argsort(-lens[short], kind="stable")]  # longest first: the k-th values form a prefix
+    longer_than = short.size - np.cumsum(np.bincount(lens[short]))  # [k]: how many segments are longer than k
+    pos = starts[short]
+    acc = out[short]
+    for k in range(1, longer_than.size - 1):
+        m = int(longer_than[k])
+        acc[:m] += data[pos[:m] + k]
+    out[short] = acc
+    return out
+
+
+def _csr_sum(A, axis: int | None):
+    if axis is None:
+        return _seq_sum(A.data.reshape(1, -1), None)
+    data, offsets, _, _ = _segments(A, axis)
+    return _segment_sums(data, offsets, A.dtype)
+
+
+def _csr_minmax(op: str, A, axis: int | None):
+    """min/max over the stored values (NaNs skipped, as the dense fold does) and, where a row/column has implicit
+    zeros, zero; a NaN in the first cell of a row/column wins, like the dense row/column fold."""
+    dt = A.dtype
+    is_min = op == "aggMin"
+    fold = np.minimum if is_min else np.maximum
+    if axis is None:
+        vals = A.data[~np.isnan(A.data)] if dt.kind == "f" else A.data
+        res = _neutral(op, dt) if vals.size == 0 else (vals.min() if is_min else vals.max())
+        return fold(res, dt.type(0)) if has_implicit_zeros(A) else res
+    data, offsets, index, cells = _segments(A, axis)
+    lens = np.diff(offsets)
+    clean = np.where(np.isnan(data), np.inf if is_min else -np.inf, data) if dt.kind == "f" else data
+    out = np.full(lens.size, _neutral(op, dt), dtype=dt)
+    nonempty = np.flatnonzero(lens)
+    if nonempty.size:
+        out[nonempty] = fold.reduceat(clean, offsets[:-1][nonempty])
+    with_zeros = lens < cells
+    out[with_zeros] = fold(out[with_zeros], dt.type(0))
+    if dt.kind == "f" and nonempty.size:
+        starts = offsets[:-1][nonempty]
+        first = np.where(index[starts] == 0, data[starts], 0).astype(dt)
+        out[nonempty] = np.where(np.isnan(first), first, out[nonempty])
+    return out
+
+
+def _csr_aggregate(op: str, A, axis: int | None):
+    if A.shape[0] == 0 or A.shape[1] == 0:
+        return _aggregate(op, as_dense(A), axis)
+    if op == "sum":
+        return _csr_sum(A, axis)
+    if op in ("aggMin", "aggMax"):
+        return _csr_minmax(op, A, axis)
+    if op in _STAT_OPS and A.dtype.kind != "f":
+        raise DaphneRuntimeError(f"{op}: argument must be cast to a float type first")
+    if op == "mean":
+        n = A.shape[0] * A.shape[1] if axis is None else A.shape[axis]
+        total = _csr_sum(A, axis)
+        return _count_div(A.dtype.type(0) + total if axis is None else total, n, A.dtype)
+    if op in _STAT_OPS:
+        return _stat(op, as_dense(A), axis)
     raise DaphneRuntimeError(f"unknown aggregation '{op}'")
 
 
@@ -225,5 +325,40 @@ def col_kernel(op: str, vt_in: str, vt_out: str | None = None) -> Callable[[np.n
         return np.ascontiguousarray(np.asarray(r, dtype=A.dtype).reshape(1, A.shape[1]))
 
     kernel.__name__ = f"{op}Col_{vt_in}_{out}"
+    return kernel
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# idxMin / idxMax (row- and column-wise only): positions as the size type (uint64)
+# ---------------------------------------------------------------------------------------------------------------------
+
+def idx_kernel(kind: str, axis: str) -> Callable[[np.ndarray], np.ndarray]:
+    """`idxMin(X, 0)` etc.: the position of the first minimum (`kind="min"`) or maximum per row (`axis="row"`,
+    n x 1) or per column (`axis="col"`, 1 x m), like AggRow.h/AggCol.h: a strict `<`/`>` scan from the first
+    element, so NaNs after the first element are skipped and a NaN first element wins."""
+    if kind not in ("min", "max") or axis not in ("row", "col"):
+        raise DaphneRuntimeError(f"unknown arg-aggregation idx{kind} {axis}")
+
+    def kernel(X) -> np.ndarray:
+        from runtime.values import as_dense
+
+        A = as_dense(X)
+        lane = 1 if axis == "row" else 0  # numpy axis scanned per output element
+        n_out = A.shape[1 - lane]
+        if A.shape[lane] == 0:
+            what = "row" if axis == "row" else "column"
+            raise DaphneRuntimeError(f"idx{kind.capitalize()}: cannot aggregate an empty {what}")
+        if A.dtype == object:
+            raise DaphneRuntimeError(f"idx{kind.capitalize()}: not supported on value type str")
+        if A.dtype.kind == "f":
+            clean = np.where(np.isnan(A), np.inf if kind == "min" else -np.inf, A)
+            idx = np.argmin(clean, axis=lane) if kind == "min" else np.argmax(clean, axis=lane)
+            idx = np.where(np.isnan(np.take(A, 0, axis=lane)), 0, idx)
+        else:
+            idx = np.argmin(A, axis=lane) if kind == "min" else np.argmax(A, axis=lane)
+        shape = (n_out, 1) if axis == "row" else (1, n_out)
+        return np.ascontiguousarray(idx.astype(np.uint64).reshape(shape))
+
+    kernel.__name__ = f"idx{kind}{'Row' if axis == 'row' else 'Col'}"
     return kernel
 

@@ -321,3 +321,121 @@ def _knuth_select(gen: MT19937, n: int, limit: int) -> list[int]:
             chosen += 1
     return selected
 
+
+# ---------------------------------------------------------------------------------------------------------------------
+# sample, diagMatrix
+# ---------------------------------------------------------------------------------------------------------------------
+
+def _canonical(gen: MT19937, vt: str) -> float:
+    """libstdc++ `generate_canonical<vt>` on a 32-bit engine (two draws for double, one for float)."""
+    if vt == "f64":
+        r0, r1 = gen.next(), gen.next()
+        u = (r0 + r1 * 4294967296.0) / 18446744073709551616.0
+        return u if u < 1.0 else math.nextafter(1.0, 0.0)
+    f = np.float32
+    u = f(gen.next()) / f(4294967296.0)
+    return float(u if u < f(1.0) else np.nextafter(f(1.0), f(0.0)))
+
+
+def _uniform_real(gen: MT19937, hi: float, vt: str) -> float:
+    """`uniform_real_distribution<vt>(0, hi)(gen)`."""
+    if vt == "f64":
+        return _canonical(gen, vt) * hi
+    f = np.float32
+    return float(f(_canonical(gen, vt)) * f(hi))
+
+
+def _shuffle(values: list[int], gen: MT19937) -> None:
+    """libstdc++ `std::shuffle` with a 32-bit engine: swap positions are drawn two at a time from one
+    `uniform_int_distribution` call while (2^32 - 1) / n >= n, otherwise one at a time."""
+    n = len(values)
+    if n == 0:
+        return
+    if _M32 // n >= n:
+        i = 1
+        if n % 2 == 0:
+            j = _uniform_int_one(gen, 1)
+            values[i], values[j] = values[j], values[i]
+            i += 1
+        while i != n:
+            b0 = i + 1
+            x = _uniform_int_one(gen, b0 * (b0 + 1) - 1)
+            p0, p1 = divmod(x, b0 + 1)
+            values[i], values[p0] = values[p0], values[i]
+            values[i + 1], values[p1] = values[p1], values[i + 1]
+            i += 2
+        return
+    for i in range(1, n):
+        j = _uniform_int_one(gen, i)
+        values[i], values[j] = values[j], values[i]
+
+
+def sample(range_, size: int, with_replacement: bool, seed: int, vt: str) -> np.ndarray:
+    """`sample(range, size, withReplacement, seed)`: DAPHNE's Sample.h with `std::mt19937(seed)`; `vt` is the
+    value type of `range` and of the result.
+
+    Values are drawn from [0, range): integers from `uniform_int_distribution(0, range - 1)`, floats from
+    `uniform_real_distribution(0, nextafter(range, 0))`. Without replacement, integers use selection sampling
+    (`fmod(draw, range - i) < size - chosen`) followed by `std::shuffle`; floats are redrawn until unseen.
+    """
+    size, seed = int(size), int(seed)
+    if size <= 0:
+        raise DaphneRuntimeError(f"sample: size must be > 0, got {size}")
+    if not range_ > 0:
+        raise DaphneRuntimeError(f"sample: range must be > 0, got {range_}")
+    is_float = vt in FLOAT_VTS
+    if not with_replacement and not is_float and range_ < size:
+        raise DaphneRuntimeError(f"sample: without replacement, range ({range_}) must be >= size ({size})")
+    if seed == -1:
+        seed = secrets.randbits(63)
+    gen = MT19937(seed)
+    if is_float:
+        return _sample_reals(gen, float(range_), size, bool(with_replacement), vt)
+    return _sample_ints(gen, int(range_), size, bool(with_replacement)).astype(dtype_of(vt)).reshape(size, 1)
+
+
+def _sample_ints(gen: MT19937, range_: int, size: int, with_replacement: bool) -> np.ndarray:
+    hi = int(math.nextafter(float(range_), 0.0))  # the distribution's upper bound: range - 1
+    if with_replacement:
+        return np.array([_uniform_int_one(gen, hi) for _ in range(size)], dtype=np.int64)
+    out: list[int] = []
+    for i in range(range_):
+        if len(out) >= size:
+            break
+        if math.fmod(float(_uniform_int_one(gen, hi)), float(range_ - i)) < size - len(out):
+            out.append(i)
+    _shuffle(out, gen)
+    return np.array(out, dtype=np.int64)
+
+
+def _sample_reals(gen: MT19937, range_: float, size: int, with_replacement: bool, vt: str) -> np.ndarray:
+    hi = math.nextafter(range_, 0.0)  # `std::nextafter(range, 0)` promotes to double, also for float ranges
+    if vt == "f32":
+        hi = float(np.float32(hi))
+    values: list[float] = []
+    seen: set[float] = set()
+    while len(values) < size:
+        v = _uniform_real(gen, hi, vt)
+        if not with_replacement:
+            if v in seen:
+                continue
+            seen.add(v)
+        values.append(v)
+    return np.array(values, dtype=dtype_of(vt)).reshape(size, 1)
+
+
+def diag_matrix(arg) -> np.ndarray:
+    """`diagMatrix(arg)`: the n x 1 column `arg` on the diagonal of an n x n zero matrix (DiagMatrix.h)."""
+    from runtime.values import as_dense
+
+    arg = as_dense(arg)
+    r, c = arg.shape
+    if c != 1:
+        raise DaphneRuntimeError(f"diagMatrix: the argument must be a column matrix (n x 1), but it is {r}x{c}")
+    if arg.dtype == object:
+        res = object_matrix([""] * (r * r), r, r)
+    else:
+        res = np.zeros((r, r), dtype=arg.dtype)
+    res[np.arange(r), np.arange(r)] = arg[:, 0]
+    return res
+

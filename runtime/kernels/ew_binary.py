@@ -28,12 +28,18 @@ from runtime.values import (
     INT_RANGES,
     INT_VTS,
     NEG_NAN,
+    as_dense,
     cast_matrix,
+    csr_from_parts,
     dtype_of,
     float_array_to_int,
     float_to_int,
+    has_implicit_zeros,
+    is_csr,
     most_general,
+    row_ids,
     to_f32,
+    with_pattern,
     wrap_int,
 )
 
@@ -331,7 +337,7 @@ _matrix_cache: dict[tuple[str, str, str], Callable] = {}
 
 def check_shapes(name: str, lhs, rhs) -> None:
     """Allowed: equal shapes, or rhs 1 x m / n x 1 / 1 x 1 broadcast over lhs (DAPHNE broadcasts only the rhs)."""
-    if isinstance(lhs, np.ndarray) and isinstance(rhs, np.ndarray):
+    if _is_matrix(lhs) and _is_matrix(rhs):
         lr, lc = lhs.shape
         rr, rc = rhs.shape
         if (lr == rr and lc == rc) or (rr == 1 and (rc == lc or rc == 1)) or (rc == 1 and rr == lr):
@@ -364,6 +370,8 @@ def _build_matrix(op: str, vt: str, res_vt: str) -> Callable:
     to_scalar = (lambda x: x) if vt == "str" else dt.type
 
     def kernel(lhs, rhs):
+        if is_csr(lhs) or is_csr(rhs):
+            return sparse_kernel(lhs, rhs)
         lm = isinstance(lhs, np.ndarray)
         rm = isinstance(rhs, np.ndarray)
         if not (lm or rm):
@@ -378,8 +386,89 @@ def _build_matrix(op: str, vt: str, res_vt: str) -> Callable:
             res = cast_matrix(res, res_vt)
         return res
 
+    def sparse_kernel(lhs, rhs):
+        check_shapes(name, lhs, rhs)
+        a = cast_matrix(lhs, vt) if _is_matrix(lhs) else to_scalar(lhs)
+        b = cast_matrix(rhs, vt) if _is_matrix(rhs) else to_scalar(rhs)
+        with np.errstate(all="ignore"):
+            res = _csr_binary(core, a, b)
+        return cast_matrix(res, res_vt) if res.dtype != res_dt else res
+
     kernel.__name__ = f"{name}_{vt}_{res_vt}"
     return kernel
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CSR operands
+#
+# Every CSR path evaluates the very same vectorised core as the dense path, on the stored values plus, once, on a
+# zero: if op(0, y) (or op(x, 0), op(0, 0)) is zero the result keeps a sparse pattern and comes back as CSR,
+# otherwise it is a dense matrix filled with that value and the stored positions scattered in. Results are thus
+# value-identical to densifying first (NaN * 0, 1 / 0 and integer division by zero included), while
+# zero-preserving ops (`X * 2`, `X + Y` of two CSR matrices, `X * D`) never densify.
+# ---------------------------------------------------------------------------------------------------------------------
+
+def _is_matrix(x) -> bool:
+    return isinstance(x, np.ndarray) or is_csr(x)
+
+
+def _csr_binary(core: Callable, a, b):
+    """`a op b` where at least one side is CSR; the other is CSR, dense or a scalar."""
+    if not _is_matrix(b):
+        zero = core(np.zeros(1, a.dtype), b)[0] if has_implicit_zeros(a) else 0
+        return with_pattern(a, np.asarray(core(a.data, b)), zero)
+    if not _is_matrix(a):
+        zero = core(a, np.zeros(1, b.dtype))[0] if has_implicit_zeros(b) else 0
+        return with_pattern(b, np.asarray(core(a, b.data)), zero)
+    if a.shape != b.shape:  # a broadcast rhs vector (or 1 x 1) is small: densify it
+        b = as_dense(b)
+        if not is_csr(a):
+            return core(a, b)
+    if is_csr(a) and is_csr(b):
+        return _csr_csr(core, a, b)
+    if is_csr(a):
+        return _csr_dense(core, a, b)
+    return _dense_csr(core, a, b)
+
+
+def _csr_dense(core: Callable, A, D: np.ndarray):
+    """CSR lhs, dense rhs of the same shape or broadcast (1 x m, n x 1, 1 x 1)."""
+    rows = row_ids(A)
+    dv = D[rows if D.shape[0] > 1 else 0, A.indices if D.shape[1] > 1 else 0]
+    values = np.asarray(core(A.data, dv))
+    zero = core(np.zeros((1, 1), A.dtype), D) if has_implicit_zeros(A) else 0
+    return with_pattern(A, values, zero, rows)
+
+
+def _dense_csr(core: Callable, D: np.ndarray, B):
+    """Dense lhs, CSR rhs of the same shape."""
+    rows = row_ids(B)
+    values = np.asarray(core(D[rows, B.indices], B.data))
+    if not has_implicit_zeros(B):
+        return csr_from_parts(values, B.indices, B.indptr, B.shape)
+    res = np.asarray(core(D, np.zeros((1, 1), B.dtype)))
+    res = np.array(res, dtype=values.dtype, copy=True)
+    res[rows, B.indices] = values
+    return res
+
+
+def _csr_csr(core: Callable, A, B):
+    """Two CSR matrices of the same shape: the op runs on the union of both patterns."""
+    cols = A.shape[1]
+    keys_a = row_ids(A) * cols + A.indices
+    keys_b = row_ids(B) * cols + B.indices
+    keys = np.union1d(keys_a, keys_b)
+    av = np.zeros(keys.size, A.dtype)
+    av[np.searchsorted(keys, keys_a)] = A.data
+    bv = np.zeros(keys.size, B.dtype)
+    bv[np.searchsorted(keys, keys_b)] = B.data
+    values = np.asarray(core(av, bv))
+    rows = keys // cols
+    indptr = np.zeros(A.shape[0] + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=A.shape[0]), out=indptr[1:])
+    union = csr_from_parts(values, keys % cols, indptr, A.shape)
+    zero = core(np.zeros(1, A.dtype), np.zeros(1, B.dtype))[0] if has_implicit_zeros(union) else 0
+    return with_pattern(union, values, zero, rows)
 
 
 def _as_f64(x):

@@ -33,7 +33,10 @@ from runtime.values import (
     dtype_of,
     float_array_to_int,
     float_to_int,
+    has_implicit_zeros,
+    is_csr,
     to_f32,
+    with_pattern,
     wrap_int,
 )
 
@@ -280,11 +283,20 @@ def _build_matrix(op: str, vt_in: str, vt_out: str) -> Callable:
     def kernel(X):
         A = cast_matrix(X, calc_vt)
         with np.errstate(all="ignore"):
-            res = core(A)
+            res = _csr_unary(core, A) if is_csr(A) else core(A)
         return res if res.dtype == dtype_of(vt_out) else cast_matrix(res, vt_out)
 
     kernel.__name__ = f"{name}_{vt_in}_{vt_out}"
     return kernel
+
+
+def _csr_unary(core: Callable, A):
+    """The op on a CSR matrix: on the stored values, plus once on a zero for the implicit zeros. Zero-preserving
+    ops (minus abs sign sqrt round floor ceil sin tan sinh tanh asin atan isNan) keep CSR; the others (exp cos
+    cosh acos, ln(0) = -inf) give a dense matrix with identical values."""
+    values = core(A.data)
+    zero = core(np.zeros(1, A.dtype))[0] if has_implicit_zeros(A) else 0
+    return with_pattern(A, values, zero)
 
 
 def _check_domain(op: str, A: np.ndarray) -> None:

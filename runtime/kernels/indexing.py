@@ -15,7 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.errors import DaphneRuntimeError
-from runtime.values import cast_matrix, cast_scalar, vt_of
+from runtime.frame import Frame
+from runtime.kernels import frame_ops
+from runtime.values import as_dense, cast_matrix, cast_scalar, csr_from_parts, is_csr, vt_of
 
 Selector = None | int | tuple | np.ndarray
 
@@ -31,6 +33,7 @@ def _normalize(name: str, sel: Selector, axis: int, X: np.ndarray) -> slice | np
     n = X.shape[axis]
     if sel is None:
         return slice(0, n)
+    sel = as_dense(sel)
     if isinstance(sel, (bool, np.bool_)):
         raise DaphneRuntimeError(f"{name}: a bool is not a valid {_AXIS[axis]} position")
     if isinstance(sel, (int, np.integer)):
@@ -94,9 +97,26 @@ def _select(X: np.ndarray, r, c) -> np.ndarray:
 
 def extract(X: np.ndarray, rows: Selector = None, cols: Selector = None) -> np.ndarray:
     """`X[rows, cols]`: a new 2-D matrix (1x1 for two int positions)."""
+    if isinstance(X, Frame):  # frames (also columns by label): runtime.kernels.frame_ops
+        return frame_ops.extract(X, rows, cols)
     r = _normalize("extract", rows, 0, X)
     c = _normalize("extract", cols, 1, X)
+    if is_csr(X):
+        return _csr_extract(X, r, c)
     return np.array(_select(X, r, c), copy=True, order="C")
+
+
+def _csr_extract(X, r: slice | np.ndarray, c: slice | np.ndarray):
+    """`X[rows, cols]` of a CSR matrix as CSR. A range of rows with all columns shares X's value and column
+    arrays (a view: run-time values are never mutated); anything else goes through scipy's CSR indexing."""
+    if isinstance(r, slice) and isinstance(c, slice) and (c.start, c.stop) == (0, X.shape[1]):
+        lo, hi = X.indptr[r.start], X.indptr[r.stop]
+        indptr = (X.indptr[r.start:r.stop + 1] - lo).astype(X.indices.dtype)  # one index type: no copy in scipy
+        return csr_from_parts(X.data[lo:hi], X.indices[lo:hi], indptr, (r.stop - r.start, X.shape[1]))
+    res = X[r][:, c] if isinstance(r, np.ndarray) and isinstance(c, np.ndarray) else X[r, c]
+    res = res.tocsr()
+    res.sum_duplicates()
+    return res
 
 
 def insert(X: np.ndarray, rows: Selector, cols: Selector, value) -> np.ndarray:
@@ -104,6 +124,7 @@ def insert(X: np.ndarray, rows: Selector, cols: Selector, value) -> np.ndarray:
 
     A scalar `value` is broadcast over the region; the value is cast to X's value type.
     """
+    X, value = as_dense(X), as_dense(value)  # no CSR path: copy-on-write needs a dense copy anyway
     r = _normalize("insert", rows, 0, X)
     c = _normalize("insert", cols, 1, X)
     nr = len(r) if isinstance(r, np.ndarray) else r.stop - r.start
@@ -145,9 +166,15 @@ def _bits(name: str, bits: np.ndarray, n: int, axis: int, X: np.ndarray) -> np.n
 
 def filter_rows(X: np.ndarray, bits: np.ndarray) -> np.ndarray:
     """`X[[bits, ]]`: the rows whose bit is 1, in order."""
+    if isinstance(X, Frame):
+        return frame_ops.filter_rows(X, bits)
+    X, bits = as_dense(X), as_dense(bits)
     return np.ascontiguousarray(X[_bits("filterRow", bits, X.shape[0], 0, X)])
 
 
 def filter_cols(X: np.ndarray, bits: np.ndarray) -> np.ndarray:
     """`X[[, bits]]`: the columns whose bit is 1, in order."""
+    if isinstance(X, Frame):
+        return frame_ops.filter_cols(X, bits)
+    X, bits = as_dense(X), as_dense(bits)
     return np.ascontiguousarray(X[:, _bits("filterCol", bits, X.shape[1], 1, X)])

@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.errors import DaphneRuntimeError
-from runtime.values import cast_matrix
+from runtime.values import cast_matrix, is_csr, vt_of
 
 
 def matmul(A: np.ndarray, B: np.ndarray, vt: str) -> np.ndarray:
     """`A @ B` in value type `vt` (the most general of both); inner dimensions must agree.
 
-    Float types use BLAS like DAPHNE; integer products wrap; bool computes OR of ANDs like the C++ loop.
+    Float types use BLAS like DAPHNE; integer products wrap; bool computes OR of ANDs like the C++ loop. CSR
+    operands never densify (see `_csr_matmul`).
     """
     (ar, ac), (br, bc) = A.shape, B.shape
     if ac != br:
@@ -20,6 +21,26 @@ def matmul(A: np.ndarray, B: np.ndarray, vt: str) -> np.ndarray:
     if vt == "str":
         raise DaphneRuntimeError("matMul: value type str is not supported")
     a, b = cast_matrix(A, vt), cast_matrix(B, vt)
+    if is_csr(a) or is_csr(b):
+        return _csr_matmul(a, b)
     with np.errstate(all="ignore"):
         res = np.matmul(a, b)
     return np.ascontiguousarray(res)
+
+
+def _csr_matmul(a, b):
+    """CSR @ dense and dense @ CSR give dense matrices, CSR @ CSR a CSR matrix, all in the operands' value type
+    (scipy's sparse kernels accumulate each dot product sequentially in that type; integers wrap, bool is OR of
+    ANDs). Integer and bool results equal the dense product exactly; float sums may round differently from BLAS."""
+    dt = a.dtype
+    with np.errstate(all="ignore"):
+        res = a @ b
+    if is_csr(res):
+        res.sum_duplicates()
+        return res if res.dtype == dt else cast_matrix(res, _vt_of_dtype(dt))
+    res = np.ascontiguousarray(np.asarray(res))
+    return res if res.dtype == dt else res.astype(dt)
+
+
+def _vt_of_dtype(dt: np.dtype) -> str:
+    return vt_of(np.empty((0, 0), dtype=dt))

@@ -32,3 +32,18 @@ def as_scalar(X: np.ndarray):
         raise DaphneRuntimeError(f"as.scalar: the matrix must have exactly one element (1x1), but it is {r}x{c}")
     v = X[0, 0]
     return v.item() if isinstance(v, np.generic) else v
+
+
+def is_symmetric(X) -> bool:
+    """`isSymmetric(X)`: X[i, j] == X[j, i] for all i, j (IsSymmetric.h; a NaN off the diagonal makes it false,
+    0x0 and 1x1 matrices are symmetric); a non-square matrix is an error."""
+    from runtime.values import as_dense
+
+    r, c = X.shape
+    if r != c:
+        raise DaphneRuntimeError(f"isSymmetric: provided matrix is not square ({r}x{c})")
+    if r <= 1:
+        return True
+    A = as_dense(X)
+    upper = np.triu_indices(r, 1)
+    return bool(np.all(A[upper] == A.T[upper]))

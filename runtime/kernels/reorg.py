@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.errors import DaphneRuntimeError
+from runtime.values import csr_from_parts, is_csr, row_ids
 
 
 def reshape(X: np.ndarray, rows: int, cols: int) -> np.ndarray:
@@ -17,9 +18,99 @@ def reshape(X: np.ndarray, rows: int, cols: int) -> np.ndarray:
     if rows < 0 or cols < 0 or rows * cols != r * c:
         raise DaphneRuntimeError(
             f"reshape: cannot reshape a {r}x{c} matrix ({r * c} cells) into {rows}x{cols} ({rows * cols} cells)")
+    if is_csr(X):
+        return _csr_reshape(X, rows, cols)
     return np.ascontiguousarray(X).reshape(rows, cols)
 
 
+def _csr_reshape(X, rows: int, cols: int):
+    """Row-major reshape of a CSR matrix: the stored values keep their row-major order, only positions move."""
+    flat = row_ids(X) * X.shape[1] + X.indices
+    new_rows, new_cols = (flat // cols, flat % cols) if cols else (flat, flat)
+    indptr = np.zeros(rows + 1, dtype=np.int64)
+    np.cumsum(np.bincount(new_rows, minlength=rows), out=indptr[1:])
+    return csr_from_parts(X.data, new_cols.astype(np.int64), indptr, (rows, cols))
+
+
 def transpose(X: np.ndarray) -> np.ndarray:
-    """`t(X)`: a new C-contiguous matrix with rows and columns swapped."""
+    """`t(X)`: a new C-contiguous matrix with rows and columns swapped (a CSR matrix stays CSR)."""
+    if is_csr(X):
+        res = X.T.tocsr()
+        res.sort_indices()
+        return res
     return np.ascontiguousarray(X.T)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# cbind, rbind, reverse, order (matrices; CSR inputs are densified; `order` also sorts frames)
+# ---------------------------------------------------------------------------------------------------------------------
+
+def _dense_matrix(X, who: str) -> np.ndarray:
+    from runtime.values import as_dense
+
+    X = as_dense(X)
+    if not isinstance(X, np.ndarray):
+        raise DaphneRuntimeError(f"{who}: expected a matrix, got {type(X).__name__}")
+    return X
+
+
+def cbind(lhs, rhs) -> np.ndarray:
+    """`cbind(lhs, rhs)`: columns of `rhs` appended to those of `lhs` (same number of rows)."""
+    a, b = _dense_matrix(lhs, "cbind"), _dense_matrix(rhs, "cbind")
+    if a.shape[0] != b.shape[0]:
+        raise DaphneRuntimeError(f"cbind: shape mismatch: lhs {a.shape[0]}x{a.shape[1]}, rhs {b.shape[0]}x{b.shape[1]} "
+                                 f"(#rows of lhs and rhs must be equal)")
+    return np.ascontiguousarray(np.concatenate([a, b], axis=1))
+
+
+def rbind(lhs, rhs) -> np.ndarray:
+    """`rbind(lhs, rhs)`: rows of `rhs` appended to those of `lhs` (same number of columns)."""
+    a, b = _dense_matrix(lhs, "rbind"), _dense_matrix(rhs, "rbind")
+    if a.shape[1] != b.shape[1]:
+        raise DaphneRuntimeError(f"rbind: shape mismatch: lhs {a.shape[0]}x{a.shape[1]}, rhs {b.shape[0]}x{b.shape[1]} "
+                                 f"(#cols of lhs and rhs must be equal)")
+    return np.ascontiguousarray(np.concatenate([a, b], axis=0))
+
+
+def reverse(X) -> np.ndarray:
+    """`reverse(X)`: the rows of `X` in reverse order."""
+    return np.ascontiguousarray(_dense_matrix(X, "reverse")[::-1])
+
+
+def order(arg, *keys):
+    """`order(arg, colIdxs..., ascs..., returnIndexes)`: rows sorted by several columns (Order.h).
+
+    Like DAPHNE's sort (a stable sort by the first column, then stable sorts inside groups of equal values by the
+    next columns), this is a stable lexicographic sort, each column ascending or descending. With
+    `returnIndexes` the result is the permutation as an n x 1 matrix of positions (uint64).
+    """
+    from runtime.frame import Frame
+
+    n = (len(keys) - 1) // 2
+    col_idxs, ascs, return_idxs = keys[:n], keys[n:2 * n], keys[-1]
+    columns = arg.columns if isinstance(arg, Frame) else None
+    if columns is None:
+        arg = _dense_matrix(arg, "order")
+        columns = [arg[:, j] for j in range(arg.shape[1])]
+    perm = _sort_permutation(columns, [int(c) for c in col_idxs], [bool(a) for a in ascs])
+    if return_idxs:
+        return perm.astype(np.uint64).reshape(-1, 1)
+    if isinstance(arg, Frame):
+        return Frame([c[perm] for c in arg.columns], list(arg.labels), who="order")
+    return np.ascontiguousarray(arg[perm])
+
+
+def _sort_permutation(columns: list[np.ndarray], col_idxs: list[int], ascs: list[bool]) -> np.ndarray:
+    nrows = len(columns[0]) if columns else 0
+    if not col_idxs:
+        raise DaphneRuntimeError("order: at least one column index is required")
+    sort_keys = []
+    for c, asc in zip(col_idxs, ascs):
+        if not 0 <= c < len(columns):
+            raise DaphneRuntimeError(f"order: column index {c} is out of bounds for {len(columns)} column(s)")
+        _, rank = np.unique(columns[c], return_inverse=True)
+        rank = rank.reshape(-1).astype(np.int64)
+        sort_keys.append(rank if asc else -rank)
+    if nrows == 0:
+        return np.empty(0, dtype=np.int64)
+    return np.lexsort(sort_keys[::-1])

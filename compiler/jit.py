@@ -1,0 +1,338 @@
+"""Native task kernels: lower a pipeline, compile it with llvmlite (O3, host CPU), cache it, wrap it for Python.
+
+    compile_pipeline(op) -> NativeKernel | None        (None: the pipeline keeps its Python body)
+    NativeKernel.bind(python_body) -> body(*row_blocks) -> tuple of results
+
+The bound body has the executor's contract (`runtime.vectorized.pipeline.run_pipeline`): it receives one row
+block per input and returns the block's results. It checks that the blocks have the forms the kernel was
+compiled for (dtype, columns, dense or CSR, equal row counts, finite CSR broadcast factors) and calls the Python
+body instead when they do not, or when the kernel reports an error (integer division by zero, a domain error, a
+`^` exponent other than 2): the Python body then raises DAPHNE's message or computes numpy's result. The native
+call goes through `ctypes.CFUNCTYPE`, which releases the GIL, so worker threads run kernels in parallel.
+
+ABI of the Python-facing entry `@<kernel>_py` (an LLVM function added around the kernel of
+`lower-pipeline-to-loops`): `(i64 rows, <per input>, <per output>) -> i64 status`, where a dense matrix is
+passed as the numpy array object itself (the entry reads its data pointer from the `PyArrayObject`, which costs
+nothing, instead of `arr.ctypes.data`, which costs microseconds per call), a CSR matrix as its three arrays plus
+a flag for 64-bit indices, and a scalar by value.
+
+Compiled object code goes to the on-disk cache (`compiler.kernel_cache`); a later run loads it in about a
+millisecond. `DAPHNEC_JIT_LOG=<file>` appends one line per kernel (`compiled`, `loaded` or `fallback`, the
+kernel name and milliseconds) for tests and benchmarks.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TextIO
+
+import numpy as np
+
+from compiler import kernel_cache
+from compiler.lowering.kernel_plan import InputSpec, KernelPlan, OutputSpec, try_plan
+from dialects.ops_pipeline import VectorizedPipelineOp
+
+_DTYPES = {"f64": "float64", "f32": "float32", "si64": "int64", "si32": "int32", "si8": "int8",
+           "ui64": "uint64", "ui32": "uint32", "ui8": "uint8", "bool": "bool"}
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The LLVM engine (one per process)
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+class _Engine:
+    """llvmlite target machine (host CPU and features, O3) and one MCJIT engine holding every loaded kernel."""
+
+    def __init__(self) -> None:
+        import llvmlite
+        import llvmlite.binding as llvm
+
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        self.llvm = llvm
+        self.cpu = llvm.get_host_cpu_name()
+        self.features = llvm.get_host_cpu_features().flatten()
+        self.version = f"llvmlite {llvmlite.__version__} LLVM {'.'.join(map(str, llvm.llvm_version_info))}"
+        target = llvm.Target.from_default_triple()
+        self.tm = target.create_target_machine(cpu=self.cpu, features=self.features, opt=3)
+        self.ee = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self.tm)
+        self.lock = threading.Lock()
+
+    def compile(self, ir_text: str) -> bytes:
+        """LLVM IR text -> optimised (O3) object code for the host."""
+        llvm = self.llvm
+        mod = llvm.parse_assembly(ir_text)
+        mod.verify()
+        pb = llvm.create_pass_builder(self.tm, llvm.PipelineTuningOptions(speed_level=3))
+        pb.getModulePassManager().run(mod, pb)
+        return self.tm.emit_object(mod)
+
+    def load(self, obj: bytes, symbol: str) -> int:
+        with self.lock:
+            self.ee.add_object_file(self.llvm.ObjectFileRef.from_data(obj))
+            return self.ee.get_function_address(symbol)
+
+    def optimised_ir(self, ir_text: str) -> str:
+        llvm = self.llvm
+        mod = llvm.parse_assembly(ir_text)
+        pb = llvm.create_pass_builder(self.tm, llvm.PipelineTuningOptions(speed_level=3))
+        pb.getModulePassManager().run(mod, pb)
+        return str(mod)
+
+
+_ENGINE: _Engine | None = None
+
+
+def engine() -> _Engine:
+    global _ENGINE
+    if _ENGINE is None:
+        _ENGINE = _Engine()
+    return _ENGINE
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Lowering to LLVM IR text
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+def _array_data_offset() -> int:
+    """Where `PyArrayObject.data` sits (right after PyObject_HEAD); probed, not assumed."""
+    a = np.empty(1)
+    for off in range(8, 65, 8):
+        if ctypes.c_void_p.from_address(id(a) + off).value == a.ctypes.data:
+            return off
+    raise RuntimeError("cannot locate the data pointer of a numpy array")
+
+
+DATA_OFFSET = _array_data_offset()
+
+
+def lower_to_llvm_ir(op: VectorizedPipelineOp, plan: KernelPlan) -> str:
+    """The pipeline's kernel as LLVM IR text: lower-pipeline-to-loops, convert-to-llvm, xDSL's translation to
+    llvmlite, plus the Python-facing entry."""
+    from xdsl.backend.llvm.convert import convert_module
+    from xdsl.dialects.builtin import ModuleOp
+
+    from compiler.lowering.convert_to_llvm import convert_kernel
+    from compiler.lowering.lower_pipeline_to_loops import build_kernel
+
+    module = ModuleOp([build_kernel(op, plan)])
+    convert_kernel(next(iter(module.ops)))  # type: ignore[arg-type]
+    eng = engine()
+    ir_mod = convert_module(module, fallback_target_triple=eng.tm.triple, data_layout=str(eng.tm.target_data))
+    _add_entry(ir_mod, plan)
+    return str(ir_mod)
+
+
+def _add_entry(mod: object, plan: KernelPlan) -> None:
+    """`@<kernel>_py`: numpy array objects in, their data pointers passed on to the kernel."""
+    from llvmlite import ir
+
+    i64, ptr, f64 = ir.IntType(64), ir.PointerType(), ir.DoubleType()
+    params: list[ir.Type] = [i64]
+    for s in plan.inputs:
+        params += {"scalar": [f64 if s.vt in ("f64", "f32") else i64], "csr": [ptr, ptr, ptr, i64]}.get(s.form, [ptr])
+    params += [ptr] * len(plan.outputs)
+    impl = mod.get_global(plan.name)  # type: ignore[attr-defined]
+    fn = ir.Function(mod, ir.FunctionType(i64, params), name=plan.name + "_py")
+    b = ir.IRBuilder(fn.append_basic_block())
+
+    def data(obj: ir.Value) -> ir.Value:
+        at = b.gep(obj, [ir.Constant(i64, DATA_OFFSET)], inbounds=True, source_etype=ir.IntType(8))
+        return b.load(at, typ=ptr)
+
+    args = iter(fn.args)
+    call = [next(args)]
+    for s in plan.inputs:
+        if s.form == "scalar":
+            call.append(next(args))
+        elif s.form == "csr":
+            d, ind, ip, wide = (next(args) for _ in range(4))
+            ind_p, ip_p = data(ind), data(ip)
+            call += [data(d), ind_p, ind_p, ip_p, ip_p, wide]
+        else:
+            call.append(data(next(args)))
+    call += [data(a) for a in args]
+    b.ret(b.call(impl, call))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The Python-side wrapper
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+def _ctypes_params(plan: KernelPlan) -> list[object]:
+    params: list[object] = [ctypes.c_int64]
+    for s in plan.inputs:
+        if s.form == "scalar":
+            params.append(ctypes.c_double if s.vt in ("f64", "f32") else
+                          ctypes.c_uint64 if s.vt in ("ui64", "index") else ctypes.c_int64)
+        elif s.form == "csr":
+            params += [ctypes.py_object] * 3 + [ctypes.c_int64]
+        else:
+            params.append(ctypes.py_object)
+    return params + [ctypes.py_object] * len(plan.outputs)
+
+
+def _finite_check() -> Callable[[np.ndarray], bool]:
+    """`np.isfinite(x).all()`, remembered for the last object (a broadcast vector is the same for every batch)."""
+    last: list[object] = [None, False]
+
+    def check(x: np.ndarray) -> bool:
+        if x is not last[0]:
+            last[0], last[1] = x, bool(np.isfinite(x).all())
+        return last[1]  # type: ignore[return-value]
+
+    return check
+
+
+def _input_checks(i: int, s: InputSpec, first: int) -> list[str]:
+    a = f"a{i}"
+    if s.form == "scalar":
+        return []
+    if s.form == "csr":
+        lines = [f"if getattr({a}, 'format', None) != 'csr' or {a}.dtype is not _dt{i} or {a}.shape[1] != {s.cols}:",
+                 "    return _py(*args)",
+                 f"ind{i}, ptr{i} = {a}.indices, {a}.indptr",
+                 f"if ind{i}.dtype is not ptr{i}.dtype or (ind{i}.dtype is not _i32 and ind{i}.dtype is not _i64):",
+                 "    return _py(*args)"]
+    elif s.form == "rowvec":
+        lines = [f"if {a}.__class__ is not _nd or {a}.dtype is not _dt{i} or {a}.shape != (1, {s.cols}) "
+                 f"or not {a}.flags.c_contiguous:", "    return _py(*args)"]
+    else:
+        lines = [f"if {a}.__class__ is not _nd or {a}.dtype is not _dt{i} or {a}.shape[1:] != ({s.cols},) "
+                 f"or not {a}.flags.c_contiguous:", "    return _py(*args)"]
+    if s.form in ("csr", "dense"):
+        lines += ["n = a%d.shape[0]" % i] if i == first else [f"if {a}.shape[0] != n:", "    return _py(*args)"]
+    if s.finite_check and s.vt in ("f64", "f32"):
+        lines += [f"if not _fin{i}({a}):", "    return _py(*args)"]
+    return lines
+
+
+def _call_args(plan: KernelPlan) -> list[str]:
+    out = ["n"]
+    for i, s in enumerate(plan.inputs):
+        out += [f"a{i}.data, ind{i}, ptr{i}, ind{i}.dtype is _i64"] if s.form == "csr" else [f"a{i}"]
+    return out + [f"o{j}" for j in range(len(plan.outputs))]
+
+
+def _alloc(j: int, o: OutputSpec) -> str:
+    shape = {"rows": f"(n, {o.cols})", "cols": f"({o.cols}, n)", "all": "1", "col": f"(1, {o.cols})"}[o.form]
+    return f"o{j} = _empty({shape}, _odt{j})"
+
+
+def _result(j: int, o: OutputSpec) -> str:
+    if o.form != "all":
+        return f"o{j}"
+    conv = "float" if o.vt in ("f64", "f32") else "bool" if o.vt == "bool" else "int"
+    return f"{conv}(o{j}[0])"
+
+
+def wrapper_source(plan: KernelPlan) -> str:
+    """Python source of `factory(_py) -> body(*row_blocks)`, specialised for the plan (no per-call loops)."""
+    params = ", ".join(f"a{i}" for i in range(len(plan.inputs)))
+    first = next(i for i, s in enumerate(plan.inputs) if s.form in ("dense", "csr"))
+    body = [f"args = ({params}{',' if len(plan.inputs) == 1 else ''})"]
+    for i, s in enumerate(plan.inputs):
+        body += _input_checks(i, s, first)
+    body += ["if n == 0:", "    return _py(*args)"]
+    body += [_alloc(j, o) for j, o in enumerate(plan.outputs)]
+    body += ["try:", f"    status = _fn({', '.join(_call_args(plan))})", "except _ArgErr:", "    return _py(*args)",
+             "if status:", "    return _py(*args)",
+             f"return ({''.join(_result(j, o) + ', ' for j, o in enumerate(plan.outputs))})"]
+    lines = ["def factory(_py):", f"    def body({params}):"] + ["        " + x for x in body]
+    return "\n".join(lines + ["    return body", ""])
+
+
+@dataclass
+class NativeKernel:
+    """A compiled pipeline kernel: `bind(python_body)` gives the executor's body function."""
+
+    plan: KernelPlan
+    address: int
+    factory: Callable[[Callable[..., tuple[object, ...]]], Callable[..., tuple[object, ...]]]
+
+    def bind(self, py_body: Callable[..., tuple[object, ...]]) -> Callable[..., tuple[object, ...]]:
+        return self.factory(py_body)
+
+    @property
+    def name(self) -> str:
+        return self.plan.name
+
+
+def _make_kernel(plan: KernelPlan, address: int) -> NativeKernel:
+    fn = ctypes.CFUNCTYPE(ctypes.c_int64, *_ctypes_params(plan))(address)
+    ns: dict[str, object] = {"_fn": fn, "_nd": np.ndarray, "_empty": np.empty, "_ArgErr": ctypes.ArgumentError,
+                             "_i32": np.dtype(np.int32), "_i64": np.dtype(np.int64)}
+    for i, s in enumerate(plan.inputs):
+        if s.form != "scalar":
+            ns[f"_dt{i}"] = np.dtype(_DTYPES[s.vt])
+        if s.finite_check:
+            ns[f"_fin{i}"] = _finite_check()
+    for j, o in enumerate(plan.outputs):
+        ns[f"_odt{j}"] = np.dtype(_DTYPES[o.vt])
+    exec(compile(wrapper_source(plan), f"<kernel {plan.name}>", "exec"), ns)  # noqa: S102 - generated above
+    return NativeKernel(plan, address, ns["factory"])  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Compiling (with the caches)
+# ---------------------------------------------------------------------------------------------------------------------
+
+_LOADED: dict[str, NativeKernel] = {}
+_LOG_LOCK = threading.Lock()
+
+
+def _log(event: str, name: str, seconds: float) -> None:
+    path = os.environ.get("DAPHNEC_JIT_LOG")
+    if path:
+        with _LOG_LOCK, open(path, "a") as f:
+            f.write(f"{event} {name} {seconds * 1000:.3f}\n")
+
+
+def compile_pipeline(op: VectorizedPipelineOp) -> NativeKernel | None:
+    """The native kernel of a pipeline (compiled, or loaded from the cache), or None if it has no lowering."""
+    t0 = time.perf_counter()
+    plan, why = try_plan(op)
+    if plan is None:
+        _log("fallback", why.replace(" ", "_"), time.perf_counter() - t0)
+        return None
+    known = _LOADED.get(plan.name)
+    if known is not None:
+        return known
+    eng = engine()
+    key = kernel_cache.cache_key(plan.text, eng.cpu, eng.features, eng.version)
+    obj = kernel_cache.load(key)
+    event = "loaded"
+    if obj is None:
+        obj = eng.compile(lower_to_llvm_ir(op, plan))
+        kernel_cache.store(key, obj)
+        event = "compiled"
+    kernel = _make_kernel(plan, eng.load(obj, plan.name + "_py"))
+    _LOADED[plan.name] = kernel
+    _log(event, plan.name, time.perf_counter() - t0)
+    return kernel
+
+
+def explain_llvm(module: object, out: TextIO, optimised: bool = False) -> None:
+    """`--explain=llvm`: the LLVM IR of every pipeline kernel in the module (after lowering, before O3)."""
+    seen: set[str] = set()
+    for op in module.walk():  # type: ignore[attr-defined]
+        if not isinstance(op, VectorizedPipelineOp):
+            continue
+        plan, why = try_plan(op)
+        if plan is None:
+            out.write(f"; pipeline without native kernel (Python body): {why}\n")
+            continue
+        if plan.name in seen:
+            continue
+        seen.add(plan.name)
+        ir_text = lower_to_llvm_ir(op, plan)
+        out.write(engine().optimised_ir(ir_text) if optimised else ir_text)
+        out.write("\n")

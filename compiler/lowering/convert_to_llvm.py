@@ -1,0 +1,226 @@
+"""`convert-to-llvm`: task kernels (func/scf/cf/arith/math/memref) become `llvm.func`s in xDSL's llvm dialect.
+
+xDSL has no arith/func/cf/memref -> llvm conversions, so these are the project's, one pattern per dialect:
+
+- `scf.for`/`scf.if` first become blocks and branches (xDSL's own scf->cf patterns);
+- `index` is i64 and `memref<?xT>` an opaque `!llvm.ptr`; a load/store is an *inbounds* GEP plus load/store (the
+  ptrtoint/inttoptr arithmetic of xDSL's memref->ptr path keeps LLVM from vectorising), and buffer parameters
+  are `noalias`;
+- `arith.fptosi`/`fptoui`/`uitofp` need LLVM casts xDSL's llvm dialect lacks: they are defined here
+  (`llvm.fptosi`, ...) and registered with xDSL's llvmlite translator;
+- fast-math flags of float arithmetic carry over (the reassociable sums of full aggregations).
+
+Only functions marked `daphne.task_kernel` are converted; the host program around them is left alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.backend.llvm import convert_op as _xdsl_convert_op
+from xdsl.context import Context
+from xdsl.dialects import arith, cf, func, llvm, math, memref
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Operation
+from xdsl.irdl import irdl_op_definition
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+from xdsl.rewriter import Rewriter
+from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering
+
+from compiler.lowering.lower_pipeline_to_loops import TASK_KERNEL
+
+
+@irdl_op_definition
+class FPToSIOp(llvm.GenericCastOp):
+    name = "llvm.fptosi"
+
+
+@irdl_op_definition
+class FPToUIOp(llvm.GenericCastOp):
+    name = "llvm.fptoui"
+
+
+@irdl_op_definition
+class UIToFPOp(llvm.GenericCastOp):
+    name = "llvm.uitofp"
+
+
+# xDSL's translator maps cast ops to llvmlite's cast instruction by name; teach it the three above.
+_xdsl_convert_op._CAST_OP_NAMES.update({FPToSIOp: "fptosi", FPToUIOp: "fptoui", UIToFPOp: "uitofp"})
+
+
+def convert_type(t: Attribute) -> Attribute:
+    if isinstance(t, IndexType):
+        return i64
+    if isinstance(t, MemRefType):
+        return llvm.LLVMPointerType()
+    return t
+
+
+_INT_BINARY: dict[type[Operation], type[Operation]] = {
+    arith.AddiOp: llvm.AddOp, arith.SubiOp: llvm.SubOp, arith.MuliOp: llvm.MulOp, arith.DivSIOp: llvm.SDivOp,
+    arith.DivUIOp: llvm.UDivOp, arith.RemSIOp: llvm.SRemOp, arith.RemUIOp: llvm.URemOp, arith.AndIOp: llvm.AndOp,
+    arith.OrIOp: llvm.OrOp, arith.XOrIOp: llvm.XOrOp,
+}
+_FLOAT_BINARY: dict[type[Operation], type[Operation]] = {
+    arith.AddfOp: llvm.FAddOp, arith.SubfOp: llvm.FSubOp, arith.MulfOp: llvm.FMulOp, arith.DivfOp: llvm.FDivOp,
+}
+_CASTS: dict[type[Operation], type[Operation]] = {
+    arith.ExtSIOp: llvm.SExtOp, arith.ExtUIOp: llvm.ZExtOp, arith.TruncIOp: llvm.TruncOp,
+    arith.SIToFPOp: llvm.SIToFPOp, arith.UIToFPOp: UIToFPOp, arith.FPToSIOp: FPToSIOp, arith.FPToUIOp: FPToUIOp,
+    arith.ExtFOp: llvm.FPExtOp, arith.TruncFOp: llvm.FPTruncOp,
+}
+
+
+class ArithToLLVM(RewritePattern):
+    """arith -> llvm, one op for one op (index constants and casts become i64)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        t = type(op)
+        if t in _INT_BINARY:
+            rewriter.replace(op, _INT_BINARY[t](op.operands[0], op.operands[1]))
+        elif t in _FLOAT_BINARY:
+            rewriter.replace(op, _FLOAT_BINARY[t](op.operands[0], op.operands[1], _fastmath(op)))
+        elif t in _CASTS:
+            rewriter.replace(op, _CASTS[t](op.operands[0], convert_type(op.results[0].type)))
+        elif isinstance(op, arith.ConstantOp):
+            rewriter.replace(op, _constant(op))
+        elif isinstance(op, arith.NegfOp):
+            rewriter.replace(op, llvm.FNegOp(op.operand))
+        elif isinstance(op, arith.CmpiOp):
+            rewriter.replace(op, llvm.ICmpOp(op.lhs, op.rhs, IntegerAttr(op.predicate.value.data, 64)))
+        elif isinstance(op, arith.CmpfOp):
+            rewriter.replace(op, llvm.FCmpOp(op.lhs, op.rhs, IntegerAttr(op.predicate.value.data, 64)))
+        elif isinstance(op, arith.SelectOp):
+            rewriter.replace(op, llvm.SelectOp(op.cond, op.lhs, op.rhs))
+        elif isinstance(op, arith.IndexCastOp):
+            self._index_cast(op, rewriter)
+
+    @staticmethod
+    def _index_cast(op: arith.IndexCastOp, rewriter: PatternRewriter) -> None:
+        src, dst = convert_type(op.input.type), convert_type(op.result.type)
+        if src == dst:
+            rewriter.replace(op, [], [op.input])
+        elif src.width.data < dst.width.data:  # type: ignore[attr-defined]
+            rewriter.replace(op, llvm.SExtOp(op.input, dst))
+        else:
+            rewriter.replace(op, llvm.TruncOp(op.input, dst))
+
+
+def _fastmath(op: Operation) -> llvm.FastMathAttr | None:
+    flags = getattr(op, "fastmath", None)
+    if flags is None or not flags.data:
+        return None
+    return llvm.FastMathAttr([llvm.FastMathFlag(f) for f in sorted(flags.data)])
+
+
+def _constant(op: arith.ConstantOp) -> llvm.ConstantOp:
+    v, t = op.value, convert_type(op.result.type)
+    if isinstance(v, IntegerAttr) and isinstance(v.type, IndexType):
+        v = IntegerAttr(v.value.data, i64)
+    assert isinstance(v, (IntegerAttr, FloatAttr))
+    return llvm.ConstantOp(v, t)
+
+
+class MathToLLVM(RewritePattern):
+    """math -> llvm intrinsics (`llvm.trunc` is called by name: xDSL has no op for it)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, math.AbsFOp):
+            rewriter.replace(op, llvm.FAbsOp(op.operand, op.result.type))
+        elif isinstance(op, math.FloorOp):
+            rewriter.replace(op, llvm.FFloorOp(op.operand))
+        elif isinstance(op, math.CeilOp):
+            rewriter.replace(op, llvm.FCeilOp(op.operand))
+        elif isinstance(op, math.SqrtOp):
+            rewriter.replace(op, llvm.FSqrtOp(op.operand))
+        elif isinstance(op, math.CopySignOp):
+            rewriter.replace(op, llvm.FCopySignOp(op.lhs, op.rhs))
+        elif isinstance(op, math.TruncOp):
+            t = op.result.type
+            rewriter.replace(op, llvm.CallIntrinsicOp(f"llvm.trunc.f{t.bitwidth}", [op.operand], [t]))  # type: ignore[attr-defined]
+
+
+class MemRefToLLVM(RewritePattern):
+    """1-D `memref.load`/`store` -> inbounds GEP + load/store (vectorisable addressing)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, memref.LoadOp):
+            gep = llvm.GEPOp.from_mixed_indices(op.memref, [op.indices[0]], op.res.type, inbounds=True)
+            rewriter.replace(op, [gep, llvm.LoadOp(gep, op.res.type)])
+        elif isinstance(op, memref.StoreOp):
+            gep = llvm.GEPOp.from_mixed_indices(op.memref, [op.indices[0]], op.value.type, inbounds=True)
+            rewriter.replace(op, [gep, llvm.StoreOp(op.value, gep)])
+
+
+class CfToLLVM(RewritePattern):
+    """cf and func.return -> llvm branches and return."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, cf.BranchOp):
+            rewriter.replace(op, llvm.BrOp(op.successor, *op.arguments))
+        elif isinstance(op, cf.ConditionalBranchOp):
+            rewriter.replace(op, llvm.CondBrOp(op.cond, op.then_block, op.then_arguments, op.else_block,
+                                                  op.else_arguments))
+        elif isinstance(op, func.ReturnOp):
+            rewriter.replace(op, llvm.ReturnOp(op.arguments[0] if op.arguments else None))
+
+
+def _convert_block_args(f: func.FuncOp) -> None:
+    for block in f.body.blocks:
+        for arg in block.args:
+            t = convert_type(arg.type)
+            if t != arg.type:
+                Rewriter.replace_value_with_new_type(arg, t)
+
+
+def _to_llvm_func(f: func.FuncOp) -> llvm.FuncOp:
+    """The function op itself: external linkage, `noalias` buffers, body moved over."""
+    ins = [convert_type(t) for t in f.function_type.inputs]
+    outs = [convert_type(t) for t in f.function_type.outputs]
+    attrs = ArrayAttr([
+        DictionaryAttr({"llvm.noalias": UnitAttr()} if isinstance(t, MemRefType) else {})
+        for t in f.function_type.inputs
+    ])
+    body = f.detach_region(f.body)
+    return llvm.FuncOp(f.sym_name, llvm.LLVMFunctionType(ins, outs[0] if outs else None),
+                       linkage=llvm.LinkageAttr("external"), body=body, other_props={"arg_attrs": attrs})
+
+
+def convert_kernel(f: func.FuncOp) -> llvm.FuncOp:
+    """Convert one task-kernel function in place (it must sit in a module) and return the llvm.func."""
+    PatternRewriteWalker(GreedyRewritePatternApplier([IfLowering(), ForLowering()])).rewrite_region(f.body)
+    _convert_block_args(f)
+    patterns = GreedyRewritePatternApplier([ArithToLLVM(), MathToLLVM(), MemRefToLLVM(), CfToLLVM()])
+    PatternRewriteWalker(patterns, apply_recursively=False).rewrite_region(f.body)
+    new = _to_llvm_func(f)
+    Rewriter.replace_op(f, new)
+    return new
+
+
+@dataclass(frozen=True)
+class ConvertToLLVMPass(ModulePass):
+    name = "convert-to-llvm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for f in [f for f in op.ops if isinstance(f, func.FuncOp) and TASK_KERNEL in f.attributes]:
+            convert_kernel(f)
+
+
+__all__ = ["ConvertToLLVMPass", "convert_kernel", "FPToSIOp", "FPToUIOp", "UIToFPOp"]

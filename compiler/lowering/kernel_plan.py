@@ -1,0 +1,357 @@
+"""Which vectorized pipelines lower to a native kernel, and the kernel's ABI.
+
+The plan classifies every value of a pipeline body by its *form*:
+
+- `scalar`: loop invariant (constants, scalar inputs);
+- `rowvec`: a 1 x C matrix broadcast over the rows of the batch (a NONE input, or a ROWS input whose static type
+  has one row), read at column c;
+- `dense`:  n x C, one row per row of the batch, read at (r, c);
+- `sparse`: the values of a CSR input's stored cells after zero-preserving ops (`G * t(c)`, `-G`, `G * 2`), read at
+  stored position k; only aggregations consume them;
+- `sink`:   results that only leave the pipeline (full and column aggregations, transposes).
+
+Everything the analysis cannot prove is rejected with a reason, and the pipeline keeps its Python body: static
+column counts are required, and a value's runtime form (CSR or dense, row counts, dtypes) is checked by the
+wrapper in `compiler.jit` before every call, which also falls back to the Python body whenever they differ.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from io import StringIO
+
+from xdsl.ir import SSAValue
+from xdsl.printer import Printer
+
+from dialects import ops
+from dialects.ops_pipeline import (
+    COMBINE_ADD,
+    COMBINE_COLS,
+    COMBINE_MAX,
+    COMBINE_MIN,
+    COMBINE_ROWS,
+    SPLIT_ROWS,
+    PipelineReturnOp,
+    VectorizedPipelineOp,
+)
+from dialects.types import MatrixType, is_matrix, vt_name
+
+NUMERIC_VTS = frozenset(("f64", "f32", "si64", "si32", "si8", "ui64", "ui32", "ui8", "bool"))
+SCALAR_VTS = NUMERIC_VTS | {"index"}
+FLOAT_VTS = frozenset(("f64", "f32"))
+
+#: Binary kinds with a native lowering (`log` and a non-scalar `pow` exponent use numpy's SIMD libm: fallback).
+BINARY_KINDS = frozenset(("add", "sub", "mul", "div", "pow", "mod", "min", "max", "and", "or", "xor", "bitwiseAnd",
+                          "eq", "neq", "lt", "le", "gt", "ge"))
+#: Unary kinds with a native lowering; exp ln sin cos tan sinh cosh tanh asin acos atan are computed by numpy's
+#: SIMD routines, whose results differ from libm's in the last bit, so those pipelines keep the Python body.
+UNARY_KINDS = frozenset(("minus", "abs", "sign", "sqrt", "round", "floor", "ceil", "isNan"))
+#: Unary kinds that map zero to zero, so a CSR argument keeps its pattern (`ew_unary._csr_unary`).
+SPARSE_UNARY_KINDS = UNARY_KINDS
+AGG_KINDS = frozenset(("sum", "min", "max"))
+_AGG_COMBINE = {"sum": COMBINE_ADD, "min": COMBINE_MIN, "max": COMBINE_MAX}
+
+
+class Unsupported(Exception):
+    """The pipeline has no native lowering; the message says why (printed by `daphne-opt` as an attribute)."""
+
+
+@dataclass(frozen=True)
+class Kind:
+    """The form of one body value (see the module docstring), its static column count and value type."""
+
+    form: str
+    cols: int
+    vt: str
+    src: int = -1
+    """For `sparse`: the input whose CSR pattern the value has."""
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """One pipeline input as the kernel receives it.
+
+    `dense`/`rowvec`: one data pointer (C-contiguous rows); `csr`: data, indices and indptr pointers; `scalar`:
+    the value (integers as i64 bits, floats as double)."""
+
+    form: str
+    vt: str
+    cols: int
+    finite_check: bool = False
+    """A broadcast factor of a CSR product: `0 * x` must be zero for the result to stay CSR, i.e. x finite."""
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """One pipeline result: `rows` (n x C block), `cols` (C x n block of a transpose), `all` (a full aggregate of
+    the batch, one cell) or `col` (1 x C column aggregates of the batch)."""
+
+    form: str
+    vt: str
+    cols: int
+    agg: str = ""
+
+
+@dataclass
+class KernelPlan:
+    """Everything the loop generator and the Python wrapper need to know about one pipeline."""
+
+    name: str
+    text: str
+    inputs: tuple[InputSpec, ...]
+    outputs: tuple[OutputSpec, ...]
+    kinds: dict[SSAValue, Kind] = field(repr=False)
+    flat: bool
+    """True when every value is dense with the same column count and no op needs (row, column) coordinates:
+    the kernel is then one loop over n * C cells."""
+
+
+def pipeline_text(op: VectorizedPipelineOp) -> str:
+    """The pipeline op in MLIR's generic form without locations: what identifies its kernel (and ships to
+    workers). Outer operand types are part of it, so equal texts have equal plans."""
+    buf = StringIO()
+    Printer(buf, print_generic_format=True).print_op(op)
+    return buf.getvalue()
+
+
+def kernel_name(text: str) -> str:
+    return "vp_" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def try_plan(op: VectorizedPipelineOp) -> tuple[KernelPlan | None, str]:
+    """The plan of a pipeline, or None and the reason it keeps its Python body."""
+    try:
+        return plan_pipeline(op), ""
+    except Unsupported as e:
+        return None, str(e)
+
+
+def plan_pipeline(op: VectorizedPipelineOp) -> KernelPlan:
+    """Classify the body; raises `Unsupported` when any op, type or shape has no native lowering."""
+    text = pipeline_text(op)
+    a = _Analysis(op)
+    inputs = a.classify_inputs()
+    for inner in op.body.block.ops:
+        a.visit(inner)
+    outputs = a.outputs()
+    inputs = tuple(InputSpec(s.form, s.vt, s.cols, i in a.finite) for i, s in enumerate(inputs))
+    return KernelPlan(kernel_name(text), text, inputs, outputs, a.kinds, a.is_flat())
+
+
+class _Analysis:
+    def __init__(self, op: VectorizedPipelineOp):
+        self.op = op
+        self.kinds: dict[SSAValue, Kind] = {}
+        self.finite: set[int] = set()
+        self.sink_kinds: dict[SSAValue, tuple[str, str]] = {}
+        self.needs_coords = False
+
+    # -- inputs --------------------------------------------------------------------------------------------------
+
+    def classify_inputs(self) -> tuple[InputSpec, ...]:
+        op = self.op
+        args = op.body.block.args
+        outer = [v.type for v in op.inputs]
+        row_mats = [t for t, s in zip(outer, op.split_modes) if s == SPLIT_ROWS and is_matrix(t)]
+        # one-row ROWS inputs are row vectors broadcast over the batch, unless every input has one row (then n = 1)
+        all_single = bool(row_mats) and all(t.rows.data == 1 and not t.is_sparse for t in row_mats)
+        specs = []
+        for i, (arg, t, split) in enumerate(zip(args, outer, op.split_modes)):
+            spec = self._input(i, t, split, all_single)
+            self.kinds[arg] = Kind(_FORM_OF_INPUT[spec.form], spec.cols, spec.vt, i if spec.form == "csr" else -1)
+            specs.append(spec)
+        if not any(s.form in ("dense", "csr") for s in specs):
+            raise Unsupported("no input is split by rows")
+        return tuple(specs)
+
+    def _input(self, i: int, t: object, split: int, all_single: bool) -> InputSpec:
+        if not is_matrix(t):
+            vt = vt_name(t)  # type: ignore[arg-type]
+            if vt not in SCALAR_VTS:
+                raise Unsupported(f"input {i} has value type {vt}")
+            return InputSpec("scalar", vt, 1)
+        assert isinstance(t, MatrixType)
+        vt, (rows, cols) = vt_name(t), t.shape
+        if vt not in NUMERIC_VTS:
+            raise Unsupported(f"input {i} is a matrix of value type {vt}")
+        if cols <= 0:
+            raise Unsupported(f"input {i} has {'an unknown number of' if cols < 0 else 'no'} columns")
+        if t.is_sparse:
+            if split != SPLIT_ROWS:
+                raise Unsupported(f"CSR input {i} is not split by rows")
+            return InputSpec("csr", vt, cols)
+        if split == SPLIT_ROWS and not (rows == 1 and not all_single):
+            return InputSpec("dense", vt, cols)
+        if rows != 1:
+            return InputSpec("whole", vt, cols)  # e.g. a matMul's right operand: rejected where it is used
+        return InputSpec("rowvec", vt, cols)
+
+    # -- body ops ------------------------------------------------------------------------------------------------
+
+    def kind(self, v: SSAValue) -> Kind:
+        k = self.kinds.get(v)
+        if k is None:
+            raise Unsupported(f"a value of type {v.type} has no native form")
+        if k.form == "sink":
+            raise Unsupported("an aggregate or transpose is used inside the pipeline")
+        if k.form == "whole":
+            raise Unsupported("a whole matrix input (not split by rows, not a row vector) is read element-wise")
+        return k
+
+    def visit(self, op: object) -> None:
+        if isinstance(op, PipelineReturnOp):
+            return
+        if isinstance(op, ops.ConstantOp):
+            vt = vt_name(op.res.type)
+            if vt not in SCALAR_VTS:
+                raise Unsupported(f"constant of value type {vt}")
+            self.kinds[op.res] = Kind("scalar", 1, vt)
+            return
+        handler = _HANDLERS.get(type(op))
+        if handler is None:
+            for base, h in _BASE_HANDLERS:
+                if isinstance(op, base):
+                    handler = h
+                    break
+        if handler is None:
+            raise Unsupported(f"'{op.name}' has no native lowering")  # type: ignore[attr-defined]
+        res = op.results[0]  # type: ignore[attr-defined]
+        vt = vt_name(res.type)
+        if vt not in NUMERIC_VTS:
+            raise Unsupported(f"'{op.name}' produces value type {vt}")  # type: ignore[attr-defined]
+        kind = handler(self, op, vt)
+        if kind.form in ("dense", "rowvec") and _csr_typed(res):
+            raise Unsupported(f"'{op.name}' produces a CSR matrix")  # type: ignore[attr-defined]
+        if kind.form == "sparse" and not all(_csr_typed(v) for v in op.operands if self.kinds[v].form == "sparse"):  # type: ignore[attr-defined]
+            raise Unsupported(f"'{op.name}' reads a densified CSR matrix")  # type: ignore[attr-defined]
+        self.kinds[res] = kind
+
+    def binary(self, op: ops.EwBinaryOp, vt: str) -> Kind:
+        if op.KIND not in BINARY_KINDS:
+            raise Unsupported(f"'{op.name}' has no native lowering (numpy's SIMD libm would differ)")
+        lk, rk = self.kind(op.lhs), self.kind(op.rhs)
+        if op.KIND == "pow" and rk.form != "scalar":
+            raise Unsupported("'daphne.ewPow' with a matrix exponent has no native lowering")
+        if "scalar" == lk.form == rk.form:
+            raise Unsupported(f"'{op.name}' on two scalars")
+        if lk.form == "sparse" or rk.form == "sparse":
+            return self._sparse_binary(op, lk, rk, vt)
+        if lk.form == "scalar":
+            return Kind(rk.form, rk.cols, vt)
+        if rk.form == "scalar":
+            return Kind(lk.form, lk.cols, vt)
+        if lk.form == "rowvec" and rk.form == "dense":
+            raise Unsupported(f"'{op.name}': a row vector cannot be broadcast on the left")
+        if rk.cols not in (lk.cols, 1):
+            raise Unsupported(f"'{op.name}': shape mismatch ({lk.cols} vs {rk.cols} columns)")
+        if rk.form == "rowvec" or rk.cols != lk.cols:
+            self.needs_coords = True
+        return Kind(lk.form, lk.cols, vt)
+
+    def _sparse_binary(self, op: ops.EwBinaryOp, lk: Kind, rk: Kind, vt: str) -> Kind:
+        sp, other = (lk, rk) if lk.form == "sparse" else (rk, lk)
+        ok = op.KIND == "mul" and (other.form == "scalar" or self._broadcast_input(op.rhs, rk, sp))
+        ok = ok or (op.KIND == "div" and lk is sp and rk.form == "scalar")
+        if not ok:
+            raise Unsupported(f"'{op.name}' on a CSR matrix does not keep its pattern natively")
+        return Kind("sparse", sp.cols, vt, sp.src)
+
+    def _broadcast_input(self, v: SSAValue, k: Kind, sp: Kind) -> bool:
+        """`G * t(c)`: a row-vector *input* (checked for finiteness once per object by the wrapper)."""
+        if k.form != "rowvec" or k.cols not in (sp.cols, 1) or v.owner is not self.op.body.block:
+            return False
+        self.finite.add(self.op.body.block.args.index(v))  # type: ignore[arg-type]
+        return True
+
+    def unary(self, op: ops.EwUnaryOp, vt: str) -> Kind:
+        if op.KIND not in UNARY_KINDS:
+            raise Unsupported(f"'{op.name}' has no native lowering (numpy's SIMD libm would differ)")
+        k = self.kind(op.arg)
+        if k.form == "scalar":
+            raise Unsupported(f"'{op.name}' on a scalar")
+        return Kind(k.form, k.cols, vt, k.src)
+
+    def cast(self, op: ops.CastOp, vt: str) -> Kind:
+        k = self.kind(op.arg)
+        if is_matrix(op.arg.type) != is_matrix(op.res.type):
+            raise Unsupported("a cast between a matrix and a scalar")
+        return Kind(k.form, k.cols, vt, k.src)
+
+    def agg(self, op: ops.AggOp, vt: str) -> Kind:
+        k = self.kind(op.arg)
+        if k.form not in ("dense", "sparse"):
+            raise Unsupported(f"'{op.name}' of a {k.form}")
+        if op.AXIS == "row" and op.KIND in (*AGG_KINDS, "mean"):
+            self.needs_coords = True
+            return Kind("dense", 1, vt)
+        if op.AXIS == "all" and op.KIND in AGG_KINDS:
+            self.sink_kinds[op.res] = ("all", op.KIND)
+            return Kind("sink", k.cols, vt)
+        if op.AXIS == "col" and op.KIND in AGG_KINDS and k.form == "dense":
+            self.needs_coords = True
+            self.sink_kinds[op.res] = ("col", op.KIND)
+            return Kind("sink", k.cols, vt)
+        raise Unsupported(f"'{op.name}' has no native lowering")
+
+    def transpose(self, op: ops.TransposeOp, vt: str) -> Kind:
+        k = self.kind(op.arg)
+        if k.form != "dense":
+            raise Unsupported(f"'daphne.transpose' of a {k.form}")
+        self.needs_coords = True
+        self.sink_kinds[op.res] = ("cols", "")
+        return Kind("sink", k.cols, vt)
+
+    def extract_col(self, op: ops.ExtractColOp, vt: str) -> Kind:
+        k = self.kind(op.source)
+        sel = ops.constant_value(op.selection)
+        if k.form != "dense" or type(sel) is not int:
+            raise Unsupported("'daphne.extractCol' needs a dense source and a constant integer position")
+        j = sel + k.cols if sel < 0 else sel
+        if not 0 <= j < k.cols:
+            raise Unsupported("'daphne.extractCol': the position is out of bounds")
+        self.needs_coords = True
+        return Kind("dense", 1, vt)
+
+    # -- results -------------------------------------------------------------------------------------------------
+
+    def outputs(self) -> tuple[OutputSpec, ...]:
+        ret = self.op.body.block.last_op
+        assert isinstance(ret, PipelineReturnOp)
+        specs = []
+        for v, mode in zip(ret.operands, self.op.combine_modes):
+            k = self.kinds[v]
+            sink = self.sink_kinds.get(v)
+            if mode == COMBINE_ROWS and k.form == "dense":
+                specs.append(OutputSpec("rows", k.vt, k.cols))
+            elif mode == COMBINE_COLS and sink is not None and sink[0] == "cols":
+                specs.append(OutputSpec("cols", k.vt, k.cols))
+            elif sink is not None and sink[0] in ("all", "col") and _AGG_COMBINE[sink[1]] == mode:
+                specs.append(OutputSpec(sink[0], k.vt, k.cols if sink[0] == "col" else 1, sink[1]))
+            else:
+                raise Unsupported(f"a {k.form} result cannot be combined natively")
+        return tuple(specs)
+
+    def is_flat(self) -> bool:
+        dense = [k for k in self.kinds.values() if k.form in ("dense", "sink")]
+        forms = {k.form for k in self.kinds.values()}
+        return not self.needs_coords and "sparse" not in forms and "rowvec" not in forms and len(
+            {k.cols for k in dense}) == 1
+
+
+def _csr_typed(v: SSAValue) -> bool:
+    return isinstance(v.type, MatrixType) and v.type.is_sparse
+
+
+_FORM_OF_INPUT = {"dense": "dense", "rowvec": "rowvec", "csr": "sparse", "scalar": "scalar", "whole": "whole"}
+
+_HANDLERS = {
+    ops.CastOp: _Analysis.cast,
+    ops.TransposeOp: _Analysis.transpose,
+    ops.ExtractColOp: _Analysis.extract_col,
+}
+_BASE_HANDLERS = (
+    (ops.EwBinaryOp, _Analysis.binary),
+    (ops.EwUnaryOp, _Analysis.unary),
+    (ops.AggOp, _Analysis.agg),
+)

@@ -1,0 +1,358 @@
+"""CSR matrices in the compiler: compile-time sparsity estimates and the kernels' side of the representation choice.
+
+**Estimates** (DAPHNE's sparsity inference, `DaphneInferSparsityOpInterface.cpp`): the sparsity of a matrix is its
+fraction of non-zeros, -1 when unknown. Sources: `rand` with a constant sparsity argument, `fill` with a constant
+(0 gives 0, anything else 1), a matrix literal of numeric constants (its exact fraction; bool and str literals stay
+unknown, as in DAPHNE), `seq` (completely dense), `readMatrix` of a file whose `.meta` has `numNonZeros`.
+Propagation follows DAPHNE's traits: `ewAdd`/`ewSub` combine two known estimates as a + b - ab, `ewMul` as ab or
+takes the one known side (a scalar is unknown), `transpose` and `reshape` keep the argument's, `matMul` is
+1 - (1 - ab)^k. Beyond DAPHNE, zero-preserving element-wise unary ops, value-type casts and row slices keep their
+argument's estimate, so CSR survives them. Values merged by control flow keep an estimate only if every incoming
+one agrees; function parameters and results are unknown.
+
+**Kernels** (`adapt_kernel`, applied by `compiler.kernel_select.select_kernel`): the run-time object of a value
+always matches its IR type, so printing says `CSRMatrix` exactly when the type says `rep[sparse]`. Ops whose kernels
+have CSR paths get CSR operands as they are; every other kernel gets them densified. A result typed sparse is built
+as CSR (`rand`, `fill` directly, other kernels' dense results converted), a result typed dense is densified.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import func, scf
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from compiler.kernel_select import KernelSpec, selects
+from dialects import ops
+from dialects.locations import MERGE_CAST
+from dialects.ops_io import ReadOp
+from dialects.ops_matrix import SparsityOp
+from dialects.types import MatrixType, vt_name
+from runtime import printing, values
+from runtime.kernels import datagen_csr
+
+UNKNOWN = -1.0
+
+#: Element-wise unary ops with op(0) == 0: their result has (at most) the argument's non-zeros.
+ZERO_PRESERVING_UNARY = frozenset(
+    ("minus", "abs", "sign", "sqrt", "round", "floor", "ceil", "sin", "tan", "sinh", "tanh", "asin", "atan")
+)
+#: Value types a CSR matrix can hold.
+CSR_VALUE_TYPES = frozenset(("f64", "f32", "si64", "si32", "si8", "ui64", "ui32", "ui8", "bool", "index"))
+_LITERAL_VALUE_TYPES = CSR_VALUE_TYPES - {"bool"}  # DAPHNE computes no estimate for bool matrix constants
+_MAX_ROUNDS = 32
+
+
+def type_sparsity(t: Attribute) -> float:
+    """The estimate recorded in a matrix type (-1 for anything else)."""
+    return t.sparsity_estimate if isinstance(t, MatrixType) else UNKNOWN
+
+
+def is_sparse_type(t: Attribute) -> bool:
+    return isinstance(t, MatrixType) and t.is_sparse
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Per-op rules
+# ---------------------------------------------------------------------------------------------------------------------
+
+Lookup = Callable[[SSAValue], float]
+
+
+def _both(a: float, b: float) -> float:
+    """Non-zero if either side is (DAPHNE's EwSparseIfBoth: add, sub)."""
+    return a + b - a * b if a != UNKNOWN and b != UNKNOWN else UNKNOWN
+
+
+def _either(a: float, b: float) -> float:
+    """Zero if either side is (DAPHNE's EwSparseIfEither: mul)."""
+    if a != UNKNOWN and b != UNKNOWN:
+        return a * b
+    return a if a != UNKNOWN else b
+
+
+def _literal(op: ops.MatrixLiteralOp) -> float:
+    """The exact fraction of non-zeros of a literal whose elements are all numeric constants."""
+    vt = vt_name(op.res.type)
+    elems = [ops.constant_value(e) for e in op.elems]
+    if vt not in _LITERAL_VALUE_TYPES or not elems or any(e is None for e in elems):
+        return UNKNOWN
+    nonzero = sum(1 for e in elems if values.cast_scalar(e, vt) != 0)
+    return nonzero / len(elems)
+
+
+def _fill(op: ops.FillOp) -> float:
+    v = ops.constant_value(op.arg)
+    if v is None or isinstance(v, str):
+        return UNKNOWN
+    return 0.0 if v == 0 else 1.0
+
+
+def _rand(op: ops.RandMatrixOp) -> float:
+    v = ops.constant_value(op.sparsity)
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else UNKNOWN
+
+
+def _matmul(op: ops.MatMulOp, sp: Lookup) -> float:
+    """DAPHNE's unbiased estimate 1 - (1 - ab)^k, k the inner dimension."""
+    a, b = sp(op.lhs), sp(op.rhs)
+    k = op.lhs.type.shape[1] if isinstance(op.lhs.type, MatrixType) else -1
+    if k < 0 and isinstance(op.rhs.type, MatrixType):
+        k = op.rhs.type.shape[0]
+    if a == UNKNOWN or b == UNKNOWN or k < 0:
+        return UNKNOWN
+    return 1.0 - (1.0 - a * b) ** k
+
+
+def _cast(op: ops.CastOp, sp: Lookup) -> float:
+    src, dst = op.arg.type, op.res.type
+    if MERGE_CAST in op.attributes and isinstance(dst, MatrixType) and is_sparse_type(src) != dst.is_sparse:
+        return dst.sparsity_estimate  # a representation conversion made by select-matrix-repr: keep its target
+    if isinstance(src, MatrixType) and isinstance(dst, MatrixType) and vt_name(dst) in CSR_VALUE_TYPES:
+        return sp(op.arg)
+    return UNKNOWN
+
+
+def op_sparsity(op: Operation, sp: Lookup) -> float:
+    """The estimate of a daphne op's (single) matrix result, from the estimates of its operands."""
+    if isinstance(op, ops.MatrixLiteralOp):
+        return _literal(op)
+    if isinstance(op, ops.FillOp):
+        return _fill(op)
+    if isinstance(op, ops.RandMatrixOp):
+        return _rand(op)
+    if isinstance(op, ops.SeqOp):
+        return 1.0
+    if isinstance(op, (ops.EwAddOp, ops.EwSubOp)):
+        return _both(sp(op.lhs), sp(op.rhs))
+    if isinstance(op, ops.EwMulOp):
+        return _either(sp(op.lhs), sp(op.rhs))
+    if isinstance(op, ops.EwUnaryOp) and op.KIND in ZERO_PRESERVING_UNARY:
+        return sp(op.arg)
+    if isinstance(op, (ops.TransposeOp, ops.ReshapeOp, ops.SliceRowOp)):
+        return sp(op.operands[0])
+    if isinstance(op, ops.MatMulOp):
+        return _matmul(op, sp)
+    if isinstance(op, ops.CastOp):
+        return _cast(op, sp)
+    if isinstance(op, ReadOp):
+        from compiler.infer_io import read_sparsity
+
+        return read_sparsity(op)
+    return UNKNOWN
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Estimates over a function body (control flow joins to a fixpoint)
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+def _join(a: float | None, b: float | None) -> float | None:
+    """None is "no value seen yet"; two different estimates join to unknown."""
+    if a is None:
+        return b
+    if b is None or a == b:
+        return a
+    return UNKNOWN
+
+
+class SparsityEstimates:
+    """The estimate of every value in one function (`of(v)`), computed to a fixpoint over loops."""
+
+    def __init__(self, f: func.FuncOp) -> None:
+        self.est: dict[SSAValue, float] = {}
+        for _ in range(_MAX_ROUNDS):
+            if not self._block(f.body.block):
+                break
+
+    def of(self, v: SSAValue) -> float:
+        e = self.est.get(v)
+        return type_sparsity(v.type) if e is None else e
+
+    def _set(self, v: SSAValue, e: float | None) -> bool:
+        e = UNKNOWN if e is None or not isinstance(v.type, MatrixType) else e
+        if self.est.get(v) == e:
+            return False
+        self.est[v] = e
+        return True
+
+    def _seen(self, v: SSAValue) -> float | None:
+        """A value's estimate so far: None for an op result not reached yet (a loop's yield in the first round)."""
+        if v in self.est:
+            return self.est[v]
+        return None if isinstance(v.owner, Operation) else type_sparsity(v.type)
+
+    def _merge(self, targets: Sequence[SSAValue], *sources: Sequence[SSAValue]) -> bool:
+        """targets[i] := the join of its previous estimate and every sources[k][i] seen so far."""
+        changed = False
+        for i, t in enumerate(targets):
+            e = self.est.get(t)
+            for src in sources:
+                if i < len(src):
+                    e = _join(e, self._seen(src[i]))
+            changed |= self._set(t, e)
+        return changed
+
+    def _block(self, block: Block) -> bool:
+        changed = False
+        for op in block.ops:
+            changed |= self._op(op)
+        return changed
+
+    def _op(self, op: Operation) -> bool:
+        if isinstance(op, scf.ForOp):
+            return self._for(op)
+        if isinstance(op, scf.WhileOp):
+            return self._while(op)
+        if isinstance(op, scf.IfOp):
+            return self._if(op)
+        changed = False
+        if isinstance(op, ops.DaphneOp) and len(op.results) == 1:
+            return self._set(op.results[0], op_sparsity(op, self.of))
+        for r in op.results:
+            changed |= self._set(r, type_sparsity(r.type))
+        return changed
+
+    def _for(self, op: scf.ForOp) -> bool:
+        block = op.body.block
+        args = block.args[1:]
+        y = block.last_op
+        yields = list(y.operands) if isinstance(y, scf.YieldOp) else []
+        changed = self._merge(args, list(op.iter_args), yields)
+        changed |= self._block(block)
+        for r, a in zip(op.results, args):
+            changed |= self._set(r, self.est.get(a))
+        return changed
+
+    def _while(self, op: scf.WhileOp) -> bool:
+        before, after = op.before_region.block, op.after_region.block
+        y = after.last_op
+        yields = list(y.operands) if isinstance(y, scf.YieldOp) else []
+        changed = self._merge(before.args, list(op.arguments), yields)
+        changed |= self._block(before)
+        cond = before.last_op
+        cond_args = list(cond.args) if isinstance(cond, scf.ConditionOp) else []
+        for a, c in zip(after.args, cond_args):
+            changed |= self._set(a, self.of(c))
+        changed |= self._block(after)
+        for r, c in zip(op.results, cond_args):
+            changed |= self._set(r, self.of(c))
+        return changed
+
+    def _if(self, op: scf.IfOp) -> bool:
+        changed = self._block(op.true_region.block)
+        blocks = [op.true_region.block]
+        if op.false_region.blocks:
+            changed |= self._block(op.false_region.block)
+            blocks.append(op.false_region.block)
+        for i, r in enumerate(op.results):
+            e: float | None = None
+            for b in blocks:
+                y = b.last_op
+                if isinstance(y, scf.YieldOp):
+                    e = _join(e, self.of(y.operands[i]))
+            changed |= self._set(r, e)
+        return changed
+
+
+def enclosing_function(op: Operation) -> func.FuncOp | None:
+    while op is not None and not isinstance(op, func.FuncOp):
+        op = op.parent_op()
+    return op
+
+
+def estimate(v: SSAValue) -> float:
+    """The compiler's estimate for one value: from its type once `select-matrix-repr` ran, else computed."""
+    t = type_sparsity(v.type)
+    if t != UNKNOWN:
+        return t
+    owner = v.owner
+    f = enclosing_function(owner if isinstance(owner, Operation) else owner.parent_op())
+    return SparsityEstimates(f).of(v) if f is not None else UNKNOWN
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Kernels and representations
+# ---------------------------------------------------------------------------------------------------------------------
+
+#: Ops whose kernels take CSR operands as they are (their runtime kernels have CSR paths).
+CSR_AWARE_OPS: tuple[type, ...] = (
+    ops.EwBinaryOp, ops.EwUnaryOp, ops.AggOp, ops.MatMulOp, ops.TransposeOp, ops.ReshapeOp, ops.SliceRowOp,
+    ops.SliceColOp, ops.ExtractRowOp, ops.ExtractColOp, ops.PrintOp, ops.NumRowsOp, ops.NumColsOp, ops.NumCellsOp,
+    SparsityOp,
+)  # fmt: skip
+
+
+def _csr_aware(op: Operation) -> bool:
+    if isinstance(op, ops.CastOp):  # value-type casts between matrices keep CSR
+        return isinstance(op.arg.type, MatrixType) and isinstance(op.res.type, MatrixType)
+    return isinstance(op, CSR_AWARE_OPS)
+
+
+def _densifying(fn: Callable[..., object], positions: Sequence[int]) -> Callable[..., object]:
+    """`fn` with its CSR operands at `positions` densified first (a kernel without a CSR path)."""
+    pos = frozenset(positions)
+
+    def kernel(*args: object) -> object:
+        return fn(*(values.as_dense(a) if i in pos else a for i, a in enumerate(args)))
+
+    return kernel
+
+
+def _to_csr_result(fn: Callable[..., object]) -> Callable[..., object]:
+    def kernel(*args: object) -> object:
+        return values.to_csr(fn(*args))
+
+    return kernel
+
+
+def _to_dense_result(fn: Callable[..., object]) -> Callable[..., object]:
+    def kernel(*args: object) -> object:
+        return values.as_dense(fn(*args))
+
+    return kernel
+
+
+def _direct_csr_kernel(op: Operation, spec: KernelSpec) -> KernelSpec:
+    """Kernels that build a sparse result directly, without a dense intermediate."""
+    vt = vt_name(op.results[0].type)
+    if isinstance(op, ops.RandMatrixOp):
+        return KernelSpec(functools.partial(datagen_csr.rand, vt=vt), spec.arg_casts, "rand_csr")
+    if isinstance(op, ops.FillOp):
+        return KernelSpec(functools.partial(datagen_csr.fill, vt=vt), spec.arg_casts, "fill_csr")
+    return spec
+
+
+def adapt_kernel(op: Operation, spec: KernelSpec) -> KernelSpec:
+    """Make a kernel meet the representations in its op's types (see the module docstring); ops without sparse
+    operands or results keep their kernel unchanged."""
+    sparse_in = [i for i, v in enumerate(op.operands) if is_sparse_type(v.type)]
+    sparse_out = len(op.results) == 1 and is_sparse_type(op.results[0].type)
+    if isinstance(op, ops.TypeOfOp) and sparse_in:
+        return KernelSpec(printing.type_name, spec.arg_casts, "type_of_csr")
+    if not sparse_in and not sparse_out:
+        return spec
+    if sparse_out:
+        spec = _direct_csr_kernel(op, spec)
+    fn = spec.fn
+    aware = _csr_aware(op)
+    if sparse_in and not aware:
+        fn = _densifying(fn, sparse_in)
+    if sparse_out and spec.name not in ("rand_csr", "fill_csr"):
+        fn = _to_csr_result(fn)
+    elif not sparse_out and aware and len(op.results) == 1 and isinstance(op.results[0].type, MatrixType):
+        fn = _to_dense_result(fn)
+    return KernelSpec(fn, spec.arg_casts, spec.name)
+
+
+@selects(SparsityOp)
+def _sparsity_kernel(op: Operation) -> KernelSpec:
+    """`sparsity(X)` returns the compile-time estimate; X itself is not looked at (DAPHNE folds it to a constant
+    when known, and its kernel returns -1 otherwise)."""
+    return KernelSpec(functools.partial(_constant, estimate(op.operands[0])), (None,), "sparsity")
+
+
+def _constant(value: float, _arg: object) -> float:
+    return value

@@ -1,0 +1,35 @@
+"""Matrix decompositions: `eigen(X)` (DAPHNE's EigenCal.h).
+
+DAPHNE runs Eigen's general `EigenSolver` on a symmetric matrix and returns the real parts: the eigenvalues as an
+n x 1 column and the unit-norm eigenvectors as the columns of an n x n matrix. LAPACK's general eigensolver
+(`numpy.linalg.eig`) follows the same Hessenberg/QR route; like DAPHNE's float kernel, f32 eigenvectors are
+normalised so that their largest-magnitude component is positive.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.errors import DaphneRuntimeError
+from runtime.kernels.meta import is_symmetric
+from runtime.values import as_dense
+
+
+def eigen(X) -> tuple[np.ndarray, np.ndarray]:
+    """`values, vectors = eigen(X)` for a symmetric f32/f64 matrix."""
+    A = as_dense(X)
+    if A.dtype.kind != "f":
+        raise DaphneRuntimeError(f"eigen: value type {A.dtype} is not supported (only f32/f64)")
+    if A.shape[0] != A.shape[1] or not is_symmetric(A):
+        raise DaphneRuntimeError("EigenCal - Input matrix must be symmetric")
+    n = A.shape[0]
+    if n == 0:
+        return np.empty((0, 1), dtype=A.dtype), np.empty((0, 0), dtype=A.dtype)
+    with np.errstate(all="ignore"):
+        vals, vecs = np.linalg.eig(A.astype(np.float64))
+    vals, vecs = np.real(vals), np.real(vecs)
+    if A.dtype == np.float32:
+        pivot = np.argmax(np.abs(vecs), axis=0)
+        signs = np.where(vecs[pivot, np.arange(n)] < 0, -1.0, 1.0)
+        vecs = vecs * signs
+    return (np.ascontiguousarray(vals.reshape(n, 1).astype(A.dtype)), np.ascontiguousarray(vecs.astype(A.dtype)))

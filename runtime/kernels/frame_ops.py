@@ -1,0 +1,440 @@
+"""Frame kernels: indexing, casts between frames and matrices, label manipulation, cbind/rbind and DAPHNE's
+extended relational algebra (`cartesian`, `innerJoin`, `semiJoin`, `groupJoin`, `groupSum`, set operations).
+
+Semantics follow DAPHNE's kernels (`Cartesian.h`, `InnerJoin.h`, `SemiJoin.h`, `GroupJoin.h`, `Group.h`,
+`SetColLabels*.h`, `ColBind.h`, `RowBind.h`, `CastObj.h`), generalised to every value type where DAPHNE only
+instantiates a few. Where DAPHNE leaves an order unspecified (groupJoin iterates an `unordered_map`), the result
+follows the left frame's row order. Key equality is C++ `==`: NaN keys never match.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from runtime.errors import DaphneRuntimeError
+from runtime.frame import Frame, default_label
+from runtime.values import as_dense, cast_matrix, cast_scalar, dtype_of, vt_of
+
+Selector = None | int | float | str | tuple | np.ndarray
+
+_AXIS = ("row", "column")
+
+
+# --- indexing ------------------------------------------------------------------------------------------------------
+
+
+def _shape_txt(F: Frame) -> str:
+    return f"{F.nrow}x{F.ncol}"
+
+
+def _position(name: str, p: object, axis: int, F: Frame) -> int:
+    """One position (floats floored, negative counts from the end), bounds-checked."""
+    if isinstance(p, (bool, np.bool_)):
+        raise DaphneRuntimeError(f"{name}: a bool is not a valid {_AXIS[axis]} position")
+    i = math.floor(p) if isinstance(p, (float, np.floating)) else int(p)  # type: ignore[arg-type]
+    n = F.shape[axis]
+    j = i + n if i < 0 else i
+    if not 0 <= j < n:
+        raise DaphneRuntimeError(
+            f"{name}: {_AXIS[axis]} index {i} is out of bounds for a frame of shape {_shape_txt(F)}")
+    return j
+
+
+def _range(name: str, lo: object, hi: object, axis: int, F: Frame) -> slice:
+    """[lo, hi) with omitted bounds meaning 0 / the end; negative bounds count from the end."""
+    n = F.shape[axis]
+    s = 0 if lo is None else math.floor(lo)  # type: ignore[arg-type]
+    e = n if hi is None else math.floor(hi)  # type: ignore[arg-type]
+    s2, e2 = (s + n if s < 0 else s), (e + n if e < 0 else e)
+    for what, v, v2 in (("start", s, s2), ("end", e, e2)):
+        if not 0 <= v2 <= n:
+            raise DaphneRuntimeError(
+                f"{name}: {_AXIS[axis]} range {what} {v} is out of bounds for a frame of shape {_shape_txt(F)}")
+    if s2 > e2:
+        raise DaphneRuntimeError(f"{name}: {_AXIS[axis]} range {s}:{e} has its start after its end")
+    return slice(s2, e2)
+
+
+def _positions(name: str, sel: np.ndarray, axis: int, F: Frame) -> np.ndarray:
+    """A position matrix (n x 1 or 1 x n; floats floored) as bounds-checked int64 positions."""
+    sel = as_dense(sel)
+    if sel.ndim == 2 and sel.shape[0] != 1 and sel.shape[1] != 1:
+        raise DaphneRuntimeError(f"{name}: a {_AXIS[axis]} position list must be a single column (or row)")
+    flat = sel.ravel()
+    if flat.dtype.kind not in "iuf":
+        raise DaphneRuntimeError(f"{name}: {_AXIS[axis]} positions must be numbers, got {vt_of(sel)}")
+    if flat.dtype.kind == "f":
+        if np.isnan(flat).any():
+            raise DaphneRuntimeError(f"{name}: the {_AXIS[axis]} position list contains NaN")
+        flat = np.floor(flat)
+    n = F.shape[axis]
+    bad = (flat < 0) | (flat >= n)
+    if bad.any():
+        p = flat[np.flatnonzero(bad)[0]]
+        raise DaphneRuntimeError(
+            f"{name}: {_AXIS[axis]} index {int(p)} is out of bounds for a frame of shape {_shape_txt(F)}")
+    return flat.astype(np.int64)
+
+
+def _row_index(name: str, sel: Selector, F: Frame) -> slice | np.ndarray:
+    if sel is None:
+        return slice(0, F.nrow)
+    if isinstance(sel, tuple):
+        return _range(name, sel[0], sel[1], 0, F)
+    if isinstance(sel, np.ndarray) or getattr(sel, "format", None) == "csr":
+        return _positions(name, sel, 0, F)  # type: ignore[arg-type]
+    if isinstance(sel, str):
+        raise DaphneRuntimeError(f"{name}: frame rows cannot be selected by label ('{sel}')")
+    j = _position(name, sel, 0, F)
+    return slice(j, j + 1)
+
+
+def _col_positions(name: str, sel: Selector, F: Frame) -> list[int]:
+    if sel is None:
+        return list(range(F.ncol))
+    if isinstance(sel, str):
+        return [F.column_index(sel)]
+    if isinstance(sel, tuple):
+        return list(range(F.ncol))[_range(name, sel[0], sel[1], 1, F)]
+    if isinstance(sel, np.ndarray) or getattr(sel, "format", None) == "csr":
+        return _positions(name, sel, 1, F).tolist()  # type: ignore[arg-type]
+    return [_position(name, sel, 1, F)]
+
+
+def extract(F: Frame, rows: Selector = None, cols: Selector = None) -> Frame:
+    """`F[rows, cols]`: always a frame (LanguageRef: indexing keeps the data type); columns may be given by label."""
+    sub = F if cols is None else F.take_columns(_col_positions("extract", cols, F))
+    return sub if rows is None else sub.take_rows(_row_index("extract", rows, F))
+
+
+def filter_rows(F: Frame, bits: np.ndarray) -> Frame:
+    """`F[[bits, ]]`: the rows whose entry in the 0/1 column vector is 1."""
+    bits = as_dense(bits)
+    if not isinstance(bits, np.ndarray) or bits.ndim != 2 or 1 not in bits.shape or bits.size != F.nrow:
+        got = f"{bits.shape[0]}x{bits.shape[1]}" if isinstance(bits, np.ndarray) and bits.ndim == 2 else "?"
+        raise DaphneRuntimeError(
+            f"filterRow: the bit vector ({got}) must have one entry per row of the frame ({_shape_txt(F)})")
+    flat = bits.ravel()
+    if flat.dtype == object:
+        raise DaphneRuntimeError("filterRow: the bit vector must be numeric")
+    ok = (flat == 0) | (flat == 1)
+    if not ok.all():
+        raise DaphneRuntimeError(f"filterRow: the bit vector must contain only 0 and 1, found {flat[~ok][0]}")
+    return F.take_rows(np.flatnonzero(flat))
+
+
+def filter_cols(F: Frame, bits: np.ndarray) -> Frame:
+    """`F[[, bits]]` is not supported on frames (DAPHNE's FilterColOp handles matrices only)."""
+    raise DaphneRuntimeError("filterCol: selecting the columns of a frame by a bit vector is not supported")
+
+
+# --- casts ---------------------------------------------------------------------------------------------------------
+
+
+def frame_to_matrix(F: Frame, vt: str) -> np.ndarray:
+    """`as.matrix<vt>(F)`: column-major to row-major, each value cast like C++ `static_cast` (CastObj.h)."""
+    if F.ncol == 0:
+        return np.empty((F.nrow, 0), dtype=dtype_of(vt))
+    cols = [cast_matrix(c.reshape(-1, 1), vt) for c in F.columns]
+    return np.ascontiguousarray(np.hstack(cols))
+
+
+def matrix_to_frame(X: np.ndarray) -> Frame:
+    """`as.frame(X)`: one column per matrix column, labelled `col_0`, `col_1`, ..."""
+    X = as_dense(X)
+    return Frame([X[:, j].copy() for j in range(X.shape[1])], who="as.frame")
+
+
+def scalar_to_frame(x: object, vt: str) -> Frame:
+    """`as.frame(x)` of a scalar: a 1x1 frame."""
+    col = np.empty(1, dtype=dtype_of(vt))
+    col[0] = cast_scalar(x, vt)
+    return Frame([col], who="as.frame")
+
+
+def frame_to_scalar(F: Frame, vt: str) -> object:
+    """`as.scalar(F)`: the only value of a 1x1 frame, cast to `vt`."""
+    if F.shape != (1, 1):
+        raise DaphneRuntimeError(f"as.scalar: the frame must have exactly one element (1x1), but it is {_shape_txt(F)}")
+    v = F.columns[0][0]
+    return cast_scalar(v.item() if isinstance(v, np.generic) else v, vt)
+
+
+def frame_to_frame(F: Frame, vts: Sequence[str]) -> Frame:
+    """A frame with its columns cast to `vts` (joining frame types at a control-flow merge)."""
+    pairs = zip(F.columns, vts, strict=True)
+    cols = [c if vt_of(c) == vt else cast_matrix(c.reshape(-1, 1), vt)[:, 0] for c, vt in pairs]
+    return Frame(cols, F.labels, who="cast")
+
+
+# --- labels --------------------------------------------------------------------------------------------------------
+
+
+def set_col_labels(F: Frame, *labels: str) -> Frame:
+    """`setColLabels(F, labels...)`: one label per column (SetColLabels.h)."""
+    if len(labels) != F.ncol:
+        raise DaphneRuntimeError(
+            f"setColLabels: the number of given labels ({len(labels)}) does not match the number of columns of the "
+            f"given frame ({F.ncol})")
+    return F.with_labels(labels)
+
+
+def prefixed_label(prefix: str, label: str) -> str:
+    """DAPHNE's `LabelUtils::setPrefix`: replace an existing `prefix.` part, else prepend `prefix.`."""
+    pos = label.find(".")
+    return f"{prefix}.{label}" if pos < 0 else prefix + label[pos:]
+
+
+def set_col_labels_prefix(F: Frame, prefix: str) -> Frame:
+    """`setColLabelsPrefix(F, prefix)`: `a` becomes `prefix.a`, `old.a` becomes `prefix.a`."""
+    return F.with_labels([prefixed_label(prefix, lbl) for lbl in F.labels])
+
+
+# --- binding -------------------------------------------------------------------------------------------------------
+
+
+def cbind(lhs: Frame, rhs: Frame) -> Frame:
+    """`cbind(F, G)`: the columns of both frames side by side; labels must stay unique."""
+    if lhs.nrow != rhs.nrow:
+        raise DaphneRuntimeError(
+            f"cbind: both input frames must have the same number of rows, got {lhs.nrow} and {rhs.nrow}")
+    return Frame(lhs.columns + rhs.columns, lhs.labels + rhs.labels, who="cbind")
+
+
+def rbind(ups: Frame, lows: Frame) -> Frame:
+    """`rbind(F, G)`: the rows of `lows` below those of `ups`; same schema and same labels (RowBind.h)."""
+    if ups.ncol != lows.ncol:
+        raise DaphneRuntimeError(
+            f"rbind: the two operands must have the same number of columns, but ups has {ups.ncol} and lows has "
+            f"{lows.ncol} columns")
+    if ups.schema != lows.schema:
+        raise DaphneRuntimeError(f"rbind: ups and lows must have the same schema, got {ups.schema} and {lows.schema}")
+    if ups.labels != lows.labels:
+        raise DaphneRuntimeError(
+            f"rbind: ups and lows must have the same column names, got {ups.labels} and {lows.labels}")
+    cols = [np.concatenate([a, b]) for a, b in zip(ups.columns, lows.columns, strict=True)]
+    return Frame(cols, ups.labels, who="rbind")
+
+
+def bind(lhs: object, rhs: object, kind: str) -> Frame:
+    """cbind/rbind entry point for frames; mixing a frame with a matrix is an error."""
+    if not (isinstance(lhs, Frame) and isinstance(rhs, Frame)):
+        raise DaphneRuntimeError(f"{kind}: both arguments must be frames (or both matrices)")
+    return cbind(lhs, rhs) if kind == "cbind" else rbind(lhs, rhs)
+
+
+# --- joins ---------------------------------------------------------------------------------------------------------
+
+
+def _key(F: Frame, label: str, who: str, side: str) -> np.ndarray:
+    try:
+        return F.columns[F.column_index(label)]
+    except DaphneRuntimeError as e:
+        raise DaphneRuntimeError(f"{who}: the {side} frame has no column labeled '{label}' "
+                                 f"(labels: {', '.join(F.labels)})") from e
+
+
+def _comparable(lk: np.ndarray, rk: np.ndarray, who: str) -> tuple[np.ndarray, np.ndarray]:
+    """Key columns in a common representation for sorting/searching (numbers compare by value)."""
+    if (lk.dtype == object) != (rk.dtype == object):
+        raise DaphneRuntimeError(f"{who}: cannot compare a {vt_of(lk)} key column with a {vt_of(rk)} key column")
+    if lk.dtype != rk.dtype and lk.dtype != object:
+        common = np.result_type(lk.dtype, rk.dtype)
+        return lk.astype(common), rk.astype(common)
+    return lk, rk
+
+
+def _no_nan(keys: np.ndarray) -> np.ndarray:
+    """A mask of keys that can equal something (C++ `==` is false for NaN)."""
+    return ~np.isnan(keys) if keys.dtype.kind == "f" else np.ones(len(keys), dtype=bool)
+
+
+def match_pairs(lkeys: np.ndarray, rkeys: np.ndarray, who: str = "join") -> tuple[np.ndarray, np.ndarray]:
+    """All (i, j) with lkeys[i] == rkeys[j], ordered by i then j (the nested loop of InnerJoin.h), via a sort."""
+    lk, rk = _comparable(lkeys, rkeys, who)
+    order = np.argsort(rk, kind="stable")
+    rs = rk[order]
+    lo = np.searchsorted(rs, lk, side="left")
+    hi = np.searchsorted(rs, lk, side="right")
+    counts = np.where(_no_nan(lk), hi - lo, 0)
+    li = np.repeat(np.arange(len(lk), dtype=np.int64), counts)
+    firsts = np.cumsum(counts) - counts
+    offsets = np.arange(len(li), dtype=np.int64) - np.repeat(firsts, counts)
+    ri = order[np.repeat(lo, counts) + offsets]
+    return li, ri.astype(np.int64)
+
+
+def cartesian(lhs: Frame, rhs: Frame) -> Frame:
+    """`cartesian(F, G)`: every row of F combined with every row of G (F's row order outermost)."""
+    n, m = lhs.nrow, rhs.nrow
+    cols = [np.repeat(c, m) for c in lhs.columns] + [np.tile(c, n) for c in rhs.columns]
+    return Frame(cols, lhs.labels + rhs.labels, who="cartesian")
+
+
+def inner_join(lhs: Frame, rhs: Frame, lhs_on: str, rhs_on: str, num_row_res: int = -1) -> Frame:
+    """`innerJoin(F, G, fOn, gOn)`: all columns of F then of G for each pair of rows with equal keys.
+
+    `num_row_res` is DAPHNE's optional size hint for the result (-1 = unknown); it does not change the result.
+    """
+    li, ri = match_pairs(_key(lhs, lhs_on, "innerJoin", "left"), _key(rhs, rhs_on, "innerJoin", "right"), "innerJoin")
+    cols = [c[li] for c in lhs.columns] + [c[ri] for c in rhs.columns]
+    return Frame(cols, lhs.labels + rhs.labels, who="innerJoin")
+
+
+def semi_join(lhs: Frame, rhs: Frame, lhs_on: str, rhs_on: str, num_row_res: int = -1) -> tuple[Frame, np.ndarray]:
+    """`semiJoin(F, G, fOn, gOn)` (SemiJoin.h): a one-column frame (label `fOn`) of F's keys that occur in G's key
+    column, in F's order, and the n x 1 positions (size type) of those rows in F."""
+    lk = _key(lhs, lhs_on, "semiJoin", "left")
+    li, _ = match_pairs(lk, _key(rhs, rhs_on, "semiJoin", "right"), "semiJoin")
+    hits = np.unique(li)
+    return Frame([lk[hits]], [lhs_on], who="semiJoin"), hits.astype(np.uint64).reshape(-1, 1)
+
+
+def group_join(lhs: Frame, rhs: Frame, lhs_on: str, rhs_on: str, rhs_agg: str) -> tuple[Frame, np.ndarray]:
+    """`groupJoin(F, G, fOn, gOn, gAgg)` (GroupJoin.h): inner join on fOn == gOn, grouped on fOn, summing gAgg.
+
+    Results: a frame [fOn, SUM(gAgg)] with one row per distinct F key that has a match (in F's order of first
+    occurrence), and the n x 1 positions (size type) of the first F row of each such key.
+    """
+    lk = _key(lhs, lhs_on, "groupJoin", "left")
+    rk = _key(rhs, rhs_on, "groupJoin", "right")
+    agg = _key(rhs, rhs_agg, "groupJoin", "right")
+    if agg.dtype == object:
+        raise DaphneRuntimeError(f"groupJoin: cannot sum the column '{rhs_agg}' of value type str")
+    first = _first_occurrences(lk)
+    li, ri = match_pairs(lk[first], rk, "groupJoin")
+    sums = np.zeros(len(first), dtype=agg.dtype)
+    np.add.at(sums, li, agg[ri])
+    hit = np.zeros(len(first), dtype=bool)
+    hit[li] = True
+    res = Frame([lk[first][hit], sums[hit]], [lhs_on, f"SUM({rhs_agg})"], who="groupJoin")
+    return res, first[hit].astype(np.uint64).reshape(-1, 1)
+
+
+def _first_occurrences(keys: np.ndarray) -> np.ndarray:
+    """Positions of the first occurrence of each distinct key, in row order (NaNs stay distinct, as in C++)."""
+    if len(keys) == 0:
+        return np.zeros(0, dtype=np.int64)
+    opts = {"equal_nan": False} if keys.dtype.kind == "f" else {}
+    _, first = np.unique(keys, return_index=True, **opts)
+    return np.sort(first).astype(np.int64)
+
+
+# --- grouping ------------------------------------------------------------------------------------------------------
+
+GROUP_FUNCS = ("COUNT", "SUM", "MIN", "MAX", "AVG")
+
+
+def _codes(col: np.ndarray) -> np.ndarray:
+    """Dense ranks of a column's values (equal values share a code; codes follow ascending value order)."""
+    return np.unique(col, return_inverse=True)[1].reshape(-1)
+
+
+def group_ids(cols: Sequence[np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Group id per row for the key columns (groups numbered in ascending lexicographic key order) and the first
+    row of each group."""
+    if not cols:
+        return np.zeros(n, dtype=np.int64), np.zeros(1 if n else 0, dtype=np.int64)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    codes = np.stack([_codes(c) for c in cols], axis=1)
+    _, first, gid = np.unique(codes, axis=0, return_index=True, return_inverse=True)
+    return gid.reshape(-1), first
+
+
+def _aggregate(func: str, col: np.ndarray, gid: np.ndarray, ngroups: int, label: str) -> np.ndarray:
+    """One aggregate per group, accumulating in row order like Group.h's std::accumulate."""
+    if func == "COUNT":
+        return np.bincount(gid, minlength=ngroups).astype(np.int64)
+    if col.dtype == object and func in ("SUM", "AVG"):
+        raise DaphneRuntimeError(f"group: {func} aggregation is not supported for the str column '{label}'")
+    if func == "SUM":
+        out = np.zeros(ngroups, dtype=col.dtype)
+        np.add.at(out, gid, col)
+        return out
+    if func == "AVG":
+        out = np.zeros(ngroups, dtype=np.float64)
+        np.add.at(out, gid, col.astype(np.float64))
+        return out / np.bincount(gid, minlength=ngroups)
+    if len(col) == 0:
+        return np.zeros(0, dtype=col.dtype)
+    order = np.argsort(gid, kind="stable")
+    starts = np.searchsorted(gid[order], np.arange(ngroups))
+    if col.dtype == object:
+        pick = min if func == "MIN" else max
+        out = np.empty(ngroups, dtype=object)
+        out[:] = [pick(seg) for seg in np.split(col[order], starts[1:])]
+        return out
+    ufunc = np.minimum if func == "MIN" else np.maximum
+    return ufunc.reduceat(col[order], starts)
+
+
+def group(F: Frame, *labels: str, n_keys: int, funcs: Sequence[str]) -> Frame:
+    """DAPHNE's GroupOp on frames (`groupSum(F, keys..., col)` uses SUM): one row per distinct key combination,
+    in ascending key order; key columns keep their labels, aggregates are labelled `FUNC(col)`."""
+    keys, aggs = labels[:n_keys], labels[n_keys:]
+    key_cols = [_key(F, k, "group", "input") for k in keys]
+    agg_cols = [_key(F, a, "group", "input") for a in aggs]
+    gid, first = group_ids(key_cols, F.nrow)
+    cols = [c[first] for c in key_cols]
+    cols += [_aggregate(f, c, gid, len(first), a) for f, c, a in zip(funcs, agg_cols, aggs, strict=True)]
+    out_labels = list(keys) + [f"{f}({a})" for f, a in zip(funcs, aggs, strict=True)]
+    return Frame(cols, out_labels, who="group")
+
+
+# --- set operations ------------------------------------------------------------------------------------------------
+
+
+def _row_ids(lhs: Frame, rhs: Frame, who: str) -> tuple[Frame, np.ndarray]:
+    """The rows of lhs then rhs as one frame, plus an id per row (equal rows, equal ids)."""
+    if lhs.ncol != rhs.ncol:
+        raise DaphneRuntimeError(f"{who}: both frames must have the same number of columns, got {lhs.ncol} and "
+                                 f"{rhs.ncol}")
+    if lhs.schema != rhs.schema:
+        raise DaphneRuntimeError(f"{who}: both frames must have the same column value types, got "
+                                 f"[{', '.join(lhs.schema)}] and [{', '.join(rhs.schema)}]")
+    both = Frame([np.concatenate([a, b]) for a, b in zip(lhs.columns, rhs.columns, strict=True)], lhs.labels, who=who)
+    gid, _ = group_ids(both.columns, both.nrow)
+    return both, gid
+
+
+def _distinct(both: Frame, gid: np.ndarray, keep: np.ndarray) -> Frame:
+    """The kept rows, each distinct row once, in order of first occurrence."""
+    cand = np.flatnonzero(keep)
+    _, first = np.unique(gid[cand], return_index=True)
+    return both.take_rows(np.sort(cand[first]))
+
+
+def merge(lhs: Frame, rhs: Frame) -> Frame:
+    """`merge(F, G)`: union with set semantics (distinct rows of F then of G, first occurrence order)."""
+    both, gid = _row_ids(lhs, rhs, "merge")
+    return _distinct(both, gid, np.ones(len(gid), dtype=bool))
+
+
+def intersect(lhs: Frame, rhs: Frame) -> Frame:
+    """`intersect(F, G)`: the distinct rows of F that also occur in G (set semantics, F's order)."""
+    both, gid = _row_ids(lhs, rhs, "intersect")
+    n = lhs.nrow
+    keep = np.zeros(len(gid), dtype=bool)
+    keep[:n] = np.isin(gid[:n], gid[n:])
+    return _distinct(both, gid, keep)
+
+
+def except_(lhs: Frame, rhs: Frame) -> Frame:
+    """`except(F, G)`: the distinct rows of F that do not occur in G (set semantics, F's order)."""
+    both, gid = _row_ids(lhs, rhs, "except")
+    n = lhs.nrow
+    keep = np.zeros(len(gid), dtype=bool)
+    keep[:n] = ~np.isin(gid[:n], gid[n:])
+    return _distinct(both, gid, keep)
+
+
+__all__ = [
+    "GROUP_FUNCS", "bind", "cartesian", "cbind", "default_label", "except_", "extract", "filter_cols",
+    "filter_rows", "frame_to_frame", "frame_to_matrix", "frame_to_scalar", "group", "group_join", "inner_join",
+    "intersect", "match_pairs", "matrix_to_frame", "merge", "rbind", "scalar_to_frame", "semi_join",
+    "set_col_labels", "set_col_labels_prefix",
+]  # fmt: skip
