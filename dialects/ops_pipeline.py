@@ -79,7 +79,9 @@ class VectorizedPipelineOp(IRDLOperation):
             raise VerifyException("daphne.vectorizedPipeline: one split per input is required")
         if len(self.combine_modes) != len(self.outs):
             raise VerifyException("daphne.vectorizedPipeline: one combine per result is required")
-        if any(s not in SPLIT_NAMES for s in self.split_modes) or any(c not in COMBINE_NAMES for c in self.combine_modes):
+        if any(s not in SPLIT_NAMES for s in self.split_modes) or any(
+            c not in COMBINE_NAMES for c in self.combine_modes
+        ):
             raise VerifyException("daphne.vectorizedPipeline: unknown split or combine mode")
         block = self.body.block
         if len(block.args) != len(self.inputs):
@@ -93,8 +95,10 @@ class VectorizedPipelineOp(IRDLOperation):
         for op in block.walk():
             for v in op.operands:
                 owner = v.owner
-                inside = owner is block or (isinstance(owner, Operation) and self.is_ancestor(owner)) or (
-                    isinstance(owner, Block) and self.is_ancestor(owner.parent_op() or self)
+                inside = (
+                    owner is block
+                    or (isinstance(owner, Operation) and self.is_ancestor(owner))
+                    or (isinstance(owner, Block) and self.is_ancestor(owner.parent_op() or self))
                 )
                 if not inside:
                     raise VerifyException("daphne.vectorizedPipeline: the body uses a value defined outside it")

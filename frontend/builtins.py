@@ -41,7 +41,9 @@ class Builtin:
     build: Callable[[IRBuilder, list[SSAValue], Loc], SSAValue | list[SSAValue] | None]
     variadic: bool = False
 
-    def bind(self, name: str, args: list[SSAValue], kwargs: dict[str, SSAValue], b: IRBuilder, loc: Loc) -> list[SSAValue]:
+    def bind(
+        self, name: str, args: list[SSAValue], kwargs: dict[str, SSAValue], b: IRBuilder, loc: Loc
+    ) -> list[SSAValue]:
         """Match positional and keyword arguments to parameters; fill defaults; check the arity."""
         if self.variadic:
             if kwargs:
@@ -53,7 +55,9 @@ class Builtin:
         bound: dict[str, SSAValue] = dict(zip(names, args))
         for k, v in kwargs.items():
             if k not in names:
-                raise ParseError(f"built-in function '{name}' has no parameter '{k}' (parameters: {', '.join(names)})", loc)
+                raise ParseError(
+                    f"built-in function '{name}' has no parameter '{k}' (parameters: {', '.join(names)})", loc
+                )
             if k in bound:
                 raise ParseError(f"parameter '{k}' of built-in function '{name}' given twice", loc)
             bound[k] = v
@@ -75,7 +79,10 @@ class Builtin:
 def _arity_msg(name: str, params: Sequence[tuple[str, object]], given: int) -> str:
     req = sum(1 for _, d in params if d is _REQUIRED)
     n = f"{req}" if req == len(params) else f"{req} to {len(params)}"
-    sig = ", ".join(p if d is _REQUIRED else f"{p}={getattr(d, 'value', d)!r}".replace("True", "true").replace("False", "false") for p, d in params)
+    sig = ", ".join(
+        p if d is _REQUIRED else f"{p}={getattr(d, 'value', d)!r}".replace("True", "true").replace("False", "false")
+        for p, d in params
+    )
     return f"built-in function '{name}' expects {n} argument(s) ({sig}), but got {given}"
 
 
@@ -204,7 +211,14 @@ for _kind in ops.EW_UNARY_OPS:
     if _kind != "minus":
         BUILTINS[_kind] = Builtin(_p("arg"), _ew_unary(_kind))
 
-for _name, _kind in (("sum", "sum"), ("aggMin", "min"), ("aggMax", "max"), ("mean", "mean"), ("var", "var"), ("stddev", "stddev")):
+for _name, _kind in (
+    ("sum", "sum"),
+    ("aggMin", "min"),
+    ("aggMax", "max"),
+    ("mean", "mean"),
+    ("var", "var"),
+    ("stddev", "stddev"),
+):
     BUILTINS[_name] = Builtin(_p("arg", "axis", axis=None), _agg(_kind))
 
 

@@ -229,7 +229,9 @@ class IRBuilder:
         for x in script.stmts:
             if not isinstance(x, (ast.FuncDef, ast.Import)):
                 continue  # only function definitions are taken from an imported file
-        self._collect_functions([x for x in script.stmts if isinstance(x, ast.FuncDef)], alias + ".", os.path.dirname(path))
+        self._collect_functions(
+            [x for x in script.stmts if isinstance(x, ast.FuncDef)], alias + ".", os.path.dirname(path)
+        )
 
     def _resolve_import(self, path: str, base_dir: str, loc: Loc) -> str:
         for d in [base_dir, *self.import_paths]:
@@ -260,7 +262,15 @@ class IRBuilder:
 
     def constant(self, v: object, loc: Loc, vt: str | None = None) -> SSAValue:
         if vt is None:
-            vt = "bool" if isinstance(v, bool) else "si64" if isinstance(v, int) else "f64" if isinstance(v, float) else "str"
+            vt = (
+                "bool"
+                if isinstance(v, bool)
+                else "si64"
+                if isinstance(v, int)
+                else "f64"
+                if isinstance(v, float)
+                else "str"
+            )
         return self._add(ops.ConstantOp.of(v, vt), loc).results[0]  # type: ignore[arg-type]
 
     def cast(self, v: SSAValue, vt: str | None, dt: str | None, loc: Loc) -> SSAValue:
@@ -326,13 +336,19 @@ class IRBuilder:
         clo, chi = self._insert_bounds(base, idx.cols, ops.NumColsOp, idx.loc)
         return self.op(ops.InsertOp, [base, value, rlo, rhi, clo, chi], t.loc)  # type: ignore[return-value]
 
-    def _insert_bounds(self, base: SSAValue, sel: ast.Range | ast.Expr | None, num: type, loc: Loc) -> tuple[SSAValue, SSAValue]:
+    def _insert_bounds(
+        self, base: SSAValue, sel: ast.Range | ast.Expr | None, num: type, loc: Loc
+    ) -> tuple[SSAValue, SSAValue]:
         """[lo, hi) of a left-indexing selector; a single position p becomes [p, p+1) after normalising p < 0."""
         if sel is None:
             return self.constant(0, loc), self.cast(self.op(num, [base], loc), "si64", "scalar", loc)  # type: ignore[arg-type]
         if isinstance(sel, ast.Range):
             lo = self.expr(sel.start) if sel.start is not None else self.constant(0, loc)
-            hi = self.expr(sel.stop) if sel.stop is not None else self.cast(self.op(num, [base], loc), "si64", "scalar", loc)  # type: ignore[arg-type]
+            hi = (
+                self.expr(sel.stop)
+                if sel.stop is not None
+                else self.cast(self.op(num, [base], loc), "si64", "scalar", loc)
+            )  # type: ignore[arg-type]
             return lo, hi
         p = self.expr(sel)
         if is_matrix(p.type):
@@ -344,7 +360,9 @@ class IRBuilder:
 
     # -- structured control flow ------------------------------------------------------------------------------------
 
-    def _region(self, block: Block, stmts: Sequence[ast.Stmt], bindings: dict[str, SSAValue], readonly: Iterable[str] = ()) -> Scope:
+    def _region(
+        self, block: Block, stmts: Sequence[ast.Stmt], bindings: dict[str, SSAValue], readonly: Iterable[str] = ()
+    ) -> Scope:
         """Build statements into `block` within a fresh region scope whose initial bindings shadow outer ones."""
         outer_block, outer_scope = self.block, self.scope
         self.block = block
@@ -502,19 +520,25 @@ class IRBuilder:
                 self.stmt(x)
             vals = self._return_values(stmts[-1])
             if n.returns and len(vals) != len(n.returns):
-                raise ParseError(f"function '{f.sym}' returns {len(vals)} value(s) but declares {len(n.returns)}", stmts[-1].loc)
+                raise ParseError(
+                    f"function '{f.sym}' returns {len(vals)} value(s) but declares {len(n.returns)}", stmts[-1].loc
+                )
             if n.returns:  # cast to the declared result types, so the IR verifies before inference
                 vals = [self._coerce(v, t, stmts[-1].loc) for v, t in zip(vals, f.op.function_type.outputs.data)]
             self._add(func.ReturnOp(*vals), stmts[-1].loc)
             if not n.returns:
-                f.op.function_type = FunctionType.from_lists(list(f.op.function_type.inputs.data), [v.type for v in vals])
+                f.op.function_type = FunctionType.from_lists(
+                    list(f.op.function_type.inputs.data), [v.type for v in vals]
+                )
             self._in_function = False
 
     def _call_function(self, f: _Function, e: ast.Call) -> list[SSAValue]:
         params = [p.name for p in f.node.params]
         args = [self.expr(a) for a in e.args]
         if len(args) > len(params):
-            raise ParseError(f"function '{f.sym}' expects {len(params)} argument(s), but got {len(args) + len(e.kwargs)}", e.loc)
+            raise ParseError(
+                f"function '{f.sym}' expects {len(params)} argument(s), but got {len(args) + len(e.kwargs)}", e.loc
+            )
         bound = dict(zip(params, args))
         for k, v in e.kwargs:
             if k not in params:
@@ -524,7 +548,9 @@ class IRBuilder:
             bound[k] = self.expr(v)
         if len(bound) != len(params):
             missing = [p for p in params if p not in bound]
-            raise ParseError(f"function '{f.sym}' expects {len(params)} argument(s); missing: {', '.join(missing)}", e.loc)
+            raise ParseError(
+                f"function '{f.sym}' expects {len(params)} argument(s); missing: {', '.join(missing)}", e.loc
+            )
         args = [bound[p] for p in params]
         assert f.op is not None
         ins = f.op.function_type.inputs.data
@@ -536,7 +562,15 @@ class IRBuilder:
         self._add(call, e.loc)
         return list(call.results)
 
-    def _yield(self, block: Block, values: Sequence[SSAValue], types: Sequence[Attribute], loc: Loc, terminator: type = scf.YieldOp, *lead: SSAValue) -> None:
+    def _yield(
+        self,
+        block: Block,
+        values: Sequence[SSAValue],
+        types: Sequence[Attribute],
+        loc: Loc,
+        terminator: type = scf.YieldOp,
+        *lead: SSAValue,
+    ) -> None:
         """End a structured op's block, casting values to the op's carried types where they differ (inference
         later generalizes these `daphne.merge` casts to the joined types), so the IR verifies right after parsing."""
         outer = self.block
@@ -592,7 +626,9 @@ class IRBuilder:
         if isinstance(e, ast.Unary):
             if e.op == "+":
                 return self.expr(e.operand)
-            if isinstance(e.operand, (ast.IntLit, ast.FloatLit)) and not (isinstance(e.operand, ast.IntLit) and e.operand.vt != "si64"):
+            if isinstance(e.operand, (ast.IntLit, ast.FloatLit)) and not (
+                isinstance(e.operand, ast.IntLit) and e.operand.vt != "si64"
+            ):
                 return self.constant(-e.operand.value, loc, e.operand.vt)
             return self.op(ops.EwMinusOp, [self.expr(e.operand)], loc)
         if isinstance(e, ast.Binary):
@@ -701,7 +737,9 @@ class IRBuilder:
             raise ParseError(f"map: '{name}' is not a user-defined function", udf.loc)
         f = self.functions[udf.name]
         if len(f.node.params) != 1:
-            raise ParseError(f"map: function '{f.sym}' must take exactly one argument, it takes {len(f.node.params)}", udf.loc)
+            raise ParseError(
+                f"map: function '{f.sym}' must take exactly one argument, it takes {len(f.node.params)}", udf.loc
+            )
         o = ops.MapOp(self.expr(e.args[0]), f.sym)
         return self._add(o, e.loc).results[0]
 
@@ -718,7 +756,9 @@ class IRBuilder:
         v = self._select(v, e.rows, ops.SliceRowOp, ops.ExtractRowOp, ops.NumRowsOp, e.loc)
         return self._select(v, e.cols, ops.SliceColOp, ops.ExtractColOp, ops.NumColsOp, e.loc)
 
-    def _select(self, v: SSAValue, sel: ast.Range | ast.Expr | None, slice_op: type, extract_op: type, num: type, loc: Loc) -> SSAValue:
+    def _select(
+        self, v: SSAValue, sel: ast.Range | ast.Expr | None, slice_op: type, extract_op: type, num: type, loc: Loc
+    ) -> SSAValue:
         if sel is None:
             return v
         if isinstance(sel, ast.Range):
@@ -783,7 +823,10 @@ class IRBuilder:
         labels = [self.cast(self.expr(x), "str", "scalar", x.loc) for x in e.labels]
         for r in e.rows:
             if len(r) != len(labels):
-                raise ParseError(f"frame literal row has {len(r)} value(s) but there are {len(labels)} label(s)", r[0].loc if r else e.loc)
+                raise ParseError(
+                    f"frame literal row has {len(r)} value(s) but there are {len(labels)} label(s)",
+                    r[0].loc if r else e.loc,
+                )
         cols = []
         for j in range(len(labels)):
             col = ast.MatrixLit(tuple(r[j] for r in e.rows), None, None, False, e.loc)
@@ -798,7 +841,11 @@ def _count_returns(n: ast.FuncDef) -> int:
         for s in stmts:
             if isinstance(s, ast.Return):
                 return len(s.values)
-            for sub in (_stmts(getattr(s, "then", None)), _stmts(getattr(s, "else_", None)), _stmts(getattr(s, "body", None))):
+            for sub in (
+                _stmts(getattr(s, "then", None)),
+                _stmts(getattr(s, "else_", None)),
+                _stmts(getattr(s, "body", None)),
+            ):
                 r = find(sub)
                 if r is not None:
                     return r
@@ -807,5 +854,7 @@ def _count_returns(n: ast.FuncDef) -> int:
     return find(n.body.stmts) or 0
 
 
-def build_module(script: ast.Script, filename: str, script_args: dict[str, str] | None = None, import_paths: Sequence[str] = ()) -> ModuleOp:
+def build_module(
+    script: ast.Script, filename: str, script_args: dict[str, str] | None = None, import_paths: Sequence[str] = ()
+) -> ModuleOp:
     return IRBuilder(filename, script_args, import_paths).build(script)

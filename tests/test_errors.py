@@ -35,7 +35,13 @@ CASES: list[tuple[str, str, int, str | None, str]] = [
     ("multi_assign_count", "def f() { return 1; }\na, b = f();", 1, "2:8", "returns 1 value(s)"),
     ("missing_return", "def f() -> si64 { print(1); }\nprint(f());", 1, "1:1", "does not return a value on every path"),
     ("return_at_top_level", "return 1;", 1, "1:1", "return outside of a function"),
-    ("nested_function", "if (true) { def g() { return 1; } }", 1, "1:13", "functions can only be defined at the top level"),
+    (
+        "nested_function",
+        "if (true) { def g() { return 1; } }",
+        1,
+        "1:13",
+        "functions can only be defined at the top level",
+    ),
     ("aggregation_axis", "X = fill(1, 2, 2);\nprint(sum(X, 2));", 1, "2:7", "axis of an aggregation"),
     ("left_index_unassigned", "X[0, 0] = 1;", 1, "1:1", "indexed on the left side before it is assigned"),
     ("missing_import", 'import "nonexistent.daph";', 1, "1:1", "cannot find imported file 'nonexistent.daph'"),
@@ -65,7 +71,8 @@ CASES: list[tuple[str, str, int, str | None, str]] = [
     ("as_scalar_not_1x1", "print(as.scalar(fill(1, 2, 2)));", 3, "1:7", ""),
     (
         "matmul_shape_runtime",
-        "def mm(A: matrix<f64>, B: matrix<f64>) -> matrix<f64> { return A @ B; }\nprint(mm(fill(1.0, 2, 3), fill(1.0, 2, 3)));",
+        "def mm(A: matrix<f64>, B: matrix<f64>) -> matrix<f64> { return A @ B; }\n"
+        "print(mm(fill(1.0, 2, 3), fill(1.0, 2, 3)));",
         3,
         "1:64",
         "2x3",

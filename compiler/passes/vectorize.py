@@ -160,7 +160,9 @@ def _build(info: _Block, members: set[Operation]) -> VectorizedPipelineOp:
             key = (v, split if is_matrix(v.type) else 0)
             if key not in keys:
                 t = v.type
-                arg_t = MatrixType(t.element_type, -1, t.cols.data, t.representation.data) if key[1] == SPLIT_ROWS else t
+                arg_t = (
+                    MatrixType(t.element_type, -1, t.cols.data, t.representation.data) if key[1] == SPLIT_ROWS else t
+                )
                 keys[key] = body.insert_arg(arg_t, len(body.args))
                 inputs.append(v)
                 in_splits.append(key[1])

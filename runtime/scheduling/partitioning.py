@@ -35,7 +35,7 @@ def auto_grain(n: int, p: int) -> int:
     if n <= 0 or p <= 0:
         return 1
     f = math.floor(math.log2(n / p) / 1.618) if n > p else 0
-    return max(1, n // (2**max(f, 0) * 2 * p))
+    return max(1, n // (2 ** max(f, 0) * 2 * p))
 
 
 ChunkFormula = Callable[[int, int], int]

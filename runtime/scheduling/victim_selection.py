@@ -9,7 +9,9 @@ from collections.abc import Sequence
 STRATEGIES = ("SEQ", "SEQPRI", "RANDOM", "RANDOMPRI")
 
 
-def victim_order(strategy: str, own: int, num_queues: int, queue_packages: Sequence[int], rng: random.Random) -> list[int]:
+def victim_order(
+    strategy: str, own: int, num_queues: int, queue_packages: Sequence[int], rng: random.Random
+) -> list[int]:
     """Queues to steal from after the worker's own queue `own`, each once.
 
     SEQ: (own+1) % Q, (own+2) % Q, ...; SEQPRI: the same, but queues of the worker's own package first;
