@@ -33,10 +33,10 @@ class AdaptivePartitioner:
     """Per-pipeline scheme selection; thread-safe (pipelines may run concurrently under MPI workers)."""
 
     def __init__(self) -> None:
-        self._stats: dict[str, _PipelineStats] = {}
+        self._stats: dict[object, _PipelineStats] = {}
         self._lock = threading.Lock()
 
-    def choose(self, key: str) -> str:
+    def choose(self, key: object) -> str:
         with self._lock:
             st = self._stats.setdefault(key, _PipelineStats())
             scheme = st.to_explore[0] if st.to_explore else st.chosen
@@ -44,7 +44,7 @@ class AdaptivePartitioner:
             st.history.append(scheme)
             return scheme
 
-    def record(self, key: str, scheme: str, seconds: float, rows: int) -> None:
+    def record(self, key: object, scheme: str, seconds: float, rows: int) -> None:
         per_row = seconds / max(rows, 1)
         with self._lock:
             st = self._stats[key]
@@ -66,7 +66,7 @@ class AdaptivePartitioner:
         st.chosen_at = st.best[st.chosen]
         st.runs_since_choice = 0
 
-    def history(self, key: str) -> list[str]:
+    def history(self, key: object) -> list[str]:
         """The schemes a pipeline ran with, in order (for `--debug-mt` and tests)."""
         return list(self._stats[key].history) if key in self._stats else []
 

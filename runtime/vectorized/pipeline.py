@@ -8,14 +8,19 @@ Per-block results are combined in row order, so the result does not depend on wh
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 import numpy as np
 import scipy.sparse as sp
 
 from runtime.errors import DaphneRuntimeError
+from runtime.scheduling.adaptive import ADAPTIVE
 from runtime.scheduling.workers import SchedulerConfig, schedule
 from runtime.values import is_csr, vt_of, wrap_int
+
+R = TypeVar("R")
 
 SPLIT_NONE, SPLIT_ROWS = 0, 1
 COMBINE_ROWS, COMBINE_COLS, COMBINE_ADD, COMBINE_MIN, COMBINE_MAX = 1, 2, 3, 4, 5
@@ -112,5 +117,18 @@ def run_pipeline(
     if n == 0:
         parts = [body(*(x if w else x[0:0] for x, w in zip(inputs, whole)))]  # type: ignore[index]
     else:
-        parts = [p for _, task_parts in schedule(n, run_task, SETTINGS.scheduler) for p in task_parts]
+        parts = [p for _, task_parts in _schedule(body, n, run_task) for p in task_parts]
     return tuple(_combine([p[i] for p in parts], mode) for i, mode in enumerate(combines))
+
+
+def _schedule(body: Callable[..., object], n: int, run_task: Callable[[int, int], R]) -> list[tuple[int, R]]:
+    """Run the tasks with the configured scheme; `ADAPTIVE` picks it per pipeline from earlier runs' timings."""
+    cfg = SETTINGS.scheduler
+    if cfg.scheme != "ADAPTIVE":
+        return schedule(n, run_task, cfg)
+    key = getattr(body, "pipeline_key", None) or getattr(body, "__code__", None) or type(body)
+    scheme = ADAPTIVE.choose(key)  # type: ignore[arg-type]
+    t0 = time.perf_counter()
+    out = schedule(n, run_task, replace(cfg, scheme=scheme))
+    ADAPTIVE.record(key, scheme, time.perf_counter() - t0, n)  # type: ignore[arg-type]
+    return out

@@ -94,7 +94,7 @@ def test_output_independent_of_scheduling(tmp_path: Path, capsys: pytest.Capture
     cfg.phyBatchSize = 256
     program = compile_script(str(script), {}, cfg, {})
     outputs = set()
-    combos = list(itertools.product(SCHEMES, LAYOUTS, [1, 2, 4]))
+    combos = list(itertools.product((*SCHEMES, "ADAPTIVE"), LAYOUTS, [1, 2, 4]))
     combos += [("GSS", "PERCPU", 4, v) for v in STRATEGIES]  # type: ignore[misc]
     for combo in combos:
         scheme, layout, threads, *victim = combo
