@@ -24,8 +24,11 @@ from compiler.kernel_select import is_noop_cast, select_kernel
 from dialects.errors import CompileError, DaphneError, ExecutionError, Loc
 from dialects.locations import loc_of
 from dialects.ops import ConstantOp, DaphneOp, MapOp
+from dialects.ops_distributed import DistributedPipelineOp
 from dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
+from dialects.types import MatrixType
 from runtime.errors import DaphneRuntimeError
+from runtime.values import as_dense, to_csr
 from runtime.vectorized.pipeline import run_pipeline
 
 HOST_FILENAME = "<daphne-host>"
@@ -55,8 +58,9 @@ class HostProgram:
             ns[self.entry]()
         except DaphneError:
             raise
-        except DaphneRuntimeError as e:
-            raise ExecutionError(str(e), self._failing_loc(e)) from e
+        except DaphneRuntimeError as e:  # an error on an MPI worker carries the location of its failing op
+            remote = getattr(e, "source_loc", None)
+            raise ExecutionError(str(e), Loc(*remote) if remote else self._failing_loc(e)) from e
         except RecursionError as e:
             raise ExecutionError("maximum recursion depth exceeded", self._failing_loc(e)) from e
         except (ArithmeticError, ValueError, TypeError, IndexError, MemoryError) as e:
@@ -155,6 +159,8 @@ class HostCodegen:
             self.e.emit("return" if not vals else f"return {vals[0]}" if len(vals) == 1 else f"return ({', '.join(vals)})", op)
         elif isinstance(op, VectorizedPipelineOp):
             self._pipeline(op)
+        elif isinstance(op, DistributedPipelineOp):
+            self._distributed_pipeline(op)
         elif isinstance(op, PipelineReturnOp):
             self.e.emit(f"return ({''.join(self.e.ref(v) + ', ' for v in op.operands)})", op)
         elif isinstance(op, (scf.YieldOp, scf.ConditionOp)):
@@ -210,6 +216,22 @@ class HostCodegen:
         kernel = native_kernel(op)
         body = name if kernel is None else f"{e.bind(kernel.bind, 'native_' + kernel.name)}({name})"
         call = f"{e.bind(run_pipeline, 'run_pipeline')}({body}, ({inputs}), {tuple(op.split_modes)!r}, {tuple(op.combine_modes)!r})"
+        e.emit(f"{''.join(o + ', ' for o in outs)}= {call}" if outs else call, op)
+        for o, r in zip(outs, op.outs):  # combined blocks take the representation the IR type promises
+            if isinstance(r.type, MatrixType):
+                conv = to_csr if r.type.is_sparse else as_dense
+                e.emit(f"{o} = {e.bind(conv, conv.__name__)}({o})", op)
+
+    def _distributed_pipeline(self, op: DistributedPipelineOp) -> None:
+        """`--distributed`: the coordinator ships the pipeline's IR text and inputs to the MPI workers and combines
+        their results (`runtime.distributed.coordinator.run_distributed`)."""
+        from runtime.distributed.coordinator import run_distributed
+
+        e = self.e
+        outs = [e.define(r) for r in op.outs]
+        inputs = "".join(e.ref(v) + ", " for v in op.inputs)
+        ir = e.bind(op.ir_text, "dist_ir")
+        call = f"{e.bind(run_distributed, 'run_distributed')}({ir}, ({inputs}), {tuple(op.split_modes)!r}, {tuple(op.combine_modes)!r})"
         e.emit(f"{''.join(o + ', ' for o in outs)}= {call}" if outs else call, op)
 
     def _call(self, op: func.CallOp) -> None:

@@ -22,7 +22,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.traits import Pure
 
-from compiler.inference import Inference
+from compiler.inference import Inference, set_type
 from compiler.vectorizable import combines, is_vectorizable, splits
 from dialects.ops import ConstantOp
 from dialects.ops_pipeline import SPLIT_ROWS, PipelineReturnOp, VectorizedPipelineOp
@@ -160,9 +160,9 @@ def _build(info: _Block, members: set[Operation]) -> VectorizedPipelineOp:
             key = (v, split if is_matrix(v.type) else 0)
             if key not in keys:
                 t = v.type
-                arg_t = (
-                    MatrixType(t.element_type, -1, t.cols.data, t.representation.data) if key[1] == SPLIT_ROWS else t
-                )
+                arg_t = t
+                if key[1] == SPLIT_ROWS:  # row blocks: unknown row count, same representation and estimate
+                    arg_t = MatrixType(t.element_type, -1, t.cols.data, t.representation.data, t.sparsity_estimate)
                 keys[key] = body.insert_arg(arg_t, len(body.args))
                 inputs.append(v)
                 in_splits.append(key[1])
@@ -182,8 +182,19 @@ def _build(info: _Block, members: set[Operation]) -> VectorizedPipelineOp:
         r.replace_all_uses_with(nr)
     for op in reversed(ordered):
         Rewriter.erase_op(op)
-    Inference(ModuleOp([]), specialize=False).infer_block(body)  # row counts inside become unknown (-1)
+    _reinfer_rows(body)
     return pipe
+
+
+def _reinfer_rows(body: Block) -> None:
+    """Row counts inside a pipeline are unknown (-1): re-infer the body's types, but keep every matrix's
+    representation and sparsity estimate (a CSR value stays CSR inside the pipeline)."""
+    before = {r: r.type for op in body.ops for r in op.results}
+    Inference(ModuleOp([]), specialize=False).infer_block(body)
+    for r, old in before.items():
+        new = r.type
+        if isinstance(old, MatrixType) and isinstance(new, MatrixType):
+            set_type(r, new.with_representation(old.representation.data, old.sparsity_estimate))
 
 
 def vectorize_block(block: Block) -> None:
