@@ -117,3 +117,31 @@ def tasks(scheme: str, start: int, end: int, p: int, grain: int = 1) -> Iterator
     for chunk in chunk_sizes(scheme, end - start, p, grain):
         yield pos, pos + chunk
         pos += chunk
+
+
+Run = tuple[int, int, int]
+"""`count` consecutive tasks of `chunk` rows from `start`: (start, count, chunk)."""
+
+_CONSTANT = ("STATIC", "SS", "AUTO", "MSTATIC", "MFSC")
+
+
+def task_runs(scheme: str, start: int, end: int, p: int, grain: int = 1) -> list[Run]:
+    """The tasks of `tasks()` as runs of equal chunks, in O(number of distinct chunk sizes): schemes with a constant
+    chunk (SS, STATIC, ...) are computed in O(1), so a million one-row tasks cost nothing to schedule."""
+    n = end - start
+    if n <= 0:
+        return []
+    if scheme in _CONSTANT:
+        first = next(chunk_sizes(scheme, n, p, grain))
+        full, rest = divmod(n, first)
+        runs = [(start, full, first)] if full else []
+        return runs + ([(start + full * first, 1, rest)] if rest else [])
+    runs: list[Run] = []
+    pos = start
+    for c in chunk_sizes(scheme, n, p, grain):
+        if runs and runs[-1][2] == c:
+            runs[-1] = (runs[-1][0], runs[-1][1] + 1, c)
+        else:
+            runs.append((pos, 1, c))
+        pos += c
+    return runs

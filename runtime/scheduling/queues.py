@@ -12,22 +12,58 @@ LAYOUTS = ("CENTRALIZED", "PERGROUP", "PERCPU")
 
 
 class TaskQueue:
-    """A thread-safe FIFO of row ranges [start, end); `pop` returns None once it is empty (all tasks are enqueued
-    before the workers start, so empty means done: DAPHNE's EOF)."""
+    """A thread-safe FIFO of tasks (row ranges [start, end)), stored as strided runs of equal chunks so that a
+    million one-row tasks take one entry; `pop` returns None once it is empty (all tasks are enqueued before the
+    workers start, so empty means done: DAPHNE's EOF)."""
 
     def __init__(self) -> None:
-        self._tasks: deque[Task] = deque()
+        self._runs: deque[list[int]] = deque()  # [start, count, chunk, stride]
         self._lock = threading.Lock()
+        self._count = 0
 
     def push(self, task: Task) -> None:
-        self._tasks.append(task)
+        self.push_run(task[0], 1, task[1] - task[0], task[1] - task[0])
+
+    def push_run(self, start: int, count: int, chunk: int, stride: int) -> None:
+        """`count` tasks of `chunk` rows starting at `start`, `start + stride`, ..."""
+        if count > 0:
+            self._runs.append([start, count, chunk, stride])
+            self._count += count
 
     def pop(self) -> Task | None:
+        return self.pop_run(0)
+
+    def pop_run(self, max_rows: int) -> Task | None:
+        """Pop the next task and, while they continue it and the rows stay within `max_rows`, the tasks after it,
+        as one range: fine-grained schemes (SS) then pay the per-call overhead once per physical batch, not once
+        per row, while the distribution over workers still follows the scheme."""
         with self._lock:
-            return self._tasks.popleft() if self._tasks else None
+            if not self._runs:
+                return None
+            run = self._runs[0]
+            start, count, chunk, stride = run
+            take = max(1, min(count, max_rows // chunk)) if stride == chunk and chunk > 0 else 1
+            run[0] += take * stride
+            run[1] -= take
+            self._count -= take
+            if run[1] == 0:
+                self._runs.popleft()
+            end = start + (take - 1) * stride + chunk
+            while stride == chunk and self._runs and self._runs[0][0] == end:  # a following run continues it
+                nxt = self._runs[0]
+                more = min(nxt[1], (max_rows - (end - start)) // nxt[2]) if nxt[2] == nxt[3] else 0
+                if more <= 0:
+                    break
+                nxt[0] += more * nxt[3]
+                nxt[1] -= more
+                self._count -= more
+                end += more * nxt[2]
+                if nxt[1] == 0:
+                    self._runs.popleft()
+            return start, end
 
     def __len__(self) -> int:
-        return len(self._tasks)
+        return self._count
 
 
 def num_queues(layout: str, num_workers: int, num_packages: int) -> int:

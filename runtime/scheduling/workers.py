@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from runtime.scheduling.partitioning import tasks
+from runtime.scheduling.partitioning import task_runs
 from runtime.scheduling.queues import TaskQueue, home_queue, num_queues
 from runtime.scheduling.topology import Cpu, worker_cpus
 from runtime.scheduling.victim_selection import victim_order
@@ -37,6 +37,7 @@ class SchedulerConfig:
     pre_partition: bool = False  # prePartitionRows / --pre-partition
     debug_mt: bool = False  # debugMultiThreading / --debug-mt
     seed: int = 0  # for RANDOM/RANDOMPRI victim selection (reproducible runs)
+    coalesce_rows: int = 1  # consecutive tasks of a queue are run together up to this many rows (a physical batch)
 
 
 @dataclass
@@ -76,12 +77,16 @@ def _fill(plan: _Plan, n: int, cfg: SchedulerConfig) -> None:
         start = 0
         for i in range(q):
             end = start + share + (rem if i == 0 else 0)
-            for t in tasks(cfg.scheme, start, end, p, cfg.grain):
-                plan.queues[i].push(t)
+            for run_start, count, chunk in task_runs(cfg.scheme, start, end, p, cfg.grain):
+                plan.queues[i].push_run(run_start, count, chunk, chunk)
             start = end
         return
-    for i, t in enumerate(tasks(cfg.scheme, 0, n, p, cfg.grain)):
-        plan.queues[i % q].push(t)
+    index = 0  # global task index: task i goes to queue i % Q
+    for run_start, count, chunk in task_runs(cfg.scheme, 0, n, p, cfg.grain):
+        for first in range(min(q, count)):  # the run's tasks first, first + q, ... all land in one queue
+            queue = (index + first) % q
+            plan.queues[queue].push_run(run_start + first * chunk, (count - first + q - 1) // q, chunk, q * chunk)
+        index += count
 
 
 def schedule(n: int, run_task: Callable[[int, int], R], cfg: SchedulerConfig) -> list[tuple[int, R]]:
@@ -99,7 +104,7 @@ def schedule(n: int, run_task: Callable[[int, int], R], cfg: SchedulerConfig) ->
         order = [own, *victim_order(cfg.victim_selection, own, len(plan.queues), plan.queue_packages, rng)]
         try:
             for q in order:
-                while (task := plan.queues[q].pop()) is not None and not errors:
+                while (task := plan.queues[q].pop_run(cfg.coalesce_rows)) is not None and not errors:
                     results.append((task[0], run_task(*task)))
                     counts[w][0] += 1
                     counts[w][1] += task[1] - task[0]

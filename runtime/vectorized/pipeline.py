@@ -117,13 +117,14 @@ def run_pipeline(
     if n == 0:
         parts = [body(*(x if w else x[0:0] for x, w in zip(inputs, whole)))]  # type: ignore[index]
     else:
-        parts = [p for _, task_parts in _schedule(body, n, run_task) for p in task_parts]
+        parts = [p for _, task_parts in _schedule(body, n, run_task, step) for p in task_parts]
     return tuple(_combine([p[i] for p in parts], mode) for i, mode in enumerate(combines))
 
 
-def _schedule(body: Callable[..., object], n: int, run_task: Callable[[int, int], R]) -> list[tuple[int, R]]:
-    """Run the tasks with the configured scheme; `ADAPTIVE` picks it per pipeline from earlier runs' timings."""
-    cfg = SETTINGS.scheduler
+def _schedule(body: Callable[..., object], n: int, run_task: Callable[[int, int], R], step: int) -> list[tuple[int, R]]:
+    """Run the tasks with the configured scheme; `ADAPTIVE` picks it per pipeline from earlier runs' timings.
+    Consecutive small tasks of a queue run as one physical batch (`step` rows)."""
+    cfg = replace(SETTINGS.scheduler, coalesce_rows=step)
     if cfg.scheme != "ADAPTIVE":
         return schedule(n, run_task, cfg)
     key = getattr(body, "pipeline_key", None) or getattr(body, "__code__", None) or type(body)
@@ -132,3 +133,9 @@ def _schedule(body: Callable[..., object], n: int, run_task: Callable[[int, int]
     out = schedule(n, run_task, replace(cfg, scheme=scheme))
     ADAPTIVE.record(key, scheme, time.perf_counter() - t0, n)  # type: ignore[arg-type]
     return out
+
+
+# The distributed coordinator (runtime/distributed) counts rows and combines its workers' results with exactly
+# these functions, so a distributed run combines like a local one.
+row_count = _row_count
+combine = _combine
