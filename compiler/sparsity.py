@@ -27,7 +27,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from compiler.kernel_select import KernelSpec, selects
 from dialects import ops
 from dialects.locations import MERGE_CAST
-from dialects.ops_io import ReadOp
+from dialects.ops_io import ReadOp, WriteOp
 from dialects.ops_matrix import SparsityOp
 from dialects.types import MatrixType, vt_name
 from runtime import printing, values
@@ -281,7 +281,7 @@ def estimate(v: SSAValue) -> float:
 CSR_AWARE_OPS: tuple[type, ...] = (
     ops.EwBinaryOp, ops.EwUnaryOp, ops.AggOp, ops.MatMulOp, ops.TransposeOp, ops.ReshapeOp, ops.SliceRowOp,
     ops.SliceColOp, ops.ExtractRowOp, ops.ExtractColOp, ops.PrintOp, ops.NumRowsOp, ops.NumColsOp, ops.NumCellsOp,
-    SparsityOp,
+    SparsityOp, WriteOp,
 )  # fmt: skip
 
 

@@ -42,12 +42,13 @@ def _rows(x: object) -> int:
     return x.shape[0]  # type: ignore[attr-defined]
 
 
-def _row_bytes(inputs: Sequence[object], splits: Sequence[int]) -> int:
+def _row_bytes(inputs: Sequence[object], splits: Sequence[int], n: int) -> int:
+    """Bytes per row of the inputs that are split by rows (broadcast 1-row inputs do not count)."""
     total = 0
     for x, s in zip(inputs, splits):
-        if s == SPLIT_ROWS:
-            n = max(_rows(x), 1)
-            total += (x.data.nbytes + x.indices.nbytes) // n if is_csr(x) else x.itemsize * x.shape[1]  # type: ignore[attr-defined]
+        if s == SPLIT_ROWS and not (_rows(x) == 1 and n != 1):
+            rows = max(_rows(x), 1)
+            total += (x.data.nbytes + x.indices.nbytes) // rows if is_csr(x) else x.itemsize * x.shape[1]  # type: ignore[attr-defined]
     return max(total, 1)
 
 
@@ -104,7 +105,7 @@ def run_pipeline(
 ) -> tuple[object, ...]:
     """Run `body` over row blocks of the ROWS inputs (1-row inputs and NONE inputs are passed whole)."""
     n = _row_count(inputs, splits)
-    step = max(1, SETTINGS.phy_batch_size // _row_bytes(inputs, splits))
+    step = max(1, SETTINGS.phy_batch_size // _row_bytes(inputs, splits, n))
     whole = [s != SPLIT_ROWS or (_rows(x) == 1 and n != 1) for x, s in zip(inputs, splits)]
 
     def run_task(start: int, end: int) -> list[tuple[object, ...]]:
