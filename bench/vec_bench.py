@@ -40,7 +40,7 @@ for (i in 1:{repeat}) {{
   t0 = now();
   s = sum((a - b) ^ 2 * c);
   t1 = now();
-  print(t1 - t0);
+  print("t=" + (t1 - t0));
   print(s);
 }}
 """
@@ -50,7 +50,7 @@ for (i in 1:{repeat}) {{
   t0 = now();
   o = (a - b) * 3.0 + a * b;
   t1 = now();
-  print(t1 - t0);
+  print("t=" + (t1 - t0));
   print(o[0:1, ]);
 }}
 """
@@ -119,8 +119,8 @@ def daphnec(script: str, *args: str, env: dict[str, str] | None = None) -> str:
 
 
 def script_times(out: str, repeat: int) -> list[float]:
-    """The `now()` differences a script printed (ns -> s): the integer lines."""
-    return [int(x) / 1e9 for x in out.split("\n") if x.strip().isdigit()][:repeat]
+    """The `now()` differences a script printed (`t=<ns>` lines), in seconds."""
+    return [int(x[2:]) / 1e9 for x in out.splitlines() if x.startswith("t=")][:repeat]
 
 
 def timeit(fn, repeat: int) -> float:
@@ -136,11 +136,9 @@ def hand_kernels():
     from compiler.jit import engine
 
     eng = engine()
-    addr_obj = eng.compile(HAND_REDUCE)
     sig = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
-    reduce = sig(eng.load(addr_obj, "reduce"))
-    readsum = sig(eng.ee.get_function_address("readsum"))
-    return reduce, readsum
+    reduce, readsum = eng.load(eng.compile(HAND_REDUCE), ["reduce", "readsum"])
+    return sig(reduce), sig(readsum)
 
 
 def bench_reduce(n: int, repeat: int) -> dict[str, float]:
@@ -206,8 +204,8 @@ def main() -> None:
     red = bench_reduce(n, args.repeat)
     print("\nreduce sum((a - b) ^ 2 * c)")
     for k, v in red.items():
-        print(f"  {k:<28} {v * 1000:9.1f} ms   numpy/this {red['numpy'] / v:5.2f}x   this/hand "
-              f"{v / red['hand llvmlite']:5.2f}x   {3 * 8 * n / v / 1e9:5.1f} GB/s")
+        print(f"  {k:<28} {v * 1000:9.1f} ms   numpy/this {red['numpy'] / v:5.2f}x   hand/this "
+              f"{red['hand llvmlite'] / v:5.2f}x   {3 * 8 * n / v / 1e9:5.1f} GB/s")
     mp = bench_map(n, args.repeat)
     print("\nmap o = (a - b) * 3.0 + a * b")
     for k, v in mp.items():

@@ -122,7 +122,7 @@ class HostCodegen:
 
     def generate(self) -> HostProgram:
         for op in self.module.ops:
-            if isinstance(op, func.FuncOp):
+            if isinstance(op, func.FuncOp) and "daphne.task_kernel" not in op.attributes:  # native kernels: compiler.jit
                 self._function(op)
         return HostProgram("\n".join(self.e.lines) + "\n", self.e.globals, self.e.locs)
 
@@ -308,13 +308,9 @@ class HostCodegen:
 
 def native_kernel(op: VectorizedPipelineOp) -> object | None:
     """The pipeline's compiled kernel, or None (no native lowering, or `DAPHNEC_NO_NATIVE=1`)."""
-    import os
+    from compiler.jit import native_kernel_for
 
-    if os.environ.get("DAPHNEC_NO_NATIVE") == "1":
-        return None
-    from compiler.jit import compile_pipeline
-
-    return compile_pipeline(op)
+    return native_kernel_for(op)
 
 
 def generate_host(module: ModuleOp) -> HostProgram:

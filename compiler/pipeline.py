@@ -53,7 +53,7 @@ STAGES: tuple[Stage, ...] = (
     ((), "transfer_data_props"),
     ((), "phy_op_selection"),
     ((), "type_adaptation"),
-    ((("vectorize", "vec"), ("canonicalize", "vec"), ("dce", "vec")), "vectorized"),
+    ((("vectorize", "vec"), ("canonicalize", "vec"), ("dce", "vec"), ("distribute", "distributed")), "vectorized"),
     ((), "obj_ref_mgnt"),
     ((), "kernels"),
     ((), "llvm"),
@@ -65,6 +65,8 @@ def options_from_config(config: object) -> frozenset[str]:
     opts = set()
     if getattr(config, "use_vectorized_exec", False) or getattr(config, "use_distributed", False):
         opts.add("vec")
+    if getattr(config, "use_distributed", False):
+        opts.add("distributed")  # every vectorized pipeline becomes a daphne.distributedPipeline
     if getattr(config, "select_matrix_repr", False):
         opts.add("select_matrix_repr")
     return frozenset(opts)

@@ -948,11 +948,19 @@ def main(argv: list[str] | None = None) -> int:
         )
         return PARSER_ERROR
     try:
-        code = _run(p)
+        code = _run_distributed(p) if p.values.get("distributed") else _run(p)
     except KeyboardInterrupt:
         code = 130
     _flush_stdout()
     return code
+
+
+def _run_distributed(p: ParsedArgs) -> int:
+    """`--distributed` (tools/driver.py::run_distributed): rank 0 is the coordinator and runs the script; ranks >= 1
+    are workers that never parse it; a single rank warns and runs the pipelines in-process."""
+    from tools.driver import run_distributed
+
+    return run_distributed(lambda: _run(p), _err)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ It lives in `tools/` because it is the one place that joins the frontend, the co
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import ModuleOp
@@ -50,6 +51,10 @@ def configure_runtime(config: DaphneConfig) -> None:
         pre_partition=config.prePartitionRows,
         debug_mt=config.debugMultiThreading,
     )
+    if config.use_distributed:  # the workers' local schedulers get these very flags (runtime/distributed)
+        from runtime.distributed.launch import ship_config
+
+        ship_config(config.to_dict())
 
 
 def parse_to_ir(path: str, script_args: dict[str, str], config: DaphneConfig) -> ModuleOp:
@@ -83,3 +88,38 @@ def compile_script(path: str, script_args: dict[str, str], config: DaphneConfig,
     configure_runtime(config)
     timings["compilation_seconds"] = time.perf_counter() - t1
     return Program(module, host)
+
+
+def configure_worker(settings: dict[str, object]) -> None:
+    """An MPI worker's engine knobs: the coordinator's user config (its CONFIG message), not the worker's own
+    command line, so `--num-threads`, `--partitioning`, ... given to daphnec apply on every node."""
+    from dataclasses import fields
+
+    from compiler import kernel_cache
+
+    known = {f.name for f in fields(DaphneConfig)}
+    config = DaphneConfig(**{k: v for k, v in settings.items() if k in known})  # type: ignore[arg-type]
+    config.use_distributed = False  # a worker runs its share locally
+    configure_runtime(config)
+    kernel_cache.configure(enabled=not config.no_kernel_cache)
+
+
+def run_distributed(run_script: Callable[[], int], warn: Callable[[str], None]) -> int:
+    """`daphnec --distributed`: rank 0 runs the script as the coordinator (`run_script`); ranks >= 1 serve as
+    workers and never parse it. With a single rank there is nobody to distribute to: warn and run the distributed
+    pipelines in this process from their shipped IR (same output)."""
+    from compiler.passes.distribute import compile_shipped_body
+    from runtime.distributed import launch
+
+    role = launch.start(compile_shipped_body, configure_worker)
+    if role == launch.WORKER_ROLE:
+        return launch.serve()
+    if role == launch.LOCAL_ROLE:
+        warn("daphnec: warning: --distributed needs at least 2 MPI ranks (e.g. `mpiexec -n 3 daphnec --distributed "
+             "...`); running the distributed pipelines in this process")  # fmt: skip
+    code = 1
+    try:
+        code = run_script()
+    finally:
+        code = launch.finish(code)
+    return code

@@ -8,7 +8,13 @@ The plan classifies every value of a pipeline body by its *form*:
 - `dense`:  n x C, one row per row of the batch, read at (r, c);
 - `sparse`: the values of a CSR input's stored cells after zero-preserving ops (`G * t(c)`, `-G`, `G * 2`), read at
   stored position k; only aggregations consume them;
-- `sink`:   results that only leave the pipeline (full and column aggregations, transposes).
+- `sink`:   results that only leave the pipeline (full and column aggregations, transposes);
+- `whole`:  a NONE matrix input of several rows (a matMul's right operand), read only by opaque ops.
+
+Ops whose results numpy computes with its own SIMD routines (exp ln sin cos tan sinh cosh tanh asin acos atan,
+`log`, `^` with a matrix exponent) and `@` (BLAS) are *opaque*: they run their runtime kernel on the batch
+between native *stages*. Stage k computes (fused) the dense operands of the opaque ops of level k+1 into
+buffers; the last stage computes the results. An opaque op's level is one more than its operands'.
 
 Everything the analysis cannot prove is rejected with a reason, and the pipeline keeps its Python body: static
 column counts are required, and a value's runtime form (CSR or dense, row counts, dtypes) is checked by the
@@ -21,7 +27,7 @@ import hashlib
 from dataclasses import dataclass, field
 from io import StringIO
 
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.printer import Printer
 
 from dialects import ops
@@ -41,14 +47,16 @@ NUMERIC_VTS = frozenset(("f64", "f32", "si64", "si32", "si8", "ui64", "ui32", "u
 SCALAR_VTS = NUMERIC_VTS | {"index"}
 FLOAT_VTS = frozenset(("f64", "f32"))
 
-#: Binary kinds with a native lowering (`log` and a non-scalar `pow` exponent use numpy's SIMD libm: fallback).
+#: Binary kinds with a native lowering (`log` and `pow` with a matrix exponent are opaque: numpy's SIMD libm).
 BINARY_KINDS = frozenset(("add", "sub", "mul", "div", "pow", "mod", "min", "max", "and", "or", "xor", "bitwiseAnd",
                           "eq", "neq", "lt", "le", "gt", "ge"))
 #: Unary kinds with a native lowering; exp ln sin cos tan sinh cosh tanh asin acos atan are computed by numpy's
-#: SIMD routines, whose results differ from libm's in the last bit, so those pipelines keep the Python body.
+#: SIMD routines, whose results differ from libm's in the last bit, so they are opaque (numpy runs them).
 UNARY_KINDS = frozenset(("minus", "abs", "sign", "sqrt", "round", "floor", "ceil", "isNan"))
 #: Unary kinds that map zero to zero, so a CSR argument keeps its pattern (`ew_unary._csr_unary`).
 SPARSE_UNARY_KINDS = UNARY_KINDS
+#: Unary kinds run by their runtime kernel (numpy) between native stages.
+OPAQUE_UNARY_KINDS = frozenset(("exp", "ln", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan"))
 AGG_KINDS = frozenset(("sum", "min", "max"))
 _AGG_COMBINE = {"sum": COMBINE_ADD, "min": COMBINE_MIN, "max": COMBINE_MAX}
 
@@ -93,6 +101,18 @@ class OutputSpec:
     agg: str = ""
 
 
+@dataclass(frozen=True)
+class Stage:
+    """One native kernel of a pipeline: it reads the inputs and the results of the opaque ops run so far
+    (`opaque_in`) and writes `sinks` (dense operands of the next opaque ops, or the pipeline's results)."""
+
+    name: str
+    level: int
+    """The stage runs after the opaque ops of this level (0: first)."""
+    opaque_in: tuple[SSAValue, ...]
+    sinks: tuple[tuple[SSAValue, OutputSpec], ...]
+
+
 @dataclass
 class KernelPlan:
     """Everything the loop generator and the Python wrapper need to know about one pipeline."""
@@ -105,6 +125,9 @@ class KernelPlan:
     flat: bool
     """True when every value is dense with the same column count and no op needs (row, column) coordinates:
     the kernel is then one loop over n * C cells."""
+    stages: tuple[Stage, ...] = ()
+    opaque: tuple[tuple[Operation, int], ...] = ()
+    """The opaque ops with their level (they run after stage level - 1), in execution order."""
 
 
 def pipeline_text(op: VectorizedPipelineOp) -> str:
@@ -136,7 +159,9 @@ def plan_pipeline(op: VectorizedPipelineOp) -> KernelPlan:
         a.visit(inner)
     outputs = a.outputs()
     inputs = tuple(InputSpec(s.form, s.vt, s.cols, i in a.finite) for i, s in enumerate(inputs))
-    return KernelPlan(kernel_name(text), text, inputs, outputs, a.kinds, a.is_flat())
+    name = kernel_name(text)
+    stages, opaque = a.stages(name, outputs)
+    return KernelPlan(name, text, inputs, outputs, a.kinds, a.is_flat(), stages, opaque)
 
 
 class _Analysis:
@@ -146,6 +171,8 @@ class _Analysis:
         self.finite: set[int] = set()
         self.sink_kinds: dict[SSAValue, tuple[str, str]] = {}
         self.needs_coords = False
+        self.level: dict[SSAValue, int] = {}
+        self.opaque: list[Operation] = []
 
     # -- inputs --------------------------------------------------------------------------------------------------
 
@@ -208,6 +235,15 @@ class _Analysis:
                 raise Unsupported(f"constant of value type {vt}")
             self.kinds[op.res] = Kind("scalar", 1, vt)
             return
+        base = max((self.level.get(v, 0) for v in op.operands), default=0)  # type: ignore[attr-defined]
+        if _is_opaque(op):
+            self.kinds[op.results[0]] = self._opaque(op)  # type: ignore[attr-defined]
+            self.level[op.results[0]] = base + 1  # type: ignore[attr-defined]
+            return
+        self._native(op)
+        self.level[op.results[0]] = base  # type: ignore[attr-defined]
+
+    def _native(self, op: object) -> None:
         handler = _HANDLERS.get(type(op))
         if handler is None:
             for base, h in _BASE_HANDLERS:
@@ -227,9 +263,64 @@ class _Analysis:
             raise Unsupported(f"'{op.name}' reads a densified CSR matrix")  # type: ignore[attr-defined]
         self.kinds[res] = kind
 
+    def _opaque(self, op: Operation) -> Kind:
+        """An op run by its runtime kernel on the batch: dense operands (materialised by the stage before it, or
+        inputs), scalars, or whole/row-vector inputs; a dense result of static width."""
+        t = op.results[0].type
+        vt = vt_name(t)
+        if not is_matrix(t) or vt not in NUMERIC_VTS or t.cols.data <= 0 or t.is_sparse:  # type: ignore[attr-defined]
+            raise Unsupported(f"'{op.name}' produces no dense numeric matrix of known width")
+        for v in op.operands:
+            k = self.kinds.get(v)
+            if k is None or k.form in ("sparse", "sink"):
+                raise Unsupported(f"'{op.name}' reads a {k.form if k else 'non-numeric'} value")
+            if k.form in ("rowvec", "whole") and v.owner is not self.op.body.block:
+                raise Unsupported(f"'{op.name}' reads a computed row vector")
+        first = self.kinds[op.operands[0]]
+        if isinstance(op, ops.MatMulOp) and first.form != "dense":
+            raise Unsupported("'daphne.matMul' with a left operand that is not split by rows")
+        if not isinstance(op, ops.MatMulOp) and "dense" not in {self.kinds[v].form for v in op.operands}:
+            raise Unsupported(f"'{op.name}' on no matrix split by rows")
+        self.needs_coords = self.needs_coords or isinstance(op, ops.MatMulOp)
+        self.opaque.append(op)
+        return Kind("dense", t.cols.data, vt)  # type: ignore[attr-defined]
+
+    def stages(self, name: str, outputs: tuple[OutputSpec, ...]) -> tuple[tuple[Stage, ...], tuple]:
+        """Cut the body at its opaque ops (see the module docstring)."""
+        if not self.opaque:
+            return (Stage(name, 0, (), tuple(zip(self._returned(), outputs))),), ()
+        if all(isinstance(o, ops.ConstantOp) or o in self.opaque for o in self.op.body.block.ops
+               if not isinstance(o, PipelineReturnOp)):
+            raise Unsupported("every op is run by its runtime kernel: nothing to compile")
+        final = max(self.level.values())
+        materialise: dict[SSAValue, int] = {}
+        for o in self.opaque:
+            for v in o.operands:
+                k = self.kinds[v]
+                is_input = v.owner is self.op.body.block or v.owner in self.opaque
+                if k.form == "dense" and not is_input:
+                    materialise.setdefault(v, self.level.get(v, 0))
+        results = [(o, self.level[o.results[0]]) for o in self.opaque]
+        results.sort(key=lambda p: p[1])
+        stages = []
+        for s in range(final + 1):
+            sinks = [(v, OutputSpec("rows", self.kinds[v].vt, self.kinds[v].cols))
+                     for v, lv in materialise.items() if lv == s]
+            if s == final:
+                sinks += list(zip(self._returned(), outputs))
+            avail = tuple(o.results[0] for o, lv in results if lv <= s)
+            if sinks:  # a stage with nothing to write is skipped (its opaque ops read inputs only)
+                stages.append(Stage(f"{name}_s{s}", s, avail, tuple(sinks)))
+        return tuple(stages), tuple(results)
+
+    def _returned(self) -> list[SSAValue]:
+        ret = self.op.body.block.last_op
+        assert isinstance(ret, PipelineReturnOp)
+        return list(ret.operands)
+
     def binary(self, op: ops.EwBinaryOp, vt: str) -> Kind:
         if op.KIND not in BINARY_KINDS:
-            raise Unsupported(f"'{op.name}' has no native lowering (numpy's SIMD libm would differ)")
+            raise Unsupported(f"'{op.name}' has no native lowering")
         lk, rk = self.kind(op.lhs), self.kind(op.rhs)
         if op.KIND == "pow" and rk.form != "scalar":
             raise Unsupported("'daphne.ewPow' with a matrix exponent has no native lowering")
@@ -266,7 +357,7 @@ class _Analysis:
 
     def unary(self, op: ops.EwUnaryOp, vt: str) -> Kind:
         if op.KIND not in UNARY_KINDS:
-            raise Unsupported(f"'{op.name}' has no native lowering (numpy's SIMD libm would differ)")
+            raise Unsupported(f"'{op.name}' has no native lowering")
         k = self.kind(op.arg)
         if k.form == "scalar":
             raise Unsupported(f"'{op.name}' on a scalar")
@@ -337,6 +428,15 @@ class _Analysis:
         forms = {k.form for k in self.kinds.values()}
         return not self.needs_coords and "sparse" not in forms and "rowvec" not in forms and len(
             {k.cols for k in dense}) == 1
+
+
+def _is_opaque(op: object) -> bool:
+    """Ops run by their runtime kernel between native stages (numpy's SIMD libm, BLAS)."""
+    if isinstance(op, ops.EwUnaryOp):
+        return op.KIND in OPAQUE_UNARY_KINDS
+    if isinstance(op, ops.EwBinaryOp):
+        return op.KIND == "log" or (op.KIND == "pow" and is_matrix(op.rhs.type))
+    return isinstance(op, ops.MatMulOp)
 
 
 def _csr_typed(v: SSAValue) -> bool:

@@ -3,7 +3,7 @@
 The kernel computes one batch of rows, fused: one loop nest reads every input once and writes every result,
 with no intermediate matrices. Its C ABI (also what MPI workers will receive, as IR text):
 
-    i64 @vp_<hash>(index %n, <per input>, <per output>)     (returns 0, or 1 = "rerun the Python body")
+    i64 @vp_<hash>(index %n, <per input>, <per opaque result>, <per output>)   (0, or 1: "rerun the Python body")
 
 - `%n` is the number of rows of the batch; a batch [row_start, row_end) is passed as pointers to its first row
   (C-contiguous row blocks), so the kernel itself always starts at row 0;
@@ -19,6 +19,9 @@ op needs (row, column) coordinates the kernel is a single loop over n * C cells.
 `fastmath<reassoc, nsz>` so LLVM vectorises them (the result then differs from the sequential fold in the last
 bits, within 1e-12 relative for data without cancellation); every other reduction is the exact sequential fold.
 
+A pipeline with opaque ops (numpy math, matMul: see `kernel_plan`) gets one kernel per stage, `@vp_<hash>_s<k>`,
+which also reads the results of the opaque ops run before it (`memref<?xT>`, n x C) and writes the dense operands
+of the next ones; the pipeline names its kernels in `daphne.kernel` and its opaque ops in `daphne.opaque`.
 Pipelines that do not lower keep their Python body; the pass records why in a `daphne.native` attribute.
 """
 
@@ -29,10 +32,10 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith, func, math, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
-    DictionaryAttr,
+    ArrayAttr,
     IndexType,
     MemRefType,
     ModuleOp,
@@ -48,7 +51,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from compiler.lowering import elementwise as ew
-from compiler.lowering.kernel_plan import Kind, KernelPlan, Unsupported, try_plan
+from compiler.lowering.kernel_plan import KernelPlan, Kind, Stage, Unsupported, try_plan
 from compiler.lowering.sparse_aggregations import SparseAggregations
 from dialects import ops
 from dialects.ops_pipeline import VectorizedPipelineOp
@@ -82,8 +85,9 @@ def _memref(t: Attribute) -> MemRefType:
     return MemRefType(t, [DYNAMIC_INDEX])
 
 
-def kernel_arg_types(plan: KernelPlan) -> list[Attribute]:
-    """The kernel's parameter types, in ABI order (see the module docstring)."""
+def kernel_arg_types(plan: KernelPlan, stage: Stage) -> list[Attribute]:
+    """A stage kernel's parameter types, in ABI order (see the module docstring): the inputs, the results of the
+    opaque ops run before it, its outputs."""
     types: list[Attribute] = [IndexType()]
     for s in plan.inputs:
         if s.form == "scalar":
@@ -92,19 +96,23 @@ def kernel_arg_types(plan: KernelPlan) -> list[Attribute]:
             types += [_memref(ew.storage_type(s.vt)), _memref(i32), _memref(i64), _memref(i32), _memref(i64), i64]
         else:
             types.append(_memref(ew.storage_type(s.vt)))
-    types += [_memref(ew.storage_type(o.vt)) for o in plan.outputs]
+    types += [_memref(ew.storage_type(plan.kinds[v].vt)) for v in stage.opaque_in]
+    types += [_memref(ew.storage_type(o.vt)) for _, o in stage.sinks]
     return types
 
 
-def build_kernel(op: VectorizedPipelineOp, plan: KernelPlan) -> func.FuncOp:
-    """The task-kernel function of a pipeline whose plan succeeded."""
-    return _KernelGen(op, plan).build()
+def build_kernels(op: VectorizedPipelineOp, plan: KernelPlan) -> list[func.FuncOp]:
+    """The task-kernel functions of a pipeline whose plan succeeded, one per stage."""
+    return [_KernelGen(op, plan, stage).build() for stage in plan.stages]
 
 
 class _KernelGen(SparseAggregations):
-    def __init__(self, op: VectorizedPipelineOp, plan: KernelPlan):
-        self.op, self.plan, self.kinds = op, plan, plan.kinds
-        self.entry = Block(arg_types=kernel_arg_types(plan))
+    """Builds one stage kernel: `build()` emits the loops over the stage's sinks, `elem()` the value of any body
+    value at a position (memoised per scope, loop invariants hoisted to the entry block)."""
+
+    def __init__(self, op: VectorizedPipelineOp, plan: KernelPlan, stage: Stage):
+        self.op, self.plan, self.kinds, self.stage = op, plan, plan.kinds, stage
+        self.entry = Block(arg_types=kernel_arg_types(plan, stage))
         self.b = ew.Builder(self.entry)
         self.inputs: dict[SSAValue, _Input] = {}
         self.outs: list[SSAValue] = []
@@ -116,12 +124,11 @@ class _KernelGen(SparseAggregations):
     def build(self) -> func.FuncOp:
         self._bind_args()
         b = self.b
+        sinks = [(v, o, ref) for (v, o), ref in zip(self.stage.sinks, self.outs)]
+        self.needed = self._needed([v for v, _, _ in sinks])
         for v, k in self.kinds.items():  # loop invariants first, at the top of the function
-            if k.form == "scalar":
+            if k.form == "scalar" and v in self.needed:
                 self.elem(v, Pos(None, None))
-        ret = self.op.body.block.last_op
-        assert ret is not None
-        sinks = list(zip(ret.operands, self.plan.outputs, self.outs))
         full = [(v, o, ref) for v, o, ref in sinks if o.form == "all"]
         dense_full = [s for s in full if self._arg_kind(s[0]).form == "dense"]
         accs = [b.vconst(o.vt, ew.neutral(o.vt, o.agg)) for _, o, _ in dense_full]
@@ -130,14 +137,14 @@ class _KernelGen(SparseAggregations):
             accs = self.loop(b.index(0), total, accs, lambda i, a: self._cells(Pos(i, None), sinks, a, None))
         else:
             accs = self.loop(b.index(0), self.n, accs, lambda r, a: self._row(r, sinks, a))
-        for (v, o, ref), acc in zip(dense_full, accs):
+        for (_, o, ref), acc in zip(dense_full, accs):
             self._store_full(o, acc, ref)
         for v, o, ref in full:
             if self._arg_kind(v).form == "sparse":
                 self._store_full(o, self._sparse_full(v, o), ref)
         status = self._status()
         b.emit(func.ReturnOp(b.add(arith.ExtUIOp(status, i64))))
-        f = func.FuncOp(self.plan.name, (list(self.entry.arg_types), [i64]), Region(self.entry))
+        f = func.FuncOp(self.stage.name, (list(self.entry.arg_types), [i64]), Region(self.entry))
         f.attributes[TASK_KERNEL] = UnitAttr()
         return f
 
@@ -150,7 +157,22 @@ class _KernelGen(SparseAggregations):
                 self.inputs[arg] = _Input("csr", data, i32_, i64_, p32, p64, flag)
             else:
                 self.inputs[arg] = _Input(s.form, next(args))
+        for v in self.stage.opaque_in:  # results of opaque ops: dense n x C buffers, read like inputs
+            self.inputs[v] = _Input("dense", next(args))
         self.outs = list(args)
+
+    def _needed(self, roots: list[SSAValue]) -> set[SSAValue]:
+        """Values this stage computes: the sinks' operands, transitively, up to inputs and opaque results."""
+        seen: set[SSAValue] = set()
+        todo = list(roots)
+        while todo:
+            v = todo.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            if v not in self.inputs and isinstance(v.owner, ops.DaphneOp):
+                todo.extend(v.owner.operands)
+        return seen
 
     def _status(self) -> SSAValue:
         status = self.b.const(i1, 0)
@@ -200,7 +222,7 @@ class _KernelGen(SparseAggregations):
 
     def _row(self, r: SSAValue, sinks: list, accs: list[SSAValue]) -> list[SSAValue]:
         for inner in self.op.body.block.ops:
-            if isinstance(inner, ops.AggOp) and inner.AXIS == "row":
+            if isinstance(inner, ops.AggOp) and inner.AXIS == "row" and inner.res in self.needed:
                 self.b.remember((inner.res, r, None), self._row_agg(inner, r))
         groups = sorted({self._sink_cols(v, o) for v, o, _ in sinks if self._in_group(v, o)})
         dense_full = [s for s in sinks if s[1].form == "all" and self._arg_kind(s[0]).form == "dense"]
@@ -444,7 +466,7 @@ class _KernelGen(SparseAggregations):
             return
         b = self.b
         inf = b.vconst(ovt, float("inf"))
-        absval = b.add(arith.CmpfOp(b.add(ew.math.AbsFOp(val)), inf, "oeq"))
+        absval = b.add(arith.CmpfOp(b.add(math.AbsFOp(val)), inf, "oeq"))
         b.error(b.add(arith.OrIOp(absval, ew.is_nan(b, val))))
         if kind == "div":
             b.error(b.add(arith.CmpfOp(val, b.vconst(ovt, 0.0), "oeq")))
@@ -471,10 +493,10 @@ class LowerPipelineToLoopsPass(ModulePass):
                 continue
             if plan.name not in known:
                 known.add(plan.name)
-                op.body.block.add_op(build_kernel(pipe, plan))
-            pipe.attributes["daphne.kernel"] = SymbolRefAttr(plan.name)
+                for f in build_kernels(pipe, plan):
+                    op.body.block.add_op(f)
+            names = [SymbolRefAttr(st.name) for st in plan.stages]
+            pipe.attributes["daphne.kernel"] = names[0] if len(names) == 1 else ArrayAttr(names)
+            if plan.opaque:
+                pipe.attributes["daphne.opaque"] = ArrayAttr([StringAttr(o.name) for o, _ in plan.opaque])
 
-
-def noalias_arg_attrs(types: list[Attribute]) -> list[DictionaryAttr]:
-    """`llvm.noalias` on every buffer parameter: inputs are read-only and outputs are fresh arrays."""
-    return [DictionaryAttr({"llvm.noalias": UnitAttr()} if isinstance(t, MemRefType) else {}) for t in types]

@@ -53,6 +53,12 @@ def _convert_to_llvm() -> type[ModulePass]:
     return ConvertToLLVMPass
 
 
+def _distribute() -> type[ModulePass]:
+    from compiler.passes.distribute import DistributePass
+
+    return DistributePass
+
+
 def _vectorize() -> type[ModulePass]:
     from compiler.passes.vectorize import VectorizePass
 
@@ -67,6 +73,7 @@ PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
     "specialize": _specialize,
     "select-matrix-repr": _select_matrix_repr,
     "vectorize": _vectorize,
+    "distribute": _distribute,
     "lower-pipeline-to-loops": _lower_pipeline_to_loops,
     "convert-to-llvm": _convert_to_llvm,
 }

@@ -23,6 +23,7 @@ signed int (5000000000 is written as 705032704); this module does the same. Fram
 from __future__ import annotations
 
 import csv as pycsv
+import mmap
 import re
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -55,24 +56,45 @@ def _arrow_type(vt: str):
     return pa.uint64() if vt == "ui64" else pa.int64()  # narrower integers wrap like DAPHNE's casts
 
 
-def _arrow_table(path: str, vts: Sequence[str], nrows: int):
-    """The file as a pyarrow table with `len(vts)` typed columns and at least `nrows` rows, or None if pyarrow
-    rejects it (the exact path then finds out why)."""
+def _pyarrow_read(path: str, vts: Sequence[str], skip_empty_lines: bool):
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
     types = {f"f{j}": _arrow_type(vt) for j, vt in enumerate(vts)}
     try:
-        table = pacsv.read_csv(
+        return pacsv.read_csv(
             path,
             read_options=pacsv.ReadOptions(autogenerate_column_names=True),
-            parse_options=pacsv.ParseOptions(ignore_empty_lines=False, newlines_in_values="str" in vts),
+            parse_options=pacsv.ParseOptions(ignore_empty_lines=skip_empty_lines, newlines_in_values="str" in vts),
             convert_options=pacsv.ConvertOptions(
                 column_types=types, null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False),
         )
     except (pa.ArrowException, OSError, ValueError):
         return None
-    if table.num_columns != len(vts) or table.num_rows < nrows:
+
+
+def _blank_lines_only_at_end(path: str) -> bool:
+    """True if the file's only empty lines trail its last row (then skipping empty lines changes nothing)."""
+    try:
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            end = len(m)
+            while end > 0 and m[end - 1] in b"\r\n":
+                end -= 1
+            return m.find(b"\n\n", 0, end) < 0 and m.find(b"\n\r\n", 0, end) < 0 and m[:1] not in (b"\n", b"\r")
+    except (OSError, ValueError):  # ValueError: an empty file cannot be mapped
+        return False
+
+
+def _arrow_table(path: str, vts: Sequence[str], nrows: int):
+    """The file as a pyarrow table with `len(vts)` typed columns and at least `nrows` rows, or None if pyarrow
+    rejects it (the exact path then finds out why). Empty lines are rows (DAPHNE reads one line per row), except
+    that blank lines after the last row, which pyarrow would reject, are skipped."""
+    table = _pyarrow_read(path, vts, skip_empty_lines=False)
+    ok = table is not None and table.num_columns == len(vts) and table.num_rows >= nrows
+    if not ok and _blank_lines_only_at_end(path):
+        table = _pyarrow_read(path, vts, skip_empty_lines=True)
+        ok = table is not None and table.num_columns == len(vts) and table.num_rows >= nrows
+    if not ok:
         return None
     return table.slice(0, nrows) if table.num_rows > nrows else table
 
@@ -108,8 +130,7 @@ def _table_to_matrix(table, vt: str) -> np.ndarray:
     def fill(part: int, parts: int) -> None:
         for i in range(part, len(batches), parts):
             b, r = batches[i], starts[i]
-            for j in range(cols):
-                out[r:r + b.num_rows, j] = _chunk_to_numpy(b.column(j), vt)
+            np.stack([_chunk_to_numpy(b.column(j), vt) for j in range(cols)], axis=1, out=out[r:r + b.num_rows])
 
     if rows * cols >= _PARALLEL_COPY_CELLS and len(batches) > 1 and vt != "str":
         list(_copy_pool().map(fill, range(2), [2, 2]))

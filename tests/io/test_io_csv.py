@@ -196,3 +196,13 @@ def test_csv_round_trip(tmp_path) -> None:
     p = tmp_path / "r.csv"
     p.write_text(_write_matrix(m))
     assert np.array_equal(csv.read_matrix(str(p), 50, 7, "f64"), m)
+
+
+def test_trailing_blank_lines_keep_the_fast_path(tmp_path, monkeypatch) -> None:
+    p = _file(tmp_path, "1,2\n3,4\n\n\r\n")
+    monkeypatch.setattr(csv, "_exact_columns", lambda *a: pytest.fail("the exact path was used"))
+    assert csv.read_matrix(p, 2, 2, "f64").tolist() == [[1, 2], [3, 4]]
+    assert csv._blank_lines_only_at_end(p)
+    assert not csv._blank_lines_only_at_end(_file(tmp_path, "1,2\n\n3,4\n", "y.csv"))
+    assert not csv._blank_lines_only_at_end(_file(tmp_path, "\n1,2\n", "z.csv"))
+    assert not csv._blank_lines_only_at_end(_file(tmp_path, "", "e.csv"))

@@ -41,6 +41,10 @@ CASES = [
         "%%MatrixMarket matrix coordinate pattern general\n2 3 2\n1 3\n2 1\n",
         (2, 3), [[0, 0, 1], [1, 0, 0]],
     ),
+    (  # symmetric pattern with a diagonal entry (not doubled)
+        "%%MatrixMarket matrix coordinate pattern symmetric\n3 3 3\n2 2\n3 1\n2 1\n",
+        (3, 3), [[0, 1, 1], [1, 1, 0], [1, 0, 0]],
+    ),
     (  # skew-symmetric: mirrored with the sign flipped
         "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n2 1 4\n3 1 -1.5\n",
         (3, 3), [[0, -4, 1.5], [4, 0, 0], [-1.5, 0, 0]],

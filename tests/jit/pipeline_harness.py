@@ -81,7 +81,10 @@ class Pipeline:
     combines: tuple[int, ...]
 
 
-def build(inputs: Sequence[tuple[Attribute, int]], body_fn: Callable[[Body, list[SSAValue]], list[tuple[SSAValue, int]]]) -> Pipeline:
+BodyFn = Callable[[Body, list[SSAValue]], list[tuple[SSAValue, int]]]
+
+
+def build(inputs: Sequence[tuple[Attribute, int]], body_fn: BodyFn) -> Pipeline:
     """A function `@t(inputs...)` holding one pipeline; `body_fn` returns (value, combine) pairs."""
     outer_types = [t for t, _ in inputs]
     splits = [s for _, s in inputs]

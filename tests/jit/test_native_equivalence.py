@@ -53,8 +53,9 @@ from runtime.values import as_dense
 
 VTS = ("f64", "f32", "si64", "si32", "si8", "ui64", "ui32", "ui8", "bool")
 BINARY = ("add", "sub", "mul", "div", "pow", "mod", "min", "max", "and", "or", "xor", "bitwiseAnd",
-          "eq", "neq", "lt", "le", "gt", "ge")
-UNARY = ("minus", "abs", "sign", "sqrt", "round", "floor", "ceil", "isNan")
+          "eq", "neq", "lt", "le", "gt", "ge", "log")
+UNARY = ("minus", "abs", "sign", "sqrt", "round", "floor", "ceil", "isNan",
+         "exp", "ln", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan")  # the last: opaque
 AGG_COMBINE = {"sum": C_ADD, "min": C_MIN, "max": C_MAX}
 EXAMPLES = int(os.environ.get("DAPHNEC_HYPOTHESIS_EXAMPLES", "60"))
 NEG_NAN = struct.unpack("<d", struct.pack("<Q", 0xFFF8000000000000))[0]
@@ -128,8 +129,12 @@ def dense_programs(draw):
             steps.append(("un", draw(st.sampled_from(UNARY)), i))
             forms.append(forms[i])
             continue
+        if choice == 9 and forms[i] == ("full", cols):
+            steps.append(("mm", i))
+            forms.append(("full", 2))
+            continue
         kind = draw(st.sampled_from(BINARY))
-        if choice < 6 or kind == "pow":
+        if choice < 6 or (kind == "pow" and draw(st.booleans())):
             cvt = draw(st.sampled_from(("f64", "si64", "f32", "ui8", "bool")))
             value = 2 if kind == "pow" and draw(st.booleans()) else draw(st.sampled_from((0, 1, 2, 3, -1, 0.5, -2.5)))
             value = bool(value) if cvt == "bool" else value
@@ -150,6 +155,8 @@ def dense_programs(draw):
         sink = draw(st.sampled_from(("rows", "all", "row", "col", "t", "extract")))
         agg = draw(st.sampled_from(("sum", "min", "max", "mean" if sink == "row" else "sum")))
         sinks.append((sink, agg, k, draw(st.integers(-1, 0))))
+    if any(st_[0] == "mm" for st_ in steps):
+        inputs.append((draw(st.sampled_from(("f64", "f32", "si64"))), (cols, 2), NONE))
     seed = draw(st.integers(0, 2**31))
     batch = draw(st.sampled_from((16, 64, 200)))
     return rows, cols, inputs, steps, sinks, seed, batch
@@ -173,6 +180,8 @@ def _body(program):
         for s in steps:
             if s[0] == "un":
                 vals.append(b.unary(s[1], vals[s[2]]))
+            elif s[0] == "mm":
+                vals.append(b.matmul(vals[s[1]], args[-1]))
             elif s[0] == "bin":
                 vals.append(b.binary(s[1], vals[s[2]], vals[s[3]]))
             else:
@@ -281,7 +290,7 @@ def test_dense_pipelines_match_the_plain_path(program):
     except CompileError:
         assume(False)
         return
-    if calls is not None and calls.fallbacks:  # only a `^` with another exponent than 2 may hand back
+    if calls is not None and calls.fallbacks:  # only a scalar `^` with another exponent than 2 may hand back
         assert any(s[0] == "binc" and s[1] == "pow" and s[3] != 2 for s in steps)
 
 

@@ -10,7 +10,20 @@ import struct
 
 import numpy as np
 import pytest
-from pipeline_harness import C_ADD, C_MAX, C_MIN, C_ROWS, NONE, ROWS, Calls, build, mat, reference, run_native, same_bits
+from pipeline_harness import (
+    C_ADD,
+    C_MAX,
+    C_MIN,
+    C_ROWS,
+    NONE,
+    ROWS,
+    Calls,
+    build,
+    mat,
+    reference,
+    run_native,
+    same_bits,
+)
 
 from compiler import kernel_cache
 from compiler.lowering.kernel_plan import try_plan
@@ -88,7 +101,8 @@ def test_integer_division_truncates_and_min_by_minus_one_wraps(vt: str) -> None:
 
 @pytest.mark.parametrize("kind", ["div", "mod"])
 def test_integer_division_by_zero_raises_daphnes_error(kind: str) -> None:
-    p = build([(mat("si32", 2, 2), ROWS), (mat("si32", 2, 2), ROWS)], lambda b, a: [(b.binary(kind, a[0], a[1]), C_ROWS)])
+    p = build([(mat("si32", 2, 2), ROWS), (mat("si32", 2, 2), ROWS)],
+              lambda b, a: [(b.binary(kind, a[0], a[1]), C_ROWS)])
     x = np.array([[1, 2], [3, 4]], dtype=np.int32)
     with pytest.raises(DaphneRuntimeError, match="division by zero"):
         run_native(p, [x, np.array([[1, 0], [1, 1]], dtype=np.int32)], 1 << 40)
@@ -211,13 +225,60 @@ def test_blocks_of_another_form_go_to_the_python_body() -> None:
 
 
 @pytest.mark.parametrize("body, reason", [
-    (lambda b, a: [(b.matmul(a[0], a[1]), C_ROWS)], "'daphne.matMul' has no native lowering"),
-    (lambda b, a: [(b.unary("exp", a[0]), C_ROWS)], "'daphne.ewExp' has no native lowering"),
-    (lambda b, a: [(b.binary("log", a[0], a[0]), C_ROWS)], "'daphne.ewLog' has no native lowering"),
+    (lambda b, a: [(b.matmul(a[0], a[1]), C_ROWS)], "every op is run by its runtime kernel"),
+    (lambda b, a: [(b.unary("exp", a[0]), C_ROWS)], "every op is run by its runtime kernel"),
     (lambda b, a: [(b.binary("add", a[0], a[1]), C_ROWS)], "a whole matrix input"),
 ])
-def test_ops_without_native_lowering_keep_the_python_body(body, reason: str) -> None:
-    """No native code for these: the pipeline runs its Python body (numpy's SIMD libm, BLAS for matMul)."""
+def test_pipelines_without_native_work_keep_the_python_body(body, reason: str) -> None:
     p = build([(mat("f64", 3, 3), ROWS), (mat("f64", 3, 3), NONE)], body)
     plan, why = try_plan(p.op)
     assert plan is None and why.startswith(reason)
+
+
+def _staged(p, inputs, stages: int, fallback: bool = False):
+    plan, why = try_plan(p.op)
+    assert plan is not None, why
+    assert len(plan.stages) == stages and plan.opaque
+    return _native_equals_reference(p, inputs, fallback)
+
+
+def test_numpy_math_runs_between_native_stages() -> None:
+    """`sum(exp(X - 1) * Y)`: stage 0 writes X - 1, numpy's exp runs on it, stage 1 multiplies and sums."""
+    x = np.array([[0.5, -1.0, 700.0], [NAN, -INF, 2.0]])
+    y = np.array([[1.0, 2.0, 0.0], [1.0, 1.0, -3.0]])
+    p = build([(mat("f64", 2, 3), ROWS), (mat("f64", 2, 3), ROWS)], lambda b, a: [
+        (b.agg("max", "row", b.binary("mul", b.unary("exp", b.binary("sub", a[0], b.const(1.0, "f64"))), a[1])),
+         C_ROWS)])
+    _staged(p, [x, y], 2)
+
+
+def test_opaque_domain_errors_raise_the_python_bodys_first_error() -> None:
+    """ln of a negative raises; the Python body reruns the batch, so its first error (in body order) wins."""
+    p = build([(mat("f64", 1, 3), ROWS), (mat("si64", 1, 3), ROWS)], lambda b, a: [
+        (b.binary("add", b.unary("ln", b.binary("sub", a[0], b.const(1.0, "f64"))),
+                  b.cast(b.binary("div", a[1], a[1]), "f64")), C_ROWS)])
+    with pytest.raises(DaphneRuntimeError, match="LN"):
+        run_native(p, [np.array([[0.5, 2.0, 3.0]]), np.array([[1, 2, 3]])], 1 << 40)
+    with pytest.raises(DaphneRuntimeError, match="division by zero"):
+        run_native(p, [np.array([[2.5, 2.0, 3.0]]), np.array([[1, 0, 3]])], 1 << 40)
+    _staged(p, [np.array([[2.5, 2.0, 3.0]]), np.array([[1, 5, 3]])], 2)
+
+
+def test_matmul_on_the_row_block_then_native_ops() -> None:
+    """`rowSums((X @ W) * 2 + 1)`: BLAS (numpy's matmul kernel) on each row block, the rest fused."""
+    rng = np.random.default_rng(3)
+    x, w = rng.normal(size=(40, 5)), rng.normal(size=(5, 3))
+    p = build([(mat("f64", 40, 5), ROWS), (mat("f64", 5, 3), NONE)], lambda b, a: [
+        (b.agg("sum", "row", b.binary("add", b.binary("mul", b.matmul(a[0], a[1]), b.const(2.0, "f64")),
+                                      b.const(1.0, "f64"))), C_ROWS)])
+    _staged(p, [x, w], 1)
+
+
+def test_log_and_matrix_power_are_opaque() -> None:
+    x = np.array([[1.5, 8.0, 0.0], [-1.0, 2.0, 3.0]])
+    y = np.array([[2.0, 0.5, 3.0], [2.0, 10.0, -1.0]])
+    p = build([(mat("f64", 2, 3), ROWS), (mat("f64", 2, 3), ROWS)], lambda b, a: [
+        (b.binary("add", b.binary("log", b.unary("abs", a[0]), b.const(2.0, "f64")),
+                  b.binary("pow", a[0], b.binary("mul", a[1], b.const(1.0, "f64")))), C_ROWS)])
+    with np.errstate(all="ignore"):
+        _staged(p, [x, y], 2)

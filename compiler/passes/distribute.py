@@ -1,0 +1,155 @@
+"""`distribute`: turn every vectorized pipeline into a `daphne.distributedPipeline` (`--distributed`).
+
+Like DAPHNE's DistributePipelinesPass, the pipeline's computation becomes a standalone `func.func @dist`, printed
+as IR text and carried by the new op, so the MPI workers can compile it without the rest of the script. The text
+holds the pipeline op itself inside `@dist` (DAPHNE's worker re-vectorizes the body instead): a worker runs its
+rows with its own local vectorized engine, so it needs the splits and combines anyway, and keeping the op means
+the worker generates exactly the code the local run generates (`compiler.host_codegen`, native kernels included).
+The text carries DaphneDSL source locations, so an error on a worker points at the script line.
+
+`compile_shipped_body(text)` is the worker's half: IR text -> a callable over the worker's inputs.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Attribute, Block, Operation, Region
+from xdsl.parser import Parser
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from dialects.errors import DaphneError, ExecutionError
+from dialects.ops_distributed import DIST_FUNCTION, DistributedPipelineOp
+from dialects.ops_pipeline import COMBINE_COLS, COMBINE_ROWS, SPLIT_ROWS, VectorizedPipelineOp
+from dialects.types import MatrixType
+
+
+def _unknown_rows(t: Attribute) -> Attribute:
+    """A worker sees only some rows of a ROWS input or result: its row count is unknown in the shipped IR."""
+    return MatrixType(t.element_type, -1, t.cols.data, t.representation.data, t.sparsity.data)  # type: ignore[attr-defined]
+
+
+def _unknown_cols(t: Attribute) -> Attribute:
+    """A COLS-combined result (a transpose) holds one column per row of the worker's share."""
+    return MatrixType(t.element_type, t.rows.data, -1, t.representation.data, t.sparsity.data)  # type: ignore[attr-defined]
+
+
+def _shipped_types(op: VectorizedPipelineOp) -> tuple[list[Attribute], list[Attribute]]:
+    args = [_unknown_rows(v.type) if s == SPLIT_ROWS else v.type for v, s in zip(op.inputs, op.split_modes)]
+    results = []
+    for r, c in zip(op.outs, op.combine_modes):
+        results.append(_unknown_rows(r.type) if c == COMBINE_ROWS else _unknown_cols(r.type) if c == COMBINE_COLS else r.type)
+    return args, results
+
+
+def standalone_module(op: VectorizedPipelineOp) -> ModuleOp:
+    """`module { func.func @dist(inputs) -> results { pipeline over the arguments; return } }`."""
+    arg_types, result_types = _shipped_types(op)
+    entry = Block(arg_types=arg_types)
+    body = op.body.clone()
+    pipe = VectorizedPipelineOp(list(entry.args), op.split_modes, result_types, op.combine_modes, body.detach_block(0))
+    pipe.location = op.location
+    entry.add_op(pipe)
+    entry.add_op(func.ReturnOp(*pipe.outs))
+    f = func.FuncOp(DIST_FUNCTION, (arg_types, result_types), Region(entry))
+    f.location = op.location
+    return ModuleOp([f])
+
+
+def shipped_ir(op: VectorizedPipelineOp) -> str:
+    """The IR text a worker receives, with source locations (generic form: parses back exactly)."""
+    from compiler.pipeline import module_text
+
+    module = standalone_module(op)
+    module.verify()
+    return module_text(module, locations=True)
+
+
+def distribute(op: VectorizedPipelineOp) -> DistributedPipelineOp:
+    """Replace one vectorized pipeline by a distributed pipeline that carries its computation as text."""
+    dist = DistributedPipelineOp(
+        list(op.inputs), op.split_modes, [r.type for r in op.outs], op.combine_modes, shipped_ir(op)
+    )
+    dist.location = op.location
+    Rewriter.replace_op(op, dist)
+    return dist
+
+
+@dataclass(frozen=True)
+class DistributePass(ModulePass):
+    name = "distribute"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for pipe in [o for o in op.walk() if isinstance(o, VectorizedPipelineOp)]:
+            distribute(pipe)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The worker's side: shipped IR text -> a compiled callable
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ShippedBody:
+    """The compiled `@dist` of one shipped text: `body(*inputs)` runs the pipeline over the inputs' rows with the
+    local vectorized engine and returns the combined results as a tuple.
+
+    Errors come out as `DaphneError` with the DaphneDSL location of the failing op inside the pipeline, like the
+    local run reports them (the generated lines map back to IR ops exactly as in `HostProgram.run`)."""
+
+    fn: Callable[..., object]
+    host: object
+    results: int
+
+    def __call__(self, *inputs: object) -> tuple[object, ...]:
+        try:
+            out = self.fn(*inputs)
+        except DaphneError:
+            raise
+        except RecursionError as e:
+            raise ExecutionError("maximum recursion depth exceeded", self.host._failing_loc(e)) from e  # type: ignore[attr-defined]
+        except Exception as e:  # noqa: BLE001 - every failure is reported to the coordinator with its location
+            raise ExecutionError(_message(e), self.host._failing_loc(e)) from e  # type: ignore[attr-defined]
+        if self.results == 0:
+            return ()
+        return out if self.results > 1 else (out,)  # type: ignore[return-value]
+
+
+def _message(e: Exception) -> str:
+    from runtime.errors import DaphneRuntimeError
+
+    return str(e) if isinstance(e, DaphneRuntimeError) else f"{type(e).__name__}: {e}"
+
+
+def compile_shipped_body(text: str) -> ShippedBody:
+    """Parse shipped IR text (`dialects.make_context`), verify it and generate its host code (the same generator,
+    hence the same native kernels, as the local run)."""
+    from compiler.host_codegen import HOST_FILENAME, generate_host, py_function_name
+    from dialects import make_context
+
+    module = Parser(make_context(), text).parse_module()
+    module.verify()
+    entry = _entry(module)
+    host = generate_host(module)
+    ns = dict(host.globals)
+    exec(compile(host.source, HOST_FILENAME, "exec"), ns)  # noqa: S102 - generated from verified IR
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
+    return ShippedBody(ns[py_function_name(DIST_FUNCTION)], host, len(entry.function_type.outputs))  # type: ignore[arg-type]
+
+
+def _entry(module: ModuleOp) -> func.FuncOp:
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == DIST_FUNCTION:
+            return op
+    raise DaphneError(f"shipped IR has no func.func @{DIST_FUNCTION}")
+
+
+def distributed_pipelines(module: Operation) -> list[DistributedPipelineOp]:
+    """Every distributed pipeline in a module (for tests and `--explain`-style tools)."""
+    return [o for o in module.walk() if isinstance(o, DistributedPipelineOp)]
