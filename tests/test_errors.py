@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -82,36 +81,20 @@ CASES: list[tuple[str, str, int, str | None, str]] = [
 ]
 
 
-def _run(tmp_path: Path, source: str, *args: str) -> subprocess.CompletedProcess[str]:
-    script = tmp_path / "bad.daph"
-    script.write_text(source)
-    return subprocess.run(
-        [sys.executable, "-m", "tools.daphnec", *args, str(script)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=Path(__file__).resolve().parents[1],
-    )
-
-
 def test_there_are_many_bad_input_cases() -> None:
     assert len(CASES) >= 40
 
 
 @pytest.mark.parametrize(("name", "source", "code", "where", "fragment"), CASES, ids=[c[0] for c in CASES])
-def test_bad_input(tmp_path: Path, name: str, source: str, code: int, where: str | None, fragment: str) -> None:
-    res = _run(tmp_path, source)
-    err = res.stderr
-    assert res.returncode == code, err
-    assert "Traceback" not in err
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1, err
-    prefix = re.escape(str(tmp_path / "bad.daph")) + (":" + re.escape(where) if where else r"(:\d+:\d+)?")
-    assert re.match(prefix + r": error: ", lines[0]), lines[0]
-    assert fragment in lines[0]
+def test_bad_input(check_bad_input, name: str, source: str, code: int, where: str | None, fragment: str) -> None:
+    check_bad_input(source, code, where, fragment)
 
 
 def test_debug_flag_shows_traceback(tmp_path: Path) -> None:
-    res = _run(tmp_path, 'stop("boom");', "--debug")
+    script = tmp_path / "bad.daph"
+    script.write_text('stop("boom");')
+    res = subprocess.run(
+        [sys.executable, "-m", "tools.daphnec", "--debug", str(script)], capture_output=True, text=True
+    )
     assert res.returncode == 3
     assert "Traceback" in res.stderr

@@ -8,12 +8,10 @@ compiling (ReadOp type inference), and an exception there fails the pass pipelin
 
 from __future__ import annotations
 
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import assert_error, run_bad_script
 
 META = '{"numRows": 2, "numCols": 3, "valueType": "f64"}'
 CSV = "1,2,3\n4,5,6\n"
@@ -21,64 +19,170 @@ MTX = "%%MatrixMarket matrix coordinate real general\n2 3 2\n1 1 1.5\n2 3 2\n"
 
 # (name, files to create, script, exit code, "line:col" or None, message fragment)
 CASES: list[tuple[str, dict[str, str], str, int, str | None, str]] = [
-    ("missing_data_file", {"x.csv.meta": META}, 'X = readMatrix("x.csv");\nprint(X);', 3, "1:5",
-     "cannot open file 'x.csv'"),
+    (
+        "missing_data_file",
+        {"x.csv.meta": META},
+        'X = readMatrix("x.csv");\nprint(X);',
+        3,
+        "1:5",
+        "cannot open file 'x.csv'",
+    ),
     ("missing_meta", {"x.csv": CSV}, 'print(readMatrix("x.csv"));', 2, "1:7", "'x.csv.meta'"),
     ("missing_meta_and_file", {}, 'print(readMatrix("nothing.csv"));', 2, "1:7", "'nothing.csv.meta' of 'nothing.csv'"),
-    ("meta_not_json", {"x.csv": CSV, "x.csv.meta": "{numRows: 2"}, 'print(readMatrix("x.csv"));', 2, "1:7",
-     "is not valid JSON"),
-    ("meta_without_num_rows", {"x.csv": CSV, "x.csv.meta": '{"numCols": 3, "valueType": "f64"}'},
-     'print(readMatrix("x.csv"));', 2, "1:7", '"numRows"'),
-    ("meta_without_value_type", {"x.csv": CSV, "x.csv.meta": '{"numRows": 2, "numCols": 3}'},
-     'print(readMatrix("x.csv"));', 2, "1:7", '"valueType"'),
-    ("meta_unknown_value_type", {"x.csv": CSV, "x.csv.meta": '{"numRows": 2, "numCols": 3, "valueType": "double"}'},
-     'print(readMatrix("x.csv"));', 2, "1:7", "unknown value type 'double'"),
-    ("meta_schema_too_short", {"x.csv": CSV, "x.csv.meta":
-                               '{"numRows": 2, "numCols": 3, "schema": [{"label": "a", "valueType": "f64"}]}'},
-     'print(readFrame("x.csv"));', 2, "1:7", '"schema" describes 1 column(s), but "numCols" is 3'),
-    ("csv_bad_number", {"x.csv": "1,2,3\n4,five,6\n", "x.csv.meta": META}, 'print(readMatrix("x.csv"));', 3, "1:7",
-     "'x.csv' line 2, column 1: cannot read 'five' as f64"),
-    ("csv_wrong_number_of_columns", {"x.csv": "1,2,3\n4,5\n", "x.csv.meta": META}, 'print(readMatrix("x.csv"));',
-     3, "1:7", "'x.csv' line 2: expected 3 column(s)"),
-    ("csv_too_few_rows", {"x.csv": "1,2,3\n", "x.csv.meta": META}, 'print(readMatrix("x.csv"));', 3, "1:7",
-     "has 1 row(s), but its .meta says \"numRows\": 2"),
-    ("frame_bad_cell", {"f.csv": "1,a\nx,b\n", "f.csv.meta":
-                        '{"numRows": 2, "numCols": 2, "schema": [{"label": "n", "valueType": "si64"}, '
-                        '{"label": "s", "valueType": "str"}]}'},
-     'F = readFrame("f.csv");\nprint(F);', 3, "1:5", "'f.csv' line 2, column 0: cannot read 'x' as si64"),
-    ("read_unknown_extension", {"x.txt": CSV, "x.txt.meta": META}, 'print(readMatrix("x.txt"));', 3, "1:7",
-     "file extension '.txt' of 'x.txt' is not supported"),
-    ("write_unknown_extension", {}, 'write(fill(1.0, 2, 2), "out.txt");', 3, "1:1",
-     "file extension '.txt' of 'out.txt' is not supported"),
-    ("write_missing_folder", {}, 'write(fill(1.0, 2, 2), "no/such/dir/out.csv");', 3, "1:1",
-     "cannot open file 'no/such/dir/out.csv' for writing"),
-    ("write_folder_is_a_file", {"plain": "x"}, 'write(fill(1.0, 2, 2), "plain/out.csv");', 3, "1:1",
-     "cannot open file 'plain/out.csv' for writing"),
+    (
+        "meta_not_json",
+        {"x.csv": CSV, "x.csv.meta": "{numRows: 2"},
+        'print(readMatrix("x.csv"));',
+        2,
+        "1:7",
+        "is not valid JSON",
+    ),
+    (
+        "meta_without_num_rows",
+        {"x.csv": CSV, "x.csv.meta": '{"numCols": 3, "valueType": "f64"}'},
+        'print(readMatrix("x.csv"));',
+        2,
+        "1:7",
+        '"numRows"',
+    ),
+    (
+        "meta_without_value_type",
+        {"x.csv": CSV, "x.csv.meta": '{"numRows": 2, "numCols": 3}'},
+        'print(readMatrix("x.csv"));',
+        2,
+        "1:7",
+        '"valueType"',
+    ),
+    (
+        "meta_unknown_value_type",
+        {"x.csv": CSV, "x.csv.meta": '{"numRows": 2, "numCols": 3, "valueType": "double"}'},
+        'print(readMatrix("x.csv"));',
+        2,
+        "1:7",
+        "unknown value type 'double'",
+    ),
+    (
+        "meta_schema_too_short",
+        {"x.csv": CSV, "x.csv.meta": '{"numRows": 2, "numCols": 3, "schema": [{"label": "a", "valueType": "f64"}]}'},
+        'print(readFrame("x.csv"));',
+        2,
+        "1:7",
+        '"schema" describes 1 column(s), but "numCols" is 3',
+    ),
+    (
+        "csv_bad_number",
+        {"x.csv": "1,2,3\n4,five,6\n", "x.csv.meta": META},
+        'print(readMatrix("x.csv"));',
+        3,
+        "1:7",
+        "'x.csv' line 2, column 1: cannot read 'five' as f64",
+    ),
+    (
+        "csv_wrong_number_of_columns",
+        {"x.csv": "1,2,3\n4,5\n", "x.csv.meta": META},
+        'print(readMatrix("x.csv"));',
+        3,
+        "1:7",
+        "'x.csv' line 2: expected 3 column(s)",
+    ),
+    (
+        "csv_too_few_rows",
+        {"x.csv": "1,2,3\n", "x.csv.meta": META},
+        'print(readMatrix("x.csv"));',
+        3,
+        "1:7",
+        'has 1 row(s), but its .meta says "numRows": 2',
+    ),
+    (
+        "frame_bad_cell",
+        {
+            "f.csv": "1,a\nx,b\n",
+            "f.csv.meta": '{"numRows": 2, "numCols": 2, "schema": [{"label": "n", "valueType": "si64"}, '
+            '{"label": "s", "valueType": "str"}]}',
+        },
+        'F = readFrame("f.csv");\nprint(F);',
+        3,
+        "1:5",
+        "'f.csv' line 2, column 0: cannot read 'x' as si64",
+    ),
+    (
+        "read_unknown_extension",
+        {"x.txt": CSV, "x.txt.meta": META},
+        'print(readMatrix("x.txt"));',
+        3,
+        "1:7",
+        "file extension '.txt' of 'x.txt' is not supported",
+    ),
+    (
+        "write_unknown_extension",
+        {},
+        'write(fill(1.0, 2, 2), "out.txt");',
+        3,
+        "1:1",
+        "file extension '.txt' of 'out.txt' is not supported",
+    ),
+    (
+        "write_missing_folder",
+        {},
+        'write(fill(1.0, 2, 2), "no/such/dir/out.csv");',
+        3,
+        "1:1",
+        "cannot open file 'no/such/dir/out.csv' for writing",
+    ),
+    (
+        "write_folder_is_a_file",
+        {"plain": "x"},
+        'write(fill(1.0, 2, 2), "plain/out.csv");',
+        3,
+        "1:1",
+        "cannot open file 'plain/out.csv' for writing",
+    ),
     ("write_frame_to_dbdf", {}, 'write({"a": [1, 2]}, "f.dbdf");', 3, "1:1", "file extension '.dbdf'"),
     ("write_strings_to_dbdf", {}, 'write(fill("a", 1, 1), "s.dbdf");', 3, "1:1", "value type str cannot be written"),
-    ("read_frame_from_mtx", {"m.mtx": MTX, "m.mtx.meta": META}, 'print(readFrame("m.mtx"));', 3, "1:7",
-     "file extension '.mtx' of 'm.mtx' is not supported (supported: .csv)"),
-    ("mtx_shape_differs_from_meta", {"m.mtx": MTX, "m.mtx.meta": '{"numRows": 3, "numCols": 3, "valueType": "f64"}'},
-     'print(readMatrix("m.mtx"));', 3, "1:7", "holds a 2x3 matrix, but its .meta says 3x3"),
-    ("mtx_bad_line", {"m.mtx": MTX.replace("2 3 2\n1 1", "2 3 2\n1 x"), "m.mtx.meta": META},
-     'print(readMatrix("m.mtx"));', 3, "1:7", "Line 3: Invalid integer value"),
-    ("dbdf_truncated", {"m.dbdf": "\x01\x01", "m.dbdf.meta": META}, 'print(readMatrix("m.dbdf"));', 3, "1:7",
-     "truncated"),
-    ("file_name_not_constant", {"x.csv": CSV, "x.csv.meta": META},
-     'def f(name: str) { return readMatrix(name); }\nprint(f("x.csv"));', 2, "1:27", "compile-time constant"),
+    (
+        "read_frame_from_mtx",
+        {"m.mtx": MTX, "m.mtx.meta": META},
+        'print(readFrame("m.mtx"));',
+        3,
+        "1:7",
+        "file extension '.mtx' of 'm.mtx' is not supported (supported: .csv)",
+    ),
+    (
+        "mtx_shape_differs_from_meta",
+        {"m.mtx": MTX, "m.mtx.meta": '{"numRows": 3, "numCols": 3, "valueType": "f64"}'},
+        'print(readMatrix("m.mtx"));',
+        3,
+        "1:7",
+        "holds a 2x3 matrix, but its .meta says 3x3",
+    ),
+    (
+        "mtx_bad_line",
+        {"m.mtx": MTX.replace("2 3 2\n1 1", "2 3 2\n1 x"), "m.mtx.meta": META},
+        'print(readMatrix("m.mtx"));',
+        3,
+        "1:7",
+        "Line 3: Invalid integer value",
+    ),
+    (
+        "dbdf_truncated",
+        {"m.dbdf": "\x01\x01", "m.dbdf.meta": META},
+        'print(readMatrix("m.dbdf"));',
+        3,
+        "1:7",
+        "truncated",
+    ),
+    (
+        "file_name_not_constant",
+        {"x.csv": CSV, "x.csv.meta": META},
+        'def f(name: str) { return readMatrix(name); }\nprint(f("x.csv"));',
+        2,
+        "1:27",
+        "compile-time constant",
+    ),
     ("file_name_not_a_string", {}, "print(readMatrix(42));", 2, "1:7", "file name must be a string"),
     ("write_a_scalar", {}, 'write(3, "x.csv");', 2, "1:1", "must be a matrix or a frame"),
     ("read_without_file_name", {}, "print(readMatrix());", 1, "1:7", "built-in function 'readMatrix' expects 1"),
 ]
-
-
-def _run(tmp_path: Path, files: dict[str, str], source: str) -> subprocess.CompletedProcess[str]:
-    for name, text in files.items():
-        (tmp_path / name).write_bytes(text.encode("latin-1"))
-    (tmp_path / "bad.daph").write_text(source)
-    return subprocess.run([sys.executable, "-m", "tools.daphnec", "bad.daph"], capture_output=True, text=True,
-                          timeout=120, cwd=tmp_path,
-                          env={"PYTHONPATH": str(Path(__file__).resolve().parents[2]), "PATH": "/usr/bin:/bin"})
 
 
 def test_there_are_many_io_bad_input_cases() -> None:
@@ -87,13 +191,6 @@ def test_there_are_many_io_bad_input_cases() -> None:
 
 @pytest.mark.parametrize(("name", "files", "source", "code", "where", "fragment"), CASES, ids=[c[0] for c in CASES])
 def test_io_bad_input(tmp_path: Path, name, files, source, code, where, fragment) -> None:
-    res = _run(tmp_path, files, source)
-    err = res.stderr
-    assert res.returncode == code, err
-    assert "Traceback" not in err
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1, err
-    prefix = re.escape("bad.daph") + (":" + re.escape(where) if where else r"(:\d+:\d+)?")
-    assert re.match(prefix + r": error: ", lines[0]), lines[0]
-    assert fragment in lines[0], lines[0]
+    res = run_bad_script(tmp_path, source, files, cwd=tmp_path)
+    assert_error(res, "bad.daph", code, where, fragment)
     assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")], "a temporary file was left behind"

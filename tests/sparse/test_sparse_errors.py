@@ -3,11 +3,6 @@
 
 from __future__ import annotations
 
-import re
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 SLICE = "X = [0, 0, 0, 0, 0, 0, 0, 1.0](8, 1);\nn = as.si64(sum(X)) + 1;\nY = X[0:n, ];\n"
@@ -30,21 +25,6 @@ CASES: list[tuple[str, str, int, str | None, str]] = [
 ]
 
 
-def _run(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
-    script = tmp_path / "bad.daph"
-    script.write_text(source)
-    return subprocess.run([sys.executable, "-m", "tools.daphnec", "--select-matrix-repr", str(script)],
-                          capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
-
-
 @pytest.mark.parametrize(("name", "source", "code", "where", "fragment"), CASES, ids=[c[0] for c in CASES])
-def test_bad_input(tmp_path: Path, name: str, source: str, code: int, where: str | None, fragment: str) -> None:
-    res = _run(tmp_path, source)
-    err = res.stderr
-    assert res.returncode == code, err
-    assert "Traceback" not in err
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1, err
-    prefix = re.escape(str(tmp_path / "bad.daph")) + (":" + re.escape(where) if where else r"(:\d+:\d+)?")
-    assert re.match(prefix + r": error: ", lines[0]), lines[0]
-    assert fragment in lines[0]
+def test_bad_input(check_bad_input, name: str, source: str, code: int, where: str | None, fragment: str) -> None:
+    check_bad_input(source, code, where, fragment)
