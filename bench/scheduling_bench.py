@@ -47,7 +47,8 @@ def skewed_graph(path: Path, n: int = 200_000, seed: int = 7) -> None:
 
 
 def run(graph: Path, scheme: str, threads: int) -> float:
-    cmd = [sys.executable, "-m", "tools.daphnec", "--vec", f"--partitioning={scheme}", f"--num-threads={threads}"]
+    cmd = [sys.executable, "-m", "tools.daphnec", "--vec", "--select-matrix-repr", f"--partitioning={scheme}"]
+    cmd.append(f"--num-threads={threads}")
     out = subprocess.run([*cmd, str(ROOT / "bench" / "cc_bench.daph"), f'f="{graph}"'], capture_output=True,
                          text=True, check=True, cwd=ROOT).stdout  # fmt: skip
     return float(out.split()[0])

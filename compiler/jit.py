@@ -322,7 +322,10 @@ class NativeKernel:
     factory: Callable[[Callable[..., tuple[object, ...]]], Callable[..., tuple[object, ...]]]
 
     def bind(self, py_body: Callable[..., tuple[object, ...]]) -> Callable[..., tuple[object, ...]]:
-        return self.factory(py_body)
+        body = self.factory(py_body)
+        body.pipeline_key = self.plan.name  # type: ignore[attr-defined] # the executor's ADAPTIVE scheduling key
+        body.whole_tasks = True  # type: ignore[attr-defined] # fused loops keep no intermediates: no batching needed
+        return body
 
     @property
     def name(self) -> str:

@@ -108,10 +108,13 @@ def run_pipeline(
     step = max(1, SETTINGS.phy_batch_size // _row_bytes(inputs, splits, n))
     whole = [s != SPLIT_ROWS or (_rows(x) == 1 and n != 1) for x, s in zip(inputs, splits)]
 
+    # A native body fuses the whole row loop (no intermediates to keep in cache): one call per task, not per batch.
+    per_call = max(n, 1) if getattr(body, "whole_tasks", False) else step
+
     def run_task(start: int, end: int) -> list[tuple[object, ...]]:
         out = []
-        for a in range(start, end, step):
-            b = min(a + step, end)
+        for a in range(start, end, per_call):
+            b = min(a + per_call, end)
             out.append(body(*(x if w else x[a:b] for x, w in zip(inputs, whole))))  # type: ignore[index]
         return out
 
