@@ -26,7 +26,7 @@ from dialects.locations import loc_of
 from dialects.ops import ConstantOp, DaphneOp, MapOp
 from dialects.ops_distributed import DistributedPipelineOp
 from dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
-from dialects.types import MatrixType
+from dialects.types import MatrixType, vt_name
 from runtime.errors import DaphneRuntimeError
 from runtime.values import as_dense, to_csr
 from runtime.vectorized.pipeline import run_pipeline
@@ -215,12 +215,16 @@ class HostCodegen:
         inputs = "".join(e.ref(v) + ", " for v in op.inputs)
         kernel = native_kernel(op)
         body = name if kernel is None else f"{e.bind(kernel.bind, 'native_' + kernel.name)}({name})"
-        call = f"{e.bind(run_pipeline, 'run_pipeline')}({body}, ({inputs}), {tuple(op.split_modes)!r}, {tuple(op.combine_modes)!r})"
+        modes = f"{tuple(op.split_modes)!r}, {tuple(op.combine_modes)!r}, {_result_vts(op)!r}"
+        call = f"{e.bind(run_pipeline, 'run_pipeline')}({body}, ({inputs}), {modes})"
         e.emit(f"{''.join(o + ', ' for o in outs)}= {call}" if outs else call, op)
-        for o, r in zip(outs, op.outs):  # combined blocks take the representation the IR type promises
+        self._promised_forms(outs, op)
+
+    def _promised_forms(self, outs: list[str], op: VectorizedPipelineOp | DistributedPipelineOp) -> None:
+        for o, r in zip(outs, op.outs):  # combined blocks take the representation and type the IR promises
             if isinstance(r.type, MatrixType):
                 conv = to_csr if r.type.is_sparse else as_dense
-                e.emit(f"{o} = {e.bind(conv, conv.__name__)}({o})", op)
+                self.e.emit(f"{o} = {self.e.bind(conv, conv.__name__)}({o})", op)
 
     def _distributed_pipeline(self, op: DistributedPipelineOp) -> None:
         """`--distributed`: the coordinator ships the pipeline's IR text and inputs to the MPI workers and combines
@@ -231,8 +235,10 @@ class HostCodegen:
         outs = [e.define(r) for r in op.outs]
         inputs = "".join(e.ref(v) + ", " for v in op.inputs)
         ir = e.bind(op.ir_text, "dist_ir")
-        call = f"{e.bind(run_distributed, 'run_distributed')}({ir}, ({inputs}), {tuple(op.split_modes)!r}, {tuple(op.combine_modes)!r})"
+        modes = f"{tuple(op.split_modes)!r}, {tuple(op.combine_modes)!r}, {_result_vts(op)!r}"
+        call = f"{e.bind(run_distributed, 'run_distributed')}({ir}, ({inputs}), {modes})"
         e.emit(f"{''.join(o + ', ' for o in outs)}= {call}" if outs else call, op)
+        self._promised_forms(outs, op)
 
     def _call(self, op: func.CallOp) -> None:
         e = self.e
@@ -304,6 +310,11 @@ class HostCodegen:
         e.indent -= 1
         for r, name in zip(op.results, finals):
             e.names[r] = name
+
+
+def _result_vts(op: VectorizedPipelineOp | DistributedPipelineOp) -> tuple[str | None, ...]:
+    """The value type of each scalar result of a pipeline (None for matrices), for wrapping combined sums."""
+    return tuple(None if isinstance(r.type, MatrixType) else vt_name(r.type) for r in op.outs)
 
 
 def native_kernel(op: VectorizedPipelineOp) -> object | None:

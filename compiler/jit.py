@@ -17,7 +17,8 @@ ABI of the Python-facing entry `@<kernel>_py` (an LLVM function added around eac
 `lower-pipeline-to-loops`): `(i64 rows, <per input>, <per opaque result>, <per output>) -> i64 status`, where a
 dense matrix is passed as the numpy array object itself (the entry reads its data pointer from the
 `PyArrayObject`, which costs nothing, instead of `arr.ctypes.data`, which costs microseconds per call), a CSR
-matrix as its three arrays plus a flag for 64-bit indices, and a scalar by value. The batch's rows are the
+matrix as its three arrays plus flags (bit 0: 64-bit indices; bit 1: every stored value is 1.0, checked once per
+matrix, see `_all_ones`), and a scalar by value. The batch's rows are the
 blocks' rows: the executor passes row blocks (zero-copy views), so the kernel always starts at row 0.
 
 Compiled object code goes to the on-disk cache (`compiler.kernel_cache`); a later run loads it in about a
@@ -226,10 +227,33 @@ def _input_checks(i: int, s: InputSpec, first: int) -> list[str]:
     return lines
 
 
+def _all_ones(x: object) -> int:
+    """2 if every stored value of a float CSR matrix is 1.0 (the kernel then reads no values), else 0.
+
+    Computed once per matrix and kept on it (run-time values are never mutated); a row block made by the executor
+    (`runtime.values.csr_rows`) asks the matrix it shares its arrays with, so a graph is scanned once, not once per
+    block and iteration."""
+    d = x.__dict__  # type: ignore[attr-defined]
+    flag = d.get("_daphne_ones")
+    if flag is None:
+        base = d.get("_daphne_base")
+        if base is not None:
+            flag = _all_ones(base)
+        else:
+            data = x.data  # type: ignore[attr-defined]
+            flag = 2 if data.size and bool((data == 1.0).all()) else 0
+        d["_daphne_ones"] = flag
+    return flag
+
+
 def _input_args(plan: KernelPlan) -> list[str]:
     out = ["n"]
     for i, s in enumerate(plan.inputs):
-        out += [f"a{i}.data, ind{i}, ptr{i}, ind{i}.dtype is _i64"] if s.form == "csr" else [f"a{i}"]
+        if s.form == "csr":
+            ones = f" | _ones(a{i})" if s.vt in ("f64", "f32") else ""
+            out += [f"a{i}.data, ind{i}, ptr{i}, (ind{i}.dtype is _i64){ones}"]
+        else:
+            out += [f"a{i}"]
     return out
 
 
@@ -334,7 +358,7 @@ class NativeKernel:
 
 def _make_kernel(op: VectorizedPipelineOp, plan: KernelPlan, addresses: dict[str, int]) -> NativeKernel:
     source, bound = wrapper_source(op, plan)
-    ns: dict[str, object] = {"_nd": np.ndarray, "_empty": np.empty, "_ArgErr": ctypes.ArgumentError,
+    ns: dict[str, object] = {"_nd": np.ndarray, "_empty": np.empty, "_ArgErr": ctypes.ArgumentError, "_ones": _all_ones,
                              "_i32": np.dtype(np.int32), "_i64": np.dtype(np.int64)}
     for name, obj in bound.items():
         if isinstance(obj, Stage):

@@ -114,6 +114,26 @@ def csr_from_parts(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, sh
     return m
 
 
+def csr_rows(X, start: int, stop: int):
+    """Rows `start:stop` of a canonical CSR matrix as a CSR matrix that shares X's value and column arrays.
+
+    scipy's row slicing copies all three arrays, and its constructor scans the index arrays (to pick their dtype),
+    both O(nnz); this costs O(rows) (the shifted row pointers). Run-time values are never mutated, so sharing is safe.
+    """
+    if start == 0 and stop == X.shape[0]:
+        return X
+    ptr = X.indptr
+    lo, hi = int(ptr[start]), int(ptr[stop])
+    m = type(X).__new__(type(X))
+    m.__dict__.update(X.__dict__)  # maxprint and the like
+    m.data, m.indices = X.data[lo:hi], X.indices[lo:hi]
+    m.indptr = ptr[start:stop + 1] - ptr.dtype.type(lo) if lo else ptr[start:stop + 1]
+    m._shape = (stop - start, X.shape[1])
+    m._has_sorted_indices = m._has_canonical_format = True
+    m._daphne_base = X.__dict__.get("_daphne_base", X)  # the matrix owning the arrays (see compiler.jit._all_ones)
+    return m
+
+
 def row_ids(X) -> np.ndarray:
     """The row of every stored value of a CSR matrix."""
     return np.repeat(np.arange(X.shape[0], dtype=np.int64), np.diff(X.indptr))

@@ -108,8 +108,13 @@ def run_distributed(run_script: Callable[[], int], warn: Callable[[str], None]) 
     """`daphnec --distributed`: rank 0 runs the script as the coordinator (`run_script`); ranks >= 1 serve as
     workers and never parse it. With a single rank there is nobody to distribute to: warn and run the distributed
     pipelines in this process from their shipped IR (same output)."""
-    from compiler.passes.distribute import compile_shipped_body
     from runtime.distributed import launch
+
+    if launch.under_process_manager():
+        code = launch.supervise()  # a parent that outlives a killed rank (see launch.supervise)
+        if code is not None:
+            return code
+    from compiler.passes.distribute import compile_shipped_body
 
     role = launch.start(compile_shipped_body, configure_worker)
     if role == launch.WORKER_ROLE:

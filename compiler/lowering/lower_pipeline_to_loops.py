@@ -8,8 +8,10 @@ with no intermediate matrices. Its C ABI (also what MPI workers will receive, as
 - `%n` is the number of rows of the batch; a batch [row_start, row_end) is passed as pointers to its first row
   (C-contiguous row blocks), so the kernel itself always starts at row 0;
 - dense or row-vector input: `memref<?xT>` (its data); CSR input: data `memref<?xT>`, column indices and row
-  pointers both as `memref<?xi32>` and as `memref<?xi64>` views of the same array plus an `i64` flag telling which
-  one is valid (scipy picks the index width); scalar input: `i64` (integers, bool) or `f64` (f32 too);
+  pointers both as `memref<?xi32>` and as `memref<?xi64>` views of the same array plus an `i64` of flags: bit 0
+  tells which view is valid (scipy picks the index width), bit 1 that every stored value is 1 (a pattern matrix
+  such as a graph: a float kernel then reads the constant 1.0 instead of the values, which saves their memory
+  traffic; LLVM unswitches the loops on both flags); scalar input: `i64` (integers, bool) or `f64` (f32 too);
 - output: `memref<?xT>`: n x C rows, C x n for a transpose (COLS), one cell for a full aggregate, 1 x C for column
   aggregates (the per-batch partial results the executor combines).
 
@@ -79,6 +81,7 @@ class _Input:
     ptr32: SSAValue | None = None
     ptr64: SSAValue | None = None
     wide: SSAValue | None = None
+    ones: SSAValue | None = None
 
 
 def _memref(t: Attribute) -> MemRefType:
@@ -153,13 +156,18 @@ class _KernelGen(SparseAggregations):
         for arg, s in zip(self.op.body.block.args, self.plan.inputs):
             if s.form == "csr":
                 data, i32_, i64_, p32, p64, wide = (next(args) for _ in range(6))
-                flag = self.b.add(arith.CmpiOp(wide, self.b.const(i64, 0), "ne"))
-                self.inputs[arg] = _Input("csr", data, i32_, i64_, p32, p64, flag)
+                flag = self._bit(wide, 1)
+                ones = self._bit(wide, 2) if s.vt in ("f64", "f32") else None
+                self.inputs[arg] = _Input("csr", data, i32_, i64_, p32, p64, flag, ones)
             else:
                 self.inputs[arg] = _Input(s.form, next(args))
         for v in self.stage.opaque_in:  # results of opaque ops: dense n x C buffers, read like inputs
             self.inputs[v] = _Input("dense", next(args))
         self.outs = list(args)
+
+    def _bit(self, flags: SSAValue, bit: int) -> SSAValue:
+        masked = self.b.add(arith.AndIOp(flags, self.b.const(i64, bit)))
+        return self.b.add(arith.CmpiOp(masked, self.b.const(i64, 0), "ne"))
 
     def _needed(self, roots: list[SSAValue]) -> set[SSAValue]:
         """Values this stage computes: the sinks' operands, transitively, up to inputs and opaque results."""
@@ -352,6 +360,19 @@ class _KernelGen(SparseAggregations):
         v = b.add(scf.IfOp(src.wide, [i64], Region(wide_blk), Region(narrow_blk)))  # type: ignore[arg-type]
         return b.add(arith.IndexCastOp(v, IndexType()))
 
+    def _ones_or_load(self, inp: _Input, k: SSAValue, vt: str) -> SSAValue:
+        """A stored value of a float CSR input: 1.0 when the caller flagged all values as 1 (`scf.if`), else loaded."""
+        b = self.b
+        one_blk = Block()
+        b.push(one_blk)
+        b.emit(scf.YieldOp(b.vconst(vt, 1.0)))
+        b.pop()
+        load_blk = Block()
+        b.push(load_blk)
+        b.emit(scf.YieldOp(ew.load(b, inp.data, k, vt)))
+        b.pop()
+        return b.add(scf.IfOp(inp.ones, [ew.ir_type(vt)], Region(one_blk), Region(load_blk)))  # type: ignore[arg-type]
+
     def _indptr(self, src: _Input, r: SSAValue) -> SSAValue:
         key = ("indptr", src.data, r)
         return self.b.lookup(key) or self.b.remember(key, self._wide_load(src, "ptr", r))
@@ -429,7 +450,9 @@ class _KernelGen(SparseAggregations):
             return ew.load(b, inp.data, idx, k.vt)
         if k.form == "sparse":
             assert pos.k is not None
-            return ew.load(b, inp.data, pos.k, k.vt)
+            if inp.ones is None:
+                return ew.load(b, inp.data, pos.k, k.vt)
+            return self._ones_or_load(inp, pos.k, k.vt)
         return ew.load(b, inp.data, self._offset(pos, k.cols), k.vt)
 
     def _operand_pos(self, src: Kind, res: Kind, pos: Pos) -> Pos:

@@ -41,10 +41,16 @@ def _unknown_cols(t: Attribute) -> Attribute:
 
 
 def _shipped_types(op: VectorizedPipelineOp) -> tuple[list[Attribute], list[Attribute]]:
-    args = [_unknown_rows(v.type) if s == SPLIT_ROWS else v.type for v, s in zip(op.inputs, op.split_modes)]
+    """Argument and result types of `@dist`. A ROWS input with one row keeps its type: it is broadcast whole (and
+    the native kernel planner reads it as a row vector, `compiler/lowering/kernel_plan.py`)."""
+    args = [_unknown_rows(v.type) if s == SPLIT_ROWS and v.type.rows.data != 1 else v.type  # type: ignore[attr-defined]
+            for v, s in zip(op.inputs, op.split_modes)]  # fmt: skip
     results = []
     for r, c in zip(op.outs, op.combine_modes):
-        results.append(_unknown_rows(r.type) if c == COMBINE_ROWS else _unknown_cols(r.type) if c == COMBINE_COLS else r.type)
+        if c == COMBINE_ROWS:
+            results.append(_unknown_rows(r.type))
+        else:
+            results.append(_unknown_cols(r.type) if c == COMBINE_COLS else r.type)
     return args, results
 
 

@@ -2,21 +2,20 @@
 
 One call (`Coordinator.run`), DAPHNE's DistributedWrapper::execute with daphnec's additions:
 
-1. Plan the inputs: scalars travel inside the message; matrices are looked up in the placement cache
-   (`placement.py`) and shipped only if the workers do not hold them yet — replicated (`Ibcast`) when a worker
-   needs the whole matrix, or partitioned into DAPHNE's contiguous row blocks (`Isend` per worker).
-2. Send each worker a PIPELINE message: the body's key (its IR text only the first time), how to find every
-   input, what is about to arrive, which dead objects to drop.
-3. Schedule row ranges (TASK messages):
-   - STATIC (`--partitioning=STATIC`): DAPHNE's even split, one task per worker, over partitioned data. Each
-     worker keeps its block of every ROWS-combined result, so a result read by the next pipeline is not sent
-     back (the placement cache learns it).
-   - dynamic (any other scheme): the rows are cut by the same partitioning scheme with P = number of workers, and
-     a worker receives its next chunk whenever it returns a result (two chunks in flight hide the round trip).
-     A worker may get any chunk, so every input is replicated on every worker once; afterwards only row ranges
-     travel. The slow-rank benchmark shows what this buys (bench/dist_bench.py).
-4. Collect results from any worker in arrival order and combine them in row order with the local executor's
-   own `combine` (ROWS/COLS/ADD/MIN/MAX), so the result equals the local run's.
+1. Inputs a worker needs whole (split NONE, or a one-row ROWS input) become *replicas*: shipped to every worker
+   once (the placement cache remembers them). Scalars travel inside the messages.
+2. The rows are cut into tasks: STATIC (`--partitioning=STATIC`) gives worker i DAPHNE's contiguous block i;
+   any other scheme cuts the rows with that scheme over P = number of workers, and hands a chunk to a worker
+   whenever it returns a result (self-scheduling between nodes).
+3. A task carries the rows it needs of every ROWS input: a piece the worker already holds (placement cache), or
+   the rows themselves, shipped with the task and then kept there. Under dynamic scheduling a worker asking for
+   work gets a chunk whose rows it already holds if there is one, else an unclaimed chunk, else it takes over the
+   last chunk of the worker with the most left ("stealing"): the graph travels once, and a slow node's share
+   moves to the others.
+4. Each worker keeps the rows it computed of every ROWS-combined result, so when the next pipeline reads that
+   result (connected components' next `c`) nothing moves.
+5. Results come back from any worker in arrival order and are combined in row order with the local executor's
+   own `combine` (ROWS/COLS/ADD/MIN/MAX), so a distributed run combines like a local one.
 
 Nothing waits in a blocking MPI call: a dead worker is found by the liveness thread, and every wait loop here
 checks its verdict (`_check`).
@@ -30,26 +29,31 @@ import os
 import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from runtime.distributed import serialization as ser
 from runtime.distributed.liveness import CoordinatorLiveness
-from runtime.distributed.placement import BLOCKS, REPLICATED, Placement, PlacementCache
+from runtime.distributed.placement import PlacementCache
 from runtime.distributed.protocol import Backoff, Comms, Tag, send_control, try_recv_control
 from runtime.errors import DaphneRuntimeError
 from runtime.scheduling.partitioning import SCHEMES, tasks
+from runtime.values import INT_VTS, is_csr, wrap_int
 from runtime.vectorized.pipeline import COMBINE_ROWS, SPLIT_ROWS, combine, row_count
-from runtime.values import is_csr
 
 DEFAULT_CHUNK = 2**31 - 1 - 1024
-IN_FLIGHT = 2
-"""Chunks a worker holds under dynamic scheduling: the next one is already there when it finishes one."""
-MAX_CHUNKS_PER_WORKER = 64
+BCAST_MIN_WORKERS = int(os.environ.get("DAPHNEC_DIST_BCAST_MIN_WORKERS", 8))
+"""From this many workers on, replicas are broadcast with a tree (`Ibcast`) instead of one send per worker."""
+IN_FLIGHT = int(os.environ.get("DAPHNEC_DIST_IN_FLIGHT", 2))
+"""Chunks a worker holds under dynamic scheduling: the next one is there when it finishes one, so no worker waits
+for a round trip. A worker's second chunk is normally one whose rows it holds anyway (locality-first)."""
+MAX_CHUNKS_PER_WORKER = int(os.environ.get("DAPHNEC_DIST_MAX_CHUNKS", 64))
 """Inter-node grain floor: at most about this many chunks per worker, however fine the scheme (SS would otherwise
 send one message round per row)."""
+
+Task = tuple[int, int]
+Results = tuple[object, ...]
 
 
 class WorkerFailure(DaphneRuntimeError):
@@ -69,11 +73,31 @@ class RemoteError(DaphneRuntimeError):
         self.source_loc = tuple(loc) if loc else None
 
 
-def static_blocks(n: int, workers: int) -> tuple[tuple[int, int], ...]:
+def static_blocks(n: int, workers: int) -> list[Task]:
     """DAPHNE's contiguous even split (facts §5): block i = [i*k + min(i, m), (i+1)*k + min(i+1, m)), k = n // W,
     m = n % W."""
     k, m = divmod(n, workers)
-    return tuple((i * k + min(i, m), (i + 1) * k + min(i + 1, m)) for i in range(workers))
+    return [(i * k + min(i, m), (i + 1) * k + min(i + 1, m)) for i in range(workers)]
+
+
+def pick_chunk(pending: Sequence[Task], holders: Sequence[frozenset[int]], w: int) -> int | None:
+    """Locality-aware self-scheduling: the index of the chunk worker `w` should compute next — the first chunk
+    whose rows it already holds, else the first chunk nobody holds, else the last chunk of the worker with the
+    most rows left (stealing from the tail, which that worker would reach last). None when nothing is left."""
+    if not pending:
+        return None
+    for i, h in enumerate(holders):
+        if w in h:
+            return i
+    for i, h in enumerate(holders):
+        if not h:
+            return i
+    left: dict[int, int] = {}
+    for (a, b), h in zip(pending, holders):
+        for o in h:
+            left[o] = left.get(o, 0) + b - a
+    victim = max(left, key=left.__getitem__)
+    return max(i for i, h in enumerate(holders) if victim in h)
 
 
 def inter_node_scheme(scheme: str) -> str:
@@ -88,33 +112,59 @@ class Stats:
 
     calls: int = 0
     call_seconds: float = 0.0
-    ship_seconds: float = 0.0
-    shipped_bytes: int = 0
-    shipments: int = 0
-    result_bytes: int = 0
-    combine_seconds: float = 0.0
     compute_seconds: float = 0.0
     """Sum over calls of the busiest worker's compute time."""
+    coordinator_seconds: float = 0.0
+    """The coordinator's own work: planning, messages, posting transfers, handling results, combining."""
+    ship_seconds: float = 0.0
+    """Seconds from the start of a call until the coordinator saw its input data delivered (calls that ship; an
+    upper bound: mpich completes a large send when the receiver next polls, often only with its result)."""
+    receive_seconds: float = 0.0
+    """Sum over calls of the longest time a worker waited for shipped data after posting its receives."""
+    shipped_bytes: int = 0
+    result_bytes: int = 0
     tasks: int = 0
+    stolen: int = 0
+    rows: dict[str, int] = field(default_factory=dict)
+    """Rows computed per worker rank (the share a slow rank ends up with)."""
     shipped: dict[str, int] = field(default_factory=dict)
-    """Times each shipped object (by shape/dtype/layout) was sent."""
+    """Bytes shipped per object (labelled by kind and shape)."""
     per_call: list[dict[str, float]] = field(default_factory=list)
+
+
+@dataclass
+class _Split:
+    """A ROWS input of the current call."""
+
+    x: object
+    label: str
 
 
 @dataclass
 class _Call:
     """The state of one pipeline call on the coordinator."""
 
-    inputs: list[dict[str, Any]]
-    ship: list[tuple[object, str, Placement]]
-    keep: list[int | None]
-    static: bool
     n: int
+    static: bool
+    specs: list[dict[str, Any]]
+    splits: list[_Split]
+    rows_outputs: list[bool]
+    pending_tasks: list[Task]
+    blocks: list[Task]
     parts: dict[int, list[object]] = field(default_factory=dict)
+    kept: list[tuple[Task, int, list[int | None]]] = field(default_factory=list)
     compute: dict[int, float] = field(default_factory=dict)
+    received: dict[int, float] = field(default_factory=dict)
+    """Per worker, seconds it waited for shipped data (from posting its receives until they completed)."""
     errors: list[RemoteError] = field(default_factory=list)
+    requests: list[Any] = field(default_factory=list)
+    shipped_bytes: int = 0
     shipped_at: float = 0.0
-    """When the last input buffer had arrived at the workers."""
+    work: float = 0.0
+    messages: dict[int, list[tuple[dict[str, Any], list[tuple[object, int]]]]] = field(default_factory=dict)
+    """First tasks, built with the PIPELINE messages, whose rows are posted right after them."""
+    owners: dict[Task, frozenset[int]] = field(default_factory=dict)
+    """Per dynamic chunk, the workers that hold its rows (computed once per call)."""
 
 
 class Coordinator:
@@ -150,7 +200,7 @@ class Coordinator:
         with self.call_lock:
             self._check()
             for w in self.workers:
-                send_control(self.comms.ctrl, w, Tag.DETACH, {"free": self.cache.take_freed()})
+                send_control(self.comms.ctrl, w, Tag.DETACH)
             waiting = set(self.workers)
             backoff = Backoff()
             while waiting:
@@ -177,137 +227,57 @@ class Coordinator:
 
     # -- one pipeline ------------------------------------------------------------------------------------------------
 
-    def run(self, ir: str, inputs: Sequence[object], splits: Sequence[int], combines: Sequence[int]) -> tuple[object, ...]:
+    def run(self, ir: str, inputs: Sequence[object], splits: Sequence[int], combines: Sequence[int],
+            result_vts: Sequence[str | None] | None = None) -> Results:  # fmt: skip
         with self.call_lock:
             self._check()
             t0 = time.perf_counter()
-            n = row_count(inputs, splits)
-            whole = [s != SPLIT_ROWS or (x.shape[0] == 1 and n != 1) for x, s in zip(inputs, splits)]  # type: ignore[attr-defined]
-            static = self.scheme == "STATIC"
-            blocks = static_blocks(n, len(self.workers))
-            call = self._plan(inputs, whole, blocks, static, n, combines)
-            self._announce(ir, call, blocks)
-            self._schedule(call, blocks, self._ship(call, blocks))
+            call = self._plan(inputs, splits, combines)
+            replicas = self._replicate(inputs, call)
+            first = self._first_tasks(call)
+            self._announce(ir, call, replicas, first)
+            call.requests += self._post_replicas(call, replicas)
+            for w in self.workers:
+                for _msg, ship in call.messages.pop(w):
+                    self._post_rows(call, w, ship)
+            call.work += time.perf_counter() - t0
+            self._collect(call, {w: len(t) for w, t in first.items()})
             if call.errors:
                 raise min(call.errors, key=lambda e: e.rank)
-            results = self._combine(call, combines)
+            t1 = time.perf_counter()
+            results = _wrap(self._combine(call, combines), result_vts)
+            call.work += time.perf_counter() - t1
             self._record(call, t0)
             return results
 
-    def _plan(self, inputs: Sequence[object], whole: list[bool], blocks: tuple[tuple[int, int], ...], static: bool,
-              n: int, combines: Sequence[int]) -> _Call:  # fmt: skip
-        """Input specs (per worker: the first row each stored piece holds), shipments, result ids to keep."""
-        need_whole: dict[int, bool] = {}
-        for x, w in zip(inputs, whole):
-            if _is_matrix(x):
-                need_whole[id(x)] = need_whole.get(id(x), False) or w or not static
+    def _plan(self, inputs: Sequence[object], splits: Sequence[int], combines: Sequence[int]) -> _Call:
+        """Which inputs are scalars, replicas or split by rows, and the tasks (STATIC blocks or dynamic chunks)."""
+        n = row_count(inputs, splits)
         specs: list[dict[str, Any]] = []
-        ship: list[tuple[object, str, Placement]] = []
-        placed: dict[int, Placement] = {}
-        for x, w in zip(inputs, whole):
+        split_inputs: list[_Split] = []
+        for x, s in zip(inputs, splits):
             if not _is_matrix(x):
                 specs.append({"scalar": ser.describe_scalar(x)})
-                continue
-            if id(x) not in placed:
-                placed[id(x)] = self._place(x, need_whole[id(x)], blocks, ship)
-            p = placed[id(x)]
-            specs.append({"id": p.obj_id, "split": not w, "first": [p.first_row(i) for i in range(len(self.workers))]})
-        keep: list[int | None] = [None] * len(combines)
-        if static and n >= len(self.workers):
-            keep = [self.cache.new_id() if c == COMBINE_ROWS else None for c in combines]
-        return _Call(specs, ship, keep, static, n)
-
-    def _place(self, x: object, replicate: bool, blocks: tuple[tuple[int, int], ...],
-               ship: list[tuple[object, str, Placement]]) -> Placement:  # fmt: skip
-        """Where the workers find `x`: an existing placement (a replica serves every use), else a new one."""
-        p = self.cache.find(x, REPLICATED)
-        if p is None and not replicate:
-            p = self.cache.find(x, BLOCKS, blocks)
-        if p is None:
-            layout = REPLICATED if replicate else BLOCKS
-            p = self.cache.add(x, layout, blocks if layout == BLOCKS else ())
-            ship.append((x, layout, p))
-        return p
-
-    def _announce(self, ir: str, call: _Call, blocks: tuple[tuple[int, int], ...]) -> None:
-        """One PIPELINE message per worker; the IR text goes only with the first call of a body."""
-        new_body = ir not in self.bodies
-        if new_body:
-            self.bodies[ir] = len(self.bodies)
-        freed = self.cache.take_freed()
-        for i, w in enumerate(self.workers):
-            msg: dict[str, Any] = {"body": self.bodies[ir], "free": freed, "keep": call.keep,
-                                   "inputs": [_for_worker(s, i) for s in call.inputs],
-                                   "ship": [_shipment(x, layout, p, blocks[i]) for x, layout, p in call.ship]}  # fmt: skip
-            if new_body:
-                msg["ir"] = ir
-            send_control(self.comms.ctrl, w, Tag.PIPELINE, msg)
-
-    def _ship(self, call: _Call, blocks: tuple[tuple[int, int], ...]) -> list[Any]:
-        """Post the data transfers in the announced order: Ibcast for replicas, one Isend per worker for blocks."""
-        requests: list[Any] = []
-        for x, layout, _p in call.ship:
-            if layout == REPLICATED:
-                bufs = ser.buffers(x)
-                requests += ser.ibcast(self.comms.data, bufs, 0, self.chunk)
-                sent = sum(b.nbytes for b in bufs) * len(self.workers)
+            elif s != SPLIT_ROWS or (x.shape[0] == 1 and n != 1):  # type: ignore[attr-defined]
+                specs.append({"replica": None})
             else:
-                sent = 0
-                for w, (a, b) in zip(self.workers, blocks):
-                    bufs = ser.buffers(ser.row_block(x, a, b))
-                    requests += ser.isend(self.comms.data, bufs, w, int(Tag.DATA), self.chunk)
-                    sent += sum(buf.nbytes for buf in bufs)
-            self.stats.shipped_bytes += sent
-            self.stats.shipments += 1
-            label = f"{layout} {'csr' if is_csr(x) else 'dense'} {x.shape[0]}x{x.shape[1]}"  # type: ignore[attr-defined]
-            self.stats.shipped[label] = self.stats.shipped.get(label, 0) + 1
-        return requests
+                specs.append({"split": len(split_inputs)})
+                split_inputs.append(_Split(x, _label(x)))
+        static = self.scheme == "STATIC"
+        blocks = static_blocks(n, len(self.workers))
+        pending = [] if static else self._chunks(n)
+        call = _Call(n, static, specs, split_inputs, [c == COMBINE_ROWS for c in combines], pending, blocks)
+        call.owners = self._owners(split_inputs, pending)
+        return call
 
-    # -- scheduling rows and collecting results ------------------------------------------------------------------------
+    def _owners(self, split_inputs: list[_Split], chunks: list[Task]) -> dict[Task, frozenset[int]]:
+        """Per chunk, the workers holding its rows of the largest ROWS input (none: nobody, or everybody)."""
+        if not split_inputs or not chunks:
+            return {}
+        big = max(split_inputs, key=lambda s: 0 if _is_str(s.x) else ser.nbytes(ser.describe(s.x)))
+        return {t: self.cache.holders(big.x, t[0], t[1], self.workers) for t in chunks}
 
-    def _schedule(self, call: _Call, blocks: tuple[tuple[int, int], ...], ship_requests: list[Any]) -> None:
-        ctrl = self.comms.ctrl
-        queue: deque[tuple[int, int]] = deque()
-        outstanding = dict.fromkeys(self.workers, 0)
-        stopped: set[int] = set()
-        if call.static:
-            for w, (a, b) in zip(self.workers, blocks):
-                if b > a or (call.n == 0 and w == self.workers[0]):
-                    send_control(ctrl, w, Tag.TASK, {"rows": [a, b]})
-                    outstanding[w] = 1
-        else:
-            queue.extend(self._chunks(call.n))
-            for _ in range(IN_FLIGHT):
-                for w in self.workers:
-                    if queue:
-                        send_control(ctrl, w, Tag.TASK, {"rows": list(queue.popleft())})
-                        outstanding[w] += 1
-        pending: list[tuple[list[Any], Callable[[], None]]] = []
-        backoff = Backoff()
-        while True:
-            if not queue:
-                for w in set(self.workers) - stopped:
-                    send_control(ctrl, w, Tag.STOP)
-                    stopped.add(w)
-            m = try_recv_control(ctrl, _any_source())
-            if m is not None:
-                backoff.reset()
-                self._on_reply(call, m, outstanding, pending)
-                if call.errors:
-                    queue.clear()
-                if queue and m[1] in (Tag.COMPUTERESULT, Tag.ERROR):
-                    send_control(ctrl, m[0], Tag.TASK, {"rows": list(queue.popleft())})
-                    outstanding[m[0]] += 1
-                continue
-            pending = [p for p in pending if not _completed(p)]
-            if not call.shipped_at and _all_done(ship_requests):
-                call.shipped_at = time.perf_counter()
-            if not any(outstanding.values()) and not pending and call.shipped_at:
-                return
-            self._check()
-            backoff.idle()
-
-    def _chunks(self, n: int) -> list[tuple[int, int]]:
+    def _chunks(self, n: int) -> list[Task]:
         """Dynamic inter-node chunks: the configured scheme over P = workers, with the inter-node grain floor."""
         if n == 0:
             return [(0, 0)]
@@ -315,62 +285,217 @@ class Coordinator:
         grain = max(self.grain, math.ceil(n / (MAX_CHUNKS_PER_WORKER * workers)))
         return list(tasks(self.scheme, 0, n, workers, grain))
 
-    def _on_reply(self, call: _Call, m: tuple[int, Tag, dict[str, Any]], outstanding: dict[int, int],
+    def _replicate(self, inputs: Sequence[object], call: _Call) -> list[tuple[object, int]]:
+        """Replica ids for the inputs needed whole; the ones the workers do not hold yet are returned to ship."""
+        ship: list[tuple[object, int]] = []
+        for x, spec in zip(inputs, call.specs):
+            if "replica" in spec:
+                rid = self.cache.replica(x)
+                if rid is None:
+                    rid = self.cache.add_replica(x)
+                    ship.append((x, rid))
+                spec["replica"] = rid
+        return ship
+
+    # -- tasks ---------------------------------------------------------------------------------------------------------
+
+    def _first_tasks(self, call: _Call) -> dict[int, list[Task]]:
+        """The tasks each worker gets with its PIPELINE message: STATIC, its block (the only one); dynamic, its first
+        `IN_FLIGHT` chunks, so that it never waits for a round trip between chunks."""
+        if call.static:
+            first: dict[int, list[Task]] = {}
+            for w, (a, b) in zip(self.workers, call.blocks):
+                first[w] = [(a, b)] if b > a or (call.n == 0 and w == self.workers[0]) else []
+            return first
+        first = {w: [] for w in self.workers}
+        for _ in range(IN_FLIGHT):
+            for w in self.workers:
+                task = self._next_chunk(call, w)
+                if task is not None:
+                    first[w].append(task)
+        return first
+
+    def _next_chunk(self, call: _Call, w: int) -> Task | None:
+        holders = [call.owners.get(t, frozenset()) for t in call.pending_tasks]
+        i = pick_chunk(call.pending_tasks, holders, w)
+        if i is None:
+            return None
+        if holders[i] and w not in holders[i]:
+            self.stats.stolen += 1
+        return call.pending_tasks.pop(i)
+
+    def _task_message(self, call: _Call, w: int, task: Task) -> tuple[dict[str, Any], list[tuple[object, int]]]:
+        """The TASK body for worker `w`: per ROWS input its piece id (existing, or new with the rows shipped now),
+        and ids under which to keep the task's ROWS results."""
+        a, b = task
+        pieces: list[dict[str, Any]] = []
+        ship: list[tuple[object, int]] = []
+        new: dict[int, dict[str, Any]] = {}
+        for s in call.splits:
+            if id(s.x) in new:  # the same matrix twice in one task
+                pieces.append({"id": new[id(s.x)]["id"], "first": a})
+                continue
+            rid = self.cache.replica(s.x)
+            p = self.cache.piece(s.x, w, a, b) if b > a else None
+            if rid is not None:
+                pieces.append({"id": rid, "first": 0})
+            elif p is not None:
+                pieces.append({"id": p.obj_id, "first": p.first})
+            else:
+                block = ser.row_block(s.x, a, b)
+                piece = self.cache.add_piece(s.x, w, a, b) if b > a else None
+                obj_id = piece.obj_id if piece is not None else self.cache.new_id()
+                if piece is None:
+                    self.cache.drop([obj_id])  # an empty block: the worker drops it with the next message
+                new[id(s.x)] = {"id": obj_id, "first": a, "desc": ser.describe(block)}
+                pieces.append(new[id(s.x)])
+                ship.append((block, obj_id))
+                call.shipped_bytes += ser.nbytes(new[id(s.x)]["desc"])
+                self.stats.shipped[s.label] = self.stats.shipped.get(s.label, 0) + ser.nbytes(new[id(s.x)]["desc"])
+        keep = [self.cache.new_id() if rows and b > a else None for rows in call.rows_outputs]
+        call.kept.append((task, w, keep))
+        return {"rows": [a, b], "pieces": pieces, "keep": keep}, ship
+
+    def _post_rows(self, call: _Call, w: int, ship: list[tuple[object, int]]) -> None:
+        """Post the rows a task ships, right after its message."""
+        for block, _obj_id in ship:
+            call.requests += ser.isend(self.comms.data, ser.buffers(block), w, int(Tag.DATA), self.chunk)
+
+    # -- messages ------------------------------------------------------------------------------------------------------
+
+    def _announce(self, ir: str, call: _Call, replicas: list[tuple[object, int]], first: dict[int, list[Task]]
+                  ) -> None:  # fmt: skip
+        """One PIPELINE message per worker: body key (the IR text only the first time), inputs, replicas to receive,
+        its first task, ids to drop."""
+        tree = len(self.workers) >= BCAST_MIN_WORKERS
+        new_body = ir not in self.bodies
+        if new_body:
+            self.bodies[ir] = len(self.bodies)
+        freed = self.cache.take_freed()
+        ship = [{"id": rid, "how": "bcast" if tree else "copy", "desc": ser.describe(x)} for x, rid in replicas]
+        call.messages = {}
+        for w in self.workers:
+            call.messages[w] = [self._task_message(call, w, t) for t in first[w]]
+            msg: dict[str, Any] = {"body": self.bodies[ir], "free": freed, "inputs": call.specs, "ship": ship,
+                                   "more": not call.static, "tasks": [m for m, _ in call.messages[w]]}  # fmt: skip
+            if new_body:
+                msg["ir"] = ir
+            send_control(self.comms.ctrl, w, Tag.PIPELINE, msg)
+
+    def _post_replicas(self, call: _Call, replicas: list[tuple[object, int]]) -> list[Any]:
+        requests: list[Any] = []
+        for x, _rid in replicas:
+            bufs = ser.buffers(x)
+            if len(self.workers) >= BCAST_MIN_WORKERS:
+                requests += ser.ibcast(self.comms.data, bufs, 0, self.chunk)
+            else:
+                for w in self.workers:
+                    requests += ser.isend(self.comms.data, bufs, w, int(Tag.BROADCAST), self.chunk)
+            size = sum(b.nbytes for b in bufs) * len(self.workers)
+            call.shipped_bytes += size
+            label = _label(x)
+            self.stats.shipped[label] = self.stats.shipped.get(label, 0) + size
+        return requests
+
+    # -- collecting results ------------------------------------------------------------------------------------------
+
+    def _collect(self, call: _Call, outstanding: dict[int, int]) -> None:
+        """Receive every result, hand out the remaining chunks, complete all transfers."""
+        stopped: set[int] = set(self.workers) if call.static else set()
+        pending: list[tuple[list[Any], Callable[[], None]]] = []
+        backoff = Backoff()
+        while True:
+            if not call.pending_tasks or call.errors:
+                call.pending_tasks.clear()
+                for w in set(self.workers) - stopped:
+                    send_control(self.comms.ctrl, w, Tag.STOP)
+                    stopped.add(w)
+            m = try_recv_control(self.comms.ctrl, _any_source())
+            if m is not None:
+                t = time.perf_counter()
+                backoff.reset()
+                self._on_reply(call, m, pending)
+                outstanding[m[0]] -= 1
+                task = self._next_chunk(call, m[0]) if not call.errors else None
+                if task is not None:
+                    msg, ship = self._task_message(call, m[0], task)
+                    send_control(self.comms.ctrl, m[0], Tag.TASK, msg)
+                    self._post_rows(call, m[0], ship)
+                    outstanding[m[0]] += 1
+                call.work += time.perf_counter() - t
+                continue
+            pending = [p for p in pending if not _completed(p)]
+            if call.requests and _all_done(call.requests):
+                call.requests = []
+            if not call.requests and not call.shipped_at:
+                call.shipped_at = time.perf_counter()
+            if not any(outstanding.values()) and not pending and not call.requests:
+                return
+            self._check()
+            backoff.idle(transfer=bool(pending) or bool(call.requests))
+
+    def _on_reply(self, call: _Call, m: tuple[int, Tag, dict[str, Any]],
                   pending: list[tuple[list[Any], Callable[[], None]]]) -> None:  # fmt: skip
         w, tag, body = m
         if tag == Tag.ERROR:
-            outstanding[w] -= 1
             call.errors.append(RemoteError(w, body["message"], body.get("loc")))
             return
         if tag != Tag.COMPUTERESULT:
             raise DaphneRuntimeError(f"distributed runtime: unexpected message {tag.name} from rank {w}")
-        outstanding[w] -= 1
+        if not call.shipped_at and _all_done(call.requests):
+            call.shipped_at = time.perf_counter()
         call.compute[w] = call.compute.get(w, 0.0) + body["seconds"]
+        self.stats.rows[str(w)] = self.stats.rows.get(str(w), 0) + body["rows"][1] - body["rows"][0]
+        call.received[w] = call.received.get(w, 0.0) + body.get("received", 0.0)
         start = body["rows"][0]
         outs: list[object] = [None] * len(body["out"])
         requests: list[Any] = []
-        finishers = []
+        builders = []
         for j, desc in enumerate(body["out"]):
             bufs, build = ser.allocate(desc)
             requests += ser.irecv(self.comms.data, bufs, w, int(Tag.OUTPUT), self.chunk)
-            finishers.append((j, build))
+            builders.append((j, build))
             self.stats.result_bytes += ser.nbytes(desc)
 
         def finish() -> None:
-            for j, build in finishers:
+            for j, build in builders:
                 outs[j] = build()
             call.parts[start] = outs
 
         pending.append((requests, finish))
 
     def _combine(self, call: _Call, combines: Sequence[int]) -> tuple[object, ...]:
-        t0 = time.perf_counter()
+        """Combine in row order; register the workers' kept rows of each ROWS result as its pieces."""
         ordered = [call.parts[s] for s in sorted(call.parts)]
         results = tuple(combine([p[j] for p in ordered], mode) for j, mode in enumerate(combines))
-        for j, kid in enumerate(call.keep):
-            if kid is None:
-                continue
-            r = results[j]
-            if _is_matrix(r) and r.shape[0] == call.n:  # type: ignore[attr-defined]
-                self.cache.add(r, BLOCKS, static_blocks(call.n, len(self.workers)), obj_id=kid)
-            else:
-                self.cache._freed.append(kid)  # noqa: SLF001 - never registered: let the workers drop it
-        self.stats.combine_seconds += time.perf_counter() - t0
+        for (a, b), w, keep in call.kept:
+            for j, kid in enumerate(keep):
+                if kid is None:
+                    continue
+                r = results[j]
+                if _is_matrix(r) and r.shape[0] == call.n:  # type: ignore[attr-defined]
+                    self.cache.add_piece(r, w, a, b, obj_id=kid)
+                else:
+                    self.cache.drop([kid])
         return results
 
     def _record(self, call: _Call, t0: float) -> None:
-        """Per call: total seconds, the busiest worker's compute seconds, seconds until the inputs had arrived."""
         s = self.stats
         total = time.perf_counter() - t0
         busiest = max(call.compute.values(), default=0.0)
-        shipping = max(call.shipped_at - t0, 0.0) if call.ship else 0.0
+        shipping = max(call.shipped_at - t0, 0.0) if call.shipped_bytes else 0.0
         s.calls += 1
         s.call_seconds += total
-        s.ship_seconds += shipping
         s.compute_seconds += busiest
+        s.coordinator_seconds += call.work
+        s.ship_seconds += shipping
+        s.receive_seconds += max(call.received.values(), default=0.0)
+        s.shipped_bytes += call.shipped_bytes
         s.tasks += len(call.parts)
         if len(s.per_call) < 10000:
-            s.per_call.append({"seconds": total, "compute": busiest, "ship": shipping, "rows": call.n})
+            s.per_call.append({"seconds": total, "compute": busiest, "coordinator": call.work, "ship": shipping,
+                               "received": max(call.received.values(), default=0.0),
+                               "shipped_bytes": call.shipped_bytes, "rows": call.n})  # fmt: skip
 
     def _write_stats(self) -> None:
         path = os.environ.get("DAPHNEC_DIST_STATS")
@@ -387,7 +512,8 @@ class LocalRunner:
         self.compile_body = compile_body
         self.bodies: dict[str, Callable[..., tuple[object, ...]]] = {}
 
-    def run(self, ir: str, inputs: Sequence[object], splits: Sequence[int], combines: Sequence[int]) -> tuple[object, ...]:
+    def run(self, ir: str, inputs: Sequence[object], splits: Sequence[int], combines: Sequence[int],
+            result_vts: Sequence[str | None] | None = None) -> Results:  # fmt: skip
         body = self.bodies.get(ir)
         if body is None:
             body = self.bodies[ir] = self.compile_body(ir)
@@ -398,22 +524,32 @@ ACTIVE: Coordinator | LocalRunner | None = None
 """The distributed runtime of this process, set by `launch.start` on rank 0."""
 
 
-def run_distributed(ir: str, inputs: Sequence[object], splits: Sequence[int], combines: Sequence[int]) -> tuple[object, ...]:
+def run_distributed(ir: str, inputs: Sequence[object], splits: Sequence[int], combines: Sequence[int],
+                    result_vts: Sequence[str | None] | None = None) -> Results:  # fmt: skip
     """What the generated host code calls for a `daphne.distributedPipeline`."""
     if ACTIVE is None:
-        raise DaphneRuntimeError("distributed pipeline: the distributed runtime is not running (use daphnec --distributed)")
-    return ACTIVE.run(ir, inputs, splits, combines)
+        raise DaphneRuntimeError("distributed pipeline: the distributed runtime is not running (daphnec --distributed)")
+    return ACTIVE.run(ir, inputs, splits, combines, result_vts)
 
 
-def report_and_abort(message: str, comms: Comms, code: int = 3) -> None:
-    """Print the failure after whatever the script printed so far and end every rank (MPI_Abort: the process
-    manager kills the job, so no worker is left behind)."""
+def _wrap(results: Results, result_vts: Sequence[str | None] | None) -> Results:
+    """Integer sums combined from the workers' partial sums wrap to the result's value type once more, as the local
+    executor does (runtime/vectorized/pipeline.py::run_pipeline)."""
+    if result_vts is None:
+        return results
+    return tuple(wrap_int(x, vt) if type(x) is int and vt in INT_VTS else x for x, vt in zip(results, result_vts))
+
+
+def report_and_abort(message: str | None, comms: Comms, code: int = 3) -> None:
+    """Print the failure (if not None) after whatever the script printed so far and end every rank (MPI_Abort:
+    the process manager kills the job, so no worker is left behind)."""
     try:
         sys.stdout.flush()
     except (OSError, ValueError):
         pass
-    sys.stderr.write(f"error: {message}\n")
-    sys.stderr.flush()
+    if message is not None:
+        sys.stderr.write(f"error: {message}\n")
+        sys.stderr.flush()
     comms.world.Abort(code)
 
 
@@ -423,16 +559,12 @@ def _is_matrix(x: object) -> bool:
     return isinstance(x, np.ndarray) or is_csr(x)
 
 
-def _for_worker(spec: dict[str, Any], i: int) -> dict[str, Any]:
-    if "scalar" in spec:
-        return spec
-    return {"id": spec["id"], "split": spec["split"], "first": spec["first"][i]}
+def _is_str(x: object) -> bool:
+    return getattr(getattr(x, "dtype", None), "kind", "") == "O"
 
 
-def _shipment(x: object, layout: str, p: Placement, block: tuple[int, int]) -> dict[str, Any]:
-    if layout == REPLICATED:
-        return {"id": p.obj_id, "how": "bcast", "desc": ser.describe(x)}
-    return {"id": p.obj_id, "how": "part", "first": block[0], "desc": ser.describe(ser.row_block(x, *block))}
+def _label(x: object) -> str:
+    return f"{'csr' if is_csr(x) else 'dense'} {x.shape[0]}x{x.shape[1]}"  # type: ignore[attr-defined]
 
 
 def _completed(p: tuple[list[Any], Callable[[], None]]) -> bool:
@@ -455,4 +587,3 @@ def _any_source() -> int:
     from mpi4py import MPI
 
     return MPI.ANY_SOURCE
-

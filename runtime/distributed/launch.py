@@ -16,6 +16,7 @@ mpi4py is imported here, never at module import time elsewhere, so plain runs do
 from __future__ import annotations
 
 import signal
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -52,8 +53,87 @@ def start(
     return WORKER_ROLE
 
 
+def under_process_manager() -> bool:
+    """Started by mpiexec (hydra sets PMI_RANK, or PMI_ID with a PMI port)."""
+    import os
+
+    return "PMI_RANK" in os.environ or "PMI_ID" in os.environ
+
+
+def supervise() -> int | None:
+    """Run this rank in a child process and wait for it; returns the child's exit status in the parent and None in
+    the child, which goes on to be the MPI process.
+
+    Why: mpich's hydra proxy SIGKILLs every rank of the job as soon as one of its direct children is killed by a
+    signal (`WIFSIGNALED` in its waitpid loop), even with `mpiexec -disable-auto-cleanup`, so a worker killed with
+    `kill -9` (or by the OOM killer) would take the coordinator down before it can say which rank failed. The
+    parent turns the child's death by a signal into a normal exit with status 128 + signal; hydra then only
+    notifies the survivors (SIGUSR1, with -disable-auto-cleanup) and the coordinator reports the failure itself.
+    Without -disable-auto-cleanup hydra still ends the job at once (and names the PID of the dead process).
+
+    The parent uses no MPI. It keeps its inherited copy of the PMI socket open until it has printed which rank died
+    (hydra acts when that socket closes), forwards termination signals to the child, and ignores SIGUSR1 (meant for
+    the child). Both are in one process group, so hydra's cleanup (a kill of the group) ends both."""
+    import os
+
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        _die_with(parent)
+        return None
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(sig, lambda signum, frame: os.kill(pid, signum))
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+    if os.WIFEXITED(status):
+        return os.waitstatus_to_exitcode(status)
+    sig = os.WTERMSIG(status)
+    rank = os.environ.get("PMI_RANK", os.environ.get("PMI_ID", "?"))
+    role = "coordinator" if rank == "0" else "worker"
+    sys.stderr.write(f"daphnec: distributed {role} rank {rank} (pid {pid}) was killed by signal {sig} "
+                     f"({signal.Signals(sig).name})\n")  # fmt: skip
+    sys.stderr.flush()
+    _close_pmi_socket()  # only now does hydra learn that this rank is gone
+    return 128 + sig
+
+
+def _close_pmi_socket() -> None:
+    """The parent inherited the child's PMI socket and keeps it open while the child lives: hydra reacts to the
+    socket closing (by default it kills the whole job), and the report above must be out first."""
+    import os
+
+    pmi_fd = os.environ.get("PMI_FD", "")
+    if pmi_fd.isdigit():
+        try:
+            os.close(int(pmi_fd))
+        except OSError:
+            pass
+
+
+def _die_with(parent: int) -> None:
+    """The child of `supervise` dies with its parent (Linux PR_SET_PDEATHSIG): killing either process of a rank
+    ends the rank."""
+    import ctypes
+    import os
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before prctl
+        os._exit(1)
+
+
 def _init_mpi() -> Any:
     """COMM_WORLD, or None when MPI is unavailable."""
+    import os
+
+    os.environ.setdefault("MPIR_CVAR_SUPPRESS_ABORT_MESSAGE", "1")  # daphnec prints its own report before aborting
     try:
         from mpi4py import MPI
     except ImportError:
@@ -79,8 +159,8 @@ def ship_config(config: dict[str, Any]) -> None:
 
 
 def finish(code: int) -> int:
-    """Rank 0 at the end of the run: DETACH every worker and return `code`; after a worker failure, report it if
-    nobody has yet and MPI_Abort the job, so that no process is left behind."""
+    """Rank 0 at the end of the run: DETACH every worker and return `code`; after a worker failure, report it
+    unless the script's error already did, and MPI_Abort the job, so that no process is left behind."""
     c = coord.ACTIVE
     coord.ACTIVE = None
     if not isinstance(c, coord.Coordinator):
@@ -89,9 +169,8 @@ def finish(code: int) -> int:
         try:
             c.detach()
             return code
-        except coord.WorkerFailure as e:
-            coord.report_and_abort(str(e), c.comms, code or 3)
+        except coord.WorkerFailure:
+            pass
     rank, reason = next(iter(c.failed.items()))
-    coord.report_and_abort(str(coord.WorkerFailure(rank, reason)) if code == 0 else "aborting the distributed run",
-                           c.comms, code or 3)  # fmt: skip
+    coord.report_and_abort(str(coord.WorkerFailure(rank, reason)) if code == 0 else None, c.comms, code or 3)
     return code or 3

@@ -109,7 +109,7 @@ class WorkerLiveness:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            while (m := try_recv_control(self.comm, COORDINATOR, int(Tag.PING))) is not None:
+            while try_recv_control(self.comm, COORDINATOR, int(Tag.PING)) is not None:
                 send_control(self.comm, COORDINATOR, Tag.PONG)
                 self.last_ping = time.monotonic()
             if self.alarm.is_set() and time.monotonic() - self.last_ping > TIMING.deadline:

@@ -1,25 +1,26 @@
-"""The placement cache: which of the coordinator's matrices already live on the workers, and how.
+"""The placement cache: which of the coordinator's matrices already live on the workers, and where.
 
 A loop such as connected components runs the same pipelines over the same graph many times; shipping the graph
-once per iteration would dominate the run. The coordinator therefore remembers every object it has shipped:
+once per iteration would dominate the run. The coordinator therefore remembers what every worker holds:
 
 - the key is the Python object itself (its `id`, guarded by a weak reference, so an id reused after the object
   died never matches) plus a fingerprint (type, shape, dtype, non-zeros, data address). Run-time values are
   never mutated (every kernel is copy-on-write, docs/architecture.md), so identity is enough; the fingerprint is
   the "version" that would catch a violation of that rule;
-- the value is a `Placement`: the object id under which the workers store it, and its layout — `REPLICATED`
-  (every worker holds the whole matrix) or `BLOCKS` (worker i holds rows blocks[i], DAPHNE's contiguous split);
+- a matrix is held either as a *replica* (every worker has all of it; for inputs a pipeline needs whole) or as
+  *pieces*: rows [first, end) on one worker, under an object id of that worker's store. Pieces come from
+  shipping a task's rows, and from results: each worker keeps the rows it computed of every ROWS-combined result,
+  so the next pipeline that reads the result (connected components' next `c`) finds them in place;
 - when the object dies on the coordinator, a weak-reference finalizer queues its ids, and the next pipeline
   message tells the workers to drop them, so worker memory follows the coordinator's.
 
-Results combined by ROWS under STATIC scheduling are registered too: each worker keeps its block of the result,
-so when the next pipeline reads that result (the next iteration's `c` in connected components) nothing is sent.
-
+The scheduler asks `holders` which workers already has a chunk's rows (locality-aware assignment, coordinator.py).
 The worker side (`ObjectStore`) maps ids to the stored value and the first row it holds.
 """
 
 from __future__ import annotations
 
+import bisect
 import weakref
 from dataclasses import dataclass, field
 
@@ -28,22 +29,15 @@ import numpy as np
 from runtime.distributed.serialization import row_block
 from runtime.values import is_csr
 
-REPLICATED = "replicated"
-BLOCKS = "blocks"
-
-Block = tuple[int, int]
-
 
 @dataclass(frozen=True)
-class Placement:
-    obj_id: int
-    layout: str
-    blocks: tuple[Block, ...] = ()
-    """Per worker (in rank order) for BLOCKS; empty for REPLICATED."""
+class Piece:
+    """Rows [first, end) of a matrix, stored on `worker` under `obj_id`."""
 
-    def first_row(self, worker_index: int) -> int:
-        """The row of the whole matrix at which worker `worker_index`'s stored piece starts."""
-        return self.blocks[worker_index][0] if self.layout == BLOCKS else 0
+    obj_id: int
+    first: int
+    end: int
+    worker: int
 
 
 def fingerprint(x: object) -> tuple[object, ...]:
@@ -59,11 +53,17 @@ def fingerprint(x: object) -> tuple[object, ...]:
 class _Entry:
     ref: weakref.ref
     fingerprint: tuple[object, ...]
-    placements: list[Placement] = field(default_factory=list)
+    replica: int | None = None
+    pieces: dict[int, list[Piece]] = field(default_factory=dict)
+    """Per worker, sorted by first row."""
+
+    def ids(self) -> list[int]:
+        out = [p.obj_id for ps in self.pieces.values() for p in ps]
+        return out + ([self.replica] if self.replica is not None else [])
 
 
 class PlacementCache:
-    """Coordinator side: object -> placements on the workers."""
+    """Coordinator side: object -> its replica and pieces on the workers."""
 
     def __init__(self) -> None:
         self._entries: dict[int, _Entry] = {}
@@ -74,26 +74,55 @@ class PlacementCache:
         self._next_id += 1
         return self._next_id - 1
 
-    def find(self, x: object, layout: str, blocks: tuple[Block, ...] = ()) -> Placement | None:
-        """A placement of `x` with that layout (and those blocks), or None."""
+    # -- queries -------------------------------------------------------------------------------------------------
+
+    def replica(self, x: object) -> int | None:
+        entry = self._entry(x)
+        return entry.replica if entry is not None else None
+
+    def piece(self, x: object, worker: int, a: int, b: int) -> Piece | None:
+        """A piece of `x` on `worker` that holds rows [a, b), or None."""
         entry = self._entry(x)
         if entry is None:
             return None
-        for p in entry.placements:
-            if p.layout == layout and (layout == REPLICATED or p.blocks == blocks):
-                return p
+        pieces = entry.pieces.get(worker, [])
+        i = bisect.bisect_right([p.first for p in pieces], a) - 1
+        if i >= 0 and pieces[i].end >= b:
+            return pieces[i]
         return None
 
-    def add(self, x: object, layout: str, blocks: tuple[Block, ...] = (), obj_id: int | None = None) -> Placement:
-        """Record that the workers now hold `x` (under a new id unless one is given)."""
-        entry = self._entry(x)
-        if entry is None:
-            entry = _Entry(weakref.ref(x), fingerprint(x))
-            self._entries[id(x)] = entry
-            weakref.finalize(x, self._forget, id(x), entry)
-        p = Placement(self.new_id() if obj_id is None else obj_id, layout, blocks)
-        entry.placements.append(p)
-        return p
+    def holders(self, x: object, a: int, b: int, workers: list[int]) -> frozenset[int]:
+        """The workers that hold rows [a, b) of `x` as a piece (a replica counts for nobody in particular)."""
+        return frozenset(w for w in workers if self.piece(x, w, a, b) is not None)
+
+    # -- updates -------------------------------------------------------------------------------------------------
+
+    def add_replica(self, x: object) -> int:
+        entry = self._entry(x) or self._new_entry(x)
+        entry.replica = self.new_id()
+        return entry.replica
+
+    def add_piece(self, x: object, worker: int, a: int, b: int, obj_id: int | None = None) -> Piece:
+        entry = self._entry(x) or self._new_entry(x)
+        piece = Piece(self.new_id() if obj_id is None else obj_id, a, b, worker)
+        pieces = entry.pieces.setdefault(worker, [])
+        pieces.insert(bisect.bisect_right([p.first for p in pieces], a), piece)
+        return piece
+
+    def drop(self, obj_ids: list[int]) -> None:
+        """Ids the workers were told to keep but that no coordinator object refers to."""
+        self._freed.extend(obj_ids)
+
+    def take_freed(self) -> list[int]:
+        """Ids the workers may drop (their objects died on the coordinator), each returned once."""
+        freed, self._freed = self._freed, []
+        return freed
+
+    def _new_entry(self, x: object) -> _Entry:
+        entry = _Entry(weakref.ref(x), fingerprint(x))
+        self._entries[id(x)] = entry
+        weakref.finalize(x, self._forget, id(x), entry)
+        return entry
 
     def _entry(self, x: object) -> _Entry | None:
         entry = self._entries.get(id(x))
@@ -107,12 +136,7 @@ class PlacementCache:
     def _forget(self, key: int, entry: _Entry) -> None:
         if self._entries.get(key) is entry:
             del self._entries[key]
-            self._freed.extend(p.obj_id for p in entry.placements)
-
-    def take_freed(self) -> list[int]:
-        """Ids the workers may drop (their objects died on the coordinator), each returned once."""
-        freed, self._freed = self._freed, []
-        return freed
+            self._freed.extend(entry.ids())
 
     def __len__(self) -> int:
         return len(self._entries)

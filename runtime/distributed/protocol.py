@@ -14,7 +14,7 @@ Tags (DAPHNE's MPIHelper.h numbers in brackets where the meaning is the same):
 
 | tag | dir | payload |
 |---|---|---|
-| CONFIG 20 | C->W | `{"config": DaphneConfig.to_dict()}` once, before the first pipeline: the workers' scheduler flags |
+| CONFIG 20 | C->W | `{"config": DaphneConfig.to_dict()}`, once before the first pipeline: the workers' flags |
 | PIPELINE 21 | C->W | one pipeline call: body key (+ IR text the first time) [MLIR 9], inputs, shipments, ids to free |
 | BROADCAST 0 | data | buffers of a replicated object (`Ibcast`) [BROADCAST 0] |
 | DATA 4 | data | buffers of one row block of a partitioned object (`Isend`) [DATA 4] |
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -75,8 +76,8 @@ class Timing:
     """Seconds between liveness pings of the coordinator to each worker."""
     deadline: float = _env_float("DAPHNEC_DIST_DEADLINE", 4.0)
     """A worker that has not answered a ping for this long is declared failed (ping_interval + deadline < 10 s)."""
-    spin: float = 0.002
-    """Seconds a waiting rank re-tests its requests without sleeping (keeps MPI bandwidth on large messages)."""
+    spin: float = 0.005
+    """Seconds a rank re-tests in-flight transfers without sleeping (keeps MPI bandwidth on large messages)."""
     max_sleep: float = 0.001
     """Longest sleep between tests once spinning is over (bounds the latency a sleeping rank adds)."""
 
@@ -85,14 +86,15 @@ TIMING = Timing()
 
 
 def slow_rank_hook() -> tuple[int, float]:
-    """Test hook `DAPHNEC_DIST_SLOW_RANK=<rank>:<seconds>`: that worker sleeps this long before every task, to
-    show what dynamic inter-node scheduling buys when one node is slow (bench/dist_bench.py, tests)."""
+    """Test hook `DAPHNEC_DIST_SLOW_RANK=<rank>:<factor>`: that worker takes `factor` times as long for every task
+    (it sleeps (factor - 1) x the task's compute time afterwards), a node `factor` times slower than the others.
+    bench/dist_bench.py and the tests use it to show what dynamic inter-node scheduling buys."""
     spec = os.environ.get("DAPHNEC_DIST_SLOW_RANK", "")
-    rank, _, secs = spec.partition(":")
+    rank, _, factor = spec.partition(":")
     try:
-        return int(rank), float(secs or 0.0)
+        return int(rank), max(float(factor or 1.0), 1.0)
     except ValueError:
-        return -1, 0.0
+        return -1, 1.0
 
 
 @dataclass
@@ -141,10 +143,30 @@ def decode(buf: np.ndarray) -> dict[str, Any]:
     return json.loads(buf.tobytes().decode("utf-8"))
 
 
+class _Outbox:
+    """Control messages in flight. Sends are nonblocking: a blocking `Send`, even of a few bytes, stops once the
+    receiver's queue is full, and a stopped (SIGSTOP) or hung peer never drains it — the sender would hang instead
+    of noticing the failure. Completed sends are released whenever another one is posted."""
+
+    def __init__(self) -> None:
+        self._inflight: list[tuple[Any, np.ndarray]] = []
+        self._lock = threading.Lock()
+
+    def post(self, comm: Any, dest: int, tag: int, buf: np.ndarray) -> None:
+        from mpi4py import MPI
+
+        req = comm.Isend([buf, MPI.BYTE], dest=dest, tag=tag)
+        with self._lock:
+            self._inflight = [(r, b) for r, b in self._inflight if not r.Test()]
+            self._inflight.append((req, buf))
+
+
+_OUTBOX = _Outbox()
+
+
 def send_control(comm: Any, dest: int, tag: Tag, msg: dict[str, Any] | None = None) -> None:
-    """Send one control message. Blocking `Send` is safe here: control messages are small (eager protocol), so the
-    call returns as soon as the bytes are buffered, whether or not the receiver is alive."""
-    comm.Send([encode(msg or {}), _byte()], dest=dest, tag=int(tag))
+    """Send one control message (nonblocking; see `_Outbox`)."""
+    _OUTBOX.post(comm, dest, int(tag), encode(msg or {}))
 
 
 def try_recv_control(comm: Any, source: int, tag: int | None = None) -> tuple[int, Tag, dict[str, Any]] | None:
@@ -172,30 +194,42 @@ def _byte() -> Any:
 
 
 class Backoff:
-    """Spin for `TIMING.spin` seconds after the last progress, then sleep with growing pauses up to `max_sleep`:
-    a waiting rank neither adds latency to large transfers nor steals a core from the computing ranks."""
+    """How a rank waits without blocking in MPI. Busy waiting costs a core, and on a node shared with computing
+    workers that core is taken from them; sleeping adds latency. So: while data is in flight (`transfer=True`,
+    mpich moves large messages only while both sides poll), re-test for `TIMING.spin` seconds and then sleep at
+    most 0.2 ms; while merely waiting for a message (a worker computing), spin briefly and then sleep with growing
+    pauses up to `TIMING.max_sleep`."""
 
-    def __init__(self, max_sleep: float = TIMING.max_sleep):
-        self.max_sleep = max_sleep
+    def __init__(self) -> None:
         self.reset()
 
     def reset(self) -> None:
         self.since = time.perf_counter()
         self.pause = 2e-5
 
-    def idle(self) -> None:
-        if time.perf_counter() - self.since < TIMING.spin:
+    def idle(self, transfer: bool = False) -> None:
+        quiet = time.perf_counter() - self.since
+        if quiet < (TIMING.spin if transfer else TIMING.spin / 10):
             return
         time.sleep(self.pause)
-        self.pause = min(self.pause * 2, self.max_sleep)
+        self.pause = min(self.pause * 2, 2e-4 if transfer else self._cap(quiet))
+
+    @staticmethod
+    def _cap(quiet: float) -> float:
+        """The longest pause while waiting for a message: short right after activity (a loop of pipelines sends
+        the next one within milliseconds; 0.1 ms pauses cost a few % of a core), longer when the other side is
+        evidently busy for a while."""
+        if quiet < 0.05:
+            return 1e-4
+        return TIMING.max_sleep if quiet < 1.0 else 5 * TIMING.max_sleep
 
 
-def wait_until(done: Callable[[], bool], check: Callable[[], None]) -> None:
+def wait_until(done: Callable[[], bool], check: Callable[[], None], transfer: bool = True) -> None:
     """Poll `done()` until it holds; `check()` runs between polls and raises to give up (a failed peer)."""
     backoff = Backoff()
     while not done():
         check()
-        backoff.idle()
+        backoff.idle(transfer)
 
 
 def wait_requests(requests: list[Any], check: Callable[[], None]) -> None:

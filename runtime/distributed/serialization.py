@@ -117,7 +117,8 @@ def allocate(d: Description) -> tuple[list[np.ndarray], Callable[[], object]]:
         indptr = np.empty(rows + 1, dtype=itype)
         indices = np.empty(d["nnz"], dtype=itype)
         data = np.empty(d["nnz"], dtype=np.dtype(d["dtype"]))
-        return [_bytes(indptr), _bytes(indices), _bytes(data)], lambda: csr_from_parts(data, indices, indptr, (rows, cols))
+        bufs = [_bytes(indptr), _bytes(indices), _bytes(data)]
+        return bufs, lambda: csr_from_parts(data, indices, indptr, (rows, cols))
     if k == "str":
         ends = np.empty(int(np.prod(d["shape"])), dtype=np.int64)
         blob = np.empty(d["nbytes"], dtype=np.uint8)

@@ -2,14 +2,14 @@
 
 The worker never sees the script. Per PIPELINE message it
 1. drops the objects the coordinator no longer has (`free`),
-2. compiles the shipped IR text — once per text: compiled bodies are cached by the coordinator's body key, so a
-   pipeline inside a loop compiles once per worker — with the injected `compile_body` (the compiler lives above
-   the runtime; tools/driver.py passes `compiler.passes.distribute.compile_shipped_body`),
-3. receives the announced shipments into its object store (`placement.ObjectStore`),
-4. runs every TASK (a row range) through the compiled body, which runs the local vectorized engine with the
-   coordinator's scheduler flags (`--num-threads`, `--partitioning`, `--grain-size`, `--queue_layout`, ...,
-   received once in the CONFIG message: DAPHNE's workers hard-code these, its issue #171), and sends the results
-   back as raw buffers, until STOP.
+2. posts the receives for the replicas and rows announced in the message, then compiles the shipped IR text
+   while they arrive — once per text: compiled bodies are cached by the coordinator's body key, so a pipeline in
+   a loop compiles once per worker. The compiler lives above the runtime, so `compile_body` is injected
+   (tools/driver.py passes `compiler.passes.distribute.compile_shipped_body`);
+3. runs its tasks — the one in the message, then (dynamic scheduling) TASK messages until STOP — through the
+   compiled body, which runs the local vectorized engine with the coordinator's scheduler flags (`--num-threads`,
+   `--partitioning`, `--grain-size`, `--queue_layout`, ..., received once in the CONFIG message; DAPHNE's workers
+   hard-code them, its issue #171), sends the results back as raw buffers and keeps the rows of ROWS results.
 
 An exception from compiling or running becomes an ERROR message with the DaphneDSL location of the failing op;
 the worker stays ready for the next message. Nothing is printed on stdout (it is redirected to stderr).
@@ -38,6 +38,10 @@ from runtime.distributed.protocol import (
 
 DEFAULT_CHUNK = 2**31 - 1 - 1024
 
+Body = Callable[..., tuple[object, ...]]
+Arrivals = tuple[list[Any], list[tuple[int, int, Callable[[], object]]], float]
+"""Posted receive requests, per object (id, first row, builder), and when posting began."""
+
 
 class Worker:
     def __init__(
@@ -54,9 +58,12 @@ class Worker:
         self.bodies: dict[int, Callable[..., tuple[object, ...]] | Exception] = {}
         self.chunk = DEFAULT_CHUNK
         self.liveness = WorkerLiveness(comms.live, self.rank)
-        slow_rank, self.slow_seconds = slow_rank_hook()
-        if slow_rank != self.rank:
-            self.slow_seconds = 0.0
+        self.received = 0.0
+        """Seconds spent waiting for shipped data since the last result (reported with it)."""
+        self.sending: list[Any] = []
+        """Sends of results not known to be complete yet."""
+        slow_rank, factor = slow_rank_hook()
+        self.slowdown = factor if slow_rank == self.rank else 1.0
 
     def serve(self) -> int:
         """The worker loop (DAPHNE's joinComputingTeam); returns the exit status after DETACH."""
@@ -70,7 +77,6 @@ class Worker:
                 elif tag == Tag.PIPELINE:
                     self._pipeline(msg)
                 elif tag == Tag.DETACH:
-                    self.store.free(msg.get("free", []))
                     send_control(self.comms.ctrl, COORDINATOR, Tag.DETACHED)
                     return 0
         finally:
@@ -86,15 +92,21 @@ class Worker:
     # -- one pipeline ------------------------------------------------------------------------------------------------
 
     def _pipeline(self, msg: dict[str, Any]) -> None:
+        """The tasks that came with the message, then (dynamic scheduling) TASK messages until STOP."""
         self.store.free(msg["free"])
+        replicas = self._post_receives(msg["ship"])  # the data flows while the body compiles
+        rows = [self._post_task_receives(t) for t in msg["tasks"]]
         body = self._body(msg["body"], msg.get("ir"))
-        self._receive(msg["ship"])
-        while True:
+        self._store(replicas)
+        for task, arrivals in zip(msg["tasks"], rows):
+            self._task(body, msg["inputs"], task, arrivals)
+        while msg["more"]:
             tag, task = self._next()
             if tag == Tag.STOP:
-                return
-            a, b = task["rows"]
-            self._task(body, msg, a, b)
+                break
+            self._task(body, msg["inputs"], task, self._post_task_receives(task))
+        wait_requests(self.sending, _no_check)  # every result has reached the coordinator
+        self.sending = []
 
     def _body(self, key: int, ir: str | None) -> Callable[..., tuple[object, ...]] | Exception:
         if key not in self.bodies:
@@ -104,54 +116,78 @@ class Worker:
                 self.bodies[key] = e
         return self.bodies[key]
 
-    def _receive(self, shipments: list[dict[str, Any]]) -> None:
-        """Post a receive per announced buffer in the announced order, then store the objects."""
+    def _post_receives(self, shipments: list[dict[str, Any]]) -> Arrivals:
+        """Post a receive per buffer of the announced replicas, in the announced order."""
+        start = time.perf_counter()  # mpich may move a whole message inside Irecv (the sender was there first)
         requests: list[Any] = []
         built: list[tuple[int, int, Callable[[], object]]] = []
         for s in shipments:
             bufs, build = ser.allocate(s["desc"])
             if s["how"] == "bcast":
                 requests += ser.ibcast(self.comms.data, bufs, COORDINATOR, self.chunk)
-                built.append((s["id"], 0, build))
             else:
+                requests += ser.irecv(self.comms.data, bufs, COORDINATOR, int(Tag.BROADCAST), self.chunk)
+            built.append((s["id"], 0, build))
+        return requests, built, start
+
+    def _post_task_receives(self, task: dict[str, Any]) -> Arrivals:
+        """Post a receive per buffer of the rows a task ships (pieces with a description)."""
+        start = time.perf_counter()
+        requests: list[Any] = []
+        built: list[tuple[int, int, Callable[[], object]]] = []
+        for p in task["pieces"]:
+            if "desc" in p:
+                bufs, build = ser.allocate(p["desc"])
                 requests += ser.irecv(self.comms.data, bufs, COORDINATOR, int(Tag.DATA), self.chunk)
-                built.append((s["id"], s["first"], build))
+                built.append((p["id"], p["first"], build))
+        return requests, built, start
+
+    def _store(self, arrivals: Arrivals) -> None:
+        """Wait for the posted receives and keep the objects; the seconds since posting count as receiving time."""
+        requests, built, posted = arrivals
         wait_requests(requests, _no_check)
+        if requests:
+            self.received += time.perf_counter() - posted
         for obj_id, first, build in built:
             self.store.put(obj_id, build(), first)
 
-    def _inputs(self, specs: list[dict[str, Any]], a: int, b: int) -> list[object]:
+    def _inputs(self, specs: list[dict[str, Any]], task: dict[str, Any]) -> list[object]:
+        a, b = task["rows"]
         out = []
         for s in specs:
             if "scalar" in s:
                 out.append(ser.scalar_value(s["scalar"]))
-            elif s["split"]:
-                out.append(self.store.rows(s["id"], a, b))
+            elif "replica" in s:
+                out.append(self.store.whole(s["replica"]))
             else:
-                out.append(self.store.whole(s["id"]))
+                out.append(self.store.rows(task["pieces"][s["split"]]["id"], a, b))
         return out
 
-    def _task(self, body: Callable[..., tuple[object, ...]] | Exception, msg: dict[str, Any], a: int, b: int) -> None:
-        if self.slow_seconds:
-            time.sleep(self.slow_seconds)
+    def _task(self, body: Body | Exception, specs: list[dict[str, Any]], task: dict[str, Any], rows: Arrivals) -> None:
+        """Run one row range and send its results; keep the rows of ROWS results for the next pipeline."""
+        self._store(rows)
+        a, b = task["rows"]
         t0 = time.perf_counter()
         try:
             if isinstance(body, Exception):
                 raise body
-            results = body(*self._inputs(msg["inputs"], a, b))
+            results = body(*self._inputs(specs, task))
         except Exception as e:  # noqa: BLE001 - every failure goes to the coordinator
             send_control(self.comms.ctrl, COORDINATOR, Tag.ERROR, _error(e, a, b))
             return
         seconds = time.perf_counter() - t0
-        descs = [ser.describe(r) for r in results]
-        send_control(self.comms.ctrl, COORDINATOR, Tag.COMPUTERESULT, {"rows": [a, b], "out": descs, "seconds": seconds})
-        requests = []
-        for r in results:
-            requests += ser.isend(self.comms.data, ser.buffers(r), COORDINATOR, int(Tag.OUTPUT), self.chunk)
-        for kid, r in zip(msg["keep"], results):
+        if self.slowdown > 1.0:  # the slow-node test hook
+            time.sleep((self.slowdown - 1.0) * seconds)
+            seconds *= self.slowdown
+        header = {"rows": [a, b], "out": [ser.describe(r) for r in results], "seconds": seconds,
+                  "received": self.received}  # fmt: skip
+        self.received = 0.0
+        send_control(self.comms.ctrl, COORDINATOR, Tag.COMPUTERESULT, header)
+        for r in results:  # completed at the end of the pipeline: the next task need not wait for them
+            self.sending += ser.isend(self.comms.data, ser.buffers(r), COORDINATOR, int(Tag.OUTPUT), self.chunk)
+        for kid, r in zip(task["keep"], results):
             if kid is not None:
-                self.store.put(kid, r, a)  # this block of a ROWS result stays here for the next pipeline
-        wait_requests(requests, _no_check)
+                self.store.put(kid, r, a)
 
 
 def _error(e: Exception, a: int, b: int) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import scipy.sparse as sp
 from runtime.errors import DaphneRuntimeError
 from runtime.scheduling.adaptive import ADAPTIVE
 from runtime.scheduling.workers import SchedulerConfig, schedule
-from runtime.values import is_csr, vt_of, wrap_int
+from runtime.values import INT_VTS, csr_rows, is_csr, vt_of, wrap_int
 
 R = TypeVar("R")
 
@@ -102,8 +102,12 @@ def run_pipeline(
     inputs: Sequence[object],
     splits: Sequence[int],
     combines: Sequence[int],
+    result_vts: Sequence[str | None] | None = None,
 ) -> tuple[object, ...]:
-    """Run `body` over row blocks of the ROWS inputs (1-row inputs and NONE inputs are passed whole)."""
+    """Run `body` over row blocks of the ROWS inputs (1-row inputs and NONE inputs are passed whole).
+
+    `result_vts` names the value type of each scalar result (None for matrices): partial sums of integers are
+    wrapped to it once more after combining, as one sum over all rows would be."""
     n = _row_count(inputs, splits)
     step = max(1, SETTINGS.phy_batch_size // _row_bytes(inputs, splits, n))
     whole = [s != SPLIT_ROWS or (_rows(x) == 1 and n != 1) for x, s in zip(inputs, splits)]
@@ -111,18 +115,25 @@ def run_pipeline(
     # A native body fuses the whole row loop (no intermediates to keep in cache): one call per task, not per batch.
     per_call = max(n, 1) if getattr(body, "whole_tasks", False) else step
 
+    # Row blocks of a CSR input share its arrays (scipy's slicing would copy every stored value per block).
+    views = [None if w or not is_csr(x) or not x.has_canonical_format else x for x, w in zip(inputs, whole)]  # type: ignore[attr-defined]
+
     def run_task(start: int, end: int) -> list[tuple[object, ...]]:
         out = []
         for a in range(start, end, per_call):
             b = min(a + per_call, end)
-            out.append(body(*(x if w else x[a:b] for x, w in zip(inputs, whole))))  # type: ignore[index]
+            out.append(body(*(x if w else csr_rows(x, a, b) if v is not None else x[a:b]  # type: ignore[index]
+                              for x, w, v in zip(inputs, whole, views))))
         return out
 
     if n == 0:
         parts = [body(*(x if w else x[0:0] for x, w in zip(inputs, whole)))]  # type: ignore[index]
     else:
         parts = [p for _, task_parts in _schedule(body, n, run_task, step) for p in task_parts]
-    return tuple(_combine([p[i] for p in parts], mode) for i, mode in enumerate(combines))
+    out = tuple(_combine([p[i] for p in parts], mode) for i, mode in enumerate(combines))
+    if result_vts is None:
+        return out
+    return tuple(wrap_int(x, vt) if type(x) is int and vt in INT_VTS else x for x, vt in zip(out, result_vts))
 
 
 def _schedule(body: Callable[..., object], n: int, run_task: Callable[[int, int], R], step: int) -> list[tuple[int, R]]:

@@ -114,6 +114,13 @@ def build(inputs: Sequence[tuple[Attribute, int]], body_fn: BodyFn) -> Pipeline:
     return Pipeline(module, pipe, tuple(splits), tuple(combines))
 
 
+def _vts(p: Pipeline) -> tuple[str | None, ...]:
+    """The scalar results' value types, as the host code passes them to the executor."""
+    from dialects.types import vt_name
+
+    return tuple(None if isinstance(r.type, MatrixType) else vt_name(r.type) for r in p.op.outs)
+
+
 def interpret(block: Block, args: Sequence[object]) -> tuple[object, ...]:
     """Run a body op by op with the runtime kernels, like the generated host code does."""
     env: dict[SSAValue, object] = dict(zip(block.args, args))
@@ -143,7 +150,7 @@ def _configure(batch_bytes: int, threads: int) -> None:
 
 def run_python(p: Pipeline, inputs: Sequence[object], batch_bytes: int, threads: int = 1) -> tuple[object, ...]:
     _configure(batch_bytes, threads)
-    return executor.run_pipeline(lambda *a: interpret(p.op.body.block, a), inputs, p.splits, p.combines)
+    return executor.run_pipeline(lambda *a: interpret(p.op.body.block, a), inputs, p.splits, p.combines, _vts(p))
 
 
 @dataclass
@@ -165,7 +172,7 @@ def run_native(p: Pipeline, inputs: Sequence[object], batch_bytes: int, calls: C
         return interpret(p.op.body.block, blocks)
 
     _configure(batch_bytes, threads)
-    return executor.run_pipeline(kernel.bind(py_body), inputs, p.splits, p.combines)
+    return executor.run_pipeline(kernel.bind(py_body), inputs, p.splits, p.combines, _vts(p))
 
 
 # ---------------------------------------------------------------------------------------------------------------------

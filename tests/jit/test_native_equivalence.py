@@ -326,13 +326,13 @@ def csr_programs(draw):
     with_max = draw(st.booleans())
     return (rows, cols, vt, factor, fvt, unary, agg if axis == "row" or agg != "mean" else "sum", axis, typed_sparse,
             with_max, draw(st.floats(0.0, 1.0)), draw(st.integers(0, 2**31)), draw(st.booleans()),
-            draw(st.sampled_from((16, 64, 400))))
+            draw(st.sampled_from((16, 64, 400))), draw(st.booleans()))
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(csr_programs())
 def test_csr_pipelines_match_the_plain_path(program):
-    rows, cols, vt, factor, fvt, unary, agg, axis, typed_sparse, with_max, density, seed, idx64, batch = program
+    rows, cols, vt, factor, fvt, unary, agg, axis, typed_sparse, with_max, density, seed, idx64, batch, ones = program
 
     def fn(b: Body, a):
         g = a[0]
@@ -368,6 +368,8 @@ def test_csr_pipelines_match_the_plain_path(program):
         return
     assert plan is not None, why
     G = csr(vt, (rows, cols), density, seed, idx64)
+    if ones:  # a pattern matrix (a graph): float kernels read the constant 1.0 instead of the stored values
+        G.data[:] = 1
     t = data(fvt, (1, cols), seed + 1, specials=0.15 if fvt != "f64" else 0.0)
     c = data("f64", (rows, 1), seed + 2)
     inputs = [G, t, c]

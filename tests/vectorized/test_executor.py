@@ -46,3 +46,37 @@ def test_combines_match_the_whole_computation() -> None:
     np.testing.assert_allclose(total, (X * v).sum(), rtol=1e-12)
     np.testing.assert_array_equal(colmax, (X * v).max(axis=0, keepdims=True))
     np.testing.assert_array_equal(trans, (X * v).T)
+
+
+def test_csr_row_blocks_share_the_arrays_and_equal_scipys_slices() -> None:
+    from runtime.values import csr_rows
+
+    G = sp.random_array((300, 40), density=0.1, format="csr", random_state=2)
+    G.sum_duplicates()
+    for a, b in ((0, 300), (0, 17), (17, 171), (299, 300), (5, 5)):
+        block = csr_rows(G, a, b)
+        ref = G[a:b]
+        assert block.shape == ref.shape and block.nnz == ref.nnz
+        np.testing.assert_array_equal(block.toarray(), ref.toarray())
+        np.testing.assert_array_equal(block.max(axis=1).toarray(), ref.max(axis=1).toarray())
+        if block.nnz:
+            assert np.shares_memory(block.data, G.data) and np.shares_memory(block.indices, G.indices)
+        assert block.has_canonical_format
+    inner = csr_rows(csr_rows(G, 10, 200), 5, 50)  # a block of a block still knows the matrix owning the arrays
+    np.testing.assert_array_equal(inner.toarray(), G[15:60].toarray())
+    assert inner._daphne_base is G
+
+    seen: list[object] = []
+
+    def body(x: object) -> tuple[object, ...]:
+        seen.append(x)
+        return (x.sum(axis=1).reshape(-1, 1),)  # type: ignore[attr-defined]
+
+    old = SETTINGS.phy_batch_size
+    SETTINGS.phy_batch_size = 64  # many blocks
+    try:
+        (rows,) = run_pipeline(body, [G], [SPLIT_ROWS], [COMBINE_ROWS])
+    finally:
+        SETTINGS.phy_batch_size = old
+    assert len(seen) > 1 and all(np.shares_memory(x.indices, G.indices) for x in seen if x.nnz)  # type: ignore[attr-defined]
+    np.testing.assert_array_equal(rows, G.sum(axis=1).reshape(-1, 1))

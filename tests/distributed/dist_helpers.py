@@ -1,0 +1,107 @@
+"""Helpers of the distributed tests: run the real `daphnec` under the real `mpiexec` (mpich's hydra, shipped with
+the `mpich` wheel into the venv's bin/). Nothing is mocked; an MPI test that cannot run fails."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+MPIEXEC = BIN / "mpiexec"
+DATA = Path(__file__).parent / "data"
+
+
+def daphnec(*args: str) -> list[str]:
+    return [sys.executable, "-m", "tools.daphnec", *args]
+
+
+def env(**extra: str) -> dict[str, str]:
+    e = dict(os.environ)
+    e["PYTHONPATH"] = str(ROOT)
+    e.update(extra)
+    return e
+
+
+def run_local(*args: str, timeout: float = 180, **extra_env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(daphnec(*args), capture_output=True, text=True, cwd=ROOT, env=env(**extra_env),
+                          timeout=timeout)  # fmt: skip
+
+
+def mpiexec_cmd(ranks: int, *args: str, mpiexec_flags: tuple[str, ...] = ()) -> list[str]:
+    assert MPIEXEC.exists(), f"{MPIEXEC} is missing: the mpich wheel is a dependency of daphnec"
+    return [str(MPIEXEC), *mpiexec_flags, "-n", str(ranks), *daphnec(*args)]
+
+
+def run_mpi(ranks: int, *args: str, mpiexec_flags: tuple[str, ...] = (), timeout: float = 180,
+            **extra_env: str) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    """`mpiexec -n ranks daphnec args...` from the repository root."""
+    cmd = mpiexec_cmd(ranks, *args, mpiexec_flags=mpiexec_flags)
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env(**extra_env), timeout=timeout)
+
+
+def processes_running(marker: str) -> list[int]:
+    """Pids of live processes whose command line contains `marker` (a unique script path)."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        try:
+            cmdline = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = next((ln for ln in (d / "status").read_text().splitlines() if ln.startswith("State:")), "")
+        except OSError:
+            continue
+        if marker in cmdline and "zombie" not in state:
+            pids.append(int(d.name))
+    return pids
+
+
+def rank_pid(marker: str, rank: int, timeout: float = 60) -> int:
+    """The pid of the MPI process of `rank` running `marker` (hydra puts PMI_RANK into its environment). Under
+    mpiexec each rank is a supervising parent and the MPI process, its child (runtime/distributed/launch.py):
+    this is the child, the process a failure (the OOM killer, a crash) would hit."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ranked = {}
+        for pid in processes_running(marker):
+            try:
+                environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+                ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if f"PMI_RANK={rank}".encode() in environ:
+                ranked[pid] = ppid
+        children = [pid for pid, ppid in ranked.items() if ppid in ranked]
+        if children:
+            return children[0]
+        time.sleep(0.1)
+    raise AssertionError(f"no MPI process of rank {rank} running {marker}")
+
+
+class Job:
+    """An `mpiexec` job started in its own session, so a failed test can end everything it started."""
+
+    def __init__(self, cmd: list[str], **extra_env: str):
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                                     env=env(**extra_env), start_new_session=True)  # fmt: skip
+
+    def wait(self, timeout: float) -> tuple[int | None, str, str, float]:
+        """(exit status or None on timeout, stdout, stderr, seconds waited)."""
+        t0 = time.monotonic()
+        try:
+            out, err = self.proc.communicate(timeout=timeout)
+            return self.proc.returncode, out, err, time.monotonic() - t0
+        except subprocess.TimeoutExpired:
+            self.kill()
+            out, err = self.proc.communicate()
+            return None, out, err, time.monotonic() - t0
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
