@@ -90,6 +90,8 @@ def _fold(acc: object, x: object, mode: int) -> object:
         pick = (x < acc) if mode == COMBINE_MIN else (acc < x)
         return np.where(pick, x, acc)
     if mode == COMBINE_ADD:
+        if type(acc) is bool or type(acc) is np.bool_:  # a bool sum stays bool (logical or), as in one pass
+            return bool(acc or x)
         s = acc + x  # type: ignore[operator]
         return wrap_int(s, vt_of(acc)) if type(acc) is int else s
     if mode == COMBINE_MIN:

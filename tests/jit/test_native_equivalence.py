@@ -23,7 +23,7 @@ import struct
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import example, HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from pipeline_harness import (
     C_ADD,
@@ -268,6 +268,9 @@ def _value_of(p, inputs, v):
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(dense_programs())
+# regressions found by the search: a bool full sum over several batches (logical or), an si32 sum wrapping
+@example(program=(4, 2, [("f64", (4, 2), 1), ("bool", (4, 2), 1)], [("un", "minus", 0)], [("all", "sum", 1, 0)], 0, 16))
+@example(program=(5, 3, [("si32", (5, 3), 1)], [("un", "minus", 0)], [("all", "sum", 0, 0)], 0, 16))
 def test_dense_pipelines_match_the_plain_path(program):
     rows, cols, inputs_spec, steps, sinks, seed, batch = program
     types, fn = _body(program)
