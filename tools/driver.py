@@ -116,12 +116,9 @@ def run_distributed(run_script: Callable[[], int], warn: Callable[[str], None]) 
             return code
     from compiler.passes.distribute import compile_shipped_body
 
-    role = launch.start(compile_shipped_body, configure_worker)
+    role = launch.start(compile_shipped_body, configure_worker, warn)
     if role == launch.WORKER_ROLE:
         return launch.serve()
-    if role == launch.LOCAL_ROLE:
-        warn("daphnec: warning: --distributed needs at least 2 MPI ranks (e.g. `mpiexec -n 3 daphnec --distributed "
-             "...`); running the distributed pipelines in this process")  # fmt: skip
     code = 1
     try:
         code = run_script()

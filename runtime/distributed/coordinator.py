@@ -45,9 +45,10 @@ from runtime.vectorized.pipeline import COMBINE_ROWS, SPLIT_ROWS, combine, row_c
 DEFAULT_CHUNK = 2**31 - 1 - 1024
 BCAST_MIN_WORKERS = int(os.environ.get("DAPHNEC_DIST_BCAST_MIN_WORKERS", 8))
 """From this many workers on, replicas are broadcast with a tree (`Ibcast`) instead of one send per worker."""
-IN_FLIGHT = int(os.environ.get("DAPHNEC_DIST_IN_FLIGHT", 2))
-"""Chunks a worker holds under dynamic scheduling: the next one is there when it finishes one, so no worker waits
-for a round trip. A worker's second chunk is normally one whose rows it holds anyway (locality-first)."""
+IN_FLIGHT = int(os.environ.get("DAPHNEC_DIST_IN_FLIGHT", 1))
+"""Chunks a worker holds at once under dynamic scheduling. 2 hides the round trip between chunks, but commits
+chunks before anyone knows which node is slow: with rank 2 three times slower (bench/dist_bench.py) it kept 32-38 %
+of the rows instead of the ideal 25 %, and GSS lost to STATIC; with 1 it kept 26-27 % and GSS won."""
 MAX_CHUNKS_PER_WORKER = int(os.environ.get("DAPHNEC_DIST_MAX_CHUNKS", 64))
 """Inter-node grain floor: at most about this many chunks per worker, however fine the scheme (SS would otherwise
 send one message round per row)."""
@@ -168,6 +169,8 @@ class _Call:
 
 
 class Coordinator:
+    """Rank 0's side of the protocol: one instance per run, created by `launch.start`."""
+
     def __init__(self, comms: Comms):
         self.comms = comms
         self.workers = comms.workers
@@ -301,7 +304,7 @@ class Coordinator:
 
     def _first_tasks(self, call: _Call) -> dict[int, list[Task]]:
         """The tasks each worker gets with its PIPELINE message: STATIC, its block (the only one); dynamic, its first
-        `IN_FLIGHT` chunks, so that it never waits for a round trip between chunks."""
+        `IN_FLIGHT` chunks."""
         if call.static:
             first: dict[int, list[Task]] = {}
             for w, (a, b) in zip(self.workers, call.blocks):
@@ -342,19 +345,26 @@ class Coordinator:
             elif p is not None:
                 pieces.append({"id": p.obj_id, "first": p.first})
             else:
-                block = ser.row_block(s.x, a, b)
-                piece = self.cache.add_piece(s.x, w, a, b) if b > a else None
-                obj_id = piece.obj_id if piece is not None else self.cache.new_id()
-                if piece is None:
-                    self.cache.drop([obj_id])  # an empty block: the worker drops it with the next message
-                new[id(s.x)] = {"id": obj_id, "first": a, "desc": ser.describe(block)}
+                new[id(s.x)] = self._ship_rows(call, s, w, a, b, ship)
                 pieces.append(new[id(s.x)])
-                ship.append((block, obj_id))
-                call.shipped_bytes += ser.nbytes(new[id(s.x)]["desc"])
-                self.stats.shipped[s.label] = self.stats.shipped.get(s.label, 0) + ser.nbytes(new[id(s.x)]["desc"])
         keep = [self.cache.new_id() if rows and b > a else None for rows in call.rows_outputs]
         call.kept.append((task, w, keep))
         return {"rows": [a, b], "pieces": pieces, "keep": keep}, ship
+
+    def _ship_rows(self, call: _Call, s: _Split, w: int, a: int, b: int, ship: list[tuple[object, int]]
+                   ) -> dict[str, Any]:  # fmt: skip
+        """Rows a..b-1 of a ROWS input go with the task and stay on the worker as a new piece."""
+        block = ser.row_block(s.x, a, b)
+        piece = self.cache.add_piece(s.x, w, a, b) if b > a else None
+        obj_id = piece.obj_id if piece is not None else self.cache.new_id()
+        if piece is None:
+            self.cache.drop([obj_id])  # an empty block: the worker drops it with the next message
+        spec = {"id": obj_id, "first": a, "desc": ser.describe(block)}
+        ship.append((block, obj_id))
+        size = ser.nbytes(spec["desc"])
+        call.shipped_bytes += size
+        self.stats.shipped[s.label] = self.stats.shipped.get(s.label, 0) + size
+        return spec
 
     def _post_rows(self, call: _Call, w: int, ship: list[tuple[object, int]]) -> None:
         """Post the rows a task ships, right after its message."""
@@ -504,13 +514,24 @@ class Coordinator:
                 json.dump({**asdict(self.stats), "workers": len(self.workers), "scheme": self.scheme}, f)
 
 
+SINGLE_RANK_WARNING = ("daphnec: warning: --distributed needs at least 2 MPI ranks (e.g. `mpiexec -n 3 daphnec "
+                       "--distributed ...`); running the distributed pipelines in this process")
+
+
 class LocalRunner:
     """`--distributed` without workers (not under mpiexec, or one rank): every distributed pipeline is compiled
     from its shipped IR text and run in this process, exactly as a worker would run it."""
 
-    def __init__(self, compile_body: Callable[[str], Callable[..., tuple[object, ...]]]):
+    def __init__(self, compile_body: Callable[[str], Callable[..., tuple[object, ...]]],
+                 warn: Callable[[str], None] | None = None):  # fmt: skip
         self.compile_body = compile_body
         self.bodies: dict[str, Callable[..., tuple[object, ...]]] = {}
+        self.warn = warn
+
+    def warn_once(self) -> None:
+        if self.warn is not None:
+            self.warn(SINGLE_RANK_WARNING)
+            self.warn = None
 
     def run(self, ir: str, inputs: Sequence[object], splits: Sequence[int], combines: Sequence[int],
             result_vts: Sequence[str | None] | None = None) -> Results:  # fmt: skip

@@ -33,12 +33,14 @@ _COMMS: Comms | None = None
 def start(
     compile_body: Callable[[str], Callable[..., tuple[object, ...]]],
     configure: Callable[[dict[str, Any]], None],
+    warn: Callable[[str], None] | None = None,
 ) -> str:
-    """Initialise MPI and take this rank's role."""
+    """Initialise MPI and take this rank's role. `warn` prints the single-rank warning (once the script has
+    compiled: a script that does not even parse gets only its own error)."""
     global _WORKER, _COMMS
     world = _init_mpi()
     if world is None or world.Get_size() < 2:
-        coord.ACTIVE = coord.LocalRunner(compile_body)
+        coord.ACTIVE = coord.LocalRunner(compile_body, warn)
         return LOCAL_ROLE
     _COMMS = make_comms(world)
     if _COMMS.rank == COORDINATOR:
@@ -153,9 +155,11 @@ def serve() -> int:
 
 
 def ship_config(config: dict[str, Any]) -> None:
-    """Rank 0: send the user config to the workers (a no-op without workers)."""
+    """Rank 0, once the script has compiled: send the user config to the workers (without workers: warn)."""
     if isinstance(coord.ACTIVE, coord.Coordinator):
         coord.ACTIVE.configure(config)
+    elif isinstance(coord.ACTIVE, coord.LocalRunner):
+        coord.ACTIVE.warn_once()
 
 
 def finish(code: int) -> int:

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
 import scipy.sparse as sp
 from mpi4py import MPI
+from test_units import VALUES
 
 from runtime.distributed import serialization as ser
 from runtime.distributed.protocol import make_comms, wait_requests
-from test_units import VALUES
 
 CHUNK = 7
 
