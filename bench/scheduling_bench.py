@@ -43,7 +43,8 @@ def skewed_graph(path: Path, n: int = 200_000, seed: int = 7) -> None:
         f.write("%%MatrixMarket matrix coordinate pattern symmetric\n")
         f.write(f"{n} {n} {len(r)}\n")
         np.savetxt(f, np.column_stack([r + 1, c + 1]), fmt="%d")
-    Path(str(path) + ".meta").write_text(f'{{"numCols":{n},"numNonZeros":{2 * len(r)},"numRows":{n},"valueType":"f64"}}')
+    meta = f'{{"numCols":{n},"numNonZeros":{2 * len(r)},"numRows":{n},"valueType":"f64"}}'
+    Path(str(path) + ".meta").write_text(meta)
 
 
 def run(graph: Path, scheme: str, threads: int) -> float:

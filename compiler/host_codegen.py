@@ -122,7 +122,9 @@ class HostCodegen:
 
     def generate(self) -> HostProgram:
         for op in self.module.ops:
-            if isinstance(op, func.FuncOp) and "daphne.task_kernel" not in op.attributes:  # native kernels: compiler.jit
+            if (
+                isinstance(op, func.FuncOp) and "daphne.task_kernel" not in op.attributes
+            ):  # native kernels: compiler.jit
                 self._function(op)
         return HostProgram("\n".join(self.e.lines) + "\n", self.e.globals, self.e.locs)
 
@@ -156,7 +158,9 @@ class HostCodegen:
             self._call(op)
         elif isinstance(op, func.ReturnOp):
             vals = [self.e.ref(v) for v in op.arguments]
-            self.e.emit("return" if not vals else f"return {vals[0]}" if len(vals) == 1 else f"return ({', '.join(vals)})", op)
+            self.e.emit(
+                "return" if not vals else f"return {vals[0]}" if len(vals) == 1 else f"return ({', '.join(vals)})", op
+            )
         elif isinstance(op, VectorizedPipelineOp):
             self._pipeline(op)
         elif isinstance(op, DistributedPipelineOp):

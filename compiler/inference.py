@@ -30,7 +30,9 @@ the op's own `infer()`; registered with `@infers(OpClass)` by `compiler/infer_*.
 _HOOK_MODULES = ("compiler.infer_io",)
 
 
-def infers(*op_classes: type) -> Callable[[Callable[[Operation], tuple[Attribute, ...]]], Callable[[Operation], tuple[Attribute, ...]]]:
+def infers(
+    *op_classes: type,
+) -> Callable[[Callable[[Operation], tuple[Attribute, ...]]], Callable[[Operation], tuple[Attribute, ...]]]:
     def register(fn: Callable[[Operation], tuple[Attribute, ...]]) -> Callable[[Operation], tuple[Attribute, ...]]:
         for cls in op_classes:
             TYPE_HOOKS[cls] = fn
@@ -323,7 +325,10 @@ class Inference:
             self.infer_block(after)
             y = after.last_op
             assert isinstance(y, scf.YieldOp)
-            new = [join_all(join_all(t, true_type(c), op), true_type(v), op) for t, c, v in zip(types, cond.args, y.arguments)]
+            new = [
+                join_all(join_all(t, true_type(c), op), true_type(v), op)
+                for t, c, v in zip(types, cond.args, y.arguments)
+            ]
             if new == types and all(true_type(c) == t for c, t in zip(cond.args, types)):
                 break
             types = new

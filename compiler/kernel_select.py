@@ -119,7 +119,9 @@ def _select_cast(op: ops.CastOp) -> KernelSpec:
     if is_matrix(src) and is_matrix(dst):
         return _spec(matrix_cast(_vt(src, op), dvt) or _identity, [None], "cast")  # type: ignore[arg-type]
     if is_scalar(src) and is_matrix(dst):
-        return _spec(functools.partial(datagen.fill, rows=1, cols=1, vt=dvt), [scalar_cast(_vt(src, op), dvt)], "as_matrix")  # type: ignore[arg-type]
+        return _spec(
+            functools.partial(datagen.fill, rows=1, cols=1, vt=dvt), [scalar_cast(_vt(src, op), dvt)], "as_matrix"
+        )  # type: ignore[arg-type]
     if is_matrix(src) and is_scalar(dst):
         conv = scalar_cast(_vt(src, op), dvt)  # type: ignore[arg-type]
         fn = meta.as_scalar if conv is None else _compose(conv, meta.as_scalar)
@@ -336,12 +338,14 @@ def fold_scalar_op(op: Operation) -> list[object] | None:
         if rhs == 0 and vt_name(op.res.type) not in ("f64", "f32"):
             raise FoldError(f"integer {'division' if op.KIND == 'div' else 'modulo'} by zero in a constant expression")
     try:
-        spec = KernelSpec(control.for_range, (None,) * len(op.operands), "for_range") if isinstance(op, ops.ForRangeOp) else select_kernel(op)
+        spec = (
+            KernelSpec(control.for_range, (None,) * len(op.operands), "for_range")
+            if isinstance(op, ops.ForRangeOp)
+            else select_kernel(op)
+        )
         args = [ops.constant_value(v) for v in op.operands]
         args = [c(a) if c is not None else a for a, c in zip(args, spec.arg_casts)]
         out = spec.fn(*args)
     except (DaphneRuntimeError, ArithmeticError, ValueError):
         return None  # leave it to run time, where the error gets its proper report
     return list(out) if isinstance(out, tuple) else [out]
-
-

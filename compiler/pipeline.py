@@ -115,7 +115,9 @@ class PassManager:
         except (VerifyException, DiagnosticException) as e:
             op = failing_op(module)
             msg = _first_line(e)
-            raise CompileError(msg if op is not None else f"IR verification failed after pass '{p.name}': {msg}", loc_of(op)) from e
+            raise CompileError(
+                msg if op is not None else f"IR verification failed after pass '{p.name}': {msg}", loc_of(op)
+            ) from e
 
     def run_stages(self, module: ModuleOp, stages: Iterable[Stage] = STAGES) -> None:
         for passes, slot in stages:

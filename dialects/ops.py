@@ -268,11 +268,13 @@ class CastOp(DaphneOp):
         if dt in ("matrix", "scalar") and not self.target_vt and all(vts) and len(set(vts)) > 1:
             raise VerifyException(
                 f"as.{dt}: the frame's columns have different value types ({', '.join(vts)}); "  # type: ignore[arg-type]
-                f"give the {dt}'s value type, e.g. as.{dt}<{most_general(*vts)}>(...)")  # type: ignore[arg-type]
+                f"give the {dt}'s value type, e.g. as.{dt}<{most_general(*vts)}>(...)"
+            )  # type: ignore[arg-type]
         if dt is None and self.target_vt:
             raise VerifyException(
                 f"casting a frame to value type {self.target_vt.data} is not supported; cast it to a matrix, "
-                f"e.g. as.matrix<{self.target_vt.data}>(...)")
+                f"e.g. as.matrix<{self.target_vt.data}>(...)"
+            )
 
 
 def _frame_cast_result(src: Attribute, vt: str | None, dt: str | None) -> Attribute:
@@ -410,7 +412,11 @@ _AGG_FP = ("mean", "var", "stddev")
 AGG_KINDS = ("sum", "min", "max", "mean", "var", "stddev")
 AGG_OPS: dict[tuple[str, str], type[AggOp]] = {}
 for _kind in AGG_KINDS:
-    for _axis, _dt, _shape in (("All", "sca", shape_unknown), ("Row", "mat", shape_row_agg), ("Col", "mat", shape_col_agg)):
+    for _axis, _dt, _shape in (
+        ("All", "sca", shape_unknown),
+        ("Row", "mat", shape_row_agg),
+        ("Col", "mat", shape_col_agg),
+    ):
         _name = f"{_kind}{_axis}"
         AGG_OPS[(_kind, _axis.lower())] = define_op(
             f"{_kind.capitalize()}{_axis}Op",
@@ -586,19 +592,23 @@ class CreateFrameOp(DaphneOp):
 
     def verify_(self) -> None:
         if len(self.labels) != len(self.cols):
-            raise VerifyException(f"{self.name}: expects one label per column, got {len(self.labels)} label(s) for "
-                                  f"{len(self.cols)} column(s)")
+            raise VerifyException(
+                f"{self.name}: expects one label per column, got {len(self.labels)} label(s) for "
+                f"{len(self.cols)} column(s)"
+            )
         for c in self.cols:
             if not (is_matrix(c.type) or is_unknown(c.type)):
                 raise VerifyException(f"{self.name}: the columns of a frame must be matrices, got {c.type}")
             if is_matrix(c.type) and c.type.shape[1] not in (-1, 1):
                 r, k = c.type.shape
-                raise VerifyException(f"{self.name}: each column must be a single-column matrix, got "
-                                      f"{'?' if r < 0 else r}x{k}")
+                raise VerifyException(
+                    f"{self.name}: each column must be a single-column matrix, got {'?' if r < 0 else r}x{k}"
+                )
         rows = [shape_of(c.type)[0] for c in self.cols if shape_of(c.type)[0] >= 0]
         if len(set(rows)) > 1:
-            raise VerifyException(f"{self.name}: all columns must have the same number of rows, got "
-                                  f"{', '.join(map(str, rows))}")
+            raise VerifyException(
+                f"{self.name}: all columns must have the same number of rows, got {', '.join(map(str, rows))}"
+            )
 
 
 @irdl_op_definition
@@ -702,8 +712,11 @@ class SliceRowOp(_IndexOp):
     SHAPE: ClassVar = staticmethod(lambda op: (_sel_len(op.upper, op.lower), shape_of(op.source.type)[1]))
 
     def _frame_result(self, src: FrameType) -> Attribute:
-        rng = _frame_range(_frame_bound(self.lower, self.source, NumRowsOp),
-                           _frame_bound(self.upper, self.source, NumRowsOp), src.rows.data)
+        rng = _frame_range(
+            _frame_bound(self.lower, self.source, NumRowsOp),
+            _frame_bound(self.upper, self.source, NumRowsOp),
+            src.rows.data,
+        )
         rows = rng[1] - rng[0] if rng is not None else -1
         return FrameType(list(src.column_types.data), rows, src.label_names)
 
@@ -721,8 +734,9 @@ class SliceColOp(_IndexOp):
 
     def _frame_result(self, src: FrameType) -> Attribute:
         cts, names = list(src.column_types.data), src.label_names
-        rng = _frame_range(_frame_bound(self.lower, self.source, NumColsOp),
-                           _frame_bound(self.upper, self.source, NumColsOp), len(cts))
+        rng = _frame_range(
+            _frame_bound(self.lower, self.source, NumColsOp), _frame_bound(self.upper, self.source, NumColsOp), len(cts)
+        )
         if rng is None:
             return UNKNOWN
         lo, hi = rng
@@ -804,8 +818,10 @@ class FilterColOp(_IndexOp):
 
     def verify_(self) -> None:
         if isinstance(self.source.type, FrameType):
-            raise VerifyException(f"{self.name}: selecting the columns of a frame by a bit vector is not supported; "
-                                  "select them by position or label")
+            raise VerifyException(
+                f"{self.name}: selecting the columns of a frame by a bit vector is not supported; "
+                "select them by position or label"
+            )
 
 
 @irdl_op_definition
@@ -950,7 +966,9 @@ class GenericCallOp(IRDLOperation):
     res = var_result_def()
 
     def __init__(self, callee: str, args: Sequence[SSAValue], n_results: int):
-        super().__init__(operands=[args], result_types=[[UNKNOWN] * n_results], properties={"callee": StringAttr(callee)})
+        super().__init__(
+            operands=[args], result_types=[[UNKNOWN] * n_results], properties={"callee": StringAttr(callee)}
+        )
 
 
 @irdl_op_definition

@@ -7,8 +7,8 @@ Per-block results are combined in row order, so the result does not depend on wh
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 

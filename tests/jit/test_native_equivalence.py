@@ -23,7 +23,7 @@ import struct
 
 import numpy as np
 import pytest
-from hypothesis import example, HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from pipeline_harness import (
     C_ADD,
