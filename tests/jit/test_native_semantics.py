@@ -52,7 +52,7 @@ def _ints(values: list[int], vt: str) -> np.ndarray:
     return np.array([[v % (1 << bits) for v in values]], dtype=object).astype(f"u{bits // 8}").view(NP[vt])
 
 
-def _native_equals_reference(p, inputs, expect_fallback: bool = False):
+def check_native_equals_reference(p, inputs, expect_fallback: bool = False):
     calls = Calls()
     ref = reference(p, inputs)
     got = run_native(p, inputs, 1 << 40, calls)
@@ -62,10 +62,10 @@ def _native_equals_reference(p, inputs, expect_fallback: bool = False):
     return got
 
 
-def _pair(kind: str, vt: str, x: np.ndarray, y: np.ndarray):
+def check_pair(kind: str, vt: str, x: np.ndarray, y: np.ndarray):
     p = build([(mat(vt, *x.shape), ROWS), (mat(vt, *y.shape), ROWS)],
               lambda b, a: [(b.binary(kind, a[0], a[1]), C_ROWS)])
-    return _native_equals_reference(p, [x, y])
+    return check_native_equals_reference(p, [x, y])
 
 
 @pytest.mark.parametrize("kind", ["add", "sub", "mul", "div", "mod", "min", "max", "eq", "neq", "lt", "le", "gt",
@@ -77,7 +77,7 @@ def test_float_binary_ops_on_special_values(kind: str, vt: str) -> None:
     x = np.repeat(v, v.shape[1], axis=0)
     y = np.ascontiguousarray(x.T)
     with np.errstate(all="ignore"):
-        _pair(kind, vt, x, y)
+        check_pair(kind, vt, x, y)
 
 
 @pytest.mark.parametrize("kind", ["add", "sub", "mul", "min", "max", "bitwiseAnd", "eq", "lt", "ge", "and", "xor"])
@@ -87,7 +87,7 @@ def test_integer_binary_ops_wrap(kind: str, vt: str) -> None:
     vals = [0, 1, 2, 3] + ([info.max, info.min, info.max - 1] if info else [])
     v = np.array([vals], dtype=object).astype(NP[vt])
     x = np.repeat(v, v.shape[1], axis=0)
-    _pair(kind, vt, x, np.ascontiguousarray(x.T))
+    check_pair(kind, vt, x, np.ascontiguousarray(x.T))
 
 
 @pytest.mark.parametrize("vt", INT_VTS)
@@ -95,8 +95,8 @@ def test_integer_division_truncates_and_min_by_minus_one_wraps(vt: str) -> None:
     info = np.iinfo(NP[vt])
     x = _ints([7, -7, info.min, info.max, 0, -1, 5], vt)
     y = _ints([2, 2, -1, -1, 3, 2, -2], vt)
-    _pair("div", vt, x, y)
-    _pair("mod", vt, x, y)
+    check_pair("div", vt, x, y)
+    check_pair("mod", vt, x, y)
 
 
 @pytest.mark.parametrize("kind", ["div", "mod"])
@@ -114,7 +114,7 @@ def test_casts_reproduce_x86_conversions(src: str, dst: str) -> None:
     """cvttsd2si: out of range and NaN give the integer indefinite value; narrow types keep the low bits."""
     p = build([(mat(src, *FLOATS.shape), ROWS)], lambda b, a: [(b.cast(a[0], dst), C_ROWS)])
     with np.errstate(all="ignore"):
-        _native_equals_reference(p, [FLOATS.astype(NP[src])])
+        check_native_equals_reference(p, [FLOATS.astype(NP[src])])
 
 
 @pytest.mark.parametrize("src", INT_VTS + ("bool",))
@@ -124,14 +124,14 @@ def test_integer_casts(src: str, dst: str) -> None:
     vals = [0, 1, 2] + ([info.max, info.min, info.max // 3 + 7] if info else [])
     x = np.array([vals], dtype=object).astype(NP[src])
     p = build([(mat(src, *x.shape), ROWS)], lambda b, a: [(b.cast(a[0], dst), C_ROWS)])
-    _native_equals_reference(p, [x])
+    check_native_equals_reference(p, [x])
 
 
 def test_scalar_operands_use_scalar_casts() -> None:
     """An si64 scalar added to an f32 matrix goes through double (values.cast_scalar), not straight to float."""
     big = (1 << 53) + 1
     p = build([(mat("f32", 1, 3), ROWS)], lambda b, a: [(b.binary("add", a[0], b.const(big, "si64")), C_ROWS)])
-    _native_equals_reference(p, [np.array([[0.0, 1.0, -1.0]], dtype=np.float32)])
+    check_native_equals_reference(p, [np.array([[0.0, 1.0, -1.0]], dtype=np.float32)])
 
 
 @pytest.mark.parametrize("kind", ["minus", "abs", "sign", "round", "floor", "ceil", "isNan"])
@@ -144,12 +144,12 @@ def test_unary_ops(kind: str, vt: str) -> None:
         x = np.array([[0, 1, 2] + ([info.max, info.min] if info else [])], dtype=object).astype(NP[vt])
     p = build([(mat(vt, *x.shape), ROWS)], lambda b, a: [(b.unary(kind, a[0]), C_ROWS)])
     with np.errstate(all="ignore"):
-        _native_equals_reference(p, [x])
+        check_native_equals_reference(p, [x])
 
 
 def test_sqrt_domain_error_has_daphnes_message() -> None:
     p = build([(mat("f64", 1, 3), ROWS)], lambda b, a: [(b.unary("sqrt", a[0]), C_ROWS)])
-    _native_equals_reference(p, [np.array([[4.0, -0.0, NAN]])])
+    check_native_equals_reference(p, [np.array([[4.0, -0.0, NAN]])])
     with pytest.raises(DaphneRuntimeError, match=r"invalid argument '-2' passed to unary func SQRT"):
         run_native(p, [np.array([[4.0, -2.0, 1.0]])], 1 << 40)
 
@@ -177,20 +177,20 @@ def test_row_and_column_aggregates_are_exact(agg: str, vt: str) -> None:
     combine = {"sum": C_ADD, "min": C_MIN, "max": C_MAX}[agg]
     p = build([(mat(vt, *x.shape), ROWS)],
               lambda b, a: [(b.agg(agg, "row", a[0]), C_ROWS), (b.agg(agg, "col", a[0]), combine)])
-    _native_equals_reference(p, [x])
+    check_native_equals_reference(p, [x])
 
 
 def test_mean_row() -> None:
     x = np.array([[1, 2, 4], [-3, 0, 0]], dtype=np.int32)
     p = build([(mat("si32", 2, 3), ROWS)], lambda b, a: [(b.agg("mean", "row", a[0]), C_ROWS)])
-    _native_equals_reference(p, [x])
+    check_native_equals_reference(p, [x])
 
 
 def test_full_min_max_skip_nans_and_keep_the_first_of_equal_zeros() -> None:
     x = np.array([[NAN, -0.0, 0.0], [NAN, 3.0, -1.0]])
     p = build([(mat("f64", 2, 3), ROWS)], lambda b, a: [(b.agg("min", "all", a[0]), C_MIN),
                                                         (b.agg("max", "all", b.unary("minus", a[0])), C_MAX)])
-    _native_equals_reference(p, [x])
+    check_native_equals_reference(p, [x])
 
 
 def test_broadcasts_row_column_and_scalar() -> None:
@@ -203,14 +203,14 @@ def test_broadcasts_row_column_and_scalar() -> None:
                 (b.binary("max", b.const(5.0, "f64"), a[0]), C_ROWS)]
 
     p = build([(mat("f64", 4, 3), ROWS), (mat("f64", 4, 1), ROWS), (mat("f64", 1, 3), NONE)], body)
-    _native_equals_reference(p, [x, col, row])
+    check_native_equals_reference(p, [x, col, row])
 
 
 def test_transpose_and_extract_column() -> None:
     x = np.arange(12, dtype=np.int64).reshape(4, 3)
     p = build([(mat("si64", 4, 3), ROWS)], lambda b, a: [(b.transpose(b.binary("mul", a[0], a[0])), 2),
                                                          (b.extract_col(a[0], -1), C_ROWS)])
-    _native_equals_reference(p, [x])
+    check_native_equals_reference(p, [x])
 
 
 def test_blocks_of_another_form_go_to_the_python_body() -> None:
@@ -235,11 +235,11 @@ def test_pipelines_without_native_work_keep_the_python_body(body, reason: str) -
     assert plan is None and why.startswith(reason)
 
 
-def _staged(p, inputs, stages: int, fallback: bool = False):
+def check_staged(p, inputs, stages: int, fallback: bool = False):
     plan, why = try_plan(p.op)
     assert plan is not None, why
     assert len(plan.stages) == stages and plan.opaque
-    return _native_equals_reference(p, inputs, fallback)
+    return check_native_equals_reference(p, inputs, fallback)
 
 
 def test_numpy_math_runs_between_native_stages() -> None:
@@ -249,7 +249,7 @@ def test_numpy_math_runs_between_native_stages() -> None:
     p = build([(mat("f64", 2, 3), ROWS), (mat("f64", 2, 3), ROWS)], lambda b, a: [
         (b.agg("max", "row", b.binary("mul", b.unary("exp", b.binary("sub", a[0], b.const(1.0, "f64"))), a[1])),
          C_ROWS)])
-    _staged(p, [x, y], 2)
+    check_staged(p, [x, y], 2)
 
 
 def test_opaque_domain_errors_raise_the_python_bodys_first_error() -> None:
@@ -261,7 +261,7 @@ def test_opaque_domain_errors_raise_the_python_bodys_first_error() -> None:
         run_native(p, [np.array([[0.5, 2.0, 3.0]]), np.array([[1, 2, 3]])], 1 << 40)
     with pytest.raises(DaphneRuntimeError, match="division by zero"):
         run_native(p, [np.array([[2.5, 2.0, 3.0]]), np.array([[1, 0, 3]])], 1 << 40)
-    _staged(p, [np.array([[2.5, 2.0, 3.0]]), np.array([[1, 5, 3]])], 2)
+    check_staged(p, [np.array([[2.5, 2.0, 3.0]]), np.array([[1, 5, 3]])], 2)
 
 
 def test_matmul_on_the_row_block_then_native_ops() -> None:
@@ -271,7 +271,7 @@ def test_matmul_on_the_row_block_then_native_ops() -> None:
     p = build([(mat("f64", 40, 5), ROWS), (mat("f64", 5, 3), NONE)], lambda b, a: [
         (b.agg("sum", "row", b.binary("add", b.binary("mul", b.matmul(a[0], a[1]), b.const(2.0, "f64")),
                                       b.const(1.0, "f64"))), C_ROWS)])
-    _staged(p, [x, w], 1)
+    check_staged(p, [x, w], 1)
 
 
 def test_log_and_matrix_power_are_opaque() -> None:
@@ -281,4 +281,4 @@ def test_log_and_matrix_power_are_opaque() -> None:
         (b.binary("add", b.binary("log", b.unary("abs", a[0]), b.const(2.0, "f64")),
                   b.binary("pow", a[0], b.binary("mul", a[1], b.const(1.0, "f64")))), C_ROWS)])
     with np.errstate(all="ignore"):
-        _staged(p, [x, y], 2)
+        check_staged(p, [x, y], 2)
