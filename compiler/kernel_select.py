@@ -203,32 +203,31 @@ def _cond(op: ops.CondOp) -> KernelSpec:
     return _spec(fn, casts, "cond")
 
 
-def _rows_sel(lo: object, hi: object) -> tuple[object, object]:
-    return (lo, hi)
+_SIMPLE_KERNELS: dict[type, tuple[Callable[..., object], str]] = {
+    ops.SliceRowOp: (lambda x, lo, hi: indexing.extract(x, (lo, hi), None), "slice_row"),
+    ops.SliceColOp: (lambda x, lo, hi: indexing.extract(x, None, (lo, hi)), "slice_col"),
+    ops.ExtractRowOp: (lambda x, sel: indexing.extract(x, sel, None), "extract_row"),
+    ops.ExtractColOp: (lambda x, sel: indexing.extract(x, None, sel), "extract_col"),
+    ops.FilterRowOp: (indexing.filter_rows, "filter_row"),
+    ops.FilterColOp: (indexing.filter_cols, "filter_col"),
+    ops.InsertOp: (lambda x, v, rl, rh, cl, ch: indexing.insert(x, (rl, rh), (cl, ch), v), "insert"),
+    ops.NumRowsOp: (meta.nrow, "nrow"),
+    ops.NumColsOp: (meta.ncol, "ncol"),
+    ops.NumCellsOp: (meta.ncell, "ncell"),
+    ops.PrintOp: (printing.print_obj, "print"),
+    ops.StopOp: (misc.stop, "stop"),
+    ops.NowOp: (datagen.now, "now"),
+    ops.TransposeOp: (reorg.transpose, "transpose"),
+    ops.ReshapeOp: (reorg.reshape, "reshape"),
+    ops.ForRangeOp: (control.for_range, "for_range"),
+    ops.TypeOfOp: (misc.type_of, "type_of"),
+}
+"""Ops whose kernel needs no type-dependent choice: kernel and its name in the generated code."""
 
 
 def _select_simple(op: Operation) -> KernelSpec | None:
     """Ops whose kernel needs no type-dependent choice."""
-    table: dict[type, tuple[Callable[..., object], str]] = {
-        ops.SliceRowOp: (lambda x, lo, hi: indexing.extract(x, (lo, hi), None), "slice_row"),
-        ops.SliceColOp: (lambda x, lo, hi: indexing.extract(x, None, (lo, hi)), "slice_col"),
-        ops.ExtractRowOp: (lambda x, sel: indexing.extract(x, sel, None), "extract_row"),
-        ops.ExtractColOp: (lambda x, sel: indexing.extract(x, None, sel), "extract_col"),
-        ops.FilterRowOp: (indexing.filter_rows, "filter_row"),
-        ops.FilterColOp: (indexing.filter_cols, "filter_col"),
-        ops.InsertOp: (lambda x, v, rl, rh, cl, ch: indexing.insert(x, (rl, rh), (cl, ch), v), "insert"),
-        ops.NumRowsOp: (meta.nrow, "nrow"),
-        ops.NumColsOp: (meta.ncol, "ncol"),
-        ops.NumCellsOp: (meta.ncell, "ncell"),
-        ops.PrintOp: (printing.print_obj, "print"),
-        ops.StopOp: (misc.stop, "stop"),
-        ops.NowOp: (datagen.now, "now"),
-        ops.TransposeOp: (reorg.transpose, "transpose"),
-        ops.ReshapeOp: (reorg.reshape, "reshape"),
-        ops.ForRangeOp: (control.for_range, "for_range"),
-        ops.TypeOfOp: (misc.type_of, "type_of"),
-    }
-    entry = table.get(type(op))
+    entry = _SIMPLE_KERNELS.get(type(op))
     if entry is None:
         return None
     return _spec(entry[0], [None] * len(op.operands), entry[1])
@@ -338,11 +337,7 @@ def fold_scalar_op(op: Operation) -> list[object] | None:
         if rhs == 0 and vt_name(op.res.type) not in ("f64", "f32"):
             raise FoldError(f"integer {'division' if op.KIND == 'div' else 'modulo'} by zero in a constant expression")
     try:
-        spec = (
-            KernelSpec(control.for_range, (None,) * len(op.operands), "for_range")
-            if isinstance(op, ops.ForRangeOp)
-            else select_kernel(op)
-        )
+        spec = select_kernel(op)  # ForRangeOp included: its kernel is in the simple table
         args = [ops.constant_value(v) for v in op.operands]
         args = [c(a) if c is not None else a for a, c in zip(args, spec.arg_casts)]
         out = spec.fn(*args)

@@ -13,7 +13,7 @@ The JSON parser follows DAPHNE's `ConfigParser::readUserConfig`:
 - `taskPartitioningScheme` must be one of DAPHNE's JSON enum names; `"AUTO"` is **not** among them (it is accepted
   only by the CLI's `--partitioning`). `"ADAPTIVE"` is a daphnec extension and is accepted.
 
-This module imports only the standard library (runtime/ layer rule).
+This module imports only the standard library and the scheduler's enum modules (runtime/ layer rule).
 """
 
 from __future__ import annotations
@@ -22,6 +22,10 @@ import json
 import math
 from dataclasses import dataclass, field, fields
 from typing import Any
+
+from runtime.scheduling.partitioning import SCHEMES
+from runtime.scheduling.queues import LAYOUTS
+from runtime.scheduling.victim_selection import STRATEGIES
 
 __all__ = [
     "ConfigError",
@@ -77,27 +81,12 @@ EXPLAIN_VALUES: tuple[str, ...] = (
 EXPLAIN_ALIASES: dict[str, str] = {"mlir_codegen": "codegen"}
 
 #: `--partitioning` values: DAPHNE's list (AUTO included) plus daphnec's ADAPTIVE extension.
-PARTITIONING_SCHEMES: tuple[str, ...] = (
-    "STATIC",
-    "SS",
-    "GSS",
-    "TSS",
-    "FAC2",
-    "TFSS",
-    "FISS",
-    "VISS",
-    "PLS",
-    "MSTATIC",
-    "MFSC",
-    "PSS",
-    "AUTO",
-    "ADAPTIVE",
-)
+PARTITIONING_SCHEMES: tuple[str, ...] = (*SCHEMES, "ADAPTIVE")
 #: `taskPartitioningScheme` values of the JSON config: DAPHNE's JSON enum has no AUTO.
 CONFIG_PARTITIONING_SCHEMES: tuple[str, ...] = tuple(s for s in PARTITIONING_SCHEMES if s != "AUTO")
 
-QUEUE_LAYOUTS: tuple[str, ...] = ("CENTRALIZED", "PERGROUP", "PERCPU")
-VICTIM_SELECTIONS: tuple[str, ...] = ("SEQ", "SEQPRI", "RANDOM", "RANDOMPRI")
+QUEUE_LAYOUTS: tuple[str, ...] = LAYOUTS
+VICTIM_SELECTIONS: tuple[str, ...] = STRATEGIES
 DIST_BACKENDS: tuple[str, ...] = ("MPI", "sync-gRPC", "async-gRPC")
 
 #: INT_MAX - 1024, DAPHNE's default for `--max-distr-chunk-size`.

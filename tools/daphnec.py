@@ -29,46 +29,15 @@ PARSER_ERROR = 1
 PASS_ERROR = 2
 EXECUTION_ERROR = 3
 
-# Option enums (kept in sync with runtime/config.py, which is the source of truth; a test checks they agree).
-PARTITIONING_SCHEMES = (
-    "STATIC",
-    "SS",
-    "GSS",
-    "TSS",
-    "FAC2",
-    "TFSS",
-    "FISS",
-    "VISS",
-    "PLS",
-    "MSTATIC",
-    "MFSC",
-    "PSS",
-    "AUTO",
-    "ADAPTIVE",
+# Option enums: runtime/config.py is their one home (it imports only the standard library, so this stays cheap).
+from runtime.config import (  # noqa: E402
+    DIST_BACKENDS,
+    EXPLAIN_ALIASES,
+    EXPLAIN_VALUES,
+    PARTITIONING_SCHEMES,
+    QUEUE_LAYOUTS,
+    VICTIM_SELECTIONS,
 )
-QUEUE_LAYOUTS = ("CENTRALIZED", "PERGROUP", "PERCPU")
-VICTIM_SELECTIONS = ("SEQ", "SEQPRI", "RANDOM", "RANDOMPRI")
-DIST_BACKENDS = ("MPI", "sync-gRPC", "async-gRPC")
-EXPLAIN_VALUES = (
-    "parsing",
-    "parsing_simplified",
-    "sql",
-    "property_inference",
-    "columnar",
-    "select_matrix_repr",
-    "transfer_data_props",
-    "phy_op_selection",
-    "type_adaptation",
-    "vectorized",
-    "obj_ref_mgnt",
-    "codegen",
-    "kernels",
-    "llvm",
-    "mlir_codegen_sparsity_exploiting_op_fusion",
-    "mlir_codegen_daphneir_to_mlir",
-    "mlir_codegen_mlir_specific",
-)
-EXPLAIN_ALIASES = {"mlir_codegen": "codegen"}
 
 _EXPLAIN_HELP = {
     "parsing": "Show DaphneIR after parsing",
