@@ -1,5 +1,7 @@
 """Scheduling overhead per task: a vectorized pipeline over 100,000 rows with SS (one row per task) against STATIC,
 in the same process and run, for 1 and 2 threads (goal of the scheduler issue: SS at most 3x slower than STATIC).
+Then the cost of handing a pipeline to the workers: a 2-task call with an empty task body on the persistent worker
+pool against starting and joining the threads per call (what the scheduler did before the pool).
 
     .venv/bin/python bench/sched_overhead.py [--rows 100000] [--repeat 5]
 """
@@ -20,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from runtime.config import DaphneConfig  # noqa: E402
+from runtime.scheduling.workers import SchedulerConfig, schedule  # noqa: E402
 from runtime.vectorized.pipeline import SETTINGS  # noqa: E402
 from tools.driver import compile_script  # noqa: E402
 
@@ -57,6 +60,30 @@ def main() -> None:
                     runs.append(time.perf_counter() - t0)
                 t[scheme] = statistics.median(runs)
             print(f"{threads:>7} {t['STATIC']:>9.4f} {t['SS']:>9.4f} {t['SS'] / t['STATIC']:>9.2f}x")
+        SETTINGS.scheduler = base
+    dispatch(args.repeat)
+
+
+def dispatch(repeat: int, calls: int = 2000) -> None:
+    """Microseconds per call of `schedule` with 2 workers and 2 empty tasks: pool vs threads started per call."""
+    from runtime.scheduling import workers
+
+    cfg = SchedulerConfig(num_threads=2, scheme="STATIC")
+    busy = workers._POOL._busy
+
+    def per_call() -> float:
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            schedule(2, lambda a, b: None, cfg)
+        return (time.perf_counter() - t0) / calls * 1e6
+
+    pool = min(per_call() for _ in range(repeat))
+    busy.acquire()  # the pool looks busy: every call starts and joins its own threads
+    try:
+        fresh = min(per_call() for _ in range(repeat))
+    finally:
+        busy.release()
+    print(f"\n2-worker call, empty tasks: persistent pool {pool:.1f} us, threads started per call {fresh:.1f} us")
 
 
 if __name__ == "__main__":

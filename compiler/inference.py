@@ -17,10 +17,12 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from dialects.calls import callees
 from dialects.errors import CompileError
 from dialects.locations import MERGE_CAST, loc_of
 from dialects.ops import CastOp, DaphneOp, GenericCallOp, MapOp
-from dialects.types import FrameType, MatrixType, is_matrix, is_unknown, join_types, vt_name
+from dialects.ops_paramserv import AGG_PARAMS, UPD_PARAMS, VAL_PARAMS, ParamservOp
+from dialects.types import FrameType, ListType, MatrixType, is_matrix, is_unknown, join_types, value_type, vt_name
 
 _MAX_ROUNDS = 16
 
@@ -175,12 +177,7 @@ class Inference:
             if is_generic(f):
                 continue
             for op in f.walk():
-                if isinstance(op, func.CallOp):
-                    used.add(op.callee.root_reference.data)
-                elif isinstance(op, GenericCallOp):
-                    used.add(op.callee.data)
-                elif isinstance(op, MapOp):
-                    used.add(op.func.data)
+                used.update(callees(op))
         for f in list(self.functions().values()):
             if is_generic(f) and f.sym_name.data not in used:
                 f.detach()
@@ -195,6 +192,8 @@ class Inference:
     def infer_op(self, op: Operation) -> None:
         if isinstance(op, MapOp):
             self._infer_map(op)
+        elif isinstance(op, ParamservOp):
+            self._infer_paramserv(op)
         elif isinstance(op, DaphneOp):
             if isinstance(op, CastOp) and MERGE_CAST in op.attributes:
                 return
@@ -268,6 +267,54 @@ class Inference:
         if len(outs) != 1:
             raise CompileError(f"map: function '{callee.sym_name.data}' must return exactly one value", loc_of(op))
         set_type(op.res, MatrixType(outs[0], *t.shape))
+
+    def _infer_paramserv(self, op: ParamservOp) -> None:
+        """Specialize `upd` for (model, hyperparams, a batch of features, a batch of labels) and `agg` for (model,
+        hyperparams, upd's gradients); check both signatures. The result has the model's type."""
+        model, features, labels = (op.arg(n) for n in ("model", "features", "labels"))
+        hp = op.arg("hyperparams")
+        assert model is not None and features is not None and labels is not None
+        hp_t = hp.type if hp is not None else ListType(MatrixType(value_type("f64")))
+        types = (model.type, hp_t, _batch(features.type), _batch(labels.type))
+        upd = self._udf(op, "upd", UPD_PARAMS, types)
+        if upd is None:
+            return
+        op.upd = StringAttr(upd.sym_name.data)
+        grads_t = _returns_list(upd, "upd", op)
+        agg = self._udf(op, "agg", AGG_PARAMS, (model.type, hp_t, grads_t))
+        if agg is None:
+            return
+        op.agg = StringAttr(agg.sym_name.data)
+        _returns_list(agg, "agg", op)
+        if op.val is not None:
+            vx, vy = op.arg("val_features"), op.arg("val_labels")
+            assert vx is not None and vy is not None
+            val = self._udf(op, "val", VAL_PARAMS, (model.type, hp_t, vx.type, vy.type))
+            if val is None:
+                return
+            op.val = StringAttr(val.sym_name.data)
+        set_type(op.res, model.type)
+
+    def _udf(self, op: ParamservOp, role: str, params: tuple[str, ...], types: tuple[Attribute, ...]
+             ) -> func.FuncOp | None:
+        """The specialization of paramserv's `role` function for `types` (None while a type is still unknown)."""
+        sym = dict(op.udfs)[role]
+        callee = self.functions().get(sym)
+        if callee is None:
+            raise CompileError(f"paramserv: '{sym}' ({role}) is not a user-defined function", loc_of(op))
+        n_in, n_out = len(callee.function_type.inputs.data), len(callee.function_type.outputs.data)
+        if n_in != len(params) or n_out != 1:
+            what = "the loss" if role == "val" else "one list"
+            raise CompileError(
+                f"paramserv: function '{sym}' ({role}) must take {len(params)} arguments ({', '.join(params)}) and "
+                f"return {what}, it takes {n_in} and returns {n_out}", loc_of(op))
+        if any(is_unknown(t) for t in types):
+            return None
+        if is_generic(callee):
+            return self._specialization(callee, types) if self.specialize else None
+        if callee.sym_name.data not in self.inferred and callee.sym_name.data not in self.in_progress:
+            self.infer_function(callee)
+        return callee
 
     def _merge(self, op: Operation, yields: Sequence[scf.YieldOp]) -> list[Attribute]:
         types = [true_type(v) for v in yields[0].arguments]
@@ -346,3 +393,19 @@ class Inference:
 
 def infer_module(module: ModuleOp, specialize: bool) -> None:
     Inference(module, specialize).run()
+
+
+def _batch(t: Attribute) -> Attribute:
+    """A batch of rows of `t` (paramserv hands its update function row blocks): the row count is unknown."""
+    if not isinstance(t, MatrixType):
+        return t
+    return MatrixType(t.element_type, -1, t.cols.data, t.representation.data, t.sparsity.data)
+
+
+def _returns_list(f: func.FuncOp, role: str, op: Operation) -> Attribute:
+    """paramserv's `upd` returns the gradients and `agg` the new model, each a list of matrices."""
+    t = f.function_type.outputs.data[0]
+    if not isinstance(t, ListType) and not is_unknown(t):
+        raise CompileError(f"paramserv: function '{f.sym_name.data}' ({role}) must return a list of matrices, "
+                           f"it returns {t}", loc_of(op))
+    return t

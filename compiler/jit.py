@@ -2,6 +2,7 @@
 
     compile_pipeline(op) -> NativeKernel | None        (None: the pipeline keeps its Python body)
     NativeKernel.bind(python_body) -> body(*row_blocks) -> tuple of results
+    body.prepare(n, *inputs) -> (run(start, end) -> results | None, buffers) | None   (single-stage kernels)
 
 The bound body has the executor's contract (`runtime.vectorized.pipeline.run_pipeline`): it receives one row
 block per input and returns the block's results. It checks that the blocks have the forms the kernel was
@@ -20,6 +21,15 @@ dense matrix is passed as the numpy array object itself (the entry reads its dat
 matrix as its three arrays plus flags (bit 0: 64-bit indices; bit 1: every stored value is 1.0, checked once per
 matrix, see `_all_ones`), and a scalar by value. The batch's rows are the
 blocks' rows: the executor passes row blocks (zero-copy views), so the kernel always starts at row 0.
+
+`body.prepare` (single-stage kernels without opaque ops) is the executor's fast path: it checks the whole
+inputs once per pipeline run, allocates the row results once, and returns `run(start, end)`, which calls the
+kernel on rows [start, end) with views made by slicing only (a dense input's rows, a CSR input's row pointers:
+its data and index arrays are passed whole, the kernel reads the stored positions the row pointers give), so a
+task costs a ctypes call and a few slices; each task writes its rows into the shared result buffers.
+
+The generated code compares dtypes with `==`, not `is`: a program restored from the program cache holds
+unpickled dtype objects, which equal numpy's but are other objects.
 
 Compiled object code goes to the on-disk cache (`compiler.kernel_cache`); a later run loads it in about a
 millisecond. `DAPHNEC_JIT_LOG=<file>` appends one line per kernel (`compiled`, `loaded` or `fallback`, the
@@ -44,8 +54,17 @@ from compiler import kernel_cache
 from compiler.lowering.kernel_plan import InputSpec, KernelPlan, OutputSpec, Stage, try_plan
 from dialects.ops_pipeline import VectorizedPipelineOp
 
-_DTYPES = {"f64": "float64", "f32": "float32", "si64": "int64", "si32": "int32", "si8": "int8",
-           "ui64": "uint64", "ui32": "uint32", "ui8": "uint8", "bool": "bool"}
+_DTYPES = {
+    "f64": "float64",
+    "f32": "float32",
+    "si64": "int64",
+    "si32": "int32",
+    "si8": "int8",
+    "ui64": "uint64",
+    "ui32": "uint32",
+    "ui8": "uint8",
+    "bool": "bool",
+}
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -181,8 +200,13 @@ def _ctypes_params(plan: KernelPlan, stage: Stage) -> list[object]:
     params: list[object] = [ctypes.c_int64]
     for s in plan.inputs:
         if s.form == "scalar":
-            params.append(ctypes.c_double if s.vt in ("f64", "f32") else
-                          ctypes.c_uint64 if s.vt in ("ui64", "index") else ctypes.c_int64)
+            params.append(
+                ctypes.c_double
+                if s.vt in ("f64", "f32")
+                else ctypes.c_uint64
+                if s.vt in ("ui64", "index")
+                else ctypes.c_int64
+            )
         elif s.form == "csr":
             params += [ctypes.py_object] * 3 + [ctypes.c_int64]
         else:
@@ -210,16 +234,23 @@ def _input_checks(i: int, s: InputSpec, first: int) -> list[str]:
     if s.form == "scalar":
         return []
     if s.form == "csr":
-        lines = [f"if getattr({a}, 'format', None) != 'csr' or {a}.dtype is not _dt{i} or {a}.shape[1] != {s.cols}:",
-                 _FALLBACK,
-                 f"ind{i}, ptr{i} = {a}.indices, {a}.indptr",
-                 f"if ind{i}.dtype is not ptr{i}.dtype or (ind{i}.dtype is not _i32 and ind{i}.dtype is not _i64):",
-                 _FALLBACK]
+        lines = [
+            f"if getattr({a}, 'format', None) != 'csr' or {a}.dtype != _dt{i} or {a}.shape[1] != {s.cols}:",
+            _FALLBACK,
+            f"ind{i}, ptr{i} = {a}.indices, {a}.indptr",
+            f"if ind{i}.dtype != ptr{i}.dtype or (ind{i}.dtype != _i32 and ind{i}.dtype != _i64):",
+            _FALLBACK,
+        ]
     else:
-        shape = {"rowvec": f"{a}.shape != (1, {s.cols})", "dense": f"{a}.shape[1:] != ({s.cols},)",
-                 "whole": f"{a}.ndim != 2 or {a}.shape[1] != {s.cols}"}[s.form]
-        lines = [f"if {a}.__class__ is not _nd or {a}.dtype is not _dt{i} or {shape} or not {a}.flags.c_contiguous:",
-                 _FALLBACK]
+        shape = {
+            "rowvec": f"{a}.shape != (1, {s.cols})",
+            "dense": f"{a}.shape[1:] != ({s.cols},)",
+            "whole": f"{a}.ndim != 2 or {a}.shape[1] != {s.cols}",
+        }[s.form]
+        lines = [
+            f"if {a}.__class__ is not _nd or {a}.dtype != _dt{i} or {shape} or not {a}.flags.c_contiguous:",
+            _FALLBACK,
+        ]
     if s.form in ("csr", "dense"):
         lines += [f"n = {a}.shape[0]"] if i == first else [f"if {a}.shape[0] != n:", _FALLBACK]
     if s.finite_check and s.vt in ("f64", "f32"):
@@ -251,7 +282,7 @@ def _input_args(plan: KernelPlan) -> list[str]:
     for i, s in enumerate(plan.inputs):
         if s.form == "csr":
             ones = f" | _ones(a{i})" if s.vt in ("f64", "f32") else ""
-            out += [f"a{i}.data, ind{i}, ptr{i}, (ind{i}.dtype is _i64){ones}"]
+            out += [f"a{i}.data, ind{i}, ptr{i}, (ind{i}.dtype == _i64){ones}"]
         else:
             out += [f"a{i}"]
     return out
@@ -311,14 +342,20 @@ class _Source:
         k = self.plan.kinds[op.results[0]]
         dt = self.bind(np.dtype(_DTYPES[k.vt]), "qdt")
         call = f"{self.bind(spec.fn, 'op')}({', '.join(args)})"
-        self.lines += ["try:", f"    {q} = {call}", "except Exception:", _FALLBACK,
-                       f"if {q}.__class__ is not _nd or {q}.dtype is not {dt} or {q}.shape != (n, {k.cols}) "
-                       f"or not {q}.flags.c_contiguous:", _FALLBACK]
+        self.lines += [
+            "try:",
+            f"    {q} = {call}",
+            "except Exception:",
+            _FALLBACK,
+            f"if {q}.__class__ is not _nd or {q}.dtype != {dt} or {q}.shape != (n, {k.cols}) "
+            f"or not {q}.flags.c_contiguous:",
+            _FALLBACK,
+        ]
 
 
 def wrapper_source(op: VectorizedPipelineOp, plan: KernelPlan) -> tuple[str, dict[str, object]]:
-    """Python source of `factory(_py) -> body(*row_blocks)`, specialised for the plan (no per-call loops), and the
-    globals it binds (stage entries appear as their `Stage`, to be replaced by ctypes functions)."""
+    """Python source of `factory(_py) -> (body(*row_blocks), prepare or None)`, specialised for the plan (no per-call
+    loops), and the globals it binds (stage entries appear as their `Stage`, to be replaced by ctypes functions)."""
     src = _Source(op, plan)
     params = ", ".join(f"a{i}" for i in range(len(plan.inputs)))
     first = next(i for i, s in enumerate(plan.inputs) if s.form in ("dense", "csr"))
@@ -335,7 +372,72 @@ def wrapper_source(op: VectorizedPipelineOp, plan: KernelPlan) -> tuple[str, dic
             src.stage(levels[level], levels[level] is plan.stages[-1])
     src.lines.append(f"return ({''.join(_result(j, o) + ', ' for j, o in enumerate(plan.outputs))})")
     lines = ["def factory(_py):", f"    def body({params}):"] + ["        " + x for x in src.lines]
-    return "\n".join(lines + ["    return body", ""]), src.ns
+    if len(plan.stages) == 1 and not plan.opaque:
+        lines += ["    " + x for x in _prepare_source(plan, src.bind(plan.stages[0], "fn"), src.bind)]
+    else:
+        lines.append("    prepare = None")
+    return "\n".join(lines + ["    return body, prepare", ""]), src.ns
+
+
+def _preallocated(o: OutputSpec) -> bool:
+    """Results the executor allocates once for all rows, each task's kernel call writing its rows in place: row
+    blocks (ROWS), and the 1 x n row of a column vector's transpose (COLS, contiguous per task)."""
+    return o.form == "rows" or (o.form == "cols" and o.cols == 1)
+
+
+def _prepare_source(plan: KernelPlan, fn: str, bind: Callable[[object, str], str]) -> list[str]:
+    """`prepare(n, *inputs) -> (run, buffers) | None`, for single-stage kernels: the checks of `body` done once for
+    the whole inputs, then `run(start, end)` calls the kernel on rows [start, end) with no per-task slicing of
+    CSR matrices or checks (dense inputs and preallocated results are passed as row views, a CSR input as its
+    whole value/index arrays and the task's slice of its row pointers: the kernel reads stored positions as
+    they are). `run` returns the task's results (views into the buffers for preallocated ones), or None when
+    the kernel asks for the Python body (the executor then runs `body` on row blocks)."""
+    fb = "    return None"
+    params = "".join(f", a{i}" for i in range(len(plan.inputs)))
+    lines = [f"def prepare(n{params}):"]
+    body: list[str] = []
+    for i, s in enumerate(plan.inputs):
+        for line in _input_checks(i, s, -1):
+            body.append(fb if line == _FALLBACK else line)
+        if s.form == "csr":
+            body += [f"if not a{i}.has_canonical_format:", fb]
+    body += ["if n == 0:", fb]
+    args: list[str] = []
+    for i, s in enumerate(plan.inputs):
+        if s.form == "csr":
+            ones = f" | _ones(a{i})" if s.vt in ("f64", "f32") else ""
+            body.append(f"f{i} = (ind{i}.dtype == _i64){ones}")
+            args.append(f"a{i}.data, ind{i}, ptr{i}[s:e + 1], f{i}")
+        elif s.form == "dense":
+            args.append(f"a{i}[s:e]")
+        else:
+            args.append(f"a{i}")
+    run = ["def run(s, e):"]
+    outs, results, bufs = [], [], []
+    for j, o in enumerate(plan.outputs):
+        dt = bind(np.dtype(_DTYPES[o.vt]), "odt")
+        if _preallocated(o):
+            shape = f"(n, {o.cols})" if o.form == "rows" else "(1, n)"
+            body.append(f"B{j} = _empty({shape}, {dt})")
+            run.append(f"    o{j} = B{j}[s:e]" if o.form == "rows" else f"    o{j} = B{j}[:, s:e]")
+            bufs.append(f"B{j}")
+        else:
+            shape = {"cols": f"({o.cols}, e - s)", "all": "1", "col": f"(1, {o.cols})"}[o.form]
+            run.append(f"    o{j} = _empty({shape}, {dt})")
+            bufs.append("None")
+        outs.append(f"o{j}")
+        results.append(_result(j, o))
+    run += [
+        "    try:",
+        f"        status = {fn}(e - s, {', '.join(args + outs)})",
+        "    except _ArgErr:",
+        "        return None",
+        "    if status:",
+        "        return None",
+        f"    return ({''.join(r + ', ' for r in results)})",
+    ]
+    body += run + [f"return run, ({''.join(b + ', ' for b in bufs)})"]
+    return lines + ["    " + x for x in body]
 
 
 @dataclass
@@ -343,12 +445,16 @@ class NativeKernel:
     """A compiled pipeline kernel: `bind(python_body)` gives the executor's body function."""
 
     plan: KernelPlan
-    factory: Callable[[Callable[..., tuple[object, ...]]], Callable[..., tuple[object, ...]]]
+    factory: Callable[[Callable[..., tuple[object, ...]]], tuple[Callable[..., tuple[object, ...]], object]]
 
     def bind(self, py_body: Callable[..., tuple[object, ...]]) -> Callable[..., tuple[object, ...]]:
-        body = self.factory(py_body)
+        body, prepare = self.factory(py_body)
         body.pipeline_key = self.plan.name  # type: ignore[attr-defined] # the executor's ADAPTIVE scheduling key
-        body.whole_tasks = True  # type: ignore[attr-defined] # fused loops keep no intermediates: no batching needed
+        # A single fused loop keeps no intermediates: no batching needed (one call per task). Stages around opaque ops
+        # materialise those ops' operands and results per call: they run per physical batch, like a Python body
+        # (which also makes their BLAS/numpy calls see the same row blocks as the Python body's).
+        body.whole_tasks = prepare is not None  # type: ignore[attr-defined]
+        body.prepare = prepare  # type: ignore[attr-defined] # row-range calls on whole inputs (single-stage kernels)
         return body
 
     @property
@@ -358,8 +464,14 @@ class NativeKernel:
 
 def _make_kernel(op: VectorizedPipelineOp, plan: KernelPlan, addresses: dict[str, int]) -> NativeKernel:
     source, bound = wrapper_source(op, plan)
-    ns: dict[str, object] = {"_nd": np.ndarray, "_empty": np.empty, "_ArgErr": ctypes.ArgumentError, "_ones": _all_ones,
-                             "_i32": np.dtype(np.int32), "_i64": np.dtype(np.int64)}
+    ns: dict[str, object] = {
+        "_nd": np.ndarray,
+        "_empty": np.empty,
+        "_ArgErr": ctypes.ArgumentError,
+        "_ones": _all_ones,
+        "_i32": np.dtype(np.int32),
+        "_i64": np.dtype(np.int64),
+    }
     for name, obj in bound.items():
         if isinstance(obj, Stage):
             obj = ctypes.CFUNCTYPE(ctypes.c_int64, *_ctypes_params(plan, obj))(addresses[obj.name])

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,12 +60,22 @@ def _lowering_source_hash() -> str:
     return _SOURCE_HASH
 
 
+_KEYS: dict[str, str] = {}
+
+
 def cache_key(ir_text: str, cpu: str, features: str, llvm_version: str) -> str:
     h = hashlib.sha256()
     for part in (ir_text, cpu, features, llvm_version, _lowering_source_hash()):
         h.update(part.encode())
         h.update(b"\0")
-    return h.hexdigest()
+    key = _KEYS[ir_text] = h.hexdigest()
+    return key
+
+
+def key_for_text(ir_text: str) -> str | None:
+    """The key this process computed for a kernel's IR text (the whole-program cache, `compiler.program_cache`,
+    records it so that a cached program loads its kernels from here)."""
+    return _KEYS.get(ir_text)
 
 
 def load(key: str) -> bytes | None:
@@ -75,30 +84,46 @@ def load(key: str) -> bytes | None:
     if not SETTINGS.enabled:
         return None
     try:
-        raw = (cache_dir() / (key + _SUFFIX)).read_bytes()
-    except OSError:
+        return read_entry(cache_dir() / (key + _SUFFIX), _MAGIC)
+    except (OSError, ValueError):
         return None
-    head = len(_MAGIC) + 32
-    if raw[: len(_MAGIC)] != _MAGIC or hashlib.sha256(raw[head:]).digest() != raw[len(_MAGIC) : head]:
-        return None
-    return raw[head:]
 
 
 def store(key: str, obj: bytes) -> bool:
     """Write an entry atomically; False when the cache is off or the folder is not writable."""
     if not SETTINGS.enabled:
         return False
-    folder = cache_dir()
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=_SUFFIX, dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(_MAGIC + hashlib.sha256(obj).digest() + obj)
-            os.replace(tmp, folder / (key + _SUFFIX))
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        write_entry(cache_dir() / (key + _SUFFIX), _MAGIC, obj)
     except OSError:
         return False
     return True
+
+
+# -- the entry format, shared with the whole-program cache (compiler/program_cache.py) --------------------------------
+
+
+def read_entry(path: Path, magic: bytes) -> bytes:
+    """The payload of a cache entry (`magic`, the payload's SHA-256, the payload). Raises OSError when it cannot
+    be read and ValueError when it is damaged or of another format (using broken entries could crash the run)."""
+    raw = path.read_bytes()
+    head = len(magic) + 32
+    if raw[: len(magic)] != magic or hashlib.sha256(raw[head:]).digest() != raw[len(magic) : head]:
+        raise ValueError(f"damaged cache entry {path}")
+    return raw[head:]
+
+
+def write_entry(path: Path, magic: bytes, payload: bytes) -> None:
+    """Write a cache entry atomically (a temporary file in the same folder, renamed into place), so concurrent
+    runs never see half an entry; raises OSError when the folder is not writable."""
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(magic + hashlib.sha256(payload).digest() + payload)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise

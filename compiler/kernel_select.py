@@ -23,10 +23,24 @@ from xdsl.ir import Attribute, Operation
 from dialects import ops
 from dialects.errors import CompileError
 from dialects.locations import loc_of
+from dialects.ops_paramserv import ParamservOp
 from dialects.types import FrameType, is_matrix, is_scalar, is_unknown, vt_name
 from runtime import printing, values
 from runtime.errors import DaphneRuntimeError
-from runtime.kernels import agg, control, datagen, ew_binary, ew_unary, indexing, matmul, meta, misc, reorg, secondorder
+from runtime.kernels import (
+    agg,
+    control,
+    datagen,
+    ew_binary,
+    ew_unary,
+    indexing,
+    matmul,
+    meta,
+    misc,
+    paramserv,
+    reorg,
+    secondorder,
+)  # fmt: skip
 
 Cast = Callable[[object], object] | None
 
@@ -315,6 +329,8 @@ def _select_by_types(op: Operation) -> KernelSpec:
         return _with_vt(matmul.matmul, op, "matmul", n_cast=2)
     if isinstance(op, ops.MapOp):
         return _spec(functools.partial(secondorder.map_matrix, vt=_vt(op.res.type, op)), [None], "map")
+    if isinstance(op, ParamservOp):
+        return _spec(paramserv.paramserv, [None] * len(op.args), "paramserv")
     spec = _select_simple(op)
     if spec is None:
         raise CompileError(f"no kernel for operation '{op.name}'", loc_of(op))

@@ -472,8 +472,27 @@ class RemoveOp(_FrameOp):
         _check_list(self, self.arg_list.type)
 
 
+@irdl_op_definition
+class ListGetOp(_FrameOp):
+    """`L[i]`: the i-th element of a list (0-based). DaphneDSL has no such read (only `remove`); daphnec adds it so
+    that paramserv's update functions can take their model list apart."""
+
+    name = "daphne.listGet"
+    arg_list = operand_def()
+    idx = operand_def()
+    res = result_def()
+    KERNEL: ClassVar[str] = "lists.get"
+
+    def infer(self) -> tuple[Attribute, ...]:
+        t = self.arg_list.type
+        return (t.element_type,) if isinstance(t, ListType) else (UNKNOWN,)
+
+    def verify_(self) -> None:
+        _check_list(self, self.arg_list.type)
+
+
 OPS: list[type[Operation]] = [
     CartesianOp, InnerJoinOp, SemiJoinOp, GroupJoinOp, GroupOp, SetColLabelsOp, SetColLabelsPrefixOp,
-    IntersectOp, MergeOp, ExceptOp, CreateListOp, LengthOp, AppendOp, RemoveOp,
+    IntersectOp, MergeOp, ExceptOp, CreateListOp, LengthOp, AppendOp, RemoveOp, ListGetOp,
 ]  # fmt: skip
 """The ops this module defines, registered in the dialect by dialects/daphne.py."""

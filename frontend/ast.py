@@ -175,6 +175,16 @@ class Index:
 
 
 @dataclass(frozen=True, eq=False)
+class ElementIndex:
+    """`L[i]`: the i-th element (0-based) of a list. Not in DaphneDSL, which has no way to read a list element
+    except `remove`; paramserv's update functions need one to take their model list apart."""
+
+    obj: Expr
+    index: Expr
+    loc: Loc
+
+
+@dataclass(frozen=True, eq=False)
 class BitIndex:
     """`obj[[rows, cols]]`: filter rows/cols by 0/1 vectors; None where omitted."""
 
@@ -218,7 +228,7 @@ class FrameLitRows:
 
 Expr = (
     IntLit | FloatLit | BoolLit | StrLit | ScriptArg | Ident | Call | Cast | Unary | Binary | Ternary
-    | Index | BitIndex | MatrixLit | FrameLitCols | FrameLitRows
+    | Index | ElementIndex | BitIndex | MatrixLit | FrameLitCols | FrameLitRows
 )
 
 

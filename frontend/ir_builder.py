@@ -19,13 +19,15 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import FunctionType, IndexType, IntegerAttr, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from dialects import ops
+from dialects import ops, ops_frame
 from dialects.errors import Loc, ParseError
 from dialects.locations import MERGE_CAST, to_attr
 from dialects.types import (
     UNKNOWN,
     FrameType,
+    ListType,
     MatrixType,
+    UnknownType,
     is_matrix,
     is_scalar,
     is_unknown,
@@ -35,6 +37,7 @@ from dialects.types import (
 )
 from frontend import ast
 from frontend.builtins import all_builtins
+from frontend.paramserv import build_paramserv
 
 _BINARY_KINDS = {
     "+": "add", "-": "sub", "*": "mul", "/": "div", "^": "pow", "%": "mod",
@@ -644,6 +647,13 @@ class IRBuilder:
             return self._cast(e)
         if isinstance(e, ast.Index):
             return self._index(e)
+        if isinstance(e, ast.ElementIndex):
+            lst = self.expr(e.obj)
+            if not isinstance(lst.type, ListType | UnknownType):
+                raise ParseError("'[i]' (one position, no comma) selects a list element; index a matrix or frame "
+                                 "with '[rows, cols]'", e.loc)
+            idx = self.cast(self.expr(e.index), "index", "scalar", loc)
+            return self.op(ops_frame.ListGetOp, [lst, idx], loc)
         if isinstance(e, ast.BitIndex):
             v = self.expr(e.obj)
             if e.rows is not None:
@@ -703,6 +713,8 @@ class IRBuilder:
     def _call(self, e: ast.Call) -> list[SSAValue]:
         if e.name == "map" and e.name not in self.functions:
             return [self._map(e)]
+        if e.name == "paramserv" and e.name not in self.functions:
+            return [build_paramserv(self, e)]
         if e.name in self.functions:
             return self._call_function(self.functions[e.name], e)
         b = self.builtins.get(e.name)

@@ -217,6 +217,12 @@ def _to_f32(value: float) -> float:
     return struct.unpack("f", struct.pack("f", value))[0]
 
 
+class _Element(NamedTuple):
+    """`[i]` (one position, no comma): a list element."""
+
+    index: ast.Expr
+
+
 class _KwArg(NamedTuple):
     """A `name=value` call argument, before `_AstBuilder.call` splits arguments."""
 
@@ -353,6 +359,8 @@ class _AstBuilder(Transformer_NonRecursive):
         """The grammar only lets names with indexing through; allow at most one indexing, as DAPHNE does."""
         if isinstance(node, ast.Ident):
             return ast.AssignTarget(node.name, None, node.loc)
+        if isinstance(node, ast.ElementIndex):
+            raise ParseError("a list element cannot be assigned (lists are values; use append/remove)", node.loc)
         assert isinstance(node, ast.Index)
         if not isinstance(node.obj, ast.Ident):
             raise ParseError("left indexing allows only one index per assignment target", node.loc)
@@ -463,9 +471,16 @@ class _AstBuilder(Transformer_NonRecursive):
         return ast.ScriptArg(str(children[0]), self._loc(meta))
 
     @_meta
-    def index(self, meta: Meta, children: list[Any]) -> ast.Index:
-        obj, (rows, cols) = children
+    def index(self, meta: Meta, children: list[Any]) -> ast.Index | ast.ElementIndex:
+        obj, sel = children
+        if isinstance(sel, _Element):
+            return ast.ElementIndex(obj, sel.index, self._loc(meta))
+        rows, cols = sel
         return ast.Index(obj, rows, cols, self._loc(meta))
+
+    @_meta
+    def element_index(self, meta: Meta, children: list[Any]) -> _Element:
+        return _Element(children[0])
 
     @_meta
     def indexing(self, meta: Meta, children: list[Any]) -> tuple[Any, Any]:

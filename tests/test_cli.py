@@ -141,6 +141,20 @@ def test_help_is_fast_and_does_not_import_compiler():
     assert r.returncode == 0, r.stderr
 
 
+def test_version_and_the_driver_import_nothing_heavy():
+    # --version imports nothing heavy either; importing the driver (and what a program-cache hit needs before it
+    # loads the program) imports neither xDSL nor the frontend nor the compiler: those come with compiling.
+    code = (
+        "import sys, tools.daphnec as d; d.main(['--version']);"
+        "import tools.driver, compiler.program_cache, dialects.errors;"
+        "heavy = ('numpy', 'xdsl', 'lark', 'frontend', 'compiler.host_codegen', 'compiler.pipeline', 'dialects.ops');"
+        "bad = [m for m in heavy if m in sys.modules];"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
 # --- command-line errors (exit 1) --------------------------------------------------------------------------------
 
 

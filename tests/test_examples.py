@@ -95,3 +95,24 @@ def test_components_small_graph() -> None:
     out = run_example("components.daph", 'f="examples/data/small_graph.mtx"')
     n, n_comp = _components_of(EXAMPLES / "data" / "small_graph.mtx")
     assert out == [f"vertices: {n}", "iterations: 4", f"components: {n_comp}"]
+
+
+def test_paramserv_linreg() -> None:
+    out = run_example("paramserv_linreg.daph")
+    assert out[0] == "initial MSE:" and out[2] == "final MSE:"
+    assert float(out[1]) > 1.0 and float(out[3]) < 0.0105  # down to the noise floor (variance 0.01)
+
+
+def test_paramserv_logreg() -> None:
+    out = run_example("paramserv_logreg.daph")
+    assert out[0] == "log loss before and after:" and out[3] == "training accuracy:"
+    assert float(out[1]) == pytest.approx(np.log(2.0), rel=1e-5)  # the zero model predicts 0.5 everywhere
+    assert float(out[2]) < 0.35
+    assert float(out[4]) > 0.9  # 5 % of the labels are flipped on purpose
+
+
+def test_paramserv_mlp() -> None:
+    """The SystemDS peer's workload; its final MSE there is about 0.13 (paramserv BSP, 5 epochs)."""
+    out = run_example("paramserv_mlp.daph")
+    assert out[0] == "initial MSE:" and out[2] == "final MSE:"
+    assert float(out[1]) > 5.0 and float(out[3]) < 0.13

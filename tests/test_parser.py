@@ -48,6 +48,8 @@ def sx(node: object) -> str:
             return f"(idx {sx(o)} {sx(r)} {sx(c)})"
         case ast.BitIndex(obj=o, rows=r, cols=c):
             return f"(bits {sx(o)} {sx(r)} {sx(c)})"
+        case ast.ElementIndex(obj=o, index=i):
+            return f"(elem {sx(o)} {sx(i)})"
         case ast.Call(name=n, args=a, kwargs=kw, kernel=k):
             parts = [sx(x) for x in a] + [f"{key}={sx(v)}" for key, v in kw]
             return f"({n}{'::' + k if k else ''}{''.join(' ' + p for p in parts)})"
@@ -184,7 +186,7 @@ def test_sample_script_builds_only_ast_nodes():
 
 def test_every_node_class_is_documented_and_ends_with_loc():
     classes = [c for c in vars(ast).values() if isinstance(c, type) and c.__module__ == "frontend.ast"]
-    assert len(classes) == 31
+    assert len(classes) == 32
     for cls in classes:
         assert cls.__doc__
         assert dataclasses.fields(cls)[-1].name == "loc"
@@ -379,6 +381,9 @@ def test_frame_literal_as_expression_statement_and_block_with_matrix_statement()
         ("f(x)[1, 2]", "(idx (f x) 1 2)"),
         ("(X + 1)[1, 2]", "(idx (+ X 1) 1 2)"),
         ("[1, 2][0, ]", "(idx [1 2] 0 _)"),
+        ("L[0]", "(elem L 0)"),
+        ("L[i + 1][2, ]", "(idx (elem L (+ i 1)) 2 _)"),
+        ("f(x)[0]", "(elem (f x) 0)"),
     ],
 )
 def test_right_indexing(src: str, tree: str):

@@ -796,13 +796,10 @@ def _report_exception(exc: BaseException, debug: bool, phase_code: int) -> int:
 
 
 def _load_driver():
-    """The driver's `compile_script` (tools/driver.py; compiler/driver.py is accepted as well)."""
-    try:
-        from tools.driver import compile_script
-    except ModuleNotFoundError as e:
-        if e.name not in ("tools.driver",):
-            raise
-        from compiler.driver import compile_script
+    """The driver's `compile_script` (tools/driver.py; importing it is cheap: the compiler is imported only when a
+    script is compiled, not when its program comes from the program cache)."""
+    from tools.driver import compile_script
+
     return compile_script
 
 
@@ -853,7 +850,7 @@ def _run(p: ParsedArgs) -> int:
     try:
         compile_script = _load_driver()
         t_comp0 = time.perf_counter()
-        program = compile_script(script, script_args, cfg, timings)
+        program = compile_script(script, script_args, cfg, timings, program_cache=True)
     except KeyboardInterrupt:
         _flush_stdout()
         return 130

@@ -8,18 +8,23 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from xdsl.dialects.builtin import ModuleOp
-
-from dialects import make_context
 from runtime.config import DaphneConfig
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+
+# Nothing heavy is imported at module level: a run whose program comes from the whole-program cache
+# (compiler/program_cache.py) never imports xDSL, the frontend or the compiler.
 
 
 @dataclass
 class Program:
-    """A compiled script: its final IR and the generated host program."""
+    """A compiled script: its final IR (None when the program came from the program cache) and the generated host
+    program."""
 
-    module: ModuleOp
+    module: ModuleOp | None
     host: object
 
     def run(self) -> None:
@@ -51,6 +56,10 @@ def configure_runtime(config: DaphneConfig) -> None:
         pre_partition=config.prePartitionRows,
         debug_mt=config.debugMultiThreading,
     )
+    if config.statistics or config.timing:  # paramserv prints its per-epoch table of every call
+        from runtime.paramserv import stats
+
+        stats.REPORT = True
     if config.use_distributed:  # the workers' local schedulers get these very flags (runtime/distributed)
         from runtime.distributed.launch import ship_config
 
@@ -65,10 +74,55 @@ def parse_to_ir(path: str, script_args: dict[str, str], config: DaphneConfig) ->
     return build_module(parse_file(path), path, script_args, import_paths(config))
 
 
-def compile_script(path: str, script_args: dict[str, str], config: DaphneConfig, timings: dict[str, float]) -> Program:
-    """Parse, optimise and generate host code; raises `DaphneError` (code 1 parse, 2 compile)."""
+def compile_script(
+    path: str,
+    script_args: dict[str, str],
+    config: DaphneConfig,
+    timings: dict[str, float],
+    program_cache: bool = False,
+) -> Program:
+    """Parse, optimise and generate host code; raises `DaphneError` (code 1 parse, 2 compile).
+
+    With `program_cache` (the `daphnec` CLI) a run whose script, inputs and flags are unchanged loads the program
+    from the whole-program cache (`compiler.program_cache`) instead; in-process callers compile every time."""
+    from compiler import kernel_cache
+
+    kernel_cache.configure(enabled=not config.no_kernel_cache)  # native pipeline kernels (--no-kernel-cache)
+    key = None
+    if program_cache:
+        from compiler import program_cache as pcache
+
+        reason = pcache.skip_reason(config)
+        if reason is None:
+            t0 = time.perf_counter()
+            try:
+                key = pcache.lookup_key(path, script_args, config)
+                host = pcache.load(key)
+            except Exception as e:  # noqa: BLE001 - the cache must never fail a run: compile without it
+                pcache.log("error", f"{type(e).__name__}:{e}"[:300])
+                key = host = None
+            if host is not None:
+                configure_runtime(config)
+                timings["parsing_seconds"] = 0.0
+                timings["compilation_seconds"] = time.perf_counter() - t0
+                return Program(None, host)
+        else:
+            pcache.log("skip", reason)
+    if key is None:
+        return _compile(path, script_args, config, timings)
+    with pcache.Recorder() as recorder:
+        program = _compile(path, script_args, config, timings)
+    try:
+        pcache.store(key, recorder, program.host)  # type: ignore[arg-type]
+    except Exception as e:  # noqa: BLE001 - the cache must never fail a run
+        pcache.log("error", f"{type(e).__name__}:{e}"[:300])
+    return program
+
+
+def _compile(path: str, script_args: dict[str, str], config: DaphneConfig, timings: dict[str, float]) -> Program:
     from compiler.host_codegen import generate_host
     from compiler.pipeline import PassManager, options_from_config, pass_args_from_config
+    from dialects import make_context
 
     t0 = time.perf_counter()
     module = parse_to_ir(path, script_args, config)
@@ -80,9 +134,6 @@ def compile_script(path: str, script_args: dict[str, str], config: DaphneConfig,
         options=options_from_config(config),
         pass_args=pass_args_from_config(config),
     )
-    from compiler import kernel_cache
-
-    kernel_cache.configure(enabled=not config.no_kernel_cache)  # native pipeline kernels (--no-kernel-cache)
     pm.run_stages(module)
     host = generate_host(module)
     configure_runtime(config)

@@ -20,7 +20,7 @@ from compiler.kernel_select import FoldError, fold_scalar_op
 from dialects import ops
 from dialects.errors import CompileError
 from dialects.locations import loc_of
-from dialects.types import StringType, is_matrix, is_scalar, vt_name
+from dialects.types import StringType, is_matrix, is_scalar, is_unknown, vt_name
 
 
 def _replace(op: Operation, values: list[SSAValue]) -> None:
@@ -66,8 +66,8 @@ def _is_identity(op: Operation) -> SSAValue | None:
 
 def canonicalize_op(op: Operation) -> bool:
     """Simplify one op in place; True if the IR changed."""
-    if isinstance(op, ops.CastOp) and op.arg.type == op.res.type:
-        _replace(op, [op.arg])
+    if isinstance(op, ops.CastOp) and op.arg.type == op.res.type and not is_unknown(op.arg.type):
+        _replace(op, [op.arg])  # (an Unknown -> Unknown cast is not a no-op: the types are not inferred yet)
         return True
     if isinstance(op, ops.EwAddOp) and isinstance(op.res.type, StringType):
         new = ops.EwConcatOp(op.lhs, op.rhs, op.res.type)

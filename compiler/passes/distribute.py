@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -92,8 +92,15 @@ class DistributePass(ModulePass):
     name = "distribute"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from compiler.paramserv_udfs import paramserv_functions
+
+        local = paramserv_functions(op)  # paramserv's UDFs run on its workers, one small batch at a time
         for pipe in [o for o in op.walk() if isinstance(o, VectorizedPipelineOp)]:
-            distribute(pipe)
+            f = pipe.parent_op()
+            while f is not None and not isinstance(f, func.FuncOp):
+                f = f.parent_op()
+            if f is None or f.sym_name.data not in local:
+                distribute(pipe)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -109,22 +116,35 @@ class ShippedBody:
     Errors come out as `DaphneError` with the DaphneDSL location of the failing op inside the pipeline, like the
     local run reports them (the generated lines map back to IR ops exactly as in `HostProgram.run`)."""
 
-    fn: Callable[..., object]
+    fn: Callable[..., object] | None
     host: object
     results: int
+    functions: dict[str, Callable[..., object]] = field(default_factory=dict)
+    """Every function of the shipped module by IR symbol, errors mapped like `__call__`'s (paramserv's UDFs are
+    shipped as a module without `@dist`)."""
 
     def __call__(self, *inputs: object) -> tuple[object, ...]:
-        try:
-            out = self.fn(*inputs)
-        except DaphneError:
-            raise
-        except RecursionError as e:
-            raise ExecutionError("maximum recursion depth exceeded", self.host._failing_loc(e)) from e  # type: ignore[attr-defined]
-        except Exception as e:  # noqa: BLE001 - every failure is reported to the coordinator with its location
-            raise ExecutionError(_message(e), self.host._failing_loc(e)) from e  # type: ignore[attr-defined]
+        assert self.fn is not None, f"shipped IR has no func.func @{DIST_FUNCTION}"
+        out = located(self.fn, self.host)(*inputs)
         if self.results == 0:
             return ()
         return out if self.results > 1 else (out,)  # type: ignore[return-value]
+
+
+def located(fn: Callable[..., object], host: object) -> Callable[..., object]:
+    """`fn` with its failures raised as `DaphneError`s carrying the DaphneDSL location of the failing op."""
+
+    def call(*inputs: object) -> object:
+        try:
+            return fn(*inputs)
+        except DaphneError:
+            raise
+        except RecursionError as e:
+            raise ExecutionError("maximum recursion depth exceeded", host._failing_loc(e)) from e  # type: ignore[attr-defined]
+        except Exception as e:  # noqa: BLE001 - every failure is reported to the coordinator with its location
+            raise ExecutionError(_message(e), host._failing_loc(e)) from e  # type: ignore[attr-defined]
+
+    return call
 
 
 def _message(e: Exception) -> str:
@@ -141,19 +161,23 @@ def compile_shipped_body(text: str) -> ShippedBody:
 
     module = Parser(make_context(), text).parse_module()
     module.verify()
-    entry = _entry(module)
     host = generate_host(module)
     ns = dict(host.globals)
     exec(compile(host.source, HOST_FILENAME, "exec"), ns)  # noqa: S102 - generated from verified IR
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
-    return ShippedBody(ns[py_function_name(DIST_FUNCTION)], host, len(entry.function_type.outputs))  # type: ignore[arg-type]
+    fns = [op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)]
+    syms = [s for s in fns if py_function_name(s) in ns]
+    functions = {s: located(ns[py_function_name(s)], host) for s in syms}  # type: ignore[arg-type]
+    entry = _entry(module)
+    fn = ns[py_function_name(DIST_FUNCTION)] if entry is not None else None
+    return ShippedBody(fn, host, len(entry.function_type.outputs) if entry is not None else 0, functions)  # type: ignore[arg-type]
 
 
-def _entry(module: ModuleOp) -> func.FuncOp:
+def _entry(module: ModuleOp) -> func.FuncOp | None:
     for op in module.ops:
         if isinstance(op, func.FuncOp) and op.sym_name.data == DIST_FUNCTION:
             return op
-    raise DaphneError(f"shipped IR has no func.func @{DIST_FUNCTION}")
+    return None
 
 
 def distributed_pipelines(module: Operation) -> list[DistributedPipelineOp]:

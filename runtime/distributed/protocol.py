@@ -25,6 +25,12 @@ Tags (DAPHNE's MPIHelper.h numbers in brackets where the meaning is the same):
 | ERROR 24 | W->C | `{"message", "loc"}`: the pipeline raised on the worker |
 | DETACH 14 / DETACHED 25 | C->W / W->C | end of the run and its acknowledgement [DETACH 14] |
 | PING 26 / PONG 27 | live | liveness check and answer |
+| PARAMSERV 30 | C->W | one `paramserv` call (runtime/paramserv/mpi.py): IR key (+ text), UDFs, options, data |
+| PS_PUSH 31 | W->C | paramserv gradients: clock, model version used, next clock, gradient descriptions |
+| PS_MODEL 32 | C->W | answer to a push's pull: model version (or "same", or "stop") and descriptions |
+| PS_DONE 33 / PS_ERROR 34 | W->C | a worker's end of a paramserv call: its statistics (+ final model) / failure |
+| PS_DATA 35 | data | paramserv: model, hyperparameters and the worker's partition rows |
+| PS_GRAD 36 / PS_WEIGHTS 37 / PS_FINAL 38 | data | paramserv: gradients (packed) / models (packed) / final model |
 """
 
 from __future__ import annotations
@@ -58,6 +64,15 @@ class Tag(IntEnum):
     DETACHED = 25
     PING = 26
     PONG = 27
+    PARAMSERV = 30
+    PS_PUSH = 31
+    PS_MODEL = 32
+    PS_DONE = 33
+    PS_ERROR = 34
+    PS_DATA = 35
+    PS_GRAD = 36
+    PS_WEIGHTS = 37
+    PS_FINAL = 38
 
 
 def _env_float(name: str, default: float) -> float:
@@ -89,12 +104,17 @@ def slow_rank_hook() -> tuple[int, float]:
     """Test hook `DAPHNEC_DIST_SLOW_RANK=<rank>:<factor>`: that worker takes `factor` times as long for every task
     (it sleeps (factor - 1) x the task's compute time afterwards), a node `factor` times slower than the others.
     bench/dist_bench.py and the tests use it to show what dynamic inter-node scheduling buys."""
-    spec = os.environ.get("DAPHNEC_DIST_SLOW_RANK", "")
-    rank, _, factor = spec.partition(":")
+    return indexed_hook("DAPHNEC_DIST_SLOW_RANK", 1.0)
+
+
+def indexed_hook(variable: str, least: float) -> tuple[int, float]:
+    """A test hook `<variable>=<index>:<amount>` as (index, max(amount, least)); (-1, least) when unset or
+    malformed (shared by the slow-rank and paramserv's slow-worker hooks)."""
+    index, _, amount = os.environ.get(variable, "").partition(":")
     try:
-        return int(rank), max(float(factor or 1.0), 1.0)
+        return int(index), max(float(amount or least), least)
     except ValueError:
-        return -1, 1.0
+        return -1, least
 
 
 @dataclass

@@ -13,6 +13,9 @@ The worker never sees the script. Per PIPELINE message it
 
 An exception from compiling or running becomes an ERROR message with the DaphneDSL location of the failing op;
 the worker stays ready for the next message. Nothing is printed on stdout (it is redirected to stderr).
+
+A PARAMSERV message makes this rank a worker of one `paramserv` call until that call ends
+(runtime/paramserv/mpi.py, `serve_job`); then it is back in this loop.
 """
 
 from __future__ import annotations
@@ -76,6 +79,10 @@ class Worker:
                     self.configure(msg["config"])
                 elif tag == Tag.PIPELINE:
                     self._pipeline(msg)
+                elif tag == Tag.PARAMSERV:  # one paramserv call: this rank is one of its workers
+                    from runtime.paramserv.mpi import serve_job
+
+                    serve_job(self, msg)
                 elif tag == Tag.DETACH:
                     send_control(self.comms.ctrl, COORDINATOR, Tag.DETACHED)
                     return 0

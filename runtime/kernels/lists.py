@@ -1,4 +1,5 @@
-"""List kernels: `createList`, `length`, `append`, `remove` (DAPHNE's CreateList.h, Length.h, Append.h, Remove.h).
+"""List kernels: `createList`, `length`, `append`, `remove` (DAPHNE's CreateList.h, Length.h, Append.h, Remove.h)
+and `L[i]` (daphnec's).
 
 A list is a value (docs/architecture.md): a Python tuple of data objects; `append` and `remove` return new tuples
 and never change their argument. The tuples are `DaphneList`s, which also remember the element's data and value
@@ -70,6 +71,14 @@ def remove(lst: tuple, idx: int) -> tuple[DaphneList, object]:
     kind = _kind_of(lst)
     assert kind is not None
     return DaphneList(lst[:i] + lst[i + 1 :], kind), lst[i]
+
+
+def get(lst: tuple, idx: int) -> object:
+    """`L[i]`: the i-th element (0-based); daphnec's addition, see dialects/ops_frame.py ListGetOp."""
+    i = int(idx)
+    if not 0 <= i < len(lst):
+        raise DaphneRuntimeError(f"list index {i} is out of bounds for a list with {len(lst)} elements")
+    return lst[i]
 
 
 def format_list(lst: tuple) -> str:

@@ -20,6 +20,7 @@ class TaskQueue:
         self._runs: deque[list[int]] = deque()  # [start, count, chunk, stride]
         self._lock = threading.Lock()
         self._count = 0
+        self._rows = 0  # rows of the tasks still queued
 
     def push(self, task: Task) -> None:
         self.push_run(task[0], 1, task[1] - task[0], task[1] - task[0])
@@ -29,17 +30,23 @@ class TaskQueue:
         if count > 0:
             self._runs.append([start, count, chunk, stride])
             self._count += count
+            self._rows += count * chunk
 
     def pop(self) -> Task | None:
         return self.pop_run(0)
 
-    def pop_run(self, max_rows: int) -> Task | None:
-        """Pop the next task and, while they continue it and the rows stay within `max_rows`, the tasks after it,
+    def pop_run(self, max_rows: int, share: int = 0) -> Task | None:
+        """Pop the next task and, while they continue it and the rows stay within the limit, the tasks after it,
         as one range: fine-grained schemes (SS) then pay the per-call overhead once per physical batch, not once
-        per row, while the distribution over workers still follows the scheme."""
+        per row, while the distribution over workers still follows the scheme. The limit is `max_rows`, and with
+        `share` > 0 also at most 1/`share` of the rows still queued, but not below `max_rows // 16` (nor below one
+        task): batches shrink as the queue drains, so the last ones are fine and the workers finish together.
+        """
         with self._lock:
             if not self._runs:
                 return None
+            if share > 0:
+                max_rows = max(max_rows // 16, min(max_rows, self._rows // share))
             run = self._runs[0]
             start, count, chunk, stride = run
             take = max(1, min(count, max_rows // chunk)) if stride == chunk and chunk > 0 else 1
@@ -60,6 +67,7 @@ class TaskQueue:
                 end += more * nxt[2]
                 if nxt[1] == 0:
                     self._runs.popleft()
+            self._rows -= end - start
             return start, end
 
     def __len__(self) -> int:

@@ -3,6 +3,7 @@ package (socket) and physical core, so workers can be spread over cores, grouped
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,11 +33,14 @@ def logical_cpus() -> list[Cpu]:
         allowed = sorted(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         allowed = list(range(os.cpu_count() or 1))
-    cpus = []
-    for c in allowed:
-        topo = _SYS / f"cpu{c}" / "topology"
-        cpus.append(Cpu(c, _read_int(topo / "physical_package_id", 0), _read_int(topo / "core_id", c)))
-    return cpus
+    return [_cpu(c) for c in allowed]
+
+
+@functools.cache
+def _cpu(c: int) -> Cpu:
+    """A CPU's package and core, read once per process (every pipeline call asks)."""
+    topo = _SYS / f"cpu{c}" / "topology"
+    return Cpu(c, _read_int(topo / "physical_package_id", 0), _read_int(topo / "core_id", c))
 
 
 def physical_cores(cpus: list[Cpu]) -> list[Cpu]:

@@ -2,6 +2,10 @@
 partitioning scheme, tasks are distributed over the queues, and each worker drains its own queue, then steals from
 the others in its victim-selection order. Native task kernels release the GIL, so two workers use two cores.
 
+The workers are a pool that lives for the process (`_Pool`): the threads are started once and parked on a lock
+between pipelines, and the calling thread works as worker 0, so a pipeline call costs a wake-up (~40 us), not a
+thread start and join per worker (~170 us for two; `bench/sched_overhead.py`).
+
 Results come back tagged with their first row, so combining them is independent of which thread ran what.
 """
 
@@ -11,6 +15,7 @@ import os
 import random
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -89,50 +94,181 @@ def _fill(plan: _Plan, n: int, cfg: SchedulerConfig) -> None:
         index += count
 
 
-def schedule(n: int, run_task: Callable[[int, int], R], cfg: SchedulerConfig) -> list[tuple[int, R]]:
-    """Run `run_task(start, end)` for tasks covering rows [0, n) on worker threads; results sorted by row."""
+class _Pool:
+    """Worker threads that live for the whole process (DAPHNE keeps its workers too): between pipelines each one is
+    parked on its own lock, and a pipeline wakes only the helpers it needs. The calling thread is worker 0 (one
+    fewer hand-off), except with `--pin-workers`, where every worker is a pool thread so that pinning never
+    touches the caller. One pipeline uses the pool at a time; a caller that finds it busy (another thread's
+    pipeline, e.g. under an MPI worker) starts its own threads for that call."""
+
+    def __init__(self) -> None:
+        self._busy = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._go: list[threading.Lock] = []
+        self._done: list[threading.Lock] = []
+        self._pinned: list[int | None] = []
+        self._job: Callable[[int], None] | None = None
+
+    def _grow(self, count: int) -> None:
+        while len(self._threads) < count:
+            i = len(self._threads)
+            go, done = threading.Lock(), threading.Lock()
+            go.acquire()
+            done.acquire()
+            self._go.append(go)
+            self._done.append(done)
+            self._pinned.append(None)
+            t = threading.Thread(target=self._loop, args=(i,), name=f"daphne-worker-{i}", daemon=True)
+            self._threads.append(t)
+            t.start()
+
+    def _loop(self, i: int) -> None:
+        go, done = self._go[i], self._done[i]
+        while True:
+            go.acquire()  # parked until a pipeline needs this thread
+            job = self._job
+            try:
+                if job is not None:
+                    job(i)
+            finally:
+                done.release()
+
+    def pin(self, i: int, cpu: int | None) -> None:
+        """Pin pool thread `i` to `cpu` (None: every allowed CPU again); called by that thread itself."""
+        if self._pinned[i] != cpu and hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, {cpu} if cpu is not None else _ALLOWED)  # pid 0 = this thread on Linux
+            self._pinned[i] = cpu
+
+    def run(self, workers: int, work: Callable[[int], None], cpus: list[int] | None) -> bool:
+        """Run `work(w)` for w in 0..workers-1 in parallel; False if the pool is busy (the caller then starts
+        threads itself). `cpus`: pin worker w to cpus[w], all workers on pool threads; None: the calling thread
+        runs worker 0 and the pool threads are unpinned."""
+        if not self._busy.acquire(blocking=False):
+            return False
+        try:
+            first = 0 if cpus is not None else 1
+            helpers = workers - first
+
+            def job(i: int) -> None:
+                self.pin(i, cpus[i] if cpus is not None else None)
+                work(i + first)
+
+            self._grow(helpers)
+            self._job = job
+            for i in range(helpers):
+                self._go[i].release()
+            try:
+                if cpus is None:
+                    work(0)
+            finally:
+                for i in range(helpers):
+                    self._done[i].acquire()
+                self._job = None
+        finally:
+            self._busy.release()
+        return True
+
+
+_ALLOWED: set[int] = set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else set()
+_POOL = _Pool()
+
+
+def _forget_pool_after_fork() -> None:
+    """A forked child has none of the parent's threads: it starts its own pool when it needs one."""
+    global _POOL
+    _POOL = _Pool()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_after_fork)
+
+
+def schedule(
+    n: int,
+    run_task: Callable[[int, int], R],
+    cfg: SchedulerConfig,
+    serial: bool = False,
+    finish: list[float] | None = None,
+) -> list[tuple[int, R]]:
+    """Run `run_task(start, end)` for tasks covering rows [0, n) on worker threads; results sorted by row.
+
+    `serial`: the work is too small to share (a tiny pipeline): one task of all rows on the calling thread,
+    no queues (`--debug-mt` still reports it). `finish` receives, per worker, the seconds from the start until
+    it found no more tasks (ADAPTIVE's imbalance measure)."""
+    if serial:
+        return _serial(n, run_task, cfg)
     plan = _plan(n, cfg)
+    workers = len(plan.cpus)
     counts = [[0, 0] for _ in plan.cpus]  # per worker: tasks, rows
-    results: list[tuple[int, R]] = []
+    results: list[list[tuple[int, R]]] = [[] for _ in plan.cpus]
     errors: list[BaseException] = []
+    done = [0.0] * workers
+    share = 2 * max(1, workers // len(plan.queues)) if workers > 1 and cfg.coalesce_rows > 1 else 0  # pop_run
+    t0 = time.perf_counter()
 
     def work(w: int) -> None:
-        if cfg.pin_workers and hasattr(os, "sched_setaffinity"):
-            os.sched_setaffinity(0, {plan.cpus[w].id})  # pid 0 = this thread on Linux
         own = plan.homes[w]
         rng = random.Random(cfg.seed * 1_000_003 + w)
         order = [own, *victim_order(cfg.victim_selection, own, len(plan.queues), plan.queue_packages, rng)]
+        out, cnt, queues, rows = results[w], counts[w], plan.queues, cfg.coalesce_rows
         try:
             for q in order:
-                while (task := plan.queues[q].pop_run(cfg.coalesce_rows)) is not None and not errors:
-                    results.append((task[0], run_task(*task)))
-                    counts[w][0] += 1
-                    counts[w][1] += task[1] - task[0]
+                pop = queues[q].pop_run
+                while (task := pop(rows, share)) is not None and not errors:
+                    out.append((task[0], run_task(*task)))
+                    cnt[0] += 1
+                    cnt[1] += task[1] - task[0]
         except BaseException as e:  # noqa: BLE001 - re-raised in the calling thread
             errors.append(e)
+        done[w] = time.perf_counter() - t0
 
-    if len(plan.cpus) == 1 or sum(len(q) for q in plan.queues) <= 1:
-        work(0)  # one worker or one task: no thread to start
+    if workers == 1 or sum(len(q) for q in plan.queues) <= 1:
+        work(0)  # one worker or one task: no thread to wake
     else:
-        threads = [threading.Thread(target=work, args=(w,), daemon=True) for w in range(len(plan.cpus))]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        cpus = [c.id for c in plan.cpus] if cfg.pin_workers and hasattr(os, "sched_setaffinity") else None
+        if not _POOL.run(workers, work, cpus):
+            _threads(workers, work, cpus)
     if cfg.debug_mt:
-        _report(plan, counts)
+        _report(plan.cpus, len(plan.queues), plan.homes, counts)
+    if finish is not None:
+        finish[:] = done
     if errors:
         raise errors[0]
-    results.sort(key=lambda r: r[0])
-    return results
+    merged = [r for part in results for r in part]
+    merged.sort(key=lambda r: r[0])
+    return merged
 
 
-def _report(plan: _Plan, counts: list[list[int]]) -> None:
+def _threads(workers: int, work: Callable[[int], None], cpus: list[int] | None) -> None:
+    """Threads started for one call (the pool is busy with another thread's pipeline)."""
+
+    def run(w: int) -> None:
+        if cpus is not None:
+            os.sched_setaffinity(0, {cpus[w]})  # pid 0 = this thread on Linux
+        work(w)
+
+    threads = [threading.Thread(target=run, args=(w,), daemon=True) for w in range(workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def _serial(n: int, run_task: Callable[[int, int], R], cfg: SchedulerConfig) -> list[tuple[int, R]]:
+    result = [(0, run_task(0, n))]
+    if cfg.debug_mt:
+        cpus = worker_cpus(cfg.num_threads, cfg.hyperthreading)
+        counts = [[1, n]] + [[0, 0] for _ in cpus[1:]]
+        _report(cpus, 1, [0] * len(cpus), counts)
+    return result
+
+
+def _report(cpus: list[Cpu], num_queues: int, homes: list[int], counts: list[list[int]]) -> None:
     """`--debug-mt`: the topology, the queues and what every worker did, on stdout like DAPHNE's."""
     out = sys.stdout
-    out.write(f"topologyPhysicalIds: {', '.join(str(c.package) for c in plan.cpus)}\n")
-    out.write(f"topologyUniqueThreads: {', '.join(str(c.id) for c in plan.cpus)}\n")
-    out.write(f"topologyCoreIds: {', '.join(str(c.core) for c in plan.cpus)}\n")
-    out.write(f"_numThreads={len(plan.cpus)} _numQueues={len(plan.queues)}\n")
+    out.write(f"topologyPhysicalIds: {', '.join(str(c.package) for c in cpus)}\n")
+    out.write(f"topologyUniqueThreads: {', '.join(str(c.id) for c in cpus)}\n")
+    out.write(f"topologyCoreIds: {', '.join(str(c.core) for c in cpus)}\n")
+    out.write(f"_numThreads={len(cpus)} _numQueues={num_queues}\n")
     for w, (n_tasks, n_rows) in enumerate(counts):
-        out.write(f"worker {w} (cpu {plan.cpus[w].id}, queue {plan.homes[w]}): {n_tasks} tasks, {n_rows} rows\n")
+        out.write(f"worker {w} (cpu {cpus[w].id}, queue {homes[w]}): {n_tasks} tasks, {n_rows} rows\n")

@@ -1,8 +1,18 @@
 """Executing a vectorized pipeline: cut the rows into tasks, run the compiled body per row block, combine.
 
-The task scheduler (`runtime/scheduling`) distributes tasks over worker threads; a task runs in batches of
-`phyBatchSize` bytes per body call (DAPHNE's physical batch). Row blocks of dense inputs are zero-copy numpy views.
-Per-block results are combined in row order, so the result does not depend on which thread ran which task.
+The task scheduler (`runtime/scheduling`) distributes tasks over worker threads (a pool that lives for the
+process). Per-block results are combined in row order, so the result does not depend on which thread ran which
+task. Three ways to run a task:
+
+- a single-stage native kernel (`compiler.jit`, `body.prepare`): its input checks run once per pipeline on the
+  whole inputs; each task is then one kernel call on its row range, writing its rows of the ROWS results (and of
+  a column vector's transpose) straight into buffers allocated once for all rows, so there is nothing to combine
+  but the partial aggregates. Consecutive tasks of a queue are coalesced into calls of `native_batch_bytes`;
+- another native body (stages around numpy/BLAS ops): one call per task on zero-copy row blocks;
+- a Python body: calls of `phyBatchSize` bytes of rows (DAPHNE's physical batch), results stacked.
+
+A pipeline with less than `min_parallel_bytes` of rows runs as one call on the calling thread (waking workers
+costs more than such work).
 """
 
 from __future__ import annotations
@@ -13,12 +23,12 @@ from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 import numpy as np
-import scipy.sparse as sp
 
 from runtime.errors import DaphneRuntimeError
 from runtime.scheduling.adaptive import ADAPTIVE
+from runtime.scheduling.topology import worker_cpus
 from runtime.scheduling.workers import SchedulerConfig, schedule
-from runtime.values import INT_VTS, csr_rows, is_csr, vt_of, wrap_int
+from runtime.values import INT_VTS, csr_rows, is_csr, to_f32, vt_of, wrap_int
 
 R = TypeVar("R")
 
@@ -32,6 +42,14 @@ class Settings:
 
     phy_batch_size: int = 98304
     """Bytes of input rows per body call (DAPHNE's `--phy-batch-size`)."""
+    min_parallel_bytes: int = 4 << 20
+    """A pipeline whose ROWS inputs have fewer bytes runs as one call on the calling thread: waking workers and
+    combining their parts would cost more than the work (connected components' `t(c)`: 3.2 MB, ~0.3 ms)."""
+    native_batch_bytes: int = 16 << 20
+    """Bytes of input rows a single-stage native kernel may process per call (consecutive small tasks of a queue
+    run together), but at most a quarter of a worker's share, and the batches shrink as the queue drains
+    (`TaskQueue.pop_run`), so the workers still finish together. A call costs a few microseconds, and more in
+    caches refilled after the Python code between calls: fine-grained schemes (SS, AUTO) need few, large calls."""
     scheduler: SchedulerConfig = field(default_factory=SchedulerConfig)
 
 
@@ -65,20 +83,22 @@ def _row_count(inputs: Sequence[object], splits: Sequence[int]) -> int:
 
 def _combine(parts: list[object], mode: int) -> object:
     if mode == COMBINE_ROWS:
-        return _stack(parts, sp.vstack, np.vstack)
+        return _stack(parts, "vstack", np.vstack)
     if mode == COMBINE_COLS:
-        return _stack(parts, sp.hstack, np.hstack)
+        return _stack(parts, "hstack", np.hstack)
     acc = parts[0]
     for p in parts[1:]:
         acc = _fold(acc, p, mode)
     return acc
 
 
-def _stack(parts: list[object], sparse_stack: Callable, dense_stack: Callable) -> object:
+def _stack(parts: list[object], sparse_stack: str, dense_stack: Callable) -> object:
     if len(parts) == 1:
         return parts[0]
     if any(is_csr(p) for p in parts):
-        return sp.csr_array(sparse_stack(parts, format="csr"))
+        import scipy.sparse as sp  # only with CSR parts: importing scipy costs ~0.1 s of every start-up
+
+        return sp.csr_array(getattr(sp, sparse_stack)(parts, format="csr"))
     return np.ascontiguousarray(dense_stack(parts))
 
 
@@ -111,44 +131,87 @@ def run_pipeline(
     `result_vts` names the value type of each scalar result (None for matrices): partial sums of integers are
     wrapped to it once more after combining, as one sum over all rows would be."""
     n = _row_count(inputs, splits)
-    step = max(1, SETTINGS.phy_batch_size // _row_bytes(inputs, splits, n))
+    row_bytes = _row_bytes(inputs, splits, n)
+    step = max(1, SETTINGS.phy_batch_size // row_bytes)
     whole = [s != SPLIT_ROWS or (_rows(x) == 1 and n != 1) for x, s in zip(inputs, splits)]
-
-    # A native body fuses the whole row loop (no intermediates to keep in cache): one call per task, not per batch.
-    per_call = max(n, 1) if getattr(body, "whole_tasks", False) else step
+    serial = n * row_bytes < SETTINGS.min_parallel_bytes  # too little work to share between threads
 
     # Row blocks of a CSR input share its arrays (scipy's slicing would copy every stored value per block).
     views = [None if w or not is_csr(x) or not x.has_canonical_format else x for x, w in zip(inputs, whole)]  # type: ignore[attr-defined]
 
-    def run_task(start: int, end: int) -> list[tuple[object, ...]]:
-        out = []
-        for a in range(start, end, per_call):
-            b = min(a + per_call, end)
-            out.append(body(*(x if w else csr_rows(x, a, b) if v is not None else x[a:b]  # type: ignore[index]
-                              for x, w, v in zip(inputs, whole, views))))
-        return out
+    def blocks(a: int, b: int) -> list[object]:
+        return [
+            x if w else csr_rows(x, a, b) if v is not None else x[a:b]  # type: ignore[index]
+            for x, w, v in zip(inputs, whole, views)
+        ]
 
     if n == 0:
         parts = [body(*(x if w else x[0:0] for x, w in zip(inputs, whole)))]  # type: ignore[index]
-    else:
-        parts = [p for _, task_parts in _schedule(body, n, run_task, step) for p in task_parts]
-    out = tuple(_combine([p[i] for p in parts], mode) for i, mode in enumerate(combines))
+        return _finish(tuple(_combine([p[i] for p in parts], mode) for i, mode in enumerate(combines)), result_vts)
+
+    prepare = getattr(body, "prepare", None)
+    ready = prepare(n, *inputs) if prepare is not None else None
+    if ready is not None:
+        # A single-stage native kernel: each task is one kernel call on its row range of the whole inputs, writing
+        # its rows of the ROWS/COLS results straight into buffers allocated once (no combine copy).
+        run, buffers = ready
+        fell_back: list[int] = []
+
+        def run_range(a: int, b: int) -> tuple[object, ...]:
+            out = run(a, b)
+            if out is None:  # the kernel asks for the Python body (an error to raise, a domain to honour)
+                fell_back.append(a)
+                out = body(*blocks(a, b))
+            return out  # type: ignore[no-any-return]
+
+        batch = max(step, min(SETTINGS.native_batch_bytes // row_bytes, n // (4 * _workers())))
+        parts = [p for _, p in _schedule(body, n, run_range, batch, serial)]
+        out = tuple(
+            buf if buf is not None and not fell_back else _combine([p[i] for p in parts], mode)
+            for i, (mode, buf) in enumerate(zip(combines, buffers))
+        )
+        return _finish(out, result_vts)
+
+    # A native body fuses the whole row loop (no intermediates to keep in cache): one call per task, not per batch.
+    per_call = n if getattr(body, "whole_tasks", False) else step
+
+    def run_task(start: int, end: int) -> list[tuple[object, ...]]:
+        return [body(*blocks(a, min(a + per_call, end))) for a in range(start, end, per_call)]
+
+    parts = [p for _, task_parts in _schedule(body, n, run_task, step, serial) for p in task_parts]
+    return _finish(tuple(_combine([p[i] for p in parts], mode) for i, mode in enumerate(combines)), result_vts)
+
+
+def _finish(out: tuple[object, ...], result_vts: Sequence[str | None] | None) -> tuple[object, ...]:
+    """Scalar results back in their value type: integer partial sums wrapped, f32 partial sums (added as Python
+    floats) rounded to f32 once more, as one pass over all rows would give (the f32 scalar contract)."""
     if result_vts is None:
         return out
-    return tuple(wrap_int(x, vt) if type(x) is int and vt in INT_VTS else x for x, vt in zip(out, result_vts))
+    return tuple(
+        wrap_int(x, vt) if type(x) is int and vt in INT_VTS else to_f32(x) if type(x) is float and vt == "f32" else x
+        for x, vt in zip(out, result_vts)
+    )
 
 
-def _schedule(body: Callable[..., object], n: int, run_task: Callable[[int, int], R], step: int) -> list[tuple[int, R]]:
+def _workers() -> int:
+    return len(worker_cpus(SETTINGS.scheduler.num_threads, SETTINGS.scheduler.hyperthreading))
+
+
+def _schedule(
+    body: Callable[..., object], n: int, run_task: Callable[[int, int], R], batch: int, serial: bool
+) -> list[tuple[int, R]]:
     """Run the tasks with the configured scheme; `ADAPTIVE` picks it per pipeline from earlier runs' timings.
-    Consecutive small tasks of a queue run as one physical batch (`step` rows)."""
-    cfg = replace(SETTINGS.scheduler, coalesce_rows=step)
-    if cfg.scheme != "ADAPTIVE":
-        return schedule(n, run_task, cfg)
+    Consecutive small tasks of a queue run as one physical batch (`batch` rows); `serial`: one call on this
+    thread."""
+    cfg = replace(SETTINGS.scheduler, coalesce_rows=batch)
+    if serial or cfg.scheme != "ADAPTIVE":
+        return schedule(n, run_task, cfg if cfg.scheme != "ADAPTIVE" else replace(cfg, scheme="STATIC"), serial)
     key = getattr(body, "pipeline_key", None) or getattr(body, "__code__", None) or type(body)
     scheme = ADAPTIVE.choose(key)  # type: ignore[arg-type]
+    finish: list[float] = []
     t0 = time.perf_counter()
-    out = schedule(n, run_task, replace(cfg, scheme=scheme))
-    ADAPTIVE.record(key, scheme, time.perf_counter() - t0, n)  # type: ignore[arg-type]
+    out = schedule(n, run_task, replace(cfg, scheme=scheme), finish=finish)
+    ADAPTIVE.record(key, scheme, time.perf_counter() - t0, n, finish)  # type: ignore[arg-type]
     return out
 
 

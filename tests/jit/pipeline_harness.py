@@ -88,8 +88,12 @@ def build(inputs: Sequence[tuple[Attribute, int]], body_fn: BodyFn) -> Pipeline:
     """A function `@t(inputs...)` holding one pipeline; `body_fn` returns (value, combine) pairs."""
     outer_types = [t for t, _ in inputs]
     splits = [s for _, s in inputs]
-    body_types = [MatrixType(t.element_type, -1, t.cols.data, t.representation.data)
-                  if isinstance(t, MatrixType) and s == ROWS else t for t, s in inputs]
+    body_types = [
+        MatrixType(t.element_type, -1, t.cols.data, t.representation.data)
+        if isinstance(t, MatrixType) and s == ROWS
+        else t
+        for t, s in inputs
+    ]
     block = Block(arg_types=body_types)
     body = Body(block)
     results = body_fn(body, list(block.args))
@@ -141,10 +145,14 @@ def reference(p: Pipeline, inputs: Sequence[object]) -> tuple[object, ...]:
 
 
 def _configure(batch_bytes: int, threads: int) -> None:
-    """Batch size and worker threads of the executor (one thread and a huge batch: one body call)."""
+    """Batch size and worker threads of the executor (one thread and a huge batch: one body call). Small inputs
+    are scheduled too, and native kernels are called per physical batch like Python bodies, so that both see the
+    same row blocks (column sums then agree bit for bit)."""
     from runtime.scheduling.workers import SchedulerConfig
 
     executor.SETTINGS.phy_batch_size = batch_bytes
+    executor.SETTINGS.min_parallel_bytes = 0
+    executor.SETTINGS.native_batch_bytes = 0
     executor.SETTINGS.scheduler = SchedulerConfig(num_threads=threads)
 
 
@@ -159,8 +167,9 @@ class Calls:
     batches: list[int] = field(default_factory=list)
 
 
-def run_native(p: Pipeline, inputs: Sequence[object], batch_bytes: int, calls: Calls | None = None,
-               threads: int = 1) -> tuple[object, ...]:
+def run_native(
+    p: Pipeline, inputs: Sequence[object], batch_bytes: int, calls: Calls | None = None, threads: int = 1
+) -> tuple[object, ...]:
     from compiler.jit import compile_pipeline
 
     kernel = compile_pipeline(p.op)

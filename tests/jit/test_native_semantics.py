@@ -32,11 +32,44 @@ from runtime.errors import DaphneRuntimeError
 NEG_NAN = struct.unpack("<d", struct.pack("<Q", 0xFFF8000000000000))[0]
 NAN = float("nan")
 INF = float("inf")
-FLOATS = np.array([[0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -2.5, INF, -INF, NAN, NEG_NAN, 5e-324, 1e308, 9.3e18,
-                    -9.3e18, 1.9e19, 2.1e9, -2.2e9, 255.7]])
+FLOATS = np.array(
+    [
+        [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            -0.5,
+            2.5,
+            -2.5,
+            INF,
+            -INF,
+            NAN,
+            NEG_NAN,
+            5e-324,
+            1e308,
+            9.3e18,
+            -9.3e18,
+            1.9e19,
+            2.1e9,
+            -2.2e9,
+            255.7,
+        ]
+    ]
+)
 INT_VTS = ("si64", "si32", "si8", "ui64", "ui32", "ui8")
-NP = {"f64": np.float64, "f32": np.float32, "si64": np.int64, "si32": np.int32, "si8": np.int8, "ui64": np.uint64,
-      "ui32": np.uint32, "ui8": np.uint8, "bool": np.bool_}
+NP = {
+    "f64": np.float64,
+    "f32": np.float32,
+    "si64": np.int64,
+    "si32": np.int32,
+    "si8": np.int8,
+    "ui64": np.uint64,
+    "ui32": np.uint32,
+    "ui8": np.uint8,
+    "bool": np.bool_,
+}
 
 
 @pytest.fixture(autouse=True)
@@ -63,13 +96,15 @@ def check_native_equals_reference(p, inputs, expect_fallback: bool = False):
 
 
 def check_pair(kind: str, vt: str, x: np.ndarray, y: np.ndarray):
-    p = build([(mat(vt, *x.shape), ROWS), (mat(vt, *y.shape), ROWS)],
-              lambda b, a: [(b.binary(kind, a[0], a[1]), C_ROWS)])
+    p = build(
+        [(mat(vt, *x.shape), ROWS), (mat(vt, *y.shape), ROWS)], lambda b, a: [(b.binary(kind, a[0], a[1]), C_ROWS)]
+    )
     return check_native_equals_reference(p, [x, y])
 
 
-@pytest.mark.parametrize("kind", ["add", "sub", "mul", "div", "mod", "min", "max", "eq", "neq", "lt", "le", "gt",
-                                  "ge", "and", "or", "xor"])
+@pytest.mark.parametrize(
+    "kind", ["add", "sub", "mul", "div", "mod", "min", "max", "eq", "neq", "lt", "le", "gt", "ge", "and", "or", "xor"]
+)
 @pytest.mark.parametrize("vt", ["f64", "f32"])
 def test_float_binary_ops_on_special_values(kind: str, vt: str) -> None:
     """Every pairing of the special values; NaNs created by invalid operations get x86's sign bit."""
@@ -101,8 +136,9 @@ def test_integer_division_truncates_and_min_by_minus_one_wraps(vt: str) -> None:
 
 @pytest.mark.parametrize("kind", ["div", "mod"])
 def test_integer_division_by_zero_raises_daphnes_error(kind: str) -> None:
-    p = build([(mat("si32", 2, 2), ROWS), (mat("si32", 2, 2), ROWS)],
-              lambda b, a: [(b.binary(kind, a[0], a[1]), C_ROWS)])
+    p = build(
+        [(mat("si32", 2, 2), ROWS), (mat("si32", 2, 2), ROWS)], lambda b, a: [(b.binary(kind, a[0], a[1]), C_ROWS)]
+    )
     x = np.array([[1, 2], [3, 4]], dtype=np.int32)
     with pytest.raises(DaphneRuntimeError, match="division by zero"):
         run_native(p, [x, np.array([[1, 0], [1, 1]], dtype=np.int32)], 1 << 40)
@@ -175,8 +211,10 @@ def test_row_and_column_aggregates_are_exact(agg: str, vt: str) -> None:
     else:
         x = np.array([[1, 0, 3], [2, 2, 0], [0, 0, 0], [1, 1, 1]]).astype(NP[vt])
     combine = {"sum": C_ADD, "min": C_MIN, "max": C_MAX}[agg]
-    p = build([(mat(vt, *x.shape), ROWS)],
-              lambda b, a: [(b.agg(agg, "row", a[0]), C_ROWS), (b.agg(agg, "col", a[0]), combine)])
+    p = build(
+        [(mat(vt, *x.shape), ROWS)],
+        lambda b, a: [(b.agg(agg, "row", a[0]), C_ROWS), (b.agg(agg, "col", a[0]), combine)],
+    )
     check_native_equals_reference(p, [x])
 
 
@@ -188,8 +226,10 @@ def test_mean_row() -> None:
 
 def test_full_min_max_skip_nans_and_keep_the_first_of_equal_zeros() -> None:
     x = np.array([[NAN, -0.0, 0.0], [NAN, 3.0, -1.0]])
-    p = build([(mat("f64", 2, 3), ROWS)], lambda b, a: [(b.agg("min", "all", a[0]), C_MIN),
-                                                        (b.agg("max", "all", b.unary("minus", a[0])), C_MAX)])
+    p = build(
+        [(mat("f64", 2, 3), ROWS)],
+        lambda b, a: [(b.agg("min", "all", a[0]), C_MIN), (b.agg("max", "all", b.unary("minus", a[0])), C_MAX)],
+    )
     check_native_equals_reference(p, [x])
 
 
@@ -199,8 +239,10 @@ def test_broadcasts_row_column_and_scalar() -> None:
     row = np.array([[10.0, 0.0, -10.0]])
 
     def body(b, a):
-        return [(b.binary("div", b.binary("sub", a[0], a[1]), a[2]), C_ROWS),
-                (b.binary("max", b.const(5.0, "f64"), a[0]), C_ROWS)]
+        return [
+            (b.binary("div", b.binary("sub", a[0], a[1]), a[2]), C_ROWS),
+            (b.binary("max", b.const(5.0, "f64"), a[0]), C_ROWS),
+        ]
 
     p = build([(mat("f64", 4, 3), ROWS), (mat("f64", 4, 1), ROWS), (mat("f64", 1, 3), NONE)], body)
     check_native_equals_reference(p, [x, col, row])
@@ -208,8 +250,10 @@ def test_broadcasts_row_column_and_scalar() -> None:
 
 def test_transpose_and_extract_column() -> None:
     x = np.arange(12, dtype=np.int64).reshape(4, 3)
-    p = build([(mat("si64", 4, 3), ROWS)], lambda b, a: [(b.transpose(b.binary("mul", a[0], a[0])), 2),
-                                                         (b.extract_col(a[0], -1), C_ROWS)])
+    p = build(
+        [(mat("si64", 4, 3), ROWS)],
+        lambda b, a: [(b.transpose(b.binary("mul", a[0], a[0])), 2), (b.extract_col(a[0], -1), C_ROWS)],
+    )
     check_native_equals_reference(p, [x])
 
 
@@ -224,11 +268,14 @@ def test_blocks_of_another_form_go_to_the_python_body() -> None:
     assert calls.fallbacks == 2
 
 
-@pytest.mark.parametrize("body, reason", [
-    (lambda b, a: [(b.matmul(a[0], a[1]), C_ROWS)], "every op is run by its runtime kernel"),
-    (lambda b, a: [(b.unary("exp", a[0]), C_ROWS)], "every op is run by its runtime kernel"),
-    (lambda b, a: [(b.binary("add", a[0], a[1]), C_ROWS)], "a whole matrix input"),
-])
+@pytest.mark.parametrize(
+    "body, reason",
+    [
+        (lambda b, a: [(b.matmul(a[0], a[1]), C_ROWS)], "every op is run by its runtime kernel"),
+        (lambda b, a: [(b.unary("exp", a[0]), C_ROWS)], "every op is run by its runtime kernel"),
+        (lambda b, a: [(b.binary("add", a[0], a[1]), C_ROWS)], "a whole matrix input"),
+    ],
+)
 def test_pipelines_without_native_work_keep_the_python_body(body, reason: str) -> None:
     p = build([(mat("f64", 3, 3), ROWS), (mat("f64", 3, 3), NONE)], body)
     plan, why = try_plan(p.op)
@@ -246,17 +293,33 @@ def test_numpy_math_runs_between_native_stages() -> None:
     """`sum(exp(X - 1) * Y)`: stage 0 writes X - 1, numpy's exp runs on it, stage 1 multiplies and sums."""
     x = np.array([[0.5, -1.0, 700.0], [NAN, -INF, 2.0]])
     y = np.array([[1.0, 2.0, 0.0], [1.0, 1.0, -3.0]])
-    p = build([(mat("f64", 2, 3), ROWS), (mat("f64", 2, 3), ROWS)], lambda b, a: [
-        (b.agg("max", "row", b.binary("mul", b.unary("exp", b.binary("sub", a[0], b.const(1.0, "f64"))), a[1])),
-         C_ROWS)])
+    p = build(
+        [(mat("f64", 2, 3), ROWS), (mat("f64", 2, 3), ROWS)],
+        lambda b, a: [
+            (
+                b.agg("max", "row", b.binary("mul", b.unary("exp", b.binary("sub", a[0], b.const(1.0, "f64"))), a[1])),
+                C_ROWS,
+            )
+        ],
+    )
     check_staged(p, [x, y], 2)
 
 
 def test_opaque_domain_errors_raise_the_python_bodys_first_error() -> None:
     """ln of a negative raises; the Python body reruns the batch, so its first error (in body order) wins."""
-    p = build([(mat("f64", 1, 3), ROWS), (mat("si64", 1, 3), ROWS)], lambda b, a: [
-        (b.binary("add", b.unary("ln", b.binary("sub", a[0], b.const(1.0, "f64"))),
-                  b.cast(b.binary("div", a[1], a[1]), "f64")), C_ROWS)])
+    p = build(
+        [(mat("f64", 1, 3), ROWS), (mat("si64", 1, 3), ROWS)],
+        lambda b, a: [
+            (
+                b.binary(
+                    "add",
+                    b.unary("ln", b.binary("sub", a[0], b.const(1.0, "f64"))),
+                    b.cast(b.binary("div", a[1], a[1]), "f64"),
+                ),
+                C_ROWS,
+            )
+        ],
+    )
     with pytest.raises(DaphneRuntimeError, match="LN"):
         run_native(p, [np.array([[0.5, 2.0, 3.0]]), np.array([[1, 2, 3]])], 1 << 40)
     with pytest.raises(DaphneRuntimeError, match="division by zero"):
@@ -268,17 +331,82 @@ def test_matmul_on_the_row_block_then_native_ops() -> None:
     """`rowSums((X @ W) * 2 + 1)`: BLAS (numpy's matmul kernel) on each row block, the rest fused."""
     rng = np.random.default_rng(3)
     x, w = rng.normal(size=(40, 5)), rng.normal(size=(5, 3))
-    p = build([(mat("f64", 40, 5), ROWS), (mat("f64", 5, 3), NONE)], lambda b, a: [
-        (b.agg("sum", "row", b.binary("add", b.binary("mul", b.matmul(a[0], a[1]), b.const(2.0, "f64")),
-                                      b.const(1.0, "f64"))), C_ROWS)])
+    p = build(
+        [(mat("f64", 40, 5), ROWS), (mat("f64", 5, 3), NONE)],
+        lambda b, a: [
+            (
+                b.agg(
+                    "sum",
+                    "row",
+                    b.binary("add", b.binary("mul", b.matmul(a[0], a[1]), b.const(2.0, "f64")), b.const(1.0, "f64")),
+                ),
+                C_ROWS,
+            )
+        ],
+    )
     check_staged(p, [x, w], 1)
 
 
 def test_log_and_matrix_power_are_opaque() -> None:
     x = np.array([[1.5, 8.0, 0.0], [-1.0, 2.0, 3.0]])
     y = np.array([[2.0, 0.5, 3.0], [2.0, 10.0, -1.0]])
-    p = build([(mat("f64", 2, 3), ROWS), (mat("f64", 2, 3), ROWS)], lambda b, a: [
-        (b.binary("add", b.binary("log", b.unary("abs", a[0]), b.const(2.0, "f64")),
-                  b.binary("pow", a[0], b.binary("mul", a[1], b.const(1.0, "f64")))), C_ROWS)])
+    p = build(
+        [(mat("f64", 2, 3), ROWS), (mat("f64", 2, 3), ROWS)],
+        lambda b, a: [
+            (
+                b.binary(
+                    "add",
+                    b.binary("log", b.unary("abs", a[0]), b.const(2.0, "f64")),
+                    b.binary("pow", a[0], b.binary("mul", a[1], b.const(1.0, "f64"))),
+                ),
+                C_ROWS,
+            )
+        ],
+    )
     with np.errstate(all="ignore"):
         check_staged(p, [x, y], 2)
+
+
+def test_tasks_call_the_kernel_on_row_ranges_of_the_whole_inputs() -> None:
+    """The executor's fast path (`prepare`): a components step over a CSR graph on 2 threads in many tasks, each
+    a kernel call on its row range (the graph's arrays whole, its row pointers sliced), writing into one result
+    buffer; the same bits as the non-fused path, and no Python body call."""
+    from scipy import sparse
+
+    from compiler.jit import compile_pipeline
+    from runtime.scheduling.workers import SchedulerConfig
+    from runtime.vectorized import pipeline as executor
+
+    rng = np.random.default_rng(3)
+    n = 3000
+    G = sparse.random_array((n, n), density=0.003, format="csr", random_state=4)
+    G = sparse.csr_array((G + G.T) != 0, dtype=np.float64)
+    G.sum_duplicates()
+    c = rng.permutation(n).astype(np.float64).reshape(n, 1) + 1.0
+
+    def body(b, a):
+        u = b.binary("max", b.agg("max", "row", b.binary("mul", a[0], a[1])), a[2])
+        return [(u, C_ROWS), (b.agg("sum", "all", b.binary("neq", u, a[2])), C_ADD)]
+
+    p = build([(mat("f64", n, n, sparse=True), ROWS), (mat("f64", 1, n), ROWS), (mat("f64", n, 1), ROWS)], body)
+    inputs = [G, c.T.copy(), c]
+    kernel = compile_pipeline(p.op)
+    assert kernel is not None
+    calls = Calls()
+
+    def py_body(*blocks):
+        calls.fallbacks += 1
+        return reference(p, blocks)
+
+    bound = kernel.bind(py_body)
+    assert bound.prepare is not None
+    old = (executor.SETTINGS.scheduler, executor.SETTINGS.min_parallel_bytes, executor.SETTINGS.native_batch_bytes)
+    try:
+        executor.SETTINGS.scheduler = SchedulerConfig(num_threads=2, scheme="SS")
+        executor.SETTINGS.min_parallel_bytes, executor.SETTINGS.native_batch_bytes = 0, 2048
+        got = executor.run_pipeline(bound, inputs, [ROWS, ROWS, ROWS], [C_ROWS, C_ADD])
+    finally:
+        executor.SETTINGS.scheduler, executor.SETTINGS.min_parallel_bytes, executor.SETTINGS.native_batch_bytes = old
+    ref = reference(p, inputs)
+    assert calls.fallbacks == 0
+    assert same_bits(ref[0], got[0]) and ref[1] == got[1]

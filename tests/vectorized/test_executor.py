@@ -80,3 +80,77 @@ def test_csr_row_blocks_share_the_arrays_and_equal_scipys_slices() -> None:
         SETTINGS.phy_batch_size = old
     assert len(seen) > 1 and all(np.shares_memory(x.indices, G.indices) for x in seen if x.nnz)  # type: ignore[attr-defined]
     np.testing.assert_array_equal(rows, G.sum(axis=1).reshape(-1, 1))
+
+
+def _ranged_body(X: np.ndarray, fail_at: int | None = None):
+    """A body with `prepare`, like a single-stage native kernel's (compiler.jit): whole inputs in, each task
+    writes its rows into a buffer allocated once; `fail_at`: the task starting at that row asks for the body."""
+    ranges: list[tuple[int, int]] = []
+    bodies: list[int] = []
+
+    def body(x: np.ndarray) -> tuple[object, ...]:
+        bodies.append(x.shape[0])
+        return x * 2.0, float(x.sum())
+
+    def prepare(n: int, x: np.ndarray):
+        buf = np.empty((n, x.shape[1]))
+
+        def run(s: int, e: int):
+            ranges.append((s, e))
+            if s == fail_at:
+                return None
+            np.multiply(x[s:e], 2.0, out=buf[s:e])
+            return buf[s:e], float(x[s:e].sum())
+
+        return run, (buf, None)
+
+    body.prepare = prepare  # type: ignore[attr-defined]
+    return body, ranges, bodies
+
+
+def test_ranged_kernels_write_into_one_buffer_without_combining() -> None:
+    from runtime.scheduling.workers import SchedulerConfig
+
+    X = np.random.default_rng(1).random((4000, 3))
+    old = (SETTINGS.scheduler, SETTINGS.min_parallel_bytes)
+    SETTINGS.scheduler, SETTINGS.min_parallel_bytes = SchedulerConfig(num_threads=2, scheme="GSS"), 0
+    try:
+        body, ranges, bodies = _ranged_body(X)
+        rows, total = run_pipeline(body, [X], [SPLIT_ROWS], [COMBINE_ROWS, COMBINE_ADD])
+        assert len(ranges) > 1 and not bodies
+        assert sorted(ranges)[0][0] == 0 and sum(e - s for s, e in ranges) == 4000
+        np.testing.assert_array_equal(rows, X * 2.0)
+        np.testing.assert_allclose(total, X.sum(), rtol=1e-12)
+
+        # a task whose kernel hands back runs the body on its row block; the parts are then stacked
+        SETTINGS.scheduler = SchedulerConfig(num_threads=2, scheme="STATIC")  # tasks [0, 2000) and [2000, 4000)
+        body, ranges, bodies = _ranged_body(X, fail_at=2000)
+        rows, total = run_pipeline(body, [X], [SPLIT_ROWS], [COMBINE_ROWS, COMBINE_ADD])
+        assert sorted(ranges) == [(0, 2000), (2000, 4000)] and bodies == [2000]
+        np.testing.assert_array_equal(rows, X * 2.0)
+        np.testing.assert_allclose(total, X.sum(), rtol=1e-12)
+    finally:
+        SETTINGS.scheduler, SETTINGS.min_parallel_bytes = old
+
+
+def test_small_pipelines_run_as_one_call_on_the_calling_thread() -> None:
+    import threading
+
+    from runtime.scheduling.workers import SchedulerConfig
+
+    X = np.ones((1000, 2))  # 16 KB: below min_parallel_bytes
+    threads: list[int] = []
+
+    def body(x: np.ndarray) -> tuple[object, ...]:
+        threads.append(threading.get_ident())
+        return (x + 1.0,)
+
+    body.whole_tasks = True  # type: ignore[attr-defined]
+    old = SETTINGS.scheduler
+    SETTINGS.scheduler = SchedulerConfig(num_threads=2, scheme="SS")
+    try:
+        (rows,) = run_pipeline(body, [X], [SPLIT_ROWS], [COMBINE_ROWS])
+    finally:
+        SETTINGS.scheduler = old
+    assert threads == [threading.get_ident()]
+    np.testing.assert_array_equal(rows, X + 1.0)

@@ -1,0 +1,654 @@
+"""The generated host program (`HostProgram`) and the whole-program cache that lets a second run skip compiling.
+
+A run of `daphnec` spends most of its start-up importing xDSL, parsing and running the pass pipeline; a second run
+of the same script with the same inputs produces the very same host program. This cache stores that program (its
+Python source, the objects its globals refer to, the source location of every line) and, on a hit, rebuilds it
+without importing the frontend, the dialect, the compiler or xDSL: only the runtime modules the program calls (and
+llvmlite when it has native kernels, whose object code is loaded from the kernel cache, `compiler.kernel_cache`).
+
+**Key** (`lookup_key`): a SHA-256 over this format's version, the Python version, daphnec's own sources (path,
+size and mtime of every `.py`/`.lark` file of the five packages: the rule Python itself uses to invalidate `.pyc`
+files), the installed versions of the libraries the compiler or the program use (the `__init__.py` each import
+would load), the working directory, the script path as given, the script arguments, every user-config field that
+can affect compilation (all of them except the scheduler's run-time knobs and `--timing`/`--debug`/...), and every
+`DAPHNEC_*` environment variable except the cache folders and logs.
+
+**Inputs found while compiling** are checked on every hit: the compile is recorded (`Recorder`), and every file it
+opened for reading (the script, each imported `.daph`, each `.meta`) must still have the same SHA-256, and every
+`os.path.exists`/`isfile`/`isdir` probe (import search, `.meta` existence) must still give the same answer. Files
+of daphnec itself and of the Python installation are left out (the key covers them).
+
+**Value**: `<key>.prog` = magic + SHA-256 of the payload + payload; the payload is a pickle of plain data
+(dependencies, the native kernels' kernel-cache keys and symbols, the CPU/LLVM they were built for) and, inside it,
+a second pickle of the program. Generated closures (kernels specialised at compile time) are stored by value (code
+object + captured values); functions and classes of light modules (`runtime`, numpy, ...) by reference; anything
+that would need the compiler or xDSL to rebuild makes the program uncacheable (it then simply compiles every time).
+
+**Folder**: `$DAPHNEC_PROGRAM_CACHE_DIR`, else the kernel cache folder's name plus `-programs` next to it
+(`~/.cache/daphnec-programs` by default, `$DAPHNEC_CACHE_DIR-programs` with `$DAPHNEC_CACHE_DIR`). Entries are
+written to a temporary file and renamed into place (concurrent runs at worst both write the same entry); an entry
+that is damaged, stale or fails to load is ignored and the script is compiled. `--no-kernel-cache` disables this
+cache as well; `DAPHNEC_NO_PROGRAM_CACHE=1` disables only this one. `--explain`, `--distributed` and in-process
+callers of `tools.driver.compile_script` never use it. Compile errors are never cached (nothing is stored unless
+compilation succeeds). `DAPHNEC_PROGRAM_CACHE_LOG=<file>` appends `hit`/`miss`/`stored`/`uncacheable` lines.
+
+This module imports only the standard library at import time (it must stay cheap: it runs before anything else).
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import io
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from compiler import kernel_cache
+from compiler.kernel_cache import read_entry, write_entry
+from dialects.errors import DaphneError, ExecutionError, Loc
+
+FORMAT = "daphnec-program-1"
+_MAGIC = (FORMAT + "\n").encode()
+_SUFFIX = ".prog"
+_ROOT = Path(__file__).resolve().parents[1]
+_PACKAGES = ("frontend", "dialects", "compiler", "runtime", "tools")
+_LIBRARIES = ("numpy", "scipy", "llvmlite", "xdsl", "lark", "pyarrow", "fast_matrix_market", "numba")
+
+# User-config fields that only the runtime reads (the driver hands them over in `configure_runtime` on every run,
+# hit or not): changing them must not cost a compilation.
+_RUNTIME_ONLY = frozenset(
+    {
+        "taskPartitioningScheme",
+        "queueSetupScheme",
+        "victimSelection",
+        "numberOfThreads",
+        "minimumTaskSize",
+        "phyBatchSize",
+        "pinWorkers",
+        "hyperthreadingEnabled",
+        "prePartitionRows",
+        "debugMultiThreading",
+        "timing",
+        "statistics",
+        "debug",
+        "no_kernel_cache",
+        "enable_profiling",
+    }
+)
+_ENV_IGNORED = frozenset(
+    {
+        "DAPHNEC_CACHE_DIR",
+        "DAPHNEC_PROGRAM_CACHE_DIR",
+        "DAPHNEC_JIT_LOG",
+        "DAPHNEC_PROGRAM_CACHE_LOG",
+        "DAPHNEC_NO_PROGRAM_CACHE",
+    }
+)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The host program
+# ---------------------------------------------------------------------------------------------------------------------
+
+HOST_FILENAME = "<daphne-host>"
+
+
+@dataclass
+class HostProgram:
+    """Generated host code, ready to run; `source` is kept for inspection (`daphne-opt --emit-host`). `globals`
+    maps the names the source uses to kernels and constants (`compiler.host_codegen` binds them)."""
+
+    source: str
+    globals: dict[str, object]
+    line_locs: list[Loc | None]
+    entry: str = "f_main"
+
+    def run(self) -> None:
+        code = compile(self.source, HOST_FILENAME, "exec")
+        ns = dict(self.globals)
+        exec(code, ns)  # noqa: S102 - the code is generated by compiler.host_codegen from verified IR
+        old_limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(old_limit, 20000))
+        from runtime.errors import DaphneRuntimeError
+
+        try:
+            ns[self.entry]()
+        except DaphneError:
+            raise
+        except DaphneRuntimeError as e:  # an error on an MPI worker carries the location of its failing op
+            remote = getattr(e, "source_loc", None)
+            raise ExecutionError(str(e), Loc(*remote) if remote else self._failing_loc(e)) from e
+        except RecursionError as e:
+            raise ExecutionError("maximum recursion depth exceeded", self._failing_loc(e)) from e
+        except (ArithmeticError, ValueError, TypeError, IndexError, MemoryError) as e:
+            raise ExecutionError(f"{type(e).__name__}: {e}", self._failing_loc(e)) from e
+        finally:
+            sys.setrecursionlimit(old_limit)
+
+    def _failing_loc(self, e: BaseException) -> Loc | None:
+        """The location of the innermost generated line in the traceback."""
+        import traceback
+
+        loc = None
+        for frame in traceback.extract_tb(e.__traceback__):
+            if frame.filename == HOST_FILENAME and frame.lineno is not None and 0 < frame.lineno <= len(self.line_locs):
+                loc = self.line_locs[frame.lineno - 1] or loc
+        return loc
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Folder, key, log
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("DAPHNEC_PROGRAM_CACHE_DIR")
+    if env:
+        return Path(env)
+    kernels = kernel_cache.cache_dir()
+    return kernels.with_name(kernels.name + "-programs")
+
+
+def skip_reason(config: Any) -> str | None:
+    """Why a run must compile (None: the cache may be used)."""
+    if getattr(config, "no_kernel_cache", False):
+        return "--no-kernel-cache"
+    if os.environ.get("DAPHNEC_NO_PROGRAM_CACHE") == "1":
+        return "DAPHNEC_NO_PROGRAM_CACHE"
+    if getattr(config, "explain", None):
+        return "--explain"
+    if getattr(config, "use_distributed", False):
+        return "--distributed"
+    return None
+
+
+def log(event: str, detail: str) -> None:
+    path = os.environ.get("DAPHNEC_PROGRAM_CACHE_LOG")
+    if path:
+        try:
+            with open(path, "a") as f:
+                f.write(f"{event} {detail}\n")
+        except OSError:
+            pass
+
+
+_CODE_SIGNATURE: str | None = None
+
+
+def code_signature() -> str:
+    """daphnec's own sources and the libraries' installed versions (stat-based, like Python's `.pyc` check)."""
+    global _CODE_SIGNATURE
+    if _CODE_SIGNATURE is None:
+        parts: list[str] = []
+        for pkg in _PACKAGES:
+            for folder, dirs, files in os.walk(_ROOT / pkg):
+                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+                for name in sorted(files):
+                    if name.endswith((".py", ".lark")):
+                        st = os.stat(os.path.join(folder, name))
+                        parts.append(f"{folder}/{name}:{st.st_size}:{st.st_mtime_ns}")
+        from importlib.util import find_spec
+
+        for lib in _LIBRARIES:
+            try:
+                spec = find_spec(lib)
+                origin = spec.origin if spec is not None else None
+                st = os.stat(origin) if origin else None
+                parts.append(f"{lib}:{origin}:{st.st_size}:{st.st_mtime_ns}" if st else f"{lib}:-")
+            except (ImportError, ValueError, OSError):
+                parts.append(f"{lib}:?")
+        _CODE_SIGNATURE = hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    return _CODE_SIGNATURE
+
+
+def lookup_key(script: str, script_args: dict[str, str], config: Any) -> str:
+    """The cache key of a run: everything except the contents of the files the compiler reads (see `Recorder`)."""
+    cfg = config.to_dict() if hasattr(config, "to_dict") else dict(vars(config))
+    cfg_items = sorted((k, v) for k, v in cfg.items() if k not in _RUNTIME_ONLY)
+    env = sorted((k, v) for k, v in os.environ.items() if k.startswith("DAPHNEC_") and k not in _ENV_IGNORED)
+    h = hashlib.sha256()
+    for part in (
+        FORMAT,
+        sys.version,
+        sys.executable,
+        code_signature(),
+        os.getcwd(),
+        script,
+        repr(sorted(script_args.items())),
+        repr(cfg_items),
+        repr(env),
+    ):
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Recording what a compilation reads
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+_REAL_OPEN = builtins.open
+_PROBES = ("exists", "isfile", "isdir")
+
+
+def _file_hash(path: str) -> str | None:
+    """SHA-256 of a regular file's contents, None if it is not a readable regular file (never reads a FIFO)."""
+    import stat
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with _REAL_OPEN(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except (OSError, ValueError):
+        return None
+
+
+class Recorder:
+    """While active, notes every file opened for reading (with its SHA-256 at that moment) and every
+    `os.path.exists/isfile/isdir` answer. Compilation is single-threaded; the patches are undone on exit."""
+
+    def __init__(self) -> None:
+        self.reads: dict[str, str | None] = {}
+        self.probes: dict[tuple[str, str], bool] = {}
+        self._saved: list[tuple[object, str, object]] = []
+
+    def __enter__(self) -> Recorder:
+        def open_(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+            if isinstance(file, (str, bytes, os.PathLike)) and not any(c in mode for c in "wax+"):
+                p = os.fsdecode(file)
+                if p not in self.reads:
+                    self.reads[p] = _file_hash(p)
+            return _REAL_OPEN(file, mode, *args, **kwargs)
+
+        self._patch(builtins, "open", open_)
+        self._patch(io, "open", open_)
+        for name in _PROBES:
+            self._patch(os.path, name, self._probe(name, getattr(os.path, name)))
+        return self
+
+    def _probe(self, name: str, real: Callable[[Any], bool]) -> Callable[[Any], bool]:
+        def probe(path: Any) -> bool:
+            answer = real(path)
+            if isinstance(path, (str, bytes, os.PathLike)):
+                self.probes.setdefault((name, os.fsdecode(path)), answer)
+            return answer
+
+        return probe
+
+    def _patch(self, owner: object, name: str, new: object) -> None:
+        self._saved.append((owner, name, getattr(owner, name)))
+        setattr(owner, name, new)
+
+    def __exit__(self, *exc: object) -> None:
+        for owner, name, old in reversed(self._saved):
+            setattr(owner, name, old)
+        self._saved.clear()
+
+    def dependencies(self) -> tuple[list[tuple[str, str | None]], list[tuple[str, str, bool]]]:
+        """The recorded inputs, without daphnec's own files and the Python installation's (the key covers them)."""
+        reads = [(p, h) for p, h in self.reads.items() if _is_input(p)]
+        probes = [(n, p, a) for (n, p), a in self.probes.items() if _is_input(p)]
+        return reads, probes
+
+
+def _is_input(path: str) -> bool:
+    full = os.path.abspath(path)
+    for folder in (kernel_cache.cache_dir(), cache_dir()):  # kernels are checked on their own (by key)
+        if full.startswith(os.path.join(os.path.abspath(folder), "")):
+            return False
+    if os.path.basename(full).startswith(".lark_cache"):
+        return False  # Lark's own parser-table cache
+    for base in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
+        if full.startswith(os.path.join(base, "")):
+            return False
+    for pkg in _PACKAGES:
+        if full.startswith(os.path.join(str(_ROOT / pkg), "")) and full.endswith((".py", ".lark")):
+            return False
+    return True
+
+
+def _dependencies_hold(reads: list[tuple[str, str | None]], probes: list[tuple[str, str, bool]]) -> str | None:
+    """None if every recorded input is unchanged, else what changed."""
+    for path, digest in reads:
+        if _file_hash(path) != digest:
+            return f"changed:{path}"
+    for name, path, answer in probes:
+        if getattr(os.path, name)(path) != answer:
+            return f"{name}:{path}"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Pickling the program
+# ---------------------------------------------------------------------------------------------------------------------
+
+# Top-level packages whose import pulls in xDSL or the compiler: nothing may be stored by reference to them.
+_HEAVY = frozenset({"compiler", "dialects", "frontend", "tools", "xdsl", "lark"})
+_LIGHT = frozenset({"compiler.program_cache", "compiler.kernel_cache", "dialects.errors"})
+
+
+def _heavy(module: str | None) -> bool:
+    if not module:
+        return True
+    return module not in _LIGHT and module.split(".")[0] in _HEAVY
+
+
+def _lookup(module: str, qualname: str) -> object:
+    obj: object = sys.modules.get(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    return obj
+
+
+def _code_names(code: Any) -> set[str]:
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if hasattr(c, "co_names"):
+            names |= _code_names(c)
+    return names
+
+
+class _Uncacheable(Exception):
+    pass
+
+
+def _make_pickler(buf: io.BytesIO) -> Any:
+    import ctypes
+    import marshal
+    import pickle
+    import types
+
+    class Pickler(pickle.Pickler):
+        def __init__(self) -> None:
+            super().__init__(buf, protocol=5)
+            self.kernels: dict[str, tuple[str, list[str]]] = {}  # kernel-cache key -> (kernel name, symbols)
+            self.symbols: dict[int, tuple[str, str]] = {}  # address -> (key, symbol)
+
+        def reducer_override(self, obj: Any) -> Any:
+            if isinstance(obj, types.FunctionType):
+                if not _heavy(obj.__module__) and _lookup(obj.__module__, obj.__qualname__) is obj:
+                    return NotImplemented  # by reference
+                return self._function(obj)
+            if isinstance(obj, type):
+                if _heavy(obj.__module__):
+                    raise _Uncacheable(f"class {obj.__module__}.{obj.__qualname__}")
+                return NotImplemented
+            if isinstance(obj, types.ModuleType):
+                if _heavy(obj.__name__):
+                    raise _Uncacheable(f"module {obj.__name__}")
+                return _import_module, (obj.__name__,)
+            if isinstance(obj, ctypes._CFuncPtr):
+                return self._native_symbol(obj)
+            if isinstance(obj, types.MethodType) and _is_native_kernel(obj.__self__):
+                return _method, (obj.__func__, obj.__self__)  # `NativeKernel.bind` itself, by value
+            cls = type(obj)
+            if _is_native_kernel(obj):
+                return self._native_kernel(obj)
+            if cls.__module__ == "builtins" or isinstance(obj, types.BuiltinFunctionType):
+                return NotImplemented
+            if _heavy(cls.__module__):
+                raise _Uncacheable(f"instance of {cls.__module__}.{cls.__qualname__}")
+            module = sys.modules.get(cls.__module__)
+            for name, value in vars(module).items() if module is not None else ():
+                if value is obj:  # a module-level singleton (a settings object, ...) stays shared
+                    return _module_attr, (cls.__module__, name)
+            return NotImplemented
+
+        def _function(self, fn: types.FunctionType) -> Any:
+            module = fn.__module__
+            if not _heavy(module) and module in sys.modules and fn.__globals__ is vars(sys.modules[module]):
+                glob: object = None  # the defining module's own namespace
+            else:
+                g = fn.__globals__
+                glob = {n: g[n] for n in sorted(_code_names(fn.__code__)) if n in g and n != "__builtins__"}
+            cells = None
+            if fn.__closure__ is not None:
+                cells = []
+                for c in fn.__closure__:
+                    try:
+                        cells.append((True, c.cell_contents))
+                    except ValueError:
+                        cells.append((False, None))
+            state = (glob, cells, fn.__defaults__, fn.__kwdefaults__, dict(fn.__dict__) or None)
+            n_cells = 0 if fn.__closure__ is None else len(fn.__closure__)
+            args = (marshal.dumps(fn.__code__), fn.__name__, fn.__qualname__, module if glob is None else None, n_cells)
+            return _make_function, args, state, None, None, _set_function_state
+
+        def _native_kernel(self, k: Any) -> Any:
+            from compiler.jit import engine
+
+            plan = k.plan
+            key = kernel_cache.key_for_text(plan.text)
+            if key is None:
+                raise _Uncacheable(f"no kernel-cache key for {plan.name}")
+            symbols = [st.name + "_py" for st in plan.stages]
+            ee = engine().ee
+            for s in symbols:
+                self.symbols[ee.get_function_address(s)] = (key, s)
+            self.kernels.setdefault(key, (plan.name, symbols))
+            return _CachedKernel, (plan.name, {n: v for n, v in vars(k).items() if n != "plan"})
+
+        def _native_symbol(self, fp: Any) -> Any:
+            where = self.symbols.get(ctypes.cast(fp, ctypes.c_void_p).value)
+            t = type(fp)
+            if where is None or t._flags_ != ctypes.CFUNCTYPE(None)._flags_:
+                raise _Uncacheable("a ctypes function that is not a native kernel entry")
+            return _native_function, (*where, t._restype_, tuple(t._argtypes_))
+
+    return Pickler()
+
+
+def _import_module(name: str) -> Any:
+    import importlib
+
+    return importlib.import_module(name)
+
+
+def _method(fn: Any, obj: object) -> Any:
+    import types
+
+    return types.MethodType(fn, obj)
+
+
+def _module_attr(module: str, name: str) -> object:
+    return getattr(_import_module(module), name)
+
+
+def _make_function(code: bytes, name: str, qualname: str, module: str | None, n_cells: int) -> Any:
+    import marshal
+    import types
+
+    glob = vars(_import_module(module)) if module is not None else {"__builtins__": builtins}
+    closure = tuple(types.CellType() for _ in range(n_cells)) if n_cells else None
+    fn = types.FunctionType(marshal.loads(code), glob, name, None, closure)
+    fn.__qualname__ = qualname
+    return fn
+
+
+def _set_function_state(fn: Any, state: tuple[Any, ...]) -> None:
+    glob, cells, defaults, kwdefaults, attrs = state
+    if glob is not None:
+        fn.__globals__.update(glob)
+    for cell, (filled, value) in zip(fn.__closure__ or (), cells or ()):
+        if filled:
+            cell.cell_contents = value
+    fn.__defaults__ = defaults
+    fn.__kwdefaults__ = kwdefaults
+    if attrs:
+        fn.__dict__.update(attrs)
+
+
+def _is_native_kernel(obj: object) -> bool:
+    cls = type(obj)
+    return cls.__module__ == "compiler.jit" and cls.__qualname__ == "NativeKernel"
+
+
+class _CachedKernel:
+    """A native pipeline kernel rebuilt from the cache, standing in for `compiler.jit.NativeKernel`: the same
+    attributes (its `factory`, the generated wrapper around the loaded object code), but of the plan only its name.
+    Its `bind` is `NativeKernel.bind` itself (stored by value with the program)."""
+
+    def __init__(self, name: str, attrs: dict[str, object]):
+        self.__dict__.update(attrs)
+        self.plan = _PlanName(name)
+        self.name = name
+
+
+@dataclass(frozen=True)
+class _PlanName:
+    name: str
+
+
+_ADDRESSES: dict[tuple[str, str], int] = {}
+
+
+def _native_function(key: str, symbol: str, restype: Any, argtypes: tuple[Any, ...]) -> Any:
+    import ctypes
+
+    return ctypes.CFUNCTYPE(restype, *argtypes)(_ADDRESSES[(key, symbol)])
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Native kernels: the host's CPU and LLVM, and loading object code without the compiler
+# ---------------------------------------------------------------------------------------------------------------------
+
+_ENGINE: Any = None
+
+
+def _data_offset() -> int:
+    import ctypes
+
+    import numpy as np
+
+    a = np.empty(1)
+    for off in range(8, 65, 8):
+        if ctypes.c_void_p.from_address(id(a) + off).value == a.ctypes.data:
+            return off
+    return -1
+
+
+def _native_env() -> tuple[Any, str]:
+    """An llvmlite MCJIT engine for the host (as `compiler.jit` builds it) and a description of what object code
+    must match: CPU name and features, llvmlite and LLVM versions, numpy's array layout."""
+    global _ENGINE
+    import llvmlite
+    import llvmlite.binding as llvm
+
+    if _ENGINE is None:
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+        tm = llvm.Target.from_default_triple().create_target_machine(cpu=cpu, features=features, opt=3)
+        ee = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
+        desc = f"{cpu}|{features}|llvmlite {llvmlite.__version__}|LLVM {llvm.llvm_version_info}|data@{_data_offset()}"
+        _ENGINE = (llvm, ee, desc, tm)
+    return _ENGINE, _ENGINE[2]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Store and load
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+def store(key: str, recorder: Recorder, host: HostProgram) -> bool:
+    """Write the entry for `key` (atomically); False if the program cannot be cached or the folder is unwritable."""
+    import pickle
+
+    buf = io.BytesIO()
+    pickler = _make_pickler(buf)
+    try:
+        pickler.dump((host.source, host.globals, host.line_locs, host.entry))
+    except Exception as e:  # noqa: BLE001 - anything that does not pickle makes the program uncacheable
+        log("uncacheable", f"{key} {type(e).__name__}:{e}".replace("\n", " ")[:300])
+        return False
+    reads, probes = recorder.dependencies()
+    kernels = [(k, name, syms) for k, (name, syms) in pickler.kernels.items()]
+    native = _native_env()[1] if kernels else None
+    payload = pickle.dumps(
+        {
+            "format": FORMAT,
+            "reads": reads,
+            "probes": probes,
+            "kernels": kernels,
+            "native": native,
+            "program": buf.getvalue(),
+        },
+        protocol=5,
+    )
+    try:
+        write_entry(cache_dir() / (key + _SUFFIX), _MAGIC, payload)
+    except OSError as e:
+        log("unwritable", f"{key} {e}")
+        return False
+    log("stored", key)
+    return True
+
+
+def load(key: str) -> HostProgram | None:
+    """The cached program for `key` if its entry is intact and every input it recorded is unchanged, else None."""
+    import pickle
+
+    try:
+        payload = read_entry(cache_dir() / (key + _SUFFIX), _MAGIC)
+    except OSError:
+        log("miss", f"{key} absent")
+        return None
+    except ValueError:
+        log("miss", f"{key} damaged")
+        return None
+    try:
+        entry = pickle.loads(payload)  # plain data only: imports nothing
+        why = _dependencies_hold(entry["reads"], entry["probes"])
+        if why is not None:
+            log("miss", f"{key} {why}")
+            return None
+        loaded = _load_kernels(entry["kernels"], entry["native"])
+        if loaded is None:
+            log("miss", f"{key} kernels")
+            return None
+        source, glob, line_locs, entry_fn = pickle.loads(entry["program"])
+    except Exception as e:  # noqa: BLE001 - a stale or damaged entry is a miss, never an error
+        log("miss", f"{key} {type(e).__name__}:{e}".replace("\n", " ")[:300])
+        return None
+    for name, ms in loaded:
+        _jit_log("loaded", name, ms)
+    log("hit", key)
+    return HostProgram(source, glob, line_locs, entry_fn)
+
+
+def _load_kernels(kernels: list[tuple[str, str, list[str]]], native: str | None) -> list[tuple[str, float]] | None:
+    """Load every kernel's object code from the kernel cache into an engine; None if any is missing or built for
+    another CPU/LLVM. Returns (kernel name, milliseconds) for `DAPHNEC_JIT_LOG`."""
+    if not kernels:
+        return []
+    t0 = time.perf_counter()
+    (llvm, ee, _, _), desc = _native_env()
+    if desc != native:
+        return None
+    objects = [kernel_cache.load(key) for key, _, _ in kernels]
+    if any(obj is None for obj in objects):
+        return None
+    done = []
+    setup = time.perf_counter() - t0  # the engine's set-up is charged to the first kernel, as compiler.jit does
+    for (key, name, symbols), obj in zip(kernels, objects):
+        t1 = time.perf_counter()
+        ee.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        for s in symbols:
+            _ADDRESSES[(key, s)] = ee.get_function_address(s)
+        done.append((name, (time.perf_counter() - t1 + setup) * 1000))
+        setup = 0.0
+    return done
+
+
+def _jit_log(event: str, name: str, ms: float) -> None:
+    path = os.environ.get("DAPHNEC_JIT_LOG")
+    if path:
+        with open(path, "a") as f:
+            f.write(f"{event} {name} {ms:.3f}\n")

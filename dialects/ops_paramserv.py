@@ -1,0 +1,115 @@
+"""`daphne.paramserv`: parameter-server training (daphnec's addition; DAPHNE has none, SystemDS has `paramserv`).
+
+`paramserv(model=, features=, labels=, upd=, agg=, ...)` takes named arguments only. The op keeps them as a
+variadic operand list plus `arg_names` (which named argument each operand is), so optional arguments simply do not
+appear; the two user-defined functions are symbol names (`upd`, `agg`) like `daphne.map`'s `func`, retargeted by
+the `specialize` pass to their specializations for the model/hyperparameter/data types. `ship` (set by the host
+code generator's caller when the run may be distributed) is not part of the op: the IR text of the UDFs is derived
+from the module when code is generated (compiler/paramserv_udfs.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import ArrayAttr, StringAttr
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import irdl_op_definition, opt_prop_def, prop_def, result_def, var_operand_def
+from xdsl.utils.exceptions import VerifyException
+
+from dialects.ops import DaphneOp
+from dialects.types import UNKNOWN, ListType, StringType, is_matrix, is_scalar, is_unknown
+
+LIST_ARGS: tuple[str, ...] = ("model", "hyperparams")
+MATRIX_ARGS: tuple[str, ...] = ("features", "labels", "val_features", "val_labels")
+STRING_ARGS: tuple[str, ...] = ("mode", "utype", "freq", "scheme", "compression")
+INT_ARGS: tuple[str, ...] = ("epochs", "batchsize", "k", "staleness", "backup_workers", "nbatches", "period", "seed")
+FUNCTION_ARGS: tuple[str, ...] = ("upd", "agg", "val")
+REQUIRED: tuple[str, ...] = ("model", "features", "labels", "upd", "agg")
+VALUE_ARGS: tuple[str, ...] = LIST_ARGS + MATRIX_ARGS + STRING_ARGS + INT_ARGS
+"""Every named argument that is a value (an operand); `upd`/`agg` are function names instead."""
+
+UPD_PARAMS = ("model", "hyperparams", "features", "labels")
+AGG_PARAMS = ("model", "hyperparams", "gradients")
+VAL_PARAMS = ("model", "hyperparams", "val_features", "val_labels")
+
+
+@irdl_op_definition
+class ParamservOp(DaphneOp):
+    """`paramserv(...)`: train `model` (a list of matrices) with `upd` (gradients of a batch) and `agg` (apply
+    gradients) on worker threads or MPI ranks; the result is the trained model list (same type as `model`)."""
+
+    name = "daphne.paramserv"
+    args = var_operand_def()
+    arg_names = prop_def(ArrayAttr[StringAttr])
+    upd = prop_def(StringAttr)
+    agg = prop_def(StringAttr)
+    val = opt_prop_def(StringAttr)
+    """Optional: the validation-loss function, evaluated on each epoch's model (the statistics show it)."""
+    res = result_def()
+    KERNEL: ClassVar[str] = "paramserv.paramserv"
+
+    def __init__(self, args: Sequence[SSAValue], names: Sequence[str], upd: str, agg: str, val: str | None = None):
+        props: dict[str, Attribute] = {
+            "arg_names": ArrayAttr([StringAttr(n) for n in names]),
+            "upd": StringAttr(upd),
+            "agg": StringAttr(agg),
+        }
+        if val is not None:
+            props["val"] = StringAttr(val)
+        super().__init__(operands=[args], result_types=[UNKNOWN], properties=props)
+
+    @property
+    def udfs(self) -> tuple[tuple[str, str], ...]:
+        """(role, function symbol) of every function the call runs: upd, agg and, if given, val."""
+        roles = [("upd", self.upd.data), ("agg", self.agg.data)]
+        return tuple(roles + ([("val", self.val.data)] if self.val is not None else []))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(n.data for n in self.arg_names.data)
+
+    def arg(self, name: str) -> SSAValue | None:
+        """The operand given for a named argument, or None when it was omitted."""
+        for n, v in zip(self.names, self.args):
+            if n == name:
+                return v
+        return None
+
+    def infer(self) -> tuple[Attribute, ...]:
+        model = self.arg("model")
+        return (model.type if model is not None and isinstance(model.type, ListType) else UNKNOWN,)
+
+    def verify_(self) -> None:
+        names = self.names
+        if len(names) != len(self.args):
+            raise VerifyException(f"{self.name}: {len(self.args)} operands but {len(names)} argument names")
+        for n, v in zip(names, self.args):
+            _check_arg(self, n, v.type)
+        missing = [n for n in REQUIRED if n not in names and n not in FUNCTION_ARGS]
+        if missing:
+            raise VerifyException(f"{self.name}: missing argument(s) {', '.join(missing)}")
+        if self.val is not None and not {"val_features", "val_labels"} <= set(names):
+            raise VerifyException(f"{self.name}: val needs val_features and val_labels")
+
+
+def _check_arg(op: Operation, name: str, t: Attribute) -> None:
+    if name not in VALUE_ARGS:
+        raise VerifyException(f"{op.name}: unknown argument '{name}'")
+    if is_unknown(t):
+        return
+    if name in LIST_ARGS:
+        ok, want = isinstance(t, ListType), "a list of matrices"
+    elif name in MATRIX_ARGS:
+        ok, want = is_matrix(t), "a matrix"
+    elif name in STRING_ARGS:
+        ok, want = isinstance(t, StringType), "a string"
+    else:
+        ok, want = is_scalar(t) and not isinstance(t, StringType), "a number"
+    if not ok:
+        raise VerifyException(f"{op.name}: argument '{name}' must be {want}, got {t}")
+
+
+OPS: list[type[Operation]] = [ParamservOp]
+"""The ops this module defines, registered in the dialect by dialects/daphne.py."""

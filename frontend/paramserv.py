@@ -1,0 +1,66 @@
+"""`paramserv(model=M, features=X, labels=y, upd=gradients, agg=update, epochs=5, ...)` -> `daphne.paramserv`.
+
+Named arguments only, in the spirit of SystemDS's `paramserv` (docs/paramserv.md lists them). `upd`, `agg` and the
+optional `val` name user-defined functions, as `map`'s second argument does: a bare function name, or a string
+literal holding one (SystemDS writes `upd="./fns.dml::gradients"`; here `upd="gradients"` or `upd=mod.gradients`
+after an import).
+Whole-number arguments become `si64` scalars; the rest is checked by the op's verifier and, for values known only
+at run time, by the runtime (runtime/paramserv/options.py).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from xdsl.ir import SSAValue
+
+from dialects.errors import CompileError, ParseError
+from dialects.ops_paramserv import FUNCTION_ARGS, INT_ARGS, REQUIRED, VALUE_ARGS, ParamservOp
+from frontend import ast
+
+if TYPE_CHECKING:
+    from frontend.ir_builder import IRBuilder
+
+
+def build_paramserv(b: IRBuilder, e: ast.Call) -> SSAValue:
+    if e.args:
+        raise ParseError("paramserv takes named arguments only: paramserv(model=..., features=..., labels=..., "
+                         "upd=..., agg=..., epochs=..., ...)", e.loc)
+    names: list[str] = []
+    values: list[SSAValue] = []
+    udfs: dict[str, str] = {}
+    for name, value in e.kwargs:
+        if name in names or name in udfs:
+            raise ParseError(f"paramserv: argument '{name}' given twice", e.loc)
+        if name in FUNCTION_ARGS:
+            udfs[name] = _function(b, name, value)
+        elif name in VALUE_ARGS:
+            v = b.expr(value)
+            names.append(name)
+            values.append(b.cast(v, "si64", "scalar", value.loc) if name in INT_ARGS else v)
+        else:
+            known = ", ".join(sorted((*VALUE_ARGS, *FUNCTION_ARGS)))
+            raise CompileError(f"paramserv: unknown argument '{name}' (expected one of {known})", e.loc)
+    missing = [n for n in REQUIRED if n not in names and n not in udfs]
+    if missing:
+        raise CompileError(f"paramserv: missing argument{'s' if len(missing) > 1 else ''} "
+                           + ", ".join(f"'{m}'" for m in missing), e.loc)
+    if "val" in udfs and not {"val_features", "val_labels"} <= set(names):
+        raise CompileError("paramserv: val needs val_features and val_labels", e.loc)
+    op = ParamservOp(values, names, udfs["upd"], udfs["agg"], udfs.get("val"))
+    b._infer(op)  # noqa: SLF001 - the builder's own helper, shared with its op factory
+    return b._add(op, e.loc).results[0]  # noqa: SLF001
+
+
+def _function(b: IRBuilder, arg: str, value: ast.Expr) -> str:
+    """The IR symbol of the user-defined function named by `upd=`/`agg=` (a bare or dotted name, or a string)."""
+    if isinstance(value, ast.Ident):
+        name = value.name
+    elif isinstance(value, ast.StrLit):
+        name = value.value.rpartition("::")[2]
+    else:
+        raise CompileError(f"paramserv: '{arg}' must name a user-defined function", value.loc)
+    f = b.functions.get(name)
+    if f is None:
+        raise CompileError(f"paramserv: '{name}' ({arg}) is not a user-defined function", value.loc)
+    return f.sym

@@ -1,0 +1,35 @@
+"""`paramserv(...)`: the kernel behind `daphne.paramserv` (the engine is runtime/paramserv/).
+
+The generated host code passes the script's named arguments as keywords, the compiled update/aggregation
+(/validation) functions as `upd`/`agg`(/`val`), and `shipped` = (IR text of the UDFs, upd symbol, agg symbol)
+for MPI workers.
+Omitted options take `PSOptions`' defaults, the one place they are defined.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from runtime.kernels.lists import DaphneList
+
+
+def paramserv(
+    *,
+    model: tuple,
+    features: object,
+    labels: object,
+    upd: Callable[..., object],
+    agg: Callable[..., object],
+    val: Callable[..., object] | None = None,
+    shipped: tuple[str, str, str] | None = None,
+    hyperparams: tuple | None = None,
+    val_features: object = None,
+    val_labels: object = None,
+    **options: object,
+) -> DaphneList:
+    from runtime.paramserv import paramserv as train
+    from runtime.paramserv.options import PSOptions
+
+    hp = hyperparams if hyperparams is not None else DaphneList((), ("DenseMatrix", "f64"))
+    opts = PSOptions(hyperparams=hp, **options)  # type: ignore[arg-type]
+    return train(model, features, labels, upd, agg, opts, val_features, val_labels, shipped, val)

@@ -1,0 +1,202 @@
+"""The `paramserv` engine: parameter-server training of a model list with DaphneDSL update/aggregation functions.
+
+    paramserv(model, features, labels, upd, agg, options, val_features=None, val_labels=None, shipped=None)
+        -> DaphneList  (the trained model)
+
+Pure runtime (the compiler side is the lead's `paramserv` builtin). Modules, one concept each:
+
+| module | concept |
+|---|---|
+| options.py | `PSOptions`: the named arguments, defaults, validation |
+| partition.py | the data partitioning schemes and the batch/clock plan |
+| udf.py | calling `upd`/`agg`, checking their results, deterministic gradient sums |
+| server.py | the server strategies BSP, SSP, ASP, SBP (transport-agnostic) |
+| worker.py | the worker loops (server strategies, ALLREDUCE, LOCALSGD), the slow-worker test hook |
+| local.py | LOCAL mode: worker threads, the locked server hub, the barrier reducer |
+| mpi.py | MPI mode: rank 0 serves, worker ranks run the same loops; the MPI all-gather reducer |
+| compression.py | top-k / int8 gradient compression with error feedback |
+| stats.py | per-call, per-epoch statistics and their report |
+
+`val_features`/`val_labels` with `val` give a per-epoch validation loss in the statistics.
+See docs/paramserv.md for the semantics.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from runtime.errors import DaphneRuntimeError
+from runtime.kernels.lists import DaphneList, element_kind
+from runtime.paramserv import stats as _stats
+from runtime.paramserv.options import PSOptions
+from runtime.paramserv.partition import Partition, partition, plans
+from runtime.paramserv.server import make_server
+from runtime.paramserv.stats import STATS, CallStats, EpochLog, EpochStats
+from runtime.paramserv.udf import as_list
+from runtime.paramserv.worker import Job, run_allreduce_worker, run_localsgd_worker, run_server_worker
+from runtime.values import is_csr
+
+__all__ = ["paramserv", "PSOptions", "STATS"]
+
+
+def paramserv(model: tuple, features: object, labels: object, upd: Callable[..., object],
+              agg: Callable[..., object], options: PSOptions, val_features: object = None,
+              val_labels: object = None, shipped: tuple[str, str, str] | None = None,
+              val: Callable[..., object] | None = None) -> DaphneList:  # fmt: skip
+    """Train `model` (a list of matrices) with `upd`/`agg` on (features, labels); see the module docstring.
+    `val(model, hyperparams, val_features, val_labels) -> loss`, if given, is evaluated on the model at the end
+    of every epoch after the run (the "val loss" column of the statistics; it does not slow training down)."""
+    t0 = time.perf_counter()
+    model_list = check_inputs(model, features, labels, val_features, val_labels)
+    if val is not None and val_features is None:
+        raise DaphneRuntimeError("paramserv: val needs val_features and val_labels")
+    hp = hyperparams_list(options.hyperparams)
+    result, call = None, None
+    if options.mode == "MPI":
+        from runtime.paramserv import mpi
+
+        runtime = mpi.server_runtime()
+        if runtime is not None:
+            result, call = mpi.run_server(runtime, model_list, features, labels, upd, agg, hp, options, shipped)
+    if result is None:
+        options.validate(features.shape[0])  # type: ignore[attr-defined]
+        result, call = run_local(model_list, features, labels, upd, agg, hp, options)
+    assert call is not None
+    call.seconds = time.perf_counter() - t0
+    if val is not None:
+        validate_epochs(call, result, val, hp, val_features, val_labels)
+    return _finish(result, call, model_list)
+
+
+def validate_epochs(call: CallStats, final: DaphneList, val: Callable[..., object], hp: DaphneList,
+                    X: object, y: object) -> None:  # fmt: skip
+    """The validation loss of each epoch's final model (the last epoch's is the result's)."""
+    models = list(call.epoch_models[: len(call.epochs)])
+    if len(models) < len(call.epochs):
+        models += [None] * (len(call.epochs) - len(models))
+    models[-1] = final
+    for e, m in zip(call.epochs, models):
+        if m is not None:
+            e.val_loss = _scalar(val(m, hp, X, y))
+
+
+def _scalar(v: object) -> float:
+    """A loss as a float: a scalar, or a 1x1 matrix (a 1-tuple of either, as generated code may return it)."""
+    if isinstance(v, tuple) and len(v) == 1:
+        v = v[0]
+    a = np.asarray(v, dtype=np.float64)
+    if a.size != 1:
+        raise DaphneRuntimeError(f"paramserv: val must return one number (the loss), got a {a.shape} matrix")
+    return float(a.reshape(()))
+
+
+def _finish(result: DaphneList, call: CallStats, model: DaphneList) -> DaphneList:
+    STATS.add(call)
+    if _stats.REPORT:
+        sys.stderr.write(_stats.format_call(len(STATS.calls), call) + "\n")
+        sys.stderr.flush()
+    return DaphneList(tuple(result), model.elem_kind)
+
+
+def _is_matrix(x: object) -> bool:
+    return isinstance(x, np.ndarray) or is_csr(x)
+
+
+def check_inputs(model: tuple, features: object, labels: object, val_features: object = None,
+                 val_labels: object = None) -> DaphneList:  # fmt: skip
+    """The model as a DaphneList; clear errors for inputs the engine cannot train on."""
+    if not isinstance(model, (tuple, list)) or not model:
+        raise DaphneRuntimeError("paramserv: model must be a non-empty list of matrices")
+    for j, m in enumerate(model):
+        if not _is_matrix(m):
+            raise DaphneRuntimeError(f"paramserv: model element {j} is not a matrix")
+    for name, x in (("features", features), ("labels", labels)):
+        if not _is_matrix(x):
+            raise DaphneRuntimeError(f"paramserv: {name} must be a matrix, got {type(x).__name__}")
+    if features.shape[0] != labels.shape[0]:  # type: ignore[attr-defined]
+        raise DaphneRuntimeError(f"paramserv: features has {features.shape[0]} rows but labels has "  # type: ignore[attr-defined]
+                                 f"{labels.shape[0]}")  # type: ignore[attr-defined]  # fmt: skip
+    if (val_features is None) != (val_labels is None):
+        raise DaphneRuntimeError("paramserv: val_features and val_labels must be given together")
+    if val_features is not None and val_features.shape[0] != val_labels.shape[0]:  # type: ignore[attr-defined]
+        raise DaphneRuntimeError("paramserv: val_features and val_labels differ in their number of rows")
+    if isinstance(model, DaphneList):
+        return model
+    return DaphneList(tuple(model), element_kind(model[0]))
+
+
+def hyperparams_list(hp: object) -> DaphneList:
+    if isinstance(hp, DaphneList):
+        return hp
+    items = tuple(hp or ())  # type: ignore[arg-type]
+    return as_list(items) if items else DaphneList((), ("DenseMatrix", "f64"))
+
+
+def epoch_seconds(t0: float, ends: list[float], epochs: int) -> list[float]:
+    out, prev = [], t0
+    for e in range(epochs):
+        end = ends[e] if e < len(ends) else (ends[-1] if ends else prev)
+        out.append(max(end - prev, 0.0))
+        prev = end
+    return out
+
+
+def new_call(opts: PSOptions, mode: str, k: int) -> CallStats:
+    return CallStats(mode, opts.utype, k, opts.freq, opts.compressor.spec())
+
+
+def collect(call: CallStats, logs: list[list[EpochStats]], t0: float, ends: list[float], epochs: int,
+            models: list[DaphneList] | None = None) -> None:  # fmt: skip
+    """Merge per-party epoch logs into the call's stats, stamp the epoch times, keep the epochs' models."""
+    call.epoch_models = list(models or [])
+    total = EpochLog(epochs)
+    for log in logs:
+        total.merge(log)
+    for e, sec in enumerate(epoch_seconds(t0, ends, epochs)):
+        total.epochs[e].seconds = sec
+    call.epochs = total.epochs
+
+
+def make_jobs(model: DaphneList, parts: list[Partition], upd: Callable[..., object], agg: Callable[..., object],
+              hp: DaphneList, opts: PSOptions) -> list[Job]:  # fmt: skip
+    ps = plans([p.rows for p in parts], opts.batchsize, opts.freq, opts.nbatches)
+    pushes = [p.pushes for p in ps]
+    return [Job(i, model, hp, upd, agg, parts[i], ps[i], pushes, opts) for i in range(len(parts))]
+
+
+def run_local(model: DaphneList, X: object, y: object, upd: Callable[..., object], agg: Callable[..., object],
+              hp: DaphneList, opts: PSOptions) -> tuple[DaphneList, CallStats]:  # fmt: skip
+    """LOCAL mode: k worker threads (local.py)."""
+    from runtime.paramserv.local import LocalHub, LocalReducer, run_threads
+
+    n = X.shape[0]  # type: ignore[attr-defined]
+    k = opts.workers(n)
+    parts = partition(X, y, k, opts.scheme, opts.effective_seed)
+    jobs = make_jobs(model, parts, upd, agg, hp, opts)
+    call = new_call(opts, "LOCAL", k)
+    t0 = time.perf_counter()
+    if opts.has_server:
+        log = EpochLog(opts.epochs)
+        server = make_server(opts.utype, model, hp, agg, log, jobs[0].pushes, opts.epochs, opts.staleness,
+                             opts.backup_workers)  # fmt: skip
+        hub = LocalHub(server)
+        for j in jobs:
+            j.aborted = hub.aborted
+        try:
+            run_threads(k, lambda i: run_server_worker(jobs[i], hub), hub.abort)
+        finally:
+            server.finish()
+        collect(call, [log.epochs] + [j.log.epochs for j in jobs], t0, server.epoch_ends, opts.epochs,
+                server.epoch_models)
+        return server.model, call
+    reducer = LocalReducer(k)
+    for j in jobs:
+        j.aborted = reducer.aborted
+    loop = run_allreduce_worker if opts.utype == "ALLREDUCE" else run_localsgd_worker
+    results = run_threads(k, lambda i: loop(jobs[i], reducer), reducer.abort)
+    collect(call, [j.log.epochs for j in jobs], t0, jobs[0].epoch_ends, opts.epochs, jobs[0].epoch_models)
+    return results[0], call  # type: ignore[return-value]

@@ -1,0 +1,155 @@
+"""Statistics of `paramserv` calls: per call and per epoch.
+
+| column | meaning |
+|---|---|
+| seconds | wall time of the epoch (until the update that completes it) |
+| updates | model updates applied: server `agg` calls (BSP/SSP/SBP one per clock, ASP one per gradient), ALLREDUCE |
+|         | one per step, LOCALSGD the workers' local updates |
+| pushes | gradients the workers sent (LOCALSGD: model replicas sent for averaging) |
+| dropped | gradients computed but not applied (SBP: late for their step; ASP/SBP: after the update budget) |
+| max stale | the largest staleness of an applied gradient: the clock it was pushed for minus the version of the |
+|           | model it was computed on (SSP, ASP; 0 for BSP and SBP) |
+| push raw / push sent | bytes of the pushes before and after compression (equal without compression) |
+| pulled | bytes of the models sent to workers (pulls; ALLREDUCE: the gathered gradients a worker receives) |
+| wait s | seconds workers spent blocked waiting for others (pulls, barriers, collectives), summed over workers |
+| val loss | `val(model, hyperparams, val_features, val_labels)` on the epoch's final model (only with `val=`; |
+|          | computed after the run, so it costs no training time) |
+
+LOCAL mode counts the bytes a transport would move (array sizes); MPI mode counts real message sizes (control
+messages and raw buffers). `STATS` collects every call of the process; `REPORT = True` (set by the driver from
+`--statistics`/`--timing`) makes the engine print `report()` on stderr after each call.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import asdict, dataclass, field, fields
+
+REPORT = False
+"""Print the table of each call on stderr when it ends."""
+
+
+@dataclass
+class EpochStats:
+    seconds: float = 0.0
+    updates: int = 0
+    pushes: int = 0
+    dropped: int = 0
+    max_staleness: int = 0
+    push_raw: int = 0
+    push_sent: int = 0
+    pulled: int = 0
+    wait_seconds: float = 0.0
+    val_loss: float = math.nan
+
+    def merge(self, o: EpochStats) -> None:
+        for f in fields(self):
+            a, b = getattr(self, f.name), getattr(o, f.name)
+            if f.name == "val_loss":
+                setattr(self, f.name, a if math.isnan(b) else b)
+            else:
+                setattr(self, f.name, max(a, b) if f.name == "max_staleness" else a + b)
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, float]) -> EpochStats:
+        return cls(**d)  # type: ignore[arg-type]
+
+
+class EpochLog:
+    """Per-epoch counters of one party (a worker or the server), grown on demand; epochs beyond the last are
+    counted in the last (ASP/SBP workers may run past their epochs while the server spends its budget)."""
+
+    def __init__(self, epochs: int):
+        self.epochs = [EpochStats() for _ in range(max(epochs, 1))]
+
+    def __getitem__(self, e: int) -> EpochStats:
+        return self.epochs[min(e, len(self.epochs) - 1)]
+
+    def merge(self, other: list[EpochStats]) -> None:
+        for e, s in enumerate(other):
+            self[e].merge(s)
+
+
+@dataclass
+class CallStats:
+    mode: str
+    utype: str
+    k: int
+    freq: str
+    compression: str
+    epochs: list[EpochStats] = field(default_factory=list)
+    seconds: float = 0.0
+    epoch_models: list = field(default_factory=list, repr=False)
+    """The model at the end of each epoch where the engine has it (server strategies, LOCAL replicas)."""
+
+    @property
+    def total(self) -> EpochStats:
+        t = EpochStats()
+        for e in self.epochs:
+            t.merge(e)
+        t.seconds = self.seconds
+        return t
+
+    @property
+    def max_staleness(self) -> int:
+        return max((e.max_staleness for e in self.epochs), default=0)
+
+
+class Collector:
+    """Every paramserv call of this process (thread-safe)."""
+
+    def __init__(self) -> None:
+        self.calls: list[CallStats] = []
+        self._lock = threading.Lock()
+
+    def add(self, call: CallStats) -> None:
+        with self._lock:
+            self.calls.append(call)
+
+    @property
+    def last(self) -> CallStats | None:
+        return self.calls[-1] if self.calls else None
+
+    def reset(self) -> None:
+        with self._lock:
+            self.calls.clear()
+
+
+STATS = Collector()
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1e6:.3f}"
+
+
+_HEADER = ("epoch", "seconds", "updates", "pushes", "dropped", "max stale", "push raw MB", "push sent MB",
+           "pulled MB", "wait s")  # fmt: skip
+
+
+def _row(label: str, e: EpochStats, val: bool) -> tuple[str, ...]:
+    row = (label, f"{e.seconds:.3f}", str(e.updates), str(e.pushes), str(e.dropped), str(e.max_staleness),
+           _mb(e.push_raw), _mb(e.push_sent), _mb(e.pulled), f"{e.wait_seconds:.3f}")  # fmt: skip
+    return (*row, "" if math.isnan(e.val_loss) else f"{e.val_loss:.6g}") if val else row
+
+
+def format_call(i: int, c: CallStats) -> str:
+    comp = f", compression={c.compression}" if c.compression else ""
+    title = f"paramserv call {i}: mode={c.mode} utype={c.utype} freq={c.freq} k={c.k}{comp}, {c.seconds:.3f} s"
+    val = any(not math.isnan(e.val_loss) for e in c.epochs)
+    header = (*_HEADER, "val loss") if val else _HEADER
+    total = c.total
+    total.val_loss = math.nan
+    rows = [header] + [_row(str(e + 1), s, val) for e, s in enumerate(c.epochs)] + [_row("total", total, val)]
+    widths = [max(len(r[j]) for r in rows) for j in range(len(header))]
+    lines = [title] + ["  " + "  ".join(v.rjust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
+    return "\n".join(lines)
+
+
+def report(calls: list[CallStats] | None = None) -> str:
+    """A readable table per call (all calls of the process by default)."""
+    cs = STATS.calls if calls is None else calls
+    return "\n".join(format_call(i + 1, c) for i, c in enumerate(cs)) + ("\n" if cs else "")
