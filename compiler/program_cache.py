@@ -386,6 +386,11 @@ def _make_pickler(buf: io.BytesIO) -> Any:
                 return _import_module, (obj.__name__,)
             if isinstance(obj, ctypes._CFuncPtr):
                 return self._native_symbol(obj)
+            if isinstance(obj, types.MethodType) and _is_pending_kernel(obj.__self__):
+                kernel = obj.__self__.kernel()  # compiled in the background: the program is stored after its run
+                if kernel is None:
+                    raise _Uncacheable(f"native kernel {obj.__self__.name} failed to build")
+                obj = types.MethodType(type(kernel).bind, kernel)
             if isinstance(obj, types.MethodType) and _is_native_kernel(obj.__self__):
                 return _method, (obj.__func__, obj.__self__)  # `NativeKernel.bind` itself, by value
             cls = type(obj)
@@ -488,6 +493,11 @@ def _set_function_state(fn: Any, state: tuple[Any, ...]) -> None:
 def _is_native_kernel(obj: object) -> bool:
     cls = type(obj)
     return cls.__module__ == "compiler.jit" and cls.__qualname__ == "NativeKernel"
+
+
+def _is_pending_kernel(obj: object) -> bool:
+    cls = type(obj)
+    return cls.__module__ == "compiler.jit" and cls.__qualname__ == "PendingKernel"
 
 
 class _CachedKernel:

@@ -52,3 +52,14 @@ def check_bad_input(tmp_path: Path):  # noqa: ANN201 - a checker function
         assert_error(run_bad_script(tmp_path, source), str(tmp_path / "bad.daph"), code, where, fragment)
 
     return check
+
+
+@pytest.fixture(autouse=True)
+def _restore_engine_settings():  # noqa: ANN202 - a fixture
+    """In-process tests tune the vectorized engine's global knobs (batch sizes, threads, the small-pipeline
+    threshold); restore them after every test so that no test sees another's settings."""
+    from runtime.vectorized import pipeline
+
+    saved = dict(vars(pipeline.SETTINGS))
+    yield
+    vars(pipeline.SETTINGS).update(saved)

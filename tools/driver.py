@@ -5,6 +5,7 @@ It lives in `tools/` because it is the one place that joins the frontend, the co
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,9 +27,25 @@ class Program:
 
     module: ModuleOp | None
     host: object
+    after_run: Callable[[], None] | None = None
+    """Runs once the program has run (or failed): storing it in the program cache, whose native kernels are
+    compiled on a background thread while the script runs and are only complete afterwards."""
 
     def run(self) -> None:
-        self.host.run()  # type: ignore[attr-defined]
+        try:
+            self.host.run()  # type: ignore[attr-defined]
+        finally:
+            finish_background_kernels()
+            if self.after_run is not None:
+                self.after_run()
+
+
+def finish_background_kernels() -> None:
+    """Wait for native kernels still compiling in the background (only if the JIT was used at all), so that the
+    kernel cache holds every kernel of the script when the process ends."""
+    jit = sys.modules.get("compiler.jit")
+    if jit is not None:
+        jit.finish_background()
 
 
 def import_paths(config: DaphneConfig) -> list[str]:
@@ -112,10 +129,14 @@ def compile_script(
         return _compile(path, script_args, config, timings)
     with pcache.Recorder() as recorder:
         program = _compile(path, script_args, config, timings)
-    try:
-        pcache.store(key, recorder, program.host)  # type: ignore[arg-type]
-    except Exception as e:  # noqa: BLE001 - the cache must never fail a run
-        pcache.log("error", f"{type(e).__name__}:{e}"[:300])
+
+    def store() -> None:
+        try:
+            pcache.store(key, recorder, program.host)  # type: ignore[arg-type]
+        except Exception as e:  # noqa: BLE001 - the cache must never fail a run
+            pcache.log("error", f"{type(e).__name__}:{e}"[:300])
+
+    program.after_run = store
     return program
 
 
