@@ -97,8 +97,10 @@ def test_components_small_graph() -> None:
     assert out == [f"vertices: {n}", "iterations: 4", f"components: {n_comp}"]
 
 
-def test_paramserv_linreg() -> None:
-    out = run_example("paramserv_linreg.daph")
+@pytest.mark.parametrize("flags", [(), ("--vec",)])
+def test_paramserv_linreg(flags: tuple[str, ...]) -> None:
+    """With --vec the update functions' pipelines run from both worker threads at once."""
+    out = run_example("paramserv_linreg.daph", flags=flags)
     assert out[0] == "initial MSE:" and out[2] == "final MSE:"
     assert float(out[1]) > 1.0 and float(out[3]) < 0.0105  # down to the noise floor (variance 0.01)
 
