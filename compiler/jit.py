@@ -36,9 +36,9 @@ millisecond. For the host code generator (`native_kernel_for`), a kernel that is
 compiled on one background thread while the script starts (`PendingKernel`, whose `bind` waits for it; LLVM
 releases the GIL): the first statement runs ~0.4 s earlier on a cold cache. The driver waits for the thread at
 the end of the run (`finish_background`), so the kernel cache ends up complete; `DAPHNEC_FOREGROUND_JIT=1`
-compiles every kernel before the script starts. `DAPHNEC_JIT_LOG=<file>` appends one line per kernel (`compiled`, `loaded` or `fallback`, the
-kernel name and milliseconds) for tests and benchmarks; `DAPHNEC_NO_NATIVE=1` keeps every Python body (for
-comparisons).
+compiles every kernel before the script starts. `DAPHNEC_JIT_LOG=<file>` appends one line per kernel
+(`compiled`, `loaded` or `fallback`, the kernel name and milliseconds) for tests and benchmarks;
+`DAPHNEC_NO_NATIVE=1` keeps every Python body (for comparisons).
 """
 
 from __future__ import annotations
