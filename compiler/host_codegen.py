@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from compiler.kernel_select import is_noop_cast, select_kernel
-from compiler.paramserv_udfs import udf_module_text
+from compiler.paramserv_udfs import shipped_udfs
 from compiler.program_cache import HOST_FILENAME, HostProgram  # noqa: F401 - HostProgram lives there (no xDSL)
 from dialects.errors import CompileError, Loc
 from dialects.locations import loc_of
@@ -158,7 +158,7 @@ class HostCodegen:
             out = e.define(op.res)
             named = [f"{n}={e.ref(v)}" for n, v in zip(op.names, op.args)]
             udfs = [f"{role}={py_function_name(sym)}" for role, sym in op.udfs]
-            shipped = repr((udf_module_text(self.module, op), op.upd.data, op.agg.data))
+            shipped = repr(shipped_udfs(self.module, op))
             e.emit(f"{out} = {e.bind(spec.fn, spec.name)}({', '.join(named + udfs)}, shipped={shipped})", op)
             return
         args = []

@@ -91,8 +91,12 @@ def coerce(v: SSAValue, t: Attribute, before: Operation) -> SSAValue:
     if isinstance(owner, CastOp) and MERGE_CAST in owner.attributes:
         set_type(owner.res, t)
         return v
-    dt = "matrix" if is_matrix(t) else None
-    cast = CastOp(v, vt=vt_name(t), dt=dt)
+    return insert_merge_cast(v, t, before)
+
+
+def insert_merge_cast(v: SSAValue, t: Attribute, before: Operation) -> SSAValue:
+    """A new merge cast of `v` to type `t` right before `before` (at its location); its result."""
+    cast = CastOp(v, vt=vt_name(t), dt="matrix" if is_matrix(t) else None)
     cast.attributes[MERGE_CAST] = UnitAttr()
     set_type(cast.res, t)
     cast.location = before.location
@@ -397,9 +401,7 @@ def infer_module(module: ModuleOp, specialize: bool) -> None:
 
 def _batch(t: Attribute) -> Attribute:
     """A batch of rows of `t` (paramserv hands its update function row blocks): the row count is unknown."""
-    if not isinstance(t, MatrixType):
-        return t
-    return MatrixType(t.element_type, -1, t.cols.data, t.representation.data, t.sparsity.data)
+    return t.with_shape(rows=-1) if isinstance(t, MatrixType) else t
 
 
 def _returns_list(f: func.FuncOp, role: str, op: Operation) -> Attribute:

@@ -499,6 +499,11 @@ _LOADED: dict[str, NativeKernel] = {}
 _LOG_LOCK = threading.Lock()
 
 
+def _log_error(e: Exception) -> None:
+    """A kernel that failed to build (its pipeline keeps the Python body): one `error` line in the JIT log."""
+    _log("error", f"{type(e).__name__}:{e}".replace(" ", "_").replace("\n", "_")[:200], 0.0)
+
+
 def _log(event: str, name: str, seconds: float) -> None:
     path = os.environ.get("DAPHNEC_JIT_LOG")
     if path:
@@ -564,7 +569,7 @@ class PendingKernel:
         try:
             return self.future.result()
         except Exception as e:  # noqa: BLE001 - the Python body is always a correct fallback
-            _log("error", f"{type(e).__name__}:{e}".replace(" ", "_").replace("\n", "_")[:200], 0.0)
+            _log_error(e)
             return None
 
     def bind(self, py_body: Callable[..., tuple[object, ...]]) -> Callable[..., tuple[object, ...]]:
@@ -622,7 +627,7 @@ def native_kernel_for(op: VectorizedPipelineOp) -> NativeKernel | PendingKernel 
     try:
         return compile_pipeline(op, background=os.environ.get("DAPHNEC_FOREGROUND_JIT") != "1")
     except Exception as e:  # noqa: BLE001 - the Python body is always a correct fallback
-        _log("error", f"{type(e).__name__}:{e}".replace(" ", "_").replace("\n", "_")[:200], 0.0)
+        _log_error(e)
         return None
 
 

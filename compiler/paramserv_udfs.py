@@ -14,6 +14,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from dialects.calls import reachable_functions
+from dialects.ops import constant_value
 from dialects.ops_paramserv import ParamservOp
 
 
@@ -25,6 +26,15 @@ def paramserv_functions(module: Operation) -> set[str]:
     """Symbols of every function some paramserv call runs on its workers."""
     roots = [s for op in module.walk() if isinstance(op, ParamservOp) for _, s in op.udfs]
     return {f.sym_name.data for f in reachable_functions(_functions(module), roots)}
+
+
+def shipped_udfs(module: Operation, op: ParamservOp) -> tuple[str, str, str] | None:
+    """What the kernel hands MPI workers: (IR text of the UDFs, upd symbol, agg symbol); None when the call is
+    LOCAL for sure (`mode` omitted or the constant "LOCAL"), so that local runs never print IR."""
+    mode = op.arg("mode")
+    if mode is None or str(constant_value(mode)).upper() == "LOCAL":
+        return None
+    return udf_module_text(module, op), op.upd.data, op.agg.data
 
 
 def udf_module_text(module: Operation, op: ParamservOp) -> str:

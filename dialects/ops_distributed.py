@@ -18,15 +18,14 @@ from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, traits_def, v
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from dialects.ops_pipeline import COMBINE_NAMES, SPLIT_NAMES, SPLIT_ROWS
-from dialects.types import is_matrix
+from dialects.ops_pipeline import SplitsAndCombines
 
 DIST_FUNCTION = "dist"
 """The symbol of the shipped function (DAPHNE's DistributePipelinesPass names it `dist` too)."""
 
 
 @irdl_op_definition
-class DistributedPipelineOp(IRDLOperation):
+class DistributedPipelineOp(SplitsAndCombines, IRDLOperation):
     """`daphne.distributedPipeline`: a vectorized pipeline whose row blocks run on MPI workers.
 
     Pure: the shipped computation only reads its inputs, so an unused distributed pipeline may be removed.
@@ -62,26 +61,8 @@ class DistributedPipelineOp(IRDLOperation):
     def ir_text(self) -> str:
         return self.ir.data
 
-    @property
-    def split_modes(self) -> list[int]:
-        return [a.data for a in self.splits.data]
-
-    @property
-    def combine_modes(self) -> list[int]:
-        return [a.data for a in self.combines.data]
-
     def verify_(self) -> None:
-        if len(self.split_modes) != len(self.inputs):
-            raise VerifyException("daphne.distributedPipeline: one split per input is required")
-        if len(self.combine_modes) != len(self.outs):
-            raise VerifyException("daphne.distributedPipeline: one combine per result is required")
-        if any(s not in SPLIT_NAMES for s in self.split_modes) or any(
-            c not in COMBINE_NAMES for c in self.combine_modes
-        ):
-            raise VerifyException("daphne.distributedPipeline: unknown split or combine mode")
-        for v, s in zip(self.inputs, self.split_modes):
-            if s == SPLIT_ROWS and not is_matrix(v.type):
-                raise VerifyException("daphne.distributedPipeline: only matrices can be split by rows")
+        self.verify_modes()
         if f'sym_name = "{DIST_FUNCTION}"' not in self.ir_text:
             raise VerifyException(f"daphne.distributedPipeline: the shipped IR must define func.func @{DIST_FUNCTION}")
 

@@ -26,7 +26,7 @@ MATRIX_ARGS: tuple[str, ...] = ("features", "labels", "val_features", "val_label
 STRING_ARGS: tuple[str, ...] = ("mode", "utype", "freq", "scheme", "compression")
 INT_ARGS: tuple[str, ...] = ("epochs", "batchsize", "k", "staleness", "backup_workers", "nbatches", "period", "seed")
 FUNCTION_ARGS: tuple[str, ...] = ("upd", "agg", "val")
-REQUIRED: tuple[str, ...] = ("model", "features", "labels", "upd", "agg")
+REQUIRED: tuple[str, ...] = ("model", "features", "labels")
 VALUE_ARGS: tuple[str, ...] = LIST_ARGS + MATRIX_ARGS + STRING_ARGS + INT_ARGS
 """Every named argument that is a value (an operand); `upd`/`agg` are function names instead."""
 
@@ -87,7 +87,7 @@ class ParamservOp(DaphneOp):
             raise VerifyException(f"{self.name}: {len(self.args)} operands but {len(names)} argument names")
         for n, v in zip(names, self.args):
             _check_arg(self, n, v.type)
-        missing = [n for n in REQUIRED if n not in names and n not in FUNCTION_ARGS]
+        missing = [n for n in REQUIRED if n not in names]
         if missing:
             raise VerifyException(f"{self.name}: missing argument(s) {', '.join(missing)}")
         if self.val is not None and not {"val_features", "val_labels"} <= set(names):

@@ -32,8 +32,36 @@ SPLIT_NAMES = {SPLIT_NONE: "NONE", SPLIT_ROWS: "ROWS"}
 COMBINE_NAMES = {COMBINE_ROWS: "ROWS", COMBINE_COLS: "COLS", COMBINE_ADD: "ADD", COMBINE_MIN: "MIN", COMBINE_MAX: "MAX"}
 
 
+class SplitsAndCombines:
+    """What the vectorized and the distributed pipeline share: the split of every input and the combine of every
+    result (properties `splits` and `combines`), and their verification. A plain mixin without annotations: IRDL
+    reads every annotated field of an op class as a definition."""
+
+    @property
+    def split_modes(self) -> list[int]:
+        return [a.data for a in self.splits.data]  # type: ignore[attr-defined]
+
+    @property
+    def combine_modes(self) -> list[int]:
+        return [a.data for a in self.combines.data]  # type: ignore[attr-defined]
+
+    def verify_modes(self) -> None:
+        name, inputs = self.name, self.inputs  # type: ignore[attr-defined]
+        if len(self.split_modes) != len(inputs):
+            raise VerifyException(f"{name}: one split per input is required")
+        if len(self.combine_modes) != len(self.outs):  # type: ignore[attr-defined]
+            raise VerifyException(f"{name}: one combine per result is required")
+        if any(s not in SPLIT_NAMES for s in self.split_modes) or any(
+            c not in COMBINE_NAMES for c in self.combine_modes
+        ):
+            raise VerifyException(f"{name}: unknown split or combine mode")
+        for v, s in zip(inputs, self.split_modes):
+            if s == SPLIT_ROWS and not is_matrix(v.type):
+                raise VerifyException(f"{name}: only matrices can be split by rows")
+
+
 @irdl_op_definition
-class VectorizedPipelineOp(IRDLOperation):
+class VectorizedPipelineOp(SplitsAndCombines, IRDLOperation):
     """`daphne.vectorizedPipeline`: fused ops over row blocks of its ROWS inputs.
 
     `splits[i]` is the split of input i (0 NONE, 1 ROWS); `combines[j]` the combine of result j (1 ROWS, 2 COLS,
@@ -66,29 +94,11 @@ class VectorizedPipelineOp(IRDLOperation):
             regions=[Region(body)],
         )
 
-    @property
-    def split_modes(self) -> list[int]:
-        return [a.data for a in self.splits.data]
-
-    @property
-    def combine_modes(self) -> list[int]:
-        return [a.data for a in self.combines.data]
-
     def verify_(self) -> None:
-        if len(self.split_modes) != len(self.inputs):
-            raise VerifyException("daphne.vectorizedPipeline: one split per input is required")
-        if len(self.combine_modes) != len(self.outs):
-            raise VerifyException("daphne.vectorizedPipeline: one combine per result is required")
-        if any(s not in SPLIT_NAMES for s in self.split_modes) or any(
-            c not in COMBINE_NAMES for c in self.combine_modes
-        ):
-            raise VerifyException("daphne.vectorizedPipeline: unknown split or combine mode")
+        self.verify_modes()
         block = self.body.block
         if len(block.args) != len(self.inputs):
             raise VerifyException("daphne.vectorizedPipeline: the body takes one argument per input")
-        for v, s in zip(self.inputs, self.split_modes):
-            if s == SPLIT_ROWS and not is_matrix(v.type):
-                raise VerifyException("daphne.vectorizedPipeline: only matrices can be split by rows")
         term = block.last_op
         if not isinstance(term, PipelineReturnOp) or len(term.operands) != len(self.outs):
             raise VerifyException("daphne.vectorizedPipeline: the body must end in daphne.return of every result")

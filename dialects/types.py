@@ -75,6 +75,16 @@ class MatrixType(ParametrizedAttribute, TypeAttribute):
     def is_sparse(self) -> bool:
         return self.representation.data == "sparse"
 
+    def with_shape(self, rows: int | None = None, cols: int | None = None) -> MatrixType:
+        """The same matrix type with another row and/or column count (-1 = unknown)."""
+        return MatrixType(
+            self.element_type,
+            self.rows.data if rows is None else rows,
+            self.cols.data if cols is None else cols,
+            self.representation.data,
+            self.sparsity.data,
+        )
+
     @property
     def sparsity_estimate(self) -> float:
         """The estimated fraction of non-zeros, -1.0 if unknown."""

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from xdsl.ir import SSAValue
 
 from dialects.errors import CompileError, ParseError
-from dialects.ops_paramserv import FUNCTION_ARGS, INT_ARGS, REQUIRED, VALUE_ARGS, ParamservOp
+from dialects.ops_paramserv import FUNCTION_ARGS, INT_ARGS, VALUE_ARGS, ParamservOp
 from frontend import ast
 
 if TYPE_CHECKING:
@@ -41,12 +41,9 @@ def build_paramserv(b: IRBuilder, e: ast.Call) -> SSAValue:
         else:
             known = ", ".join(sorted((*VALUE_ARGS, *FUNCTION_ARGS)))
             raise CompileError(f"paramserv: unknown argument '{name}' (expected one of {known})", e.loc)
-    missing = [n for n in REQUIRED if n not in names and n not in udfs]
-    if missing:
-        raise CompileError(f"paramserv: missing argument{'s' if len(missing) > 1 else ''} "
-                           + ", ".join(f"'{m}'" for m in missing), e.loc)
-    if "val" in udfs and not {"val_features", "val_labels"} <= set(names):
-        raise CompileError("paramserv: val needs val_features and val_labels", e.loc)
+    for role in ("upd", "agg"):  # the op needs both names; the value arguments are checked by its verifier
+        if role not in udfs:
+            raise CompileError(f"paramserv: missing argument '{role}'", e.loc)
     op = ParamservOp(values, names, udfs["upd"], udfs["agg"], udfs.get("val"))
     b._infer(op)  # noqa: SLF001 - the builder's own helper, shared with its op factory
     return b._add(op, e.loc).results[0]  # noqa: SLF001

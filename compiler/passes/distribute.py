@@ -27,17 +27,16 @@ from xdsl.rewriter import Rewriter
 from dialects.errors import DaphneError, ExecutionError
 from dialects.ops_distributed import DIST_FUNCTION, DistributedPipelineOp
 from dialects.ops_pipeline import COMBINE_COLS, COMBINE_ROWS, SPLIT_ROWS, VectorizedPipelineOp
-from dialects.types import MatrixType
 
 
 def _unknown_rows(t: Attribute) -> Attribute:
     """A worker sees only some rows of a ROWS input or result: its row count is unknown in the shipped IR."""
-    return MatrixType(t.element_type, -1, t.cols.data, t.representation.data, t.sparsity.data)  # type: ignore[attr-defined]
+    return t.with_shape(rows=-1)  # type: ignore[attr-defined]
 
 
 def _unknown_cols(t: Attribute) -> Attribute:
     """A COLS-combined result (a transpose) holds one column per row of the worker's share."""
-    return MatrixType(t.element_type, t.rows.data, -1, t.representation.data, t.sparsity.data)  # type: ignore[attr-defined]
+    return t.with_shape(cols=-1)  # type: ignore[attr-defined]
 
 
 def _shipped_types(op: VectorizedPipelineOp) -> tuple[list[Attribute], list[Attribute]]:

@@ -17,14 +17,12 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import ModuleOp, UnitAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from compiler.inference import set_type
+from compiler.inference import insert_merge_cast, set_type
 from compiler.sparsity import CSR_VALUE_TYPES, UNKNOWN, SparsityEstimates
-from dialects.locations import MERGE_CAST
-from dialects.ops import CastOp
 from dialects.types import MatrixType, vt_name
 
 
@@ -52,16 +50,7 @@ def _retype_region_values(f: func.FuncOp, est: SparsityEstimates, threshold: flo
 
 def convert(v: SSAValue, t: Attribute, before: Operation) -> SSAValue:
     """`v` as type `t` (another representation or estimate): a merge cast inserted before `before`."""
-    if v.type == t:
-        return v
-    cast = CastOp(v, vt=vt_name(t), dt="matrix")
-    cast.attributes[MERGE_CAST] = UnitAttr()
-    set_type(cast.res, t)
-    cast.location = before.location
-    block = before.parent_block()
-    assert block is not None
-    block.insert_op_before(cast, before)
-    return cast.res
+    return v if v.type == t else insert_merge_cast(v, t, before)
 
 
 def _converted(vals: list[SSAValue], types: list[Attribute], before: Operation) -> list[SSAValue]:

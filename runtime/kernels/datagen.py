@@ -258,16 +258,10 @@ def _c_round(x: float) -> int:
     return f + 1 if x - f >= 0.5 else f
 
 
-def rand(rows: int, cols: int, min_, max_, sparsity: float, seed: int, vt: str) -> np.ndarray:
-    """`rand(rows, cols, min, max, sparsity, seed)`: DAPHNE's dense RandMatrix (see module docstring).
-
-    `sparsity` is the fraction of non-zeros; floats are uniform in [min, max), integers in [min, max].
-    """
-    rows, cols, seed = int(rows), int(cols), int(seed)
+def check_rand_args(rows: int, cols: int, lo, hi, sparsity: float, vt: str) -> None:
+    """RandMatrix.h's argument validation, shared by the dense and the CSR kernel (the same messages)."""
     if vt not in FLOAT_VTS and vt not in INT_VTS:
         raise DaphneRuntimeError(f"RandMatrix - value type {vt} is not supported (must be integral or floating point)")
-    lo, hi = cast_scalar(min_, vt), cast_scalar(max_, vt)
-    sparsity = float(sparsity)
     if not rows > 0:
         raise DaphneRuntimeError("RandMatrix - numRows must be > 0")
     if not cols > 0:
@@ -279,6 +273,16 @@ def rand(rows: int, cols: int, min_, max_, sparsity: float, seed: int, vt: str) 
                                  "instead")
     if not 0.0 <= sparsity <= 1.0:
         raise DaphneRuntimeError("sparsity has to be in the interval [0.0, 1.0]")
+
+
+def rand(rows: int, cols: int, min_, max_, sparsity: float, seed: int, vt: str) -> np.ndarray:
+    """`rand(rows, cols, min, max, sparsity, seed)`: DAPHNE's dense RandMatrix (see module docstring).
+
+    `sparsity` is the fraction of non-zeros; floats are uniform in [min, max), integers in [min, max].
+    """
+    rows, cols, seed, sparsity = int(rows), int(cols), int(seed), float(sparsity)
+    lo, hi = cast_scalar(min_, vt), cast_scalar(max_, vt)
+    check_rand_args(rows, cols, lo, hi, sparsity, vt)
     if seed == -1:
         seed = secrets.randbits(63)
     gen_val = MT19937(seed)

@@ -29,7 +29,8 @@ from collections.abc import Callable
 import numpy as np
 
 from runtime.errors import DaphneRuntimeError
-from runtime.values import FLOAT_VTS, INT_VTS, cast_scalar, csr_from_parts, dtype_of
+from runtime.kernels.datagen import check_rand_args
+from runtime.values import FLOAT_VTS, cast_scalar, csr_from_parts, dtype_of
 
 _M = 2147483647  # 2^31 - 1
 _A = 16807
@@ -299,28 +300,11 @@ def _c_round(x: float) -> int:
     return int(f + 1 if x - f >= 0.5 else f)
 
 
-def _check(rows: int, cols: int, lo, hi, sparsity: float, vt: str) -> None:
-    """RandMatrix.h's argument validation (the same messages as the dense kernel)."""
-    if vt not in FLOAT_VTS and vt not in INT_VTS:
-        raise DaphneRuntimeError(f"RandMatrix - value type {vt} is not supported (must be integral or floating point)")
-    if not rows > 0:
-        raise DaphneRuntimeError("RandMatrix - numRows must be > 0")
-    if not cols > 0:
-        raise DaphneRuntimeError("RandMatrix - numCols must be > 0")
-    if lo > hi:
-        raise DaphneRuntimeError("RandMatrix - min must be <= max")
-    if not lo and not hi:
-        raise DaphneRuntimeError("RandMatrix - min and max must not both be zero, consider setting sparsity to zero "
-                                 "instead")
-    if not 0.0 <= sparsity <= 1.0:
-        raise DaphneRuntimeError("sparsity has to be in the interval [0.0, 1.0]")
-
-
 def rand(rows: int, cols: int, min_, max_, sparsity: float, seed: int, vt: str):
     """`rand(rows, cols, min, max, sparsity, seed)` with a CSR result (see the module docstring)."""
     rows, cols, seed, sparsity = int(rows), int(cols), int(seed), float(sparsity)
     lo, hi = cast_scalar(min_, vt), cast_scalar(max_, vt)
-    _check(rows, cols, lo, hi, sparsity, vt)
+    check_rand_args(rows, cols, lo, hi, sparsity, vt)
     if seed == -1:
         seed = time.time_ns()
     gen = MinstdRand0(seed)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import pytest
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
@@ -22,7 +23,22 @@ from compiler.kernel_select import select_kernel
 from dialects import ops
 from dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
 from dialects.types import UNKNOWN, MatrixType, value_type
+from runtime.values import DTYPES
 from runtime.vectorized import pipeline as executor
+
+NUMERIC_VTS = ("f64", "f32", "si64", "si32", "si8", "ui64", "ui32", "ui8", "bool")
+NP: dict[str, type] = {vt: DTYPES[vt].type for vt in NUMERIC_VTS}
+"""numpy scalar type per numeric value type (the runtime's own table)."""
+
+
+@pytest.fixture(autouse=True)
+def no_disk_cache():  # noqa: ANN201 - a fixture
+    """Compile every kernel (no on-disk kernel cache) in the modules that import this fixture."""
+    from compiler import kernel_cache
+
+    kernel_cache.configure(False)
+    yield
+    kernel_cache.configure(True)
 
 ROWS, NONE = 1, 0
 C_ROWS, C_COLS, C_ADD, C_MIN, C_MAX = 1, 2, 3, 4, 5

@@ -25,13 +25,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
-from pipeline_harness import (
+from pipeline_harness import (  # noqa: F401 - no_disk_cache is an autouse fixture
     C_ADD,
     C_COLS,
     C_MAX,
     C_MIN,
     C_ROWS,
     NONE,
+    NP,
     ROWS,
     Body,
     Calls,
@@ -39,6 +40,7 @@ from pipeline_harness import (
     close_sum,
     interpret,
     mat,
+    no_disk_cache,
     reference,
     run_native,
     run_python,
@@ -46,7 +48,6 @@ from pipeline_harness import (
 )
 from scipy import sparse
 
-from compiler import kernel_cache
 from dialects.errors import CompileError
 from runtime.errors import DaphneRuntimeError
 from runtime.values import as_dense
@@ -121,30 +122,12 @@ _FLOAT_SPECIALS = [
     -129.0,
     255.5,
 ]
-_DTYPES = {
-    "f64": np.float64,
-    "f32": np.float32,
-    "si64": np.int64,
-    "si32": np.int32,
-    "si8": np.int8,
-    "ui64": np.uint64,
-    "ui32": np.uint32,
-    "ui8": np.uint8,
-    "bool": np.bool_,
-}
-
-
-@pytest.fixture(autouse=True)
-def _no_disk_cache():
-    kernel_cache.configure(False)
-    yield
-    kernel_cache.configure(True)
 
 
 def data(vt: str, shape: tuple[int, int], seed: int, specials: float = 0.3) -> np.ndarray:
     rng = np.random.default_rng(seed)
     n = shape[0] * shape[1]
-    dt = np.dtype(_DTYPES[vt])
+    dt = np.dtype(NP[vt])
     if vt == "bool":
         return rng.random(n).reshape(shape) < 0.5
     if dt.kind == "f":

@@ -10,22 +10,23 @@ import struct
 
 import numpy as np
 import pytest
-from pipeline_harness import (
+from pipeline_harness import (  # noqa: F401 - no_disk_cache is an autouse fixture
     C_ADD,
     C_MAX,
     C_MIN,
     C_ROWS,
     NONE,
+    NP,
     ROWS,
     Calls,
     build,
     mat,
+    no_disk_cache,
     reference,
     run_native,
     same_bits,
 )
 
-from compiler import kernel_cache
 from compiler.lowering.kernel_plan import try_plan
 from runtime.errors import DaphneRuntimeError
 
@@ -59,24 +60,6 @@ FLOATS = np.array(
     ]
 )
 INT_VTS = ("si64", "si32", "si8", "ui64", "ui32", "ui8")
-NP = {
-    "f64": np.float64,
-    "f32": np.float32,
-    "si64": np.int64,
-    "si32": np.int32,
-    "si8": np.int8,
-    "ui64": np.uint64,
-    "ui32": np.uint32,
-    "ui8": np.uint8,
-    "bool": np.bool_,
-}
-
-
-@pytest.fixture(autouse=True)
-def _no_disk_cache():
-    kernel_cache.configure(False)
-    yield
-    kernel_cache.configure(True)
 
 
 def _ints(values: list[int], vt: str) -> np.ndarray:
