@@ -29,7 +29,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -81,10 +81,18 @@ def static_blocks(n: int, workers: int) -> list[Task]:
     return [(i * k + min(i, m), (i + 1) * k + min(i + 1, m)) for i in range(workers)]
 
 
-def pick_chunk(pending: Sequence[Task], holders: Sequence[frozenset[int]], w: int) -> int | None:
+SLOWER = 2.0
+"""A worker's only pending chunk is stolen only from a worker this many times slower than the thief."""
+
+
+def pick_chunk(pending: Sequence[Task], holders: Sequence[frozenset[int]], w: int,
+               speed: Mapping[int, float] | None = None) -> int | None:  # fmt: skip
     """Locality-aware self-scheduling: the index of the chunk worker `w` should compute next — the first chunk
     whose rows it already holds, else the first chunk nobody holds, else the last chunk of the worker with the
-    most rows left (stealing from the tail, which that worker would reach last). None when nothing is left."""
+    most rows left (stealing from the tail, which that worker would reach last). A worker's only pending chunk is
+    next in line there, while a thief would first receive its rows (and keep a second copy of them for every later
+    call): it is stolen only from a worker `SLOWER` times slower than `w` (`speed`: measured rows per second).
+    None when there is nothing (worth taking) for `w`."""
     if not pending:
         return None
     for i, h in enumerate(holders):
@@ -94,10 +102,16 @@ def pick_chunk(pending: Sequence[Task], holders: Sequence[frozenset[int]], w: in
         if not h:
             return i
     left: dict[int, int] = {}
+    count: dict[int, int] = {}
     for (a, b), h in zip(pending, holders):
         for o in h:
             left[o] = left.get(o, 0) + b - a
-    victim = max(left, key=left.__getitem__)
+            count[o] = count.get(o, 0) + 1
+    speed = speed or {}
+    victims = [o for o in left if count[o] > 1 or speed.get(o, math.inf) * SLOWER < speed.get(w, 0.0)]
+    if not victims:
+        return None
+    victim = max(victims, key=left.__getitem__)
     return max(i for i, h in enumerate(holders) if victim in h)
 
 
@@ -182,6 +196,10 @@ class Coordinator:
         self.grain = 1
         self.chunk = DEFAULT_CHUNK
         self.stats = Stats()
+        self.work_done: dict[int, tuple[int, float]] = {}
+        """Per worker, rows computed and seconds spent computing them."""
+        self.speed: dict[int, float] = {}
+        """Per worker, rows per second (what stealing a worker's last chunk may pay off against)."""
         self.liveness = CoordinatorLiveness(comms.live, self.workers, self._on_failure)
 
     # -- start-up and shutdown -------------------------------------------------------------------------------------
@@ -320,7 +338,7 @@ class Coordinator:
 
     def _next_chunk(self, call: _Call, w: int) -> Task | None:
         holders = [call.owners.get(t, frozenset()) for t in call.pending_tasks]
-        i = pick_chunk(call.pending_tasks, holders, w)
+        i = pick_chunk(call.pending_tasks, holders, w, self.speed)
         if i is None:
             return None
         if holders[i] and w not in holders[i]:
@@ -444,6 +462,15 @@ class Coordinator:
             self._check()
             backoff.idle(transfer=bool(pending) or bool(call.requests))
 
+    def _measure(self, w: int, rows: int, seconds: float) -> None:
+        """Worker w's speed in rows per second over all its tasks so far (for `pick_chunk`): totals, not a
+        per-task average, which small tasks (dominated by their fixed cost) would swing."""
+        rows_done, busy = self.work_done.get(w, (0, 0.0))
+        rows_done, busy = rows_done + rows, busy + seconds
+        self.work_done[w] = (rows_done, busy)
+        if busy > 0:
+            self.speed[w] = rows_done / busy
+
     def _on_reply(self, call: _Call, m: tuple[int, Tag, dict[str, Any]],
                   pending: list[tuple[list[Any], Callable[[], None]]]) -> None:  # fmt: skip
         w, tag, body = m
@@ -455,6 +482,7 @@ class Coordinator:
         if not call.shipped_at and _all_done(call.requests):
             call.shipped_at = time.perf_counter()
         call.compute[w] = call.compute.get(w, 0.0) + body["seconds"]
+        self._measure(w, body["rows"][1] - body["rows"][0], body["seconds"])
         self.stats.rows[str(w)] = self.stats.rows.get(str(w), 0) + body["rows"][1] - body["rows"][0]
         call.received[w] = call.received.get(w, 0.0) + body.get("received", 0.0)
         start = body["rows"][0]

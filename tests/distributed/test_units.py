@@ -89,6 +89,18 @@ def test_pick_chunk_prefers_own_rows_then_unclaimed_then_steals_from_the_tail() 
     assert pick_chunk([], [], 1) is None
 
 
+def test_pick_chunk_never_steals_a_workers_only_pending_chunk() -> None:
+    """It is next in line on its holder; a thief would first receive its rows (and keep a second copy): only a
+    much slower holder loses it."""
+    f = frozenset
+    pending = [(0, 10), (10, 20), (20, 30)]
+    assert pick_chunk(pending, [f({1}), f({3}), f({4})], 2) is None  # every holder has one chunk left: wait
+    assert pick_chunk(pending, [f({1}), f({3}), f({3})], 2) == 2  # rank 3 has two: its last one is taken
+    speed = {1: 100.0, 2: 1000.0, 3: 600.0, 4: 900.0}
+    assert pick_chunk(pending, [f({1}), f({3}), f({4})], 2, speed) == 0  # but rank 1 is 10x slower than rank 2
+    assert pick_chunk(pending[1:], [f({3}), f({4})], 2, speed) is None  # less than 2x slower: not worth the rows
+
+
 def test_adaptive_runs_gss_between_nodes() -> None:
     assert inter_node_scheme("ADAPTIVE") == "GSS"
     assert inter_node_scheme("FAC2") == "FAC2"
