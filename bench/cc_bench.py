@@ -155,8 +155,9 @@ def systemds_cold(sysds: Path, graph: Path, reps: int, threads: int | None) -> l
     env = dict(os.environ, METRIC="kernel")
     if threads:
         env["THREADS"] = str(threads)
-    res = subprocess.run(["./run_peer.sh", str(reps), "cc_mm"], cwd=sysds, env=env, capture_output=True, text=True,
-                         check=False)
+    res = subprocess.run(
+        ["./run_peer.sh", str(reps), "cc_mm"], cwd=sysds, env=env, capture_output=True, text=True, check=False
+    )
     if "FAIL" in res.stdout or res.returncode != 0:
         raise RuntimeError(f"run_peer.sh cc_mm failed: {res.stdout.strip()} {res.stderr.strip()[-300:]}")
     out = []
@@ -168,13 +169,29 @@ def systemds_cold(sysds: Path, graph: Path, reps: int, threads: int | None) -> l
 def systemds_warm(sysds: Path, graph: Path, reps: int, threads: int | None) -> list[tuple[float, int, int]]:
     """One JVM running the loop `reps` times (`cc_mm.dml reps=`), the same java command as run_peer.sh."""
     sp_dir = next((sysds / "venv" / "lib").glob("python3*/site-packages/systemds"))
-    cmd = ["java", "--add-modules=jdk.incubator.vector", "-Xmx8g", "-Xms8g",
-           f"-Dlog4j.configuration=file:{sp_dir}/conf/log4j.properties"]
+    cmd = [
+        "java",
+        "--add-modules=jdk.incubator.vector",
+        "-Xmx8g",
+        "-Xms8g",
+        f"-Dlog4j.configuration=file:{sp_dir}/conf/log4j.properties",
+    ]
     if threads:
         cmd.append(f"-XX:ActiveProcessorCount={threads}")
-    cmd += ["-cp", f"{sp_dir}/SystemDS.jar:{sp_dir}/lib/*", "org.apache.sysds.api.DMLScript", "-f", "cc_mm.dml",
-            "-exec", "singlenode", "-config", str(sysds / "sysds-config.xml"), "-nvargs", f"G={graph}",
-            f"reps={reps}"]
+    cmd += [
+        "-cp",
+        f"{sp_dir}/SystemDS.jar:{sp_dir}/lib/*",
+        "org.apache.sysds.api.DMLScript",
+        "-f",
+        "cc_mm.dml",
+        "-exec",
+        "singlenode",
+        "-config",
+        str(sysds / "sysds-config.xml"),
+        "-nvargs",
+        f"G={graph}",
+        f"reps={reps}",
+    ]
     res = subprocess.run(cmd, cwd=sysds / "dml", capture_output=True, text=True, check=False)
     if res.returncode != 0:
         raise RuntimeError(f"SystemDS warm run failed: {res.stderr.strip()[-300:]}")
@@ -195,8 +212,12 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-systemds", action="store_true")
     ap.add_argument("--systemds-dir", type=Path, default=PEER, help="the read-only peer folder")
-    ap.add_argument("--systemds-reuse", type=Path, default=None,
-                    help="a writable copy of the peer folder whose setup.sh already ran (skips pip)")
+    ap.add_argument(
+        "--systemds-reuse",
+        type=Path,
+        default=None,
+        help="a writable copy of the peer folder whose setup.sh already ran (skips pip)",
+    )
     ap.add_argument("--keep", type=Path, default=None, help="work in this folder (kept) instead of a temp folder")
     args = ap.parse_args()
 
@@ -209,8 +230,12 @@ def main() -> int:
         tmp.mkdir(parents=True, exist_ok=True)
     graph = tmp / "amazon.mtx"
     if not graph.exists():
-        subprocess.run([sys.executable, "-m", "tools.gen_graph", str(graph)], cwd=ROOT, check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "-m", "daphnec.tools.gen_graph", str(graph)],
+            cwd=ROOT,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
 
     results: dict[str, list[tuple[float, int, int]]] = {}
     notes: dict[str, str] = {}
@@ -243,7 +268,8 @@ def main() -> int:
             for threads in (None, 1):
                 label = "2 threads" if threads is None else "1 thread"
                 results[f"SystemDS 3.4.0 cc_mm, {label}, cold JVM (METRIC=kernel)"] = systemds_cold(
-                    sysds, graph, args.repeat, threads)
+                    sysds, graph, args.repeat, threads
+                )
                 warm = systemds_warm(sysds, graph, args.repeat + 1, threads)
                 results[f"SystemDS 3.4.0 cc_mm, {label}, warm (best of later runs in one JVM)"] = warm[1:]
         except Exception as e:  # noqa: BLE001 - report why, keep the other numbers
@@ -266,18 +292,26 @@ def main() -> int:
         print(f"| {k} | {v} | |")
     print()
     print(f"best daphnec --vec: {best_d:.1f} ms/iteration")
-    print(f"goal >= 3x faster than scipy (best scipy form): {scipy_best / best_d:.2f}x "
-          f"({'met' if scipy_best / best_d >= 3 else 'NOT met'})")
-    print(f"goal within 1.2x of numba, 1 thread: daphnec / numba = {vec1 / numba:.2f}x "
-          f"({'met' if vec1 / numba <= 1.2 else 'NOT met'})")
+    print(
+        f"goal >= 3x faster than scipy (best scipy form): {scipy_best / best_d:.2f}x "
+        f"({'met' if scipy_best / best_d >= 3 else 'NOT met'})"
+    )
+    print(
+        f"goal within 1.2x of numba, 1 thread: daphnec / numba = {vec1 / numba:.2f}x "
+        f"({'met' if vec1 / numba <= 1.2 else 'NOT met'})"
+    )
     vec2 = per_iter["daphnec --vec --select-matrix-repr, 2 threads"]
     numba2 = per_iter["numba @njit(parallel) prange kernel, 2 threads"]
-    print(f"              2 threads: daphnec / numba prange = {vec2 / numba2:.2f}x "
-          f"({'met' if vec2 / numba2 <= 1.2 else 'NOT met'})")
+    print(
+        f"              2 threads: daphnec / numba prange = {vec2 / numba2:.2f}x "
+        f"({'met' if vec2 / numba2 <= 1.2 else 'NOT met'})"
+    )
     sysds = [v for k, v in per_iter.items() if k.startswith("SystemDS")]
     if sysds:
-        print(f"goal faster than SystemDS (its best row): SystemDS / daphnec = {min(sysds) / best_d:.2f}x "
-              f"({'met' if min(sysds) > best_d else 'NOT met'})")
+        print(
+            f"goal faster than SystemDS (its best row): SystemDS / daphnec = {min(sysds) / best_d:.2f}x "
+            f"({'met' if min(sysds) > best_d else 'NOT met'})"
+        )
     if len(counts) != 1:
         print("WARNING: engines disagree on iterations/components")
         return 1

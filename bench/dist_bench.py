@@ -53,10 +53,10 @@ def probe() -> None:
 
     world = MPI.COMM_WORLD
     raw = _ping_pong(world, np.ones(PARTITION_BYTES // 8))
-    from compiler.passes.distribute import compile_shipped_body
-    from runtime.distributed import coordinator as coord
-    from runtime.distributed import launch
-    from tools.driver import configure_worker
+    from daphnec.compiler.passes.distribute import compile_shipped_body
+    from daphnec.runtime.distributed import coordinator as coord
+    from daphnec.runtime.distributed import launch
+    from daphnec.tools.driver import configure_worker
 
     role = launch.start(compile_shipped_body, configure_worker)
     if role == launch.WORKER_ROLE:
@@ -94,11 +94,11 @@ def _ping_pong(world, buf) -> float:  # noqa: ANN001 - mpi4py objects
 
 def _sum_ir() -> str:
     """The shipped IR of `sum(X)` for an n x 1 f64 matrix, compiled by daphnec's own passes."""
-    from compiler.passes.distribute import distributed_pipelines
-    from compiler.pipeline import PassManager, options_from_config
-    from dialects import make_context
-    from runtime.config import DaphneConfig
-    from tools.driver import parse_to_ir
+    from daphnec.compiler.passes.distribute import distributed_pipelines
+    from daphnec.compiler.pipeline import PassManager, options_from_config
+    from daphnec.dialects import make_context
+    from daphnec.runtime.config import DaphneConfig
+    from daphnec.tools.driver import parse_to_ir
 
     with tempfile.TemporaryDirectory() as d:
         script = Path(d) / "sum.daph"
@@ -190,7 +190,7 @@ def main() -> None:
     folder.mkdir(parents=True, exist_ok=True)
     graph = folder / f"graph_{args.vertices}_{args.edges}.mtx"
     if not graph.exists():
-        subprocess.run([sys.executable, "-m", "tools.gen_graph", str(graph), "--vertices", str(args.vertices),
+        subprocess.run([sys.executable, "-m", "daphnec.tools.gen_graph", str(graph), "--vertices", str(args.vertices),
                         "--edges", str(args.edges)], check=True, cwd=ROOT)  # fmt: skip
     bw = bandwidth()
     print(f"8 MB partitions: raw ping-pong {bw['raw_gbps']:.1f} GB/s one way (best of 20); coordinator shipping "

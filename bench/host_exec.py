@@ -46,7 +46,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    daphnec = [sys.executable, "-m", "tools.daphnec"]
+    daphnec = [sys.executable, "-m", "daphnec.tools.daphnec"]
     print(f"{'workload':<12} {'daphnec s':>10} {'budget s':>9} {'python s':>9} {'ratio':>7}  verdict")
     with tempfile.TemporaryDirectory() as tmp:
         for name, (src, budget) in SCRIPTS.items():

@@ -33,17 +33,21 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from runtime.io import atomic  # noqa: E402
-from runtime.io import csv as dcsv  # noqa: E402
-from runtime.io.meta import dump_json, matrix_meta_json  # noqa: E402
-from runtime.kernels import io as kio  # noqa: E402
+from daphnec.runtime.io import atomic  # noqa: E402
+from daphnec.runtime.io import csv as dcsv  # noqa: E402
+from daphnec.runtime.io.meta import dump_json, matrix_meta_json  # noqa: E402
+from daphnec.runtime.kernels import io as kio  # noqa: E402
 
 
 def make_csv(folder: Path, rows: int, cols: int) -> Path:
     path = folder / "cells.csv"
     m = np.random.default_rng(1).random((rows, cols))
-    atomic.write_files([(str(path), lambda f: dcsv.write_matrix(m, f)),
-                        (str(path) + ".meta", lambda f: f.write(matrix_meta_json(rows, cols, "f64").encode()))])
+    atomic.write_files(
+        [
+            (str(path), lambda f: dcsv.write_matrix(m, f)),
+            (str(path) + ".meta", lambda f: f.write(matrix_meta_json(rows, cols, "f64").encode())),
+        ]
+    )
     return path
 
 
@@ -65,8 +69,14 @@ def daphnec_seconds(folder: Path, name: str, extra: str = "") -> float:
     """Run a script that times `readMatrix` with `now()` and return the printed seconds."""
     script = folder / "bench.daph"
     script.write_text(f't0 = now();\nX = readMatrix("{name}");\nt1 = now();\nprint(t1 - t0);\nprint(nrow(X));\n{extra}')
-    res = subprocess.run([sys.executable, "-m", "tools.daphnec", str(script)], cwd=folder, capture_output=True,
-                         text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=600)
+    res = subprocess.run(
+        [sys.executable, "-m", "daphnec.tools.daphnec", str(script)],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=600,
+    )
     if res.returncode != 0:
         raise RuntimeError(res.stderr)
     return int(res.stdout.split()[0]) / 1e9
@@ -97,24 +107,32 @@ def bench_csv(folder: Path, rows: int, cols: int, repeat: int) -> None:
 
     t0 = time.perf_counter()
     path = make_csv(folder, rows, cols)
-    print(f"wrote {path.name}: {rows}x{cols} f64, {path.stat().st_size / 1e6:.1f} MB with daphnec's CSV writer "
-          f"in {time.perf_counter() - t0:.2f} s")
+    print(
+        f"wrote {path.name}: {rows}x{cols} f64, {path.stat().st_size / 1e6:.1f} MB with daphnec's CSV writer "
+        f"in {time.perf_counter() - t0:.2f} s"
+    )
     names = [f"f{i}" for i in range(cols)]
     typed = pacsv.ConvertOptions(column_types=dict.fromkeys(names, pa.float64()))
     auto = pacsv.ReadOptions(autogenerate_column_names=True)
     readers: dict[str, Callable[[], object]] = {
         "daphnec kernel readMatrix": lambda: kio.read_matrix(str(path), vt="f64", rows=rows, cols=cols),
         "daphnec end to end (now() around readMatrix)": lambda: None,
-        "pyarrow.csv.read_csv, column types given": lambda: pacsv.read_csv(path, read_options=auto,
-                                                                           convert_options=typed),
+        "pyarrow.csv.read_csv, column types given": lambda: pacsv.read_csv(
+            path, read_options=auto, convert_options=typed
+        ),
         "pyarrow.csv.read_csv, types inferred": lambda: pacsv.read_csv(path, read_options=auto),
         "numpy.loadtxt": lambda: np.loadtxt(path, delimiter=","),
     }
     times = best_of(readers, repeat)
-    times["daphnec end to end (now() around readMatrix)"] = min(daphnec_seconds(folder, path.name)
-                                                                for _ in range(repeat))
-    table(f"CSV, {rows * cols:,} cells", times, "daphnec kernel readMatrix",
-          {"pyarrow.csv.read_csv, column types given": ">= 0.5x", "numpy.loadtxt": ">= 5x"})
+    times["daphnec end to end (now() around readMatrix)"] = min(
+        daphnec_seconds(folder, path.name) for _ in range(repeat)
+    )
+    table(
+        f"CSV, {rows * cols:,} cells",
+        times,
+        "daphnec kernel readMatrix",
+        {"pyarrow.csv.read_csv, column types given": ">= 0.5x", "numpy.loadtxt": ">= 5x"},
+    )
 
 
 def bench_mtx(folder: Path, rows: int, cols: int, nnz: int, repeat: int) -> None:
@@ -123,8 +141,10 @@ def bench_mtx(folder: Path, rows: int, cols: int, nnz: int, repeat: int) -> None
 
     t0 = time.perf_counter()
     path = make_mtx(folder, rows, cols, nnz)
-    print(f"\nwrote {path.name}: {rows}x{cols}, {nnz:,} entries, {path.stat().st_size / 1e6:.1f} MB "
-          f"in {time.perf_counter() - t0:.2f} s")
+    print(
+        f"\nwrote {path.name}: {rows}x{cols}, {nnz:,} entries, {path.stat().st_size / 1e6:.1f} MB "
+        f"in {time.perf_counter() - t0:.2f} s"
+    )
     readers: dict[str, Callable[[], object]] = {
         "daphnec kernel readMatrix -> CSR": lambda: kio.read_matrix(str(path), vt="f64", sparse=True),
         "daphnec kernel readMatrix -> dense": lambda: kio.read_matrix(str(path), vt="f64"),
@@ -135,27 +155,36 @@ def bench_mtx(folder: Path, rows: int, cols: int, nnz: int, repeat: int) -> None
     }
     times = best_of(readers, repeat)
     times["daphnec end to end -> dense (now())"] = min(daphnec_seconds(folder, path.name) for _ in range(repeat))
-    table(f"Matrix Market, {nnz:,} entries", times, "daphnec kernel readMatrix -> CSR",
-          {"fast_matrix_market.read_coo (triplets)": ">= 0.5x", "numpy.loadtxt (triplets)": ">= 5x"})
+    table(
+        f"Matrix Market, {nnz:,} entries",
+        times,
+        "daphnec kernel readMatrix -> CSR",
+        {"fast_matrix_market.read_coo (triplets)": ">= 0.5x", "numpy.loadtxt (triplets)": ">= 5x"},
+    )
 
 
 def bench_graph(folder: Path, repeat: int) -> None:
     import fast_matrix_market as fmm
 
-    from tools.gen_graph import main as gen_graph
+    from daphnec.tools.gen_graph import main as gen_graph
 
     path = folder / "amazon.mtx"
     t0 = time.perf_counter()
     gen_graph([str(path)])
-    print(f"tools.gen_graph (default amazon size) took {time.perf_counter() - t0:.2f} s")
+    print(f"daphnec.tools.gen_graph (default amazon size) took {time.perf_counter() - t0:.2f} s")
     meta = kio.read_meta(str(path))
     readers: dict[str, Callable[[], object]] = {
         "daphnec kernel readMatrix -> CSR (symmetrised)": lambda: kio.read_matrix(
-            str(path), vt="f64", sparse=True, rows=meta.num_rows, cols=meta.num_cols),
+            str(path), vt="f64", sparse=True, rows=meta.num_rows, cols=meta.num_cols
+        ),
         "fast_matrix_market.read_coo (symmetrised)": lambda: fmm.read_coo(str(path)),
     }
-    table(f"Graph, {meta.num_non_zeros:,} stored non-zeros", best_of(readers, repeat),
-          "daphnec kernel readMatrix -> CSR (symmetrised)", {})
+    table(
+        f"Graph, {meta.num_non_zeros:,} stored non-zeros",
+        best_of(readers, repeat),
+        "daphnec kernel readMatrix -> CSR (symmetrised)",
+        {},
+    )
 
 
 def main() -> None:
@@ -165,8 +194,10 @@ def main() -> None:
     p.add_argument("--graph", action="store_true", help="also generate and read the amazon-sized graph")
     p.add_argument("--keep", help="generate the files in this folder and keep them")
     a = p.parse_args()
-    print(f"python {sys.version.split()[0]}, numpy {np.__version__}, {os.cpu_count()} CPUs, "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"python {sys.version.split()[0]}, numpy {np.__version__}, {os.cpu_count()} CPUs, "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
     with tempfile.TemporaryDirectory(prefix="daphnec-io-bench-") as tmp:
         folder = Path(a.keep) if a.keep else Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)

@@ -55,8 +55,9 @@ while (e < {epochs}) {{
 """
 
 
-def run_daphnec(script: str, tmp: Path, name: str, cmd_prefix: list[str] | None = None,
-                flags: tuple[str, ...] = ()) -> tuple[list[tuple[int, float, float, float]], str, float]:
+def run_daphnec(
+    script: str, tmp: Path, name: str, cmd_prefix: list[str] | None = None, flags: tuple[str, ...] = ()
+) -> tuple[list[tuple[int, float, float, float]], str, float]:
     """Run a driver; returns [(epoch, cumulative train s, mse, mse eval s)], stderr, wall seconds."""
     path = tmp / f"{name}.daph"
     path.write_text(script)
@@ -121,8 +122,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--no-systemds", action="store_true")
-    ap.add_argument("--systemds-reuse", type=Path, default=None,
-                    help="a writable copy of the peer folder whose setup.sh already ran (skips pip)")
+    ap.add_argument(
+        "--systemds-reuse",
+        type=Path,
+        default=None,
+        help="a writable copy of the peer folder whose setup.sh already ran (skips pip)",
+    )
     ap.add_argument("--no-mpi", action="store_true")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="psbench") as t:
@@ -133,8 +138,9 @@ def main() -> int:
             from cc_bench import systemds_setup
 
             peer = systemds(systemds_setup(tmp, PEER, args.systemds_reuse), args.repeat)
-        print(f"{'run':<22} {'epochs':>6} {'train s':>8} {'MSE':>9} {'to target s':>11} {'SystemDS s':>10} "
-              f"{'ratio':>6}")
+        print(
+            f"{'run':<22} {'epochs':>6} {'train s':>8} {'MSE':>9} {'to target s':>11} {'SystemDS s':>10} {'ratio':>6}"
+        )
         for utype in ("BSP", "ASP"):
             sd_time, target = peer.get(utype, (float("nan"), 0.13))
             best: tuple[list[tuple[int, float, float, float]], float] | None = None
@@ -147,10 +153,14 @@ def main() -> int:
             reach, epoch = time_to(rows, target)
             five = rows[4]
             ratio = f"{sd_time / reach:.2f}x" if reach else "-"
-            print(f"daphnec {utype:<14} {five[0]:>6} {five[1]:>8.2f} {five[2]:>9.4f} "
-                  f"{(f'{reach:.2f} (ep {epoch})' if reach else 'not reached'):>11} {sd_time:>10.2f} {ratio:>6}")
-            print(f"  target MSE (SystemDS final) {target:.4f}; per epoch: "
-                  + ", ".join(f"{e}:{t:.2f}s/{mse:.4f}" for e, t, mse, _ in rows))
+            print(
+                f"daphnec {utype:<14} {five[0]:>6} {five[1]:>8.2f} {five[2]:>9.4f} "
+                f"{(f'{reach:.2f} (ep {epoch})' if reach else 'not reached'):>11} {sd_time:>10.2f} {ratio:>6}"
+            )
+            print(
+                f"  target MSE (SystemDS final) {target:.4f}; per epoch: "
+                + ", ".join(f"{e}:{t:.2f}s/{mse:.4f}" for e, t, mse, _ in rows)
+            )
         if not args.no_mpi:
             print("\nMPI mode, 3 ranks (server + 2 workers), BSP, 2 epochs:")
             print(f"{'compression':<12} {'MSE':>9} {'s/epoch':>8}  bytes")

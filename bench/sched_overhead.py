@@ -21,10 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from runtime.config import DaphneConfig  # noqa: E402
-from runtime.scheduling.workers import SchedulerConfig, schedule  # noqa: E402
-from runtime.vectorized.pipeline import SETTINGS  # noqa: E402
-from tools.driver import compile_script  # noqa: E402
+from daphnec.runtime.config import DaphneConfig  # noqa: E402
+from daphnec.runtime.scheduling.workers import SchedulerConfig, schedule  # noqa: E402
+from daphnec.runtime.vectorized.pipeline import SETTINGS  # noqa: E402
+from daphnec.tools.driver import compile_script  # noqa: E402
 
 SCRIPT = """X = rand({rows}, 4, 0.0, 1.0, 1.0, 1);
 Y = rand({rows}, 4, 0.0, 1.0, 1.0, 2);
@@ -66,7 +66,7 @@ def main() -> None:
 
 def dispatch(repeat: int, calls: int = 2000) -> None:
     """Microseconds per call of `schedule` with 2 workers and 2 empty tasks: pool vs threads started per call."""
-    from runtime.scheduling import workers
+    from daphnec.runtime.scheduling import workers
 
     cfg = SchedulerConfig(num_threads=2, scheme="STATIC")
     busy = workers._POOL._busy

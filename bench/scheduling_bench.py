@@ -31,8 +31,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from runtime.scheduling.partitioning import SCHEMES  # noqa: E402
-from tools.gen_graph import AMAZON_NONZEROS, AMAZON_VERTICES, write_graph  # noqa: E402
+from daphnec.runtime.scheduling.partitioning import SCHEMES  # noqa: E402
+from daphnec.tools.gen_graph import AMAZON_NONZEROS, AMAZON_VERTICES, write_graph  # noqa: E402
 
 ALL = (*SCHEMES, "ADAPTIVE")
 
@@ -78,7 +78,7 @@ for (r in 1:$rounds) {
 
 def run(script: Path, graph: Path, scheme: str, threads: int, rounds: int) -> list[float]:
     """Seconds of each round of one process."""
-    cmd = [sys.executable, "-m", "tools.daphnec", "--vec", "--select-matrix-repr", f"--partitioning={scheme}"]
+    cmd = [sys.executable, "-m", "daphnec.tools.daphnec", "--vec", "--select-matrix-repr", f"--partitioning={scheme}"]
     cmd.append(f"--num-threads={threads}")
     out = subprocess.run([*cmd, str(script), f'f="{graph}"', f"rounds={rounds}"], capture_output=True,
                          text=True, check=True, cwd=ROOT).stdout  # fmt: skip

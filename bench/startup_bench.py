@@ -40,7 +40,7 @@ def run(script: Path, cache: Path, args: list[str], env: dict[str, str] | None =
     full_env.pop("DAPHNEC_PROGRAM_CACHE_DIR", None)
     t0 = time.time_ns()
     res = subprocess.run(
-        [sys.executable, "-m", "tools.daphnec", *args, str(script)],
+        [sys.executable, "-m", "daphnec.tools.daphnec", *args, str(script)],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -73,7 +73,7 @@ def breakdown() -> None:
         script = Path(tmp) / "five.daph"
         script.write_text("print(now());\n" + FIVE.read_text())
         env = {**os.environ, "DAPHNEC_CACHE_DIR": str(Path(tmp) / "c")}
-        cmd = [sys.executable, "-X", "importtime", "-m", "tools.daphnec", "--vec", str(script)]
+        cmd = [sys.executable, "-X", "importtime", "-m", "daphnec.tools.daphnec", "--vec", str(script)]
         for _ in range(2):
             res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, check=True)
     rows = []

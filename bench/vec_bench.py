@@ -54,7 +54,7 @@ for (i in 1:{repeat}) {{
   print(o[0:1, ]);
 }}
 """
-STARTUP = 'print(now());\n'
+STARTUP = "print(now());\n"
 
 HAND_REDUCE = """
 define double @reduce(i64 %n, ptr noalias %a, ptr noalias %b, ptr noalias %c) {
@@ -111,8 +111,14 @@ def daphnec(script: str, *args: str, env: dict[str, str] | None = None) -> str:
     with tempfile.NamedTemporaryFile("w", suffix=".daph", delete=False) as f:
         f.write(script)
     try:
-        res = subprocess.run([sys.executable, "-m", "tools.daphnec", *args, f.name], capture_output=True, text=True,
-                             cwd=ROOT, env={**os.environ, **(env or {})}, check=True)
+        res = subprocess.run(
+            [sys.executable, "-m", "daphnec.tools.daphnec", *args, f.name],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, **(env or {})},
+            check=True,
+        )
         return res.stdout
     finally:
         os.unlink(f.name)
@@ -133,7 +139,7 @@ def timeit(fn, repeat: int) -> float:
 
 
 def hand_kernels():
-    from compiler.jit import engine
+    from daphnec.compiler.jit import engine
 
     eng = engine()
     sig = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
@@ -152,10 +158,12 @@ def bench_reduce(n: int, repeat: int) -> dict[str, float]:
     script = REDUCE.format(n=n, repeat=repeat)
     res["daphnec --vec"] = best(script_times(daphnec(script, "--vec"), repeat))
     res["daphnec --vec 1 thread"] = best(script_times(daphnec(script, "--vec", "--num-threads=1"), repeat))
-    res["daphnec --vec 1 batch"] = best(script_times(
-        daphnec(script, "--vec", "--num-threads=1", f"--phy-batch-size={1 << 40}"), repeat))
-    res["daphnec --vec Python body"] = best(script_times(daphnec(script, "--vec", env={"DAPHNEC_NO_NATIVE": "1"}),
-                                                         repeat))
+    res["daphnec --vec 1 batch"] = best(
+        script_times(daphnec(script, "--vec", "--num-threads=1", f"--phy-batch-size={1 << 40}"), repeat)
+    )
+    res["daphnec --vec Python body"] = best(
+        script_times(daphnec(script, "--vec", env={"DAPHNEC_NO_NATIVE": "1"}), repeat)
+    )
     res["daphnec (no --vec)"] = best(script_times(daphnec(script), repeat))
     return res
 
@@ -167,8 +175,9 @@ def bench_map(n: int, repeat: int) -> dict[str, float]:
     script = MAP.format(n=n, repeat=repeat)
     res["daphnec --vec"] = best(script_times(daphnec(script, "--vec"), repeat))
     res["daphnec --vec 1 thread"] = best(script_times(daphnec(script, "--vec", "--num-threads=1"), repeat))
-    res["daphnec --vec 1 batch"] = best(script_times(
-        daphnec(script, "--vec", "--num-threads=1", f"--phy-batch-size={1 << 40}"), repeat))
+    res["daphnec --vec 1 batch"] = best(
+        script_times(daphnec(script, "--vec", "--num-threads=1", f"--phy-batch-size={1 << 40}"), repeat)
+    )
     res["daphnec (no --vec)"] = best(script_times(daphnec(script), repeat))
     return res
 
@@ -177,8 +186,13 @@ def bench_compile(repeat: int) -> dict[str, object]:
     """Per-pipeline compile/load milliseconds and the time to the first statement, cold and cached."""
     five = (ROOT / "tests" / "jit" / "scripts" / "five_pipelines.daph").read_text()
     first = STARTUP + five
-    out: dict[str, list[float]] = {"cold ms": [], "cached ms": [], "start cold s": [], "start cached s": [],
-                                   "start no-vec s": []}
+    out: dict[str, list[float]] = {
+        "cold ms": [],
+        "cached ms": [],
+        "start cold s": [],
+        "start cached s": [],
+        "start no-vec s": [],
+    }
     for _ in range(repeat):
         with tempfile.TemporaryDirectory() as cache:
             for phase in ("cold", "cached"):
@@ -204,8 +218,10 @@ def main() -> None:
     red = bench_reduce(n, args.repeat)
     print("\nreduce sum((a - b) ^ 2 * c)")
     for k, v in red.items():
-        print(f"  {k:<28} {v * 1000:9.1f} ms   numpy/this {red['numpy'] / v:5.2f}x   hand/this "
-              f"{red['hand llvmlite'] / v:5.2f}x   {3 * 8 * n / v / 1e9:5.1f} GB/s")
+        print(
+            f"  {k:<28} {v * 1000:9.1f} ms   numpy/this {red['numpy'] / v:5.2f}x   hand/this "
+            f"{red['hand llvmlite'] / v:5.2f}x   {3 * 8 * n / v / 1e9:5.1f} GB/s"
+        )
     mp = bench_map(n, args.repeat)
     print("\nmap o = (a - b) * 3.0 + a * b")
     for k, v in mp.items():
@@ -214,8 +230,10 @@ def main() -> None:
     print("\ncompile latency per pipeline (tests/jit/scripts/five_pipelines.daph)")
     for k in ("cold ms", "cached ms"):
         v = comp[k]
-        print(f"  {k:<14} median {statistics.median(v):7.1f}   max {max(v):7.1f}   first of a run "
-              f"{v[0]:7.1f}   (n={len(v)})")
+        print(
+            f"  {k:<14} median {statistics.median(v):7.1f}   max {max(v):7.1f}   first of a run "
+            f"{v[0]:7.1f}   (n={len(v)})"
+        )
     for k in ("start no-vec s", "start cold s", "start cached s"):
         print(f"  {k:<14} best {min(comp[k]):6.3f}   median {statistics.median(comp[k]):6.3f}")
 

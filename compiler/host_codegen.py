@@ -18,18 +18,18 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
-from compiler.kernel_select import is_noop_cast, select_kernel
-from compiler.paramserv_udfs import shipped_udfs
-from compiler.program_cache import HOST_FILENAME, HostProgram  # noqa: F401 - HostProgram lives there (no xDSL)
-from dialects.errors import CompileError, Loc
-from dialects.locations import loc_of
-from dialects.ops import ConstantOp, DaphneOp, MapOp
-from dialects.ops_distributed import DistributedPipelineOp
-from dialects.ops_paramserv import ParamservOp
-from dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
-from dialects.types import MatrixType, vt_name
-from runtime.values import as_dense, to_csr
-from runtime.vectorized.pipeline import run_pipeline
+from daphnec.compiler.kernel_select import is_noop_cast, select_kernel
+from daphnec.compiler.paramserv_udfs import shipped_udfs
+from daphnec.compiler.program_cache import HOST_FILENAME, HostProgram  # noqa: F401 - HostProgram lives there (no xDSL)
+from daphnec.dialects.errors import CompileError, Loc
+from daphnec.dialects.locations import loc_of
+from daphnec.dialects.ops import ConstantOp, DaphneOp, MapOp
+from daphnec.dialects.ops_distributed import DistributedPipelineOp
+from daphnec.dialects.ops_paramserv import ParamservOp
+from daphnec.dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
+from daphnec.dialects.types import MatrixType, vt_name
+from daphnec.runtime.values import as_dense, to_csr
+from daphnec.runtime.vectorized.pipeline import run_pipeline
 
 _IDENT = re.compile(r"[^A-Za-z0-9_]")
 
@@ -201,7 +201,7 @@ class HostCodegen:
     def _distributed_pipeline(self, op: DistributedPipelineOp) -> None:
         """`--distributed`: the coordinator ships the pipeline's IR text and inputs to the MPI workers and combines
         their results (`runtime.distributed.coordinator.run_distributed`)."""
-        from runtime.distributed.coordinator import run_distributed
+        from daphnec.runtime.distributed.coordinator import run_distributed
 
         e = self.e
         outs = [e.define(r) for r in op.outs]
@@ -291,7 +291,7 @@ def _result_vts(op: VectorizedPipelineOp | DistributedPipelineOp) -> tuple[str |
 
 def native_kernel(op: VectorizedPipelineOp) -> object | None:
     """The pipeline's compiled kernel, or None (no native lowering, or `DAPHNEC_NO_NATIVE=1`)."""
-    from compiler.jit import native_kernel_for
+    from daphnec.compiler.jit import native_kernel_for
 
     return native_kernel_for(op)
 

@@ -19,13 +19,13 @@ import os
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Operation
 
-from compiler.inference import infers
-from dialects.errors import CompileError
-from dialects.locations import loc_of
-from dialects.ops import constant_value
-from dialects.ops_io import ReadOp, WriteOp
-from dialects.types import FrameType, MatrixType, value_type, vt_name
-from runtime.io.meta import FileMeta, MetaDataError, meta_path, meta_value_type, read_meta
+from daphnec.compiler.inference import infers
+from daphnec.dialects.errors import CompileError
+from daphnec.dialects.locations import loc_of
+from daphnec.dialects.ops import constant_value
+from daphnec.dialects.ops_io import ReadOp, WriteOp
+from daphnec.dialects.types import FrameType, MatrixType, value_type, vt_name
+from daphnec.runtime.io.meta import FileMeta, MetaDataError, meta_path, meta_value_type, read_meta
 
 
 @infers(ReadOp)
@@ -49,7 +49,9 @@ def infer_read(op: Operation) -> tuple[Attribute, ...]:
     if not written:
         raise CompileError(
             f"{who}: cannot read the meta data file '{meta_path(name)}' of '{name}' while compiling: no such file "
-            "(the type and shape of the data come from it)", loc_of(op))
+            "(the type and shape of the data come from it)",
+            loc_of(op),
+        )
     t = _type_from_write(op, written.pop()) if len(written) == 1 else None
     return (t,) if t is not None else op.infer()
 
@@ -100,7 +102,7 @@ def _earlier_write(op: ReadOp, name: str) -> Attribute | None:
     while f is not None and f.parent_op() is not None and not isinstance(f.parent_op(), ModuleOp):
         f = f.parent_op()
     last = None
-    for o in (f.walk() if f is not None else ()):
+    for o in f.walk() if f is not None else ():
         if o is op:
             return last
         if isinstance(o, WriteOp) and constant_value(o.file_name) == name:

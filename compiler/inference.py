@@ -17,19 +17,28 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from dialects.calls import callees
-from dialects.errors import CompileError
-from dialects.locations import MERGE_CAST, loc_of
-from dialects.ops import CastOp, DaphneOp, GenericCallOp, MapOp
-from dialects.ops_paramserv import AGG_PARAMS, UPD_PARAMS, VAL_PARAMS, ParamservOp
-from dialects.types import FrameType, ListType, MatrixType, is_matrix, is_unknown, join_types, value_type, vt_name
+from daphnec.dialects.calls import callees
+from daphnec.dialects.errors import CompileError
+from daphnec.dialects.locations import MERGE_CAST, loc_of
+from daphnec.dialects.ops import CastOp, DaphneOp, GenericCallOp, MapOp
+from daphnec.dialects.ops_paramserv import AGG_PARAMS, UPD_PARAMS, VAL_PARAMS, ParamservOp
+from daphnec.dialects.types import (
+    FrameType,
+    ListType,
+    MatrixType,
+    is_matrix,
+    is_unknown,
+    join_types,
+    value_type,
+    vt_name,
+)
 
 _MAX_ROUNDS = 16
 
 TYPE_HOOKS: dict[type, Callable[[Operation], tuple[Attribute, ...]]] = {}
 """Inference that needs the compiler's view of the world (e.g. a `.meta` file read at compile time) instead of
 the op's own `infer()`; registered with `@infers(OpClass)` by `compiler/infer_*.py` modules."""
-_HOOK_MODULES = ("compiler.infer_io",)
+_HOOK_MODULES = ("daphnec.compiler.infer_io",)
 
 
 def infers(
@@ -299,8 +308,9 @@ class Inference:
             op.val = StringAttr(val.sym_name.data)
         set_type(op.res, model.type)
 
-    def _udf(self, op: ParamservOp, role: str, params: tuple[str, ...], types: tuple[Attribute, ...]
-             ) -> func.FuncOp | None:
+    def _udf(
+        self, op: ParamservOp, role: str, params: tuple[str, ...], types: tuple[Attribute, ...]
+    ) -> func.FuncOp | None:
         """The specialization of paramserv's `role` function for `types` (None while a type is still unknown)."""
         sym = dict(op.udfs)[role]
         callee = self.functions().get(sym)
@@ -311,7 +321,9 @@ class Inference:
             what = "the loss" if role == "val" else "one list"
             raise CompileError(
                 f"paramserv: function '{sym}' ({role}) must take {len(params)} arguments ({', '.join(params)}) and "
-                f"return {what}, it takes {n_in} and returns {n_out}", loc_of(op))
+                f"return {what}, it takes {n_in} and returns {n_out}",
+                loc_of(op),
+            )
         if any(is_unknown(t) for t in types):
             return None
         if is_generic(callee):
@@ -408,6 +420,8 @@ def _returns_list(f: func.FuncOp, role: str, op: Operation) -> Attribute:
     """paramserv's `upd` returns the gradients and `agg` the new model, each a list of matrices."""
     t = f.function_type.outputs.data[0]
     if not isinstance(t, ListType) and not is_unknown(t):
-        raise CompileError(f"paramserv: function '{f.sym_name.data}' ({role}) must return a list of matrices, "
-                           f"it returns {t}", loc_of(op))
+        raise CompileError(
+            f"paramserv: function '{f.sym_name.data}' ({role}) must return a list of matrices, it returns {t}",
+            loc_of(op),
+        )
     return t

@@ -56,22 +56,10 @@ from typing import TextIO
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 
-from compiler import kernel_cache
-from compiler.lowering.kernel_plan import InputSpec, KernelPlan, OutputSpec, Stage, try_plan
-from dialects.ops_pipeline import VectorizedPipelineOp
-
-_DTYPES = {
-    "f64": "float64",
-    "f32": "float32",
-    "si64": "int64",
-    "si32": "int32",
-    "si8": "int8",
-    "ui64": "uint64",
-    "ui32": "uint32",
-    "ui8": "uint8",
-    "bool": "bool",
-}
-
+from daphnec.compiler import kernel_cache
+from daphnec.compiler.lowering.kernel_plan import InputSpec, KernelPlan, OutputSpec, Stage, try_plan
+from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
+from daphnec.dialects.value_types import DTYPES
 
 # ---------------------------------------------------------------------------------------------------------------------
 # The LLVM engine (one per process)
@@ -152,8 +140,8 @@ def lower_to_llvm_ir(op: VectorizedPipelineOp, plan: KernelPlan) -> str:
     from xdsl.backend.llvm.convert import convert_module
     from xdsl.dialects.builtin import ModuleOp
 
-    from compiler.lowering.convert_to_llvm import convert_kernel
-    from compiler.lowering.lower_pipeline_to_loops import build_kernels
+    from daphnec.compiler.lowering.convert_to_llvm import convert_kernel
+    from daphnec.compiler.lowering.lower_pipeline_to_loops import build_kernels
 
     module = ModuleOp(build_kernels(op, plan))
     for f in list(module.ops):
@@ -328,7 +316,7 @@ class _Source:
                 name = f"o{j - (len(st.sinks) - len(self.plan.outputs))}"
             else:
                 name = self.names[v] = f"m{len(self.names)}"
-            self.lines.append(_alloc(name, o, self.bind(np.dtype(_DTYPES[o.vt]), "odt")))
+            self.lines.append(_alloc(name, o, self.bind(DTYPES[o.vt], "odt")))
             outs.append(name)
         call = ", ".join(_input_args(self.plan) + [self.names[v] for v in st.opaque_in] + outs)
         fn = self.bind(st, "fn")  # the Stage is replaced by its ctypes function in _make_kernel
@@ -336,8 +324,8 @@ class _Source:
 
     def opaque(self, op: Operation) -> None:
         """Run an op's runtime kernel (the one the Python body calls) on the batch; any error: Python body."""
-        from compiler.kernel_select import select_kernel
-        from dialects.ops import ConstantOp
+        from daphnec.compiler.kernel_select import select_kernel
+        from daphnec.dialects.ops import ConstantOp
 
         spec = select_kernel(op)
         args = []
@@ -346,7 +334,7 @@ class _Source:
             args.append(f"{self.bind(conv, 'cast')}({ref})" if conv is not None else ref)
         q = self.names[op.results[0]] = f"q{len(self.names)}"
         k = self.plan.kinds[op.results[0]]
-        dt = self.bind(np.dtype(_DTYPES[k.vt]), "qdt")
+        dt = self.bind(DTYPES[k.vt], "qdt")
         call = f"{self.bind(spec.fn, 'op')}({', '.join(args)})"
         self.lines += [
             "try:",
@@ -421,7 +409,7 @@ def _prepare_source(plan: KernelPlan, fn: str, bind: Callable[[object, str], str
     run = ["def run(s, e):"]
     outs, results, bufs = [], [], []
     for j, o in enumerate(plan.outputs):
-        dt = bind(np.dtype(_DTYPES[o.vt]), "odt")
+        dt = bind(DTYPES[o.vt], "odt")
         if _preallocated(o):
             shape = f"(n, {o.cols})" if o.form == "rows" else "(1, n)"
             body.append(f"B{j} = _empty({shape}, {dt})")
@@ -484,7 +472,7 @@ def _make_kernel(op: VectorizedPipelineOp, plan: KernelPlan, addresses: dict[str
         ns[name] = obj
     for i, s in enumerate(plan.inputs):
         if s.form != "scalar":
-            ns[f"_dt{i}"] = np.dtype(_DTYPES[s.vt])
+            ns[f"_dt{i}"] = DTYPES[s.vt]
         if s.finite_check:
             ns[f"_fin{i}"] = _finite_check()
     exec(compile(source, f"<kernel {plan.name}>", "exec"), ns)  # noqa: S102 - generated above

@@ -20,14 +20,14 @@ from dataclasses import dataclass
 
 from xdsl.ir import Attribute, Operation
 
-from dialects import ops
-from dialects.errors import CompileError
-from dialects.locations import loc_of
-from dialects.ops_paramserv import ParamservOp
-from dialects.types import FrameType, is_matrix, is_scalar, is_unknown, vt_name
-from runtime import printing, values
-from runtime.errors import DaphneRuntimeError
-from runtime.kernels import (
+from daphnec.dialects import ops
+from daphnec.dialects.errors import CompileError
+from daphnec.dialects.locations import loc_of
+from daphnec.dialects.ops_paramserv import ParamservOp
+from daphnec.dialects.types import FrameType, is_matrix, is_scalar, is_unknown, vt_name
+from daphnec.runtime import printing, values
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.kernels import (
     agg,
     control,
     datagen,
@@ -121,7 +121,7 @@ def is_noop_cast(op: Operation) -> bool:
 
 
 def _select_cast(op: ops.CastOp) -> KernelSpec:
-    from compiler.select_frame import is_frame_or_list_cast, select_cast
+    from daphnec.compiler.select_frame import is_frame_or_list_cast, select_cast
 
     if is_frame_or_list_cast(op):
         return select_cast(op)
@@ -203,7 +203,7 @@ def _matrix_literal(op: ops.MatrixLiteralOp) -> KernelSpec:
 
 
 def _create_frame(op: ops.CreateFrameOp) -> KernelSpec:
-    from runtime.frame import Frame
+    from daphnec.runtime.frame import Frame
 
     n = len(op.cols)
     return _spec(lambda *a: Frame(list(a[:n]), list(a[n:])), [None] * len(op.operands), "create_frame")
@@ -248,7 +248,12 @@ def _select_simple(op: Operation) -> KernelSpec | None:
 
 
 SELECTORS: dict[type, Callable[[Operation], KernelSpec]] = {}
-_SELECTOR_MODULES = ("compiler.select_matrix", "compiler.select_frame", "compiler.select_io", "compiler.sparsity")
+_SELECTOR_MODULES = (
+    "daphnec.compiler.select_matrix",
+    "daphnec.compiler.select_frame",
+    "daphnec.compiler.select_io",
+    "daphnec.compiler.sparsity",
+)
 
 
 def selects(*op_classes: type) -> Callable[[Callable[[Operation], KernelSpec]], Callable[[Operation], KernelSpec]]:
@@ -278,7 +283,7 @@ def _declared(op: Operation) -> KernelSpec | None:
     import importlib
 
     module, _, name = ref.rpartition(".")
-    fn = getattr(importlib.import_module(f"runtime.kernels.{module}"), name)
+    fn = getattr(importlib.import_module(f"daphnec.runtime.kernels.{module}"), name)
     n_cast = getattr(type(op), "KERNEL_CASTS", 0)
     if getattr(type(op), "KERNEL_VT", False) or n_cast:
         vt = _vt(op.results[0].type, op)
@@ -290,7 +295,7 @@ def _declared(op: Operation) -> KernelSpec | None:
 def select_kernel(op: Operation) -> KernelSpec:
     """The kernel and operand casts for an inferred daphne op (raises CompileError when none applies); kernels of
     ops with CSR (`rep[sparse]`) operands or results are adapted by `compiler.sparsity.adapt_kernel`."""
-    from compiler.sparsity import adapt_kernel
+    from daphnec.compiler.sparsity import adapt_kernel
 
     return adapt_kernel(op, _select_by_types(op))
 

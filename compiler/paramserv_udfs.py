@@ -13,9 +13,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
-from dialects.calls import reachable_functions
-from dialects.ops import constant_value
-from dialects.ops_paramserv import ParamservOp
+from daphnec.dialects.calls import reachable_functions
+from daphnec.dialects.ops import constant_value
+from daphnec.dialects.ops_paramserv import ParamservOp
 
 
 def _functions(module: Operation) -> dict[str, func.FuncOp]:
@@ -39,7 +39,7 @@ def shipped_udfs(module: Operation, op: ParamservOp) -> tuple[str, str, str] | N
 
 def udf_module_text(module: Operation, op: ParamservOp) -> str:
     """`module { upd, agg and their callees }` as generic IR text with locations (parses back exactly)."""
-    from compiler.pipeline import module_text
+    from daphnec.compiler.pipeline import module_text
 
     fns = reachable_functions(_functions(module), [op.upd.data, op.agg.data])
     shipped = ModuleOp([f.clone() for f in fns])

@@ -19,9 +19,9 @@ from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from compiler.passes import ALL_PASSES
-from dialects.errors import CompileError, DaphneError
-from dialects.locations import loc_of
+from daphnec.compiler.passes import ALL_PASSES
+from daphnec.dialects.errors import CompileError, DaphneError
+from daphnec.dialects.locations import loc_of
 
 EXPLAIN_HEADERS: dict[str, str] = {
     "parsing": "IR after parsing:",
@@ -128,7 +128,7 @@ class PassManager:
             if slot is not None and slot in self.explain:
                 self.out.write(EXPLAIN_HEADERS[slot] + "\n")
                 if slot == "llvm":  # the LLVM IR of the native pipeline kernels (compiler.jit)
-                    from compiler.jit import explain_llvm
+                    from daphnec.compiler.jit import explain_llvm
 
                     explain_llvm(module, self.out)
                 else:

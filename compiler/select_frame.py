@@ -12,13 +12,13 @@ import functools
 
 from xdsl.ir import Attribute, Operation
 
-from compiler.kernel_select import KernelSpec, selects
-from dialects.errors import CompileError
-from dialects.locations import loc_of
-from dialects.ops import CastOp
-from dialects.ops_frame import GroupOp
-from dialects.types import FrameType, ListType, is_matrix, is_scalar, vt_name
-from runtime.kernels import frame_ops
+from daphnec.compiler.kernel_select import KernelSpec, selects
+from daphnec.dialects.errors import CompileError
+from daphnec.dialects.locations import loc_of
+from daphnec.dialects.ops import CastOp
+from daphnec.dialects.ops_frame import GroupOp
+from daphnec.dialects.types import FrameType, ListType, is_matrix, is_scalar, vt_name
+from daphnec.runtime.kernels import frame_ops
 
 
 @selects(GroupOp)

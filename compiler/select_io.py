@@ -10,12 +10,12 @@ import functools
 
 from xdsl.ir import Operation
 
-from compiler.kernel_select import KernelSpec, selects
-from dialects.errors import CompileError
-from dialects.locations import loc_of
-from dialects.ops_io import ReadOp, WriteOp
-from dialects.types import FrameType, MatrixType, is_unknown, vt_name
-from runtime.kernels import io
+from daphnec.compiler.kernel_select import KernelSpec, selects
+from daphnec.dialects.errors import CompileError
+from daphnec.dialects.locations import loc_of
+from daphnec.dialects.ops_io import ReadOp, WriteOp
+from daphnec.dialects.types import FrameType, MatrixType, is_unknown, vt_name
+from daphnec.runtime.kernels import io
 
 
 def _unknown_type(op: ReadOp) -> CompileError:
@@ -23,7 +23,8 @@ def _unknown_type(op: ReadOp) -> CompileError:
     return CompileError(
         f"{who}: the type of the data cannot be inferred: the file name must be a compile-time constant (a string "
         "literal or a script argument), because the type and shape come from the file's .meta while compiling",
-        loc_of(op))
+        loc_of(op),
+    )
 
 
 @selects(ReadOp)
@@ -48,6 +49,7 @@ def select_read(op: Operation) -> KernelSpec:
 def select_write(op: Operation) -> KernelSpec:
     assert isinstance(op, WriteOp)
     if is_unknown(op.arg.type):
-        raise CompileError(f"daphne.write: the type of the data to write could not be inferred ({op.arg.type})",
-                           loc_of(op))
+        raise CompileError(
+            f"daphne.write: the type of the data to write could not be inferred ({op.arg.type})", loc_of(op)
+        )
     return KernelSpec(io.write, (None, None), "write")

@@ -10,13 +10,13 @@ import functools
 
 from xdsl.ir import Operation
 
-from compiler.kernel_select import KernelSpec, selects, value_cast
-from dialects import ops_matrix as om
-from dialects.errors import CompileError
-from dialects.locations import loc_of
-from dialects.types import FrameType, is_matrix, is_unknown, vt_name
-from runtime.errors import DaphneRuntimeError
-from runtime.kernels import agg, cum_agg, ew_binary, outer, reorg
+from daphnec.compiler.kernel_select import KernelSpec, selects, value_cast
+from daphnec.dialects import ops_matrix as om
+from daphnec.dialects.errors import CompileError
+from daphnec.dialects.locations import loc_of
+from daphnec.dialects.types import FrameType, is_matrix, is_unknown, vt_name
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.kernels import agg, cum_agg, ew_binary, outer, reorg
 
 
 def _vt(op: Operation, t) -> str:
@@ -60,7 +60,7 @@ def _cum(op: om.CumAggOp) -> KernelSpec:
 def _bind(op: om.BindOp) -> KernelSpec:
     """Matrices are cast to the result's value type (CastArgsToResType); frames go to the frame selectors."""
     if any(isinstance(v.type, FrameType) for v in op.operands):
-        from compiler import select_frame
+        from daphnec.compiler import select_frame
 
         frame_bind = getattr(select_frame, "select_frame_bind", None)
         if frame_bind is None:

@@ -24,14 +24,14 @@ from collections.abc import Callable, Sequence
 from xdsl.dialects import func, scf
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from compiler.kernel_select import KernelSpec, selects
-from dialects import ops
-from dialects.locations import MERGE_CAST
-from dialects.ops_io import ReadOp, WriteOp
-from dialects.ops_matrix import SparsityOp
-from dialects.types import MatrixType, vt_name
-from runtime import printing, values
-from runtime.kernels import datagen_csr
+from daphnec.compiler.kernel_select import KernelSpec, selects
+from daphnec.dialects import ops
+from daphnec.dialects.locations import MERGE_CAST
+from daphnec.dialects.ops_io import ReadOp, WriteOp
+from daphnec.dialects.ops_matrix import SparsityOp
+from daphnec.dialects.types import MatrixType, vt_name
+from daphnec.runtime import printing, values
+from daphnec.runtime.kernels import datagen_csr
 
 UNKNOWN = -1.0
 
@@ -138,7 +138,7 @@ def op_sparsity(op: Operation, sp: Lookup) -> float:
     if isinstance(op, ops.CastOp):
         return _cast(op, sp)
     if isinstance(op, ReadOp):
-        from compiler.infer_io import read_sparsity
+        from daphnec.compiler.infer_io import read_sparsity
 
         return read_sparsity(op)
     return UNKNOWN

@@ -8,23 +8,15 @@ from __future__ import annotations
 
 from xdsl.ir import Operation
 
-from dialects import ops
-from dialects.ops_pipeline import (
-    COMBINE_ADD,
-    COMBINE_COLS,
-    COMBINE_MAX,
-    COMBINE_MIN,
-    COMBINE_ROWS,
-    SPLIT_NONE,
-    SPLIT_ROWS,
-)
-from dialects.types import is_matrix
+from daphnec.dialects import ops
+from daphnec.dialects.types import is_matrix
+from daphnec.dialects.value_types import Combine, Split
 
-_FULL_AGG_COMBINE = {"sum": COMBINE_ADD, "min": COMBINE_MIN, "max": COMBINE_MAX}
+_FULL_AGG_COMBINE = {"sum": Combine.ADD, "min": Combine.MIN, "max": Combine.MAX}
 
 
 def _matrix_split(op: Operation) -> list[int]:
-    return [SPLIT_ROWS if is_matrix(v.type) else SPLIT_NONE for v in op.operands]
+    return [Split.ROWS if is_matrix(v.type) else Split.NONE for v in op.operands]
 
 
 def is_vectorizable(op: Operation) -> bool:
@@ -43,15 +35,15 @@ def is_vectorizable(op: Operation) -> bool:
 
 def splits(op: Operation) -> list[int]:
     if isinstance(op, ops.MatMulOp):
-        return [SPLIT_ROWS, SPLIT_NONE]
+        return [Split.ROWS, Split.NONE]
     if isinstance(op, ops.ExtractColOp):
-        return [SPLIT_ROWS, SPLIT_NONE]
+        return [Split.ROWS, Split.NONE]
     return _matrix_split(op)
 
 
 def combines(op: Operation) -> list[int]:
     if isinstance(op, ops.TransposeOp):
-        return [COMBINE_COLS]
+        return [Combine.COLS]
     if isinstance(op, ops.AggOp) and op.AXIS != "row":
         return [_FULL_AGG_COMBINE[op.KIND]]
-    return [COMBINE_ROWS]
+    return [Combine.ROWS]

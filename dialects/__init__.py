@@ -19,7 +19,7 @@ def make_context() -> Context:
     from xdsl.dialects.func import Func
     from xdsl.dialects.scf import Scf
 
-    from dialects.daphne import Daphne
+    from daphnec.dialects.daphne import Daphne
 
     ctx = Context()
     for d in (Builtin, Func, Scf, Daphne):

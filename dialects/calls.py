@@ -7,8 +7,8 @@ from __future__ import annotations
 from xdsl.dialects import func
 from xdsl.ir import Operation
 
-from dialects.ops import GenericCallOp, MapOp
-from dialects.ops_paramserv import ParamservOp
+from daphnec.dialects.ops import GenericCallOp, MapOp
+from daphnec.dialects.ops_paramserv import ParamservOp
 
 
 def callees(op: Operation) -> tuple[str, ...]:

@@ -2,10 +2,17 @@
 
 from xdsl.ir import Dialect
 
-from dialects import ops, ops_distributed, ops_frame, ops_io, ops_matrix, ops_paramserv, ops_pipeline
-from dialects.types import FrameType, ListType, MatrixType, StringType, UnknownType
+from daphnec.dialects import ops, ops_distributed, ops_frame, ops_io, ops_matrix, ops_paramserv, ops_pipeline
+from daphnec.dialects.types import FrameType, ListType, MatrixType, StringType, UnknownType
 
-DAPHNE_OPS = [*ops.CORE_OPS, *ops_matrix.OPS, *ops_frame.OPS, *ops_io.OPS, *ops_pipeline.OPS, *ops_distributed.OPS,
-               *ops_paramserv.OPS]
+DAPHNE_OPS = [
+    *ops.CORE_OPS,
+    *ops_matrix.OPS,
+    *ops_frame.OPS,
+    *ops_io.OPS,
+    *ops_pipeline.OPS,
+    *ops_distributed.OPS,
+    *ops_paramserv.OPS,
+]
 
 Daphne = Dialect("daphne", DAPHNE_OPS, [UnknownType, StringType, MatrixType, FrameType, ListType])

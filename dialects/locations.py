@@ -6,7 +6,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 from xdsl.ir import Operation
 
-from dialects.errors import Loc
+from daphnec.dialects.errors import Loc
 
 MERGE_CAST = "daphne.merge"
 """Marks a cast to a fixed type chosen by its creator (a control-flow merge, a typed parameter): inference keeps

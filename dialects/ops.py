@@ -34,7 +34,7 @@ from xdsl.irdl import (
 from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from dialects.types import (
+from daphnec.dialects.types import (
     BOOL,
     INDEX,
     SI64,
@@ -260,7 +260,7 @@ class CastOp(DaphneOp):
 
     def verify_(self) -> None:
         src, dt = self.arg.type, self.target_dt.data if self.target_dt else None
-        from dialects.locations import MERGE_CAST
+        from daphnec.dialects.locations import MERGE_CAST
 
         if not isinstance(src, FrameType) or MERGE_CAST in self.attributes:
             return

@@ -18,7 +18,7 @@ from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, traits_def, v
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from dialects.ops_pipeline import SplitsAndCombines
+from daphnec.dialects.ops_pipeline import SplitsAndCombines
 
 DIST_FUNCTION = "dist"
 """The symbol of the shipped function (DAPHNE's DistributePipelinesPass names it `dist` too)."""
@@ -52,8 +52,8 @@ class DistributedPipelineOp(SplitsAndCombines, IRDLOperation):
             result_types=[result_types],
             properties={
                 "ir": StringAttr(ir),
-                "splits": ArrayAttr([IntAttr(s) for s in splits]),
-                "combines": ArrayAttr([IntAttr(c) for c in combines]),
+                "splits": ArrayAttr([IntAttr(int(s)) for s in splits]),
+                "combines": ArrayAttr([IntAttr(int(c)) for c in combines]),
             },
         )
 

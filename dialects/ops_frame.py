@@ -26,8 +26,8 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from dialects.ops import DaphneOp, constant_value
-from dialects.types import (
+from daphnec.dialects.ops import DaphneOp, constant_value
+from daphnec.dialects.types import (
     F64,
     INDEX,
     SI64,
@@ -122,8 +122,9 @@ def _check_join_keys(op: Operation, lhs: SSAValue, rhs: SSAValue, lhs_on: SSAVal
     check_label(op, rhs, rhs_on, "the right join column")
     lk, rk = (vt_name(frame_column_type(f.type, _str(c))) for f, c in ((lhs, lhs_on), (rhs, rhs_on)))
     if lk and rk and (lk == "str") != (rk == "str"):
-        raise VerifyException(f"{op.name}: cannot join the {lk} column '{_str(lhs_on)}' with the {rk} column "
-                              f"'{_str(rhs_on)}'")
+        raise VerifyException(
+            f"{op.name}: cannot join the {lk} column '{_str(lhs_on)}' with the {rk} column '{_str(rhs_on)}'"
+        )
 
 
 @irdl_op_definition
@@ -282,13 +283,16 @@ class SetColLabelsOp(_FrameOp):
         check_frame_operand(self, self.arg.type, "the argument")
         t = _frame(self.arg.type)
         if t is not None and frame_width(t) >= 0 and len(self.labels) != frame_width(t):
-            raise VerifyException(f"{self.name}: the number of labels ({len(self.labels)}) does not match the "
-                                  f"number of columns of the frame ({len(t.column_types.data)})")
+            raise VerifyException(
+                f"{self.name}: the number of labels ({len(self.labels)}) does not match the "
+                f"number of columns of the frame ({len(t.column_types.data)})"
+            )
         names = [n for n in (_str(v) for v in self.labels) if n is not None]
         dup = next((n for i, n in enumerate(names) if n in names[:i]), None)
         if dup is not None:
-            raise VerifyException(f"{self.name}: a frame's column labels must be unique, but '{dup}' occurs more "
-                                  "than once")
+            raise VerifyException(
+                f"{self.name}: a frame's column labels must be unique, but '{dup}' occurs more than once"
+            )
 
 
 @irdl_op_definition
@@ -341,8 +345,10 @@ class _SetOp(_FrameOp):
             return
         la, ra = [vt_name(c) for c in _cols(lt)], [vt_name(c) for c in _cols(rt)]
         if len(la) != len(ra) or any(a and b and a != b for a, b in zip(la, ra, strict=True)):
-            raise VerifyException(f"{self.name}: both frames must have the same column value types, got "
-                                  f"[{', '.join(a or '?' for a in la)}] and [{', '.join(b or '?' for b in ra)}]")
+            raise VerifyException(
+                f"{self.name}: both frames must have the same column value types, got "
+                f"[{', '.join(a or '?' for a in la)}] and [{', '.join(b or '?' for b in ra)}]"
+            )
 
 
 @irdl_op_definition
@@ -403,8 +409,9 @@ class CreateListOp(_FrameOp):
             if vt_name(e.type):
                 vts.add(vt_name(e.type))
         if len(vts) > 1:
-            raise VerifyException(f"{self.name}: all elements must be matrices of the same value type, got "
-                                  f"{', '.join(sorted(vts))}")
+            raise VerifyException(
+                f"{self.name}: all elements must be matrices of the same value type, got {', '.join(sorted(vts))}"
+            )
 
 
 def _check_list(op: Operation, t: Attribute) -> None:
@@ -449,8 +456,9 @@ class AppendOp(_FrameOp):
             raise VerifyException(f"{self.name}: the appended element must be a matrix, got {e}")
         have = vt_name(t.element_type) if isinstance(t, ListType) else None
         if have and vt_name(e) and vt_name(e) != have:
-            raise VerifyException(f"{self.name}: the element's value type ({vt_name(e)}) differs from the list's "
-                                  f"({have})")
+            raise VerifyException(
+                f"{self.name}: the element's value type ({vt_name(e)}) differs from the list's ({have})"
+            )
 
 
 @irdl_op_definition

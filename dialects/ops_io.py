@@ -12,8 +12,8 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from dialects.ops import DaphneOp
-from dialects.types import UNKNOWN, FrameType, MatrixType, StringType, UnknownType, is_unknown
+from daphnec.dialects.ops import DaphneOp
+from daphnec.dialects.types import UNKNOWN, FrameType, MatrixType, StringType, UnknownType, is_unknown
 
 
 def _check_file_name(op: Operation, v: SSAValue) -> None:

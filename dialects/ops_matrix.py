@@ -23,7 +23,7 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from dialects.ops import (
+from daphnec.dialects.ops import (
     BinaryDaphneOp,
     DaphneOp,
     Shape,
@@ -38,7 +38,7 @@ from dialects.ops import (
     vt_from_args_int,
     vt_from_first,
 )
-from dialects.types import (
+from daphnec.dialects.types import (
     INDEX,
     UNKNOWN,
     FrameType,

@@ -18,8 +18,8 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import irdl_op_definition, opt_prop_def, prop_def, result_def, var_operand_def
 from xdsl.utils.exceptions import VerifyException
 
-from dialects.ops import DaphneOp
-from dialects.types import UNKNOWN, ListType, StringType, is_matrix, is_scalar, is_unknown
+from daphnec.dialects.ops import DaphneOp
+from daphnec.dialects.types import UNKNOWN, ListType, StringType, is_matrix, is_scalar, is_unknown
 
 LIST_ARGS: tuple[str, ...] = ("model", "hyperparams")
 MATRIX_ARGS: tuple[str, ...] = ("features", "labels", "val_features", "val_labels")

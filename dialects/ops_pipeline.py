@@ -24,12 +24,8 @@ from xdsl.irdl import (
 from xdsl.traits import HasParent, IsTerminator, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
-from dialects.types import is_matrix
-
-SPLIT_NONE, SPLIT_ROWS = 0, 1
-COMBINE_ROWS, COMBINE_COLS, COMBINE_ADD, COMBINE_MIN, COMBINE_MAX = 1, 2, 3, 4, 5
-SPLIT_NAMES = {SPLIT_NONE: "NONE", SPLIT_ROWS: "ROWS"}
-COMBINE_NAMES = {COMBINE_ROWS: "ROWS", COMBINE_COLS: "COLS", COMBINE_ADD: "ADD", COMBINE_MIN: "MIN", COMBINE_MAX: "MAX"}
+from daphnec.dialects.types import is_matrix
+from daphnec.dialects.value_types import Combine, Split
 
 
 class SplitsAndCombines:
@@ -51,12 +47,10 @@ class SplitsAndCombines:
             raise VerifyException(f"{name}: one split per input is required")
         if len(self.combine_modes) != len(self.outs):  # type: ignore[attr-defined]
             raise VerifyException(f"{name}: one combine per result is required")
-        if any(s not in SPLIT_NAMES for s in self.split_modes) or any(
-            c not in COMBINE_NAMES for c in self.combine_modes
-        ):
+        if not set(self.split_modes) <= set(Split) or not set(self.combine_modes) <= set(Combine):
             raise VerifyException(f"{name}: unknown split or combine mode")
         for v, s in zip(inputs, self.split_modes):
-            if s == SPLIT_ROWS and not is_matrix(v.type):
+            if s == Split.ROWS and not is_matrix(v.type):
                 raise VerifyException(f"{name}: only matrices can be split by rows")
 
 
@@ -88,8 +82,8 @@ class VectorizedPipelineOp(SplitsAndCombines, IRDLOperation):
             operands=[inputs],
             result_types=[result_types],
             properties={
-                "splits": ArrayAttr([IntAttr(s) for s in splits]),
-                "combines": ArrayAttr([IntAttr(c) for c in combines]),
+                "splits": ArrayAttr([IntAttr(int(s)) for s in splits]),
+                "combines": ArrayAttr([IntAttr(int(c)) for c in combines]),
             },
             regions=[Region(body)],
         )

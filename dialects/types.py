@@ -25,6 +25,8 @@ from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 
+from daphnec.dialects.value_types import GENERALITY, is_float_vt, is_integral_vt, most_general  # noqa: F401
+
 
 @irdl_attr_definition
 class UnknownType(ParametrizedAttribute, TypeAttribute):
@@ -199,9 +201,6 @@ _TYPE_TO_VT: dict[Attribute, str] = {t: n for n, t in _VT_TO_TYPE.items()}
 
 VALUE_TYPE_NAMES: tuple[str, ...] = tuple(_VT_TO_TYPE)
 
-# DAPHNE's generality order for promotion (facts §4): the result of a binary op is the most general operand type.
-GENERALITY: tuple[str, ...] = ("bool", "si8", "ui8", "si32", "ui32", "index", "si64", "ui64", "f32", "f64", "str")
-
 UNKNOWN = UnknownType()
 STR = StringType()
 F64 = _VT_TO_TYPE["f64"]
@@ -234,17 +233,9 @@ def is_unknown(t: Attribute) -> bool:
     return isinstance(t, UnknownType) or (isinstance(t, MatrixType) and isinstance(t.element_type, UnknownType))
 
 
-def most_general(*names: str) -> str:
-    """The most general of DAPHNE value-type names, by DAPHNE's promotion order."""
-    return max(names, key=GENERALITY.index)
-
-
 def is_int_vt(name: str) -> bool:
-    return name in ("bool", "si8", "ui8", "si32", "ui32", "index", "si64", "ui64")
-
-
-def is_float_vt(name: str) -> bool:
-    return name in ("f32", "f64")
+    """True for the integer value types and bool (the IR's integer types, `i1` included)."""
+    return is_integral_vt(name)
 
 
 def with_value_type(t: Attribute, vt: Attribute) -> Attribute:

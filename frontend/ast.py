@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from dialects.errors import Loc
+from daphnec.dialects.errors import Loc
 
 DataType = Literal["matrix", "frame", "scalar"]
 IntVT = Literal["si64", "ui64", "index"]
@@ -227,8 +227,23 @@ class FrameLitRows:
 
 
 Expr = (
-    IntLit | FloatLit | BoolLit | StrLit | ScriptArg | Ident | Call | Cast | Unary | Binary | Ternary
-    | Index | ElementIndex | BitIndex | MatrixLit | FrameLitCols | FrameLitRows
+    IntLit
+    | FloatLit
+    | BoolLit
+    | StrLit
+    | ScriptArg
+    | Ident
+    | Call
+    | Cast
+    | Unary
+    | Binary
+    | Ternary
+    | Index
+    | ElementIndex
+    | BitIndex
+    | MatrixLit
+    | FrameLitCols
+    | FrameLitRows
 )
 
 

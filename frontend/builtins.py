@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 
 from xdsl.ir import SSAValue
 
-from dialects import ops
-from dialects.errors import Loc, ParseError
-from dialects.types import is_matrix
+from daphnec.dialects import ops
+from daphnec.dialects.errors import Loc, ParseError
+from daphnec.dialects.types import is_matrix
 
 if TYPE_CHECKING:
-    from frontend.ir_builder import IRBuilder
+    from daphnec.frontend.ir_builder import IRBuilder
 
 _REQUIRED = object()
 
@@ -224,7 +224,7 @@ for _name, _kind in (
 
 def all_builtins() -> dict[str, Builtin]:
     """Every builtin of every category (a name defined twice is a programming error)."""
-    from frontend import builtins_frame, builtins_io, builtins_matrix
+    from daphnec.frontend import builtins_frame, builtins_io, builtins_matrix
 
     table = dict(BUILTINS)
     for mod in (builtins_matrix, builtins_frame, builtins_io):

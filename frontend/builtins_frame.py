@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 
 from xdsl.ir import Operation, SSAValue
 
-from dialects import ops_frame
-from dialects.errors import Loc, ParseError
-from dialects.types import StringType, is_matrix, is_unknown
-from frontend.builtins import Builtin, _op, _p
+from daphnec.dialects import ops_frame
+from daphnec.dialects.errors import Loc, ParseError
+from daphnec.dialects.types import StringType, is_matrix, is_unknown
+from daphnec.frontend.builtins import Builtin, _op, _p
 
 if TYPE_CHECKING:
-    from frontend.ir_builder import IRBuilder
+    from daphnec.frontend.ir_builder import IRBuilder
 
 Build = Callable[["IRBuilder", list[SSAValue], Loc], SSAValue | list[SSAValue] | None]
 
@@ -45,7 +45,8 @@ def _all_results(cls: type) -> Build:
 def _at_least(name: str, n: int, what: str, args: list[SSAValue], loc: Loc) -> None:
     if len(args) < n:
         raise ParseError(
-            f"built-in function '{name}' expects at least {n} argument(s) ({what}), but got {len(args)}", loc)
+            f"built-in function '{name}' expects at least {n} argument(s) ({what}), but got {len(args)}", loc
+        )
 
 
 # --- frames --------------------------------------------------------------------------------------------------------
@@ -62,15 +63,21 @@ def _create_frame(b: IRBuilder, args: list[SSAValue], loc: Loc) -> SSAValue:
         elif not labels and (is_matrix(a.type) or is_unknown(a.type)):
             cols.append(a)
         else:
-            raise ParseError("the arguments of built-in function 'createFrame' must be one or more matrices, "
-                             "optionally followed by equally many strings (the labels)", loc)
+            raise ParseError(
+                "the arguments of built-in function 'createFrame' must be one or more matrices, "
+                "optionally followed by equally many strings (the labels)",
+                loc,
+            )
     if not cols:
         raise ParseError("built-in function 'createFrame' expects at least one column matrix", loc)
     if not labels:
         labels = [b.constant(f"col_{i}", loc, "str") for i in range(len(cols))]
     elif len(labels) != len(cols):
-        raise ParseError(f"built-in function 'createFrame' expects either no column labels or as many labels as "
-                         f"columns, but got {len(cols)} column(s) and {len(labels)} label(s)", loc)
+        raise ParseError(
+            f"built-in function 'createFrame' expects either no column labels or as many labels as "
+            f"columns, but got {len(cols)} column(s) and {len(labels)} label(s)",
+            loc,
+        )
     return b._frame(cols, labels, loc)  # noqa: SLF001 - the same path as frame literals
 
 

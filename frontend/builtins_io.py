@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 
 from xdsl.ir import Attribute, SSAValue
 
-from dialects.errors import Loc
-from dialects.ops_io import ReadOp, WriteOp
-from frontend.builtins import Builtin, _p
+from daphnec.dialects.errors import Loc
+from daphnec.dialects.ops_io import ReadOp, WriteOp
+from daphnec.frontend.builtins import Builtin, _p
 
 if TYPE_CHECKING:
-    from frontend.ir_builder import IRBuilder
+    from daphnec.frontend.ir_builder import IRBuilder
 
 
 def _read(result_type: Callable[[], Attribute]) -> Callable[[IRBuilder, list[SSAValue], Loc], SSAValue]:

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 
 from xdsl.ir import SSAValue
 
-from dialects import ops
-from dialects import ops_matrix as om
-from dialects.errors import Loc, ParseError
-from frontend.builtins import Builtin, _p
+from daphnec.dialects import ops
+from daphnec.dialects import ops_matrix as om
+from daphnec.dialects.errors import Loc, ParseError
+from daphnec.frontend.builtins import Builtin, _p
 
 if TYPE_CHECKING:
-    from frontend.ir_builder import IRBuilder
+    from daphnec.frontend.ir_builder import IRBuilder
 
 Build = Callable[["IRBuilder", list[SSAValue], Loc], SSAValue | list[SSAValue] | None]
 
@@ -40,7 +40,7 @@ def _casts(cls: type, kinds: str, multi: bool = False) -> Build:
 
     def build(b: IRBuilder, args: list[SSAValue], loc: Loc) -> SSAValue | list[SSAValue] | None:
         cast = [a if k == "-" else b.cast(a, targets[k], "scalar", loc) for a, k in zip(args, kinds)]
-        res = b.op(cls, cast + args[len(kinds):], loc)
+        res = b.op(cls, cast + args[len(kinds) :], loc)
         return _results(res) if multi else res
 
     return build
@@ -62,11 +62,14 @@ def _arg_agg(kind: str) -> Build:
 def _order(b: IRBuilder, args: list[SSAValue], loc: Loc) -> SSAValue:
     """`order(arg, colIdxs..., ascs..., returnIndexes)`: an even number (>= 4) of arguments."""
     if len(args) < 4 or len(args) % 2:
-        raise ParseError(f"built-in function 'order' expects an even number of at least 4 arguments "
-                         f"(arg, colIdxs..., ascs..., returnIndexes), but got {len(args)}", loc)
+        raise ParseError(
+            f"built-in function 'order' expects an even number of at least 4 arguments "
+            f"(arg, colIdxs..., ascs..., returnIndexes), but got {len(args)}",
+            loc,
+        )
     n = (len(args) - 2) // 2
-    col_idxs = [b.cast(a, "index", "scalar", loc) for a in args[1:1 + n]]
-    ascs = [b.as_bool(a, loc) for a in args[1 + n:1 + 2 * n]]
+    col_idxs = [b.cast(a, "index", "scalar", loc) for a in args[1 : 1 + n]]
+    ascs = [b.as_bool(a, loc) for a in args[1 + n : 1 + 2 * n]]
     ret = b.as_bool(args[-1], loc)
     if not isinstance(ops.constant_value(ret), bool):
         raise ParseError("the argument returnIndexes of 'order' must be a constant (true or false)", loc)
@@ -86,8 +89,11 @@ def _tri(upper: bool) -> Build:
 def _ctable(b: IRBuilder, args: list[SSAValue], loc: Loc) -> SSAValue | None:
     """`ctable(ys, xs[, weight][, numRows, numCols])`: 2 to 5 arguments; weight defaults to 1.0, shape to -1."""
     if not 2 <= len(args) <= 5:
-        raise ParseError(f"built-in function 'ctable' expects 2 to 5 argument(s) "
-                         f"(ys, xs[, weight][, numRows, numCols]), but got {len(args)}", loc)
+        raise ParseError(
+            f"built-in function 'ctable' expects 2 to 5 argument(s) "
+            f"(ys, xs[, weight][, numRows, numCols]), but got {len(args)}",
+            loc,
+        )
     ys, xs, rest = args[0], args[1], args[2:]
     weight = rest.pop(0) if len(rest) in (1, 3) else b.constant(1.0, loc)
     dims = [b.cast(d, "si64", "scalar", loc) for d in rest] or [b.constant(-1, loc), b.constant(-1, loc)]
@@ -128,10 +134,36 @@ def _eigen(b: IRBuilder, args: list[SSAValue], loc: Loc) -> list[SSAValue]:
     return _results(b.op(om.EigenOp, args, loc))
 
 
-_POOL = _p("inputData", "numImages", "numChannels", "imgHeight", "imgWidth", "poolHeight", "poolWidth",
-           "strideHeight", "strideWidth", "paddingHeight", "paddingWidth")
-_CONV = (*_p("input", "filter", "numImages", "numChannels", "imgHeight", "imgWidth", "filterHeight", "filterWidth",
-             "strideHeight", "strideWidth", "paddingHeight", "paddingWidth"), ("bias", None))
+_POOL = _p(
+    "inputData",
+    "numImages",
+    "numChannels",
+    "imgHeight",
+    "imgWidth",
+    "poolHeight",
+    "poolWidth",
+    "strideHeight",
+    "strideWidth",
+    "paddingHeight",
+    "paddingWidth",
+)
+_CONV = (
+    *_p(
+        "input",
+        "filter",
+        "numImages",
+        "numChannels",
+        "imgHeight",
+        "imgWidth",
+        "filterHeight",
+        "filterWidth",
+        "strideHeight",
+        "strideWidth",
+        "paddingHeight",
+        "paddingWidth",
+    ),
+    ("bias", None),
+)
 
 BUILTINS: dict[str, Builtin] = {
     # data generation

@@ -19,10 +19,10 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import FunctionType, IndexType, IntegerAttr, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from dialects import ops, ops_frame
-from dialects.errors import Loc, ParseError
-from dialects.locations import MERGE_CAST, to_attr
-from dialects.types import (
+from daphnec.dialects import ops, ops_frame
+from daphnec.dialects.errors import Loc, ParseError
+from daphnec.dialects.locations import MERGE_CAST, to_attr
+from daphnec.dialects.types import (
     UNKNOWN,
     FrameType,
     ListType,
@@ -35,9 +35,9 @@ from dialects.types import (
     value_type,
     vt_name,
 )
-from frontend import ast
-from frontend.builtins import all_builtins
-from frontend.paramserv import build_paramserv
+from daphnec.frontend import ast
+from daphnec.frontend.builtins import all_builtins
+from daphnec.frontend.paramserv import build_paramserv
 
 _BINARY_KINDS = {
     "+": "add", "-": "sub", "*": "mul", "/": "div", "^": "pow", "%": "mod",
@@ -221,7 +221,7 @@ class IRBuilder:
                 self._import(s, base_dir)
 
     def _import(self, s: ast.Import, base_dir: str) -> None:
-        from frontend.parser import parse_file
+        from daphnec.frontend.parser import parse_file
 
         path = self._resolve_import(s.path, base_dir, s.loc)
         if path in self.imported:
@@ -650,8 +650,11 @@ class IRBuilder:
         if isinstance(e, ast.ElementIndex):
             lst = self.expr(e.obj)
             if not isinstance(lst.type, ListType | UnknownType):
-                raise ParseError("'[i]' (one position, no comma) selects a list element; index a matrix or frame "
-                                 "with '[rows, cols]'", e.loc)
+                raise ParseError(
+                    "'[i]' (one position, no comma) selects a list element; index a matrix or frame "
+                    "with '[rows, cols]'",
+                    e.loc,
+                )
             idx = self.cast(self.expr(e.index), "index", "scalar", loc)
             return self.op(ops_frame.ListGetOp, [lst, idx], loc)
         if isinstance(e, ast.BitIndex):
@@ -672,7 +675,7 @@ class IRBuilder:
         raise ParseError(f"unsupported expression {type(e).__name__}", loc)  # pragma: no cover
 
     def _script_arg(self, e: ast.ScriptArg) -> SSAValue:
-        from frontend.parser import parse_literal
+        from daphnec.frontend.parser import parse_literal
 
         if e.name not in self.script_args:
             raise ParseError(f"script argument '{e.name}' is used but not given (pass {e.name}=<value>)", e.loc)

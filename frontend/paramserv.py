@@ -14,18 +14,21 @@ from typing import TYPE_CHECKING
 
 from xdsl.ir import SSAValue
 
-from dialects.errors import CompileError, ParseError
-from dialects.ops_paramserv import FUNCTION_ARGS, INT_ARGS, VALUE_ARGS, ParamservOp
-from frontend import ast
+from daphnec.dialects.errors import CompileError, ParseError
+from daphnec.dialects.ops_paramserv import FUNCTION_ARGS, INT_ARGS, VALUE_ARGS, ParamservOp
+from daphnec.frontend import ast
 
 if TYPE_CHECKING:
-    from frontend.ir_builder import IRBuilder
+    from daphnec.frontend.ir_builder import IRBuilder
 
 
 def build_paramserv(b: IRBuilder, e: ast.Call) -> SSAValue:
     if e.args:
-        raise ParseError("paramserv takes named arguments only: paramserv(model=..., features=..., labels=..., "
-                         "upd=..., agg=..., epochs=..., ...)", e.loc)
+        raise ParseError(
+            "paramserv takes named arguments only: paramserv(model=..., features=..., labels=..., "
+            "upd=..., agg=..., epochs=..., ...)",
+            e.loc,
+        )
     names: list[str] = []
     values: list[SSAValue] = []
     udfs: dict[str, str] = {}

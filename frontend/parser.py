@@ -20,8 +20,8 @@ from lark import Lark, Token, Transformer_NonRecursive, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 from lark.tree import Meta
 
-from dialects.errors import Loc, ParseError
-from frontend import ast
+from daphnec.dialects.errors import Loc, ParseError
+from daphnec.frontend import ast
 
 _GRAMMAR_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grammar.lark")
 _lark: Lark | None = None
@@ -109,8 +109,25 @@ def _parse(text: str, filename: str, start: str) -> Any:
 
 # Readable names of the regex terminals; string terminals are shown quoted.
 _REGEX_TERMINALS = {"ID": "an identifier", "NUMBER": "a number", "STRING": "a string"}
-_EXPR_START = {"ID", "NUMBER", "STRING", "true", "false", "nan", "nanf", "inf", "inff", "$", "(", "[", "{", "+",
-               "-", "as", "::"}
+_EXPR_START = {
+    "ID",
+    "NUMBER",
+    "STRING",
+    "true",
+    "false",
+    "nan",
+    "nanf",
+    "inf",
+    "inff",
+    "$",
+    "(",
+    "[",
+    "{",
+    "+",
+    "-",
+    "as",
+    "::",
+}
 _STMT_START = _EXPR_START | {"if", "while", "do", "for", "def", "return", "import"}
 _OPERATORS = {"@", "^", "%", "*", "/", "+", "-", "==", "!=", "<", "<=", ">", ">=", "&&", "||", "?", "[", "[["}
 _VALUE_TYPES = {"f64", "f32", "si64", "si32", "si8", "ui64", "ui32", "ui8", "str", "bool"}
@@ -297,8 +314,9 @@ class _AstBuilder(Transformer_NonRecursive):
         except OverflowError:
             value = math.inf
         if math.isinf(value):
-            raise self._error(f"float literal '{tok}' is out of range for {'f32' if is_f32 else 'f64'}",
-                              tok.line, tok.column)
+            raise self._error(
+                f"float literal '{tok}' is out of range for {'f32' if is_f32 else 'f64'}", tok.line, tok.column
+            )
         return ast.FloatLit(value, "f32" if is_f32 else "f64", self._tok_loc(tok))
 
     def STRING(self, tok: Token) -> ast.StrLit:
@@ -559,4 +577,3 @@ class _AstBuilder(Transformer_NonRecursive):
     @_meta
     def row_mat(self, meta: Meta, children: list[Any]) -> tuple[ast.Expr, ...]:
         return children[0] or ()
-

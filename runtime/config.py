@@ -23,9 +23,9 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from runtime.scheduling.partitioning import SCHEMES
-from runtime.scheduling.queues import LAYOUTS
-from runtime.scheduling.victim_selection import STRATEGIES
+from daphnec.runtime.scheduling.partitioning import SCHEMES
+from daphnec.runtime.scheduling.queues import LAYOUTS
+from daphnec.runtime.scheduling.victim_selection import STRATEGIES
 
 __all__ = [
     "ConfigError",

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.values import vt_of
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.values import vt_of
 
 
 def default_label(pos: int) -> str:
@@ -27,7 +27,8 @@ def check_unique_labels(labels: Sequence[str], who: str = "frame") -> None:
     for lbl in labels:
         if lbl in seen:
             raise DaphneRuntimeError(
-                f"{who}: a frame's column labels must be unique, but '{lbl}' occurs more than once")
+                f"{who}: a frame's column labels must be unique, but '{lbl}' occurs more than once"
+            )
         seen.add(lbl)
 
 
@@ -46,7 +47,8 @@ class Frame:
         labels = [str(lbl) for lbl in labels]
         if len(labels) != len(cols):
             raise DaphneRuntimeError(
-                f"{who}: the number of labels ({len(labels)}) must match the number of columns ({len(cols)})")
+                f"{who}: the number of labels ({len(labels)}) must match the number of columns ({len(cols)})"
+            )
         check_unique_labels(labels, who)
         self.columns: list[np.ndarray] = cols
         self.labels: list[str] = labels
@@ -60,7 +62,8 @@ class Frame:
         if c.ndim == 2:
             if c.shape[1] != 1:
                 raise DaphneRuntimeError(
-                    f"{who}: each column must be a single-column matrix, got {c.shape[0]}x{c.shape[1]}")
+                    f"{who}: each column must be a single-column matrix, got {c.shape[0]}x{c.shape[1]}"
+                )
             c = c[:, 0]
         elif c.ndim != 1:
             raise DaphneRuntimeError(f"{who}: columns must be 1-D or n x 1")
@@ -97,7 +100,8 @@ class Frame:
             return self.labels.index(label)
         except ValueError:
             raise DaphneRuntimeError(
-                f"frame has no column with label '{label}' (labels: {', '.join(self.labels)})") from None
+                f"frame has no column with label '{label}' (labels: {', '.join(self.labels)})"
+            ) from None
 
     def column(self, key: int | str) -> np.ndarray:
         """One column as an n x 1 matrix (a view; run-time values are never mutated in place)."""
@@ -117,5 +121,6 @@ class Frame:
         return Frame(self.columns, labels, who="setColLabels")
 
     def __repr__(self) -> str:
-        from runtime.printing import format_obj
+        from daphnec.runtime.printing import format_obj
+
         return format_obj(self)

@@ -14,9 +14,9 @@ import sys
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.frame import Frame
-from runtime.values import CPP_NAMES, as_dense, is_csr, vt_of
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.frame import Frame
+from daphnec.runtime.values import CPP_NAMES, as_dense, is_csr, vt_of
 
 _copysign = math.copysign
 
@@ -82,7 +82,7 @@ def _format_rows(cell_fmts: list[str], values: list, rows: int) -> str:
     out = []
     for start in range(0, rows, k):
         n = min(k, rows - start)
-        out.append((block if n == k else line * n) % tuple(values[start * cols:(start + n) * cols]))
+        out.append((block if n == k else line * n) % tuple(values[start * cols : (start + n) * cols]))
     return "".join(out)
 
 
@@ -119,7 +119,7 @@ def _format_csr(m) -> str:
         return out[0] + "\n" * rows
     step = max(1, (1 << 20) // cols)
     for start in range(0, rows, step):
-        block = as_dense(m[start:start + step])
+        block = as_dense(m[start : start + step])
         fmt, vals = _cells(block)
         out.append(_format_rows([fmt] * cols, vals, block.shape[0]))
     return "".join(out)
@@ -146,7 +146,8 @@ def format_obj(x) -> str:
     if isinstance(x, Frame):
         return format_frame(x)
     if isinstance(x, tuple):  # a list (runtime.kernels.lists)
-        from runtime.kernels.lists import format_list
+        from daphnec.runtime.kernels.lists import format_list
+
         return format_list(x)
     return format_scalar(x)
 

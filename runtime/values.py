@@ -18,40 +18,23 @@ from array import array
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
+# The value-type tables (names, dtypes, C++ names, promotion order, integer ranges) have one home, shared with the
+# dialect and the compiler; they are re-exported here for the runtime's kernels.
+from daphnec.dialects.value_types import (  # noqa: F401 - re-exported
+    CPP_NAMES,
+    DTYPES,
+    FLOAT_VTS,
+    GENERALITY,
+    INT_RANGES,
+    INT_VTS,
+    NUMERIC_VTS,
+    VALUE_TYPE_NAMES,
+    most_general,
+)
+from daphnec.dialects.value_types import VT_OF_DTYPE as _DTYPE_TO_VT
+from daphnec.runtime.errors import DaphneRuntimeError
 
-VALUE_TYPES: tuple[str, ...] = ("f64", "f32", "si64", "si32", "si8", "ui64", "ui32", "ui8", "bool", "str", "index")
-
-#: numpy dtype per value type. `index` is C++ `size_t`, which is `uint64_t` on LP64 Linux.
-DTYPES: dict[str, np.dtype] = {
-    "f64": np.dtype(np.float64), "f32": np.dtype(np.float32),
-    "si64": np.dtype(np.int64), "si32": np.dtype(np.int32), "si8": np.dtype(np.int8),
-    "ui64": np.dtype(np.uint64), "ui32": np.dtype(np.uint32), "ui8": np.dtype(np.uint8),
-    "bool": np.dtype(np.bool_), "str": np.dtype(object), "index": np.dtype(np.uint64),
-}
-
-#: C++ type names as DAPHNE prints them (`ValueTypeUtils::cppNameFor`). `size_t` and `uint64_t` are the same type
-#: on LP64 Linux, so index matrices print as `uint64_t`.
-CPP_NAMES: dict[str, str] = {
-    "f64": "double", "f32": "float", "si64": "int64_t", "si32": "int32_t", "si8": "int8_t",
-    "ui64": "uint64_t", "ui32": "uint32_t", "ui8": "uint8_t", "bool": "bool", "str": "std::string",
-    "index": "uint64_t",
-}
-
-#: Generality order used for type promotion (least general first).
-GENERALITY: tuple[str, ...] = ("bool", "si8", "ui8", "si32", "ui32", "index", "si64", "ui64", "f32", "f64", "str")
-_RANK: dict[str, int] = {vt: i for i, vt in enumerate(GENERALITY)}
-
-#: Inclusive integer ranges per integer value type.
-INT_RANGES: dict[str, tuple[int, int]] = {
-    "si64": (-(1 << 63), (1 << 63) - 1), "si32": (-(1 << 31), (1 << 31) - 1), "si8": (-128, 127),
-    "ui64": (0, (1 << 64) - 1), "ui32": (0, (1 << 32) - 1), "ui8": (0, 255), "index": (0, (1 << 64) - 1),
-}
-INT_VTS = frozenset(INT_RANGES)
-FLOAT_VTS = frozenset(("f64", "f32"))
-NUMERIC_VTS = INT_VTS | FLOAT_VTS | {"bool"}
-
-_DTYPE_TO_VT: dict[np.dtype, str] = {dt: vt for vt, dt in DTYPES.items() if vt != "index"}
+VALUE_TYPES: tuple[str, ...] = VALUE_TYPE_NAMES
 
 #: A quiet NaN with the sign bit set: what x86 produces for invalid operations (0/0, inf-inf, ...); prints `-nan`.
 NEG_NAN: float = struct.unpack("<d", struct.pack("<Q", 0xFFF8000000000000))[0]
@@ -127,7 +110,7 @@ def csr_rows(X, start: int, stop: int):
     m = type(X).__new__(type(X))
     m.__dict__.update(X.__dict__)  # maxprint and the like
     m.data, m.indices = X.data[lo:hi], X.indices[lo:hi]
-    m.indptr = ptr[start:stop + 1] - ptr.dtype.type(lo) if lo else ptr[start:stop + 1]
+    m.indptr = ptr[start : stop + 1] - ptr.dtype.type(lo) if lo else ptr[start : stop + 1]
     m._shape = (stop - start, X.shape[1])
     m._has_sorted_indices = m._has_canonical_format = True
     m._daphne_base = X.__dict__.get("_daphne_base", X)  # the matrix owning the arrays (see compiler.jit._all_ones)
@@ -211,14 +194,10 @@ def _vt_of_dtype_fallback(dt: np.dtype) -> str:
     raise DaphneRuntimeError(f"numpy dtype {dt} has no DAPHNE value type")
 
 
-def most_general(*vts: str) -> str:
-    """The most general of the given value types (DAPHNE's promotion rule)."""
-    return max(vts, key=_RANK.__getitem__)
-
-
 # ---------------------------------------------------------------------------------------------------------------------
 # Integer wrapping and float->int conversion (x86-64 semantics)
 # ---------------------------------------------------------------------------------------------------------------------
+
 
 def wrap_int(x: int, vt: str) -> int:
     """Wrap a Python int into the range of integer type `vt` (two's complement, like a C++ narrowing cast)."""
@@ -385,6 +364,7 @@ def parse_float(s: str, vt: str = "f64") -> float:
 # ---------------------------------------------------------------------------------------------------------------------
 # Scalar and matrix casts
 # ---------------------------------------------------------------------------------------------------------------------
+
 
 def cast_scalar(x, vt: str):
     """Cast a scalar to value type `vt` with C++ `static_cast` semantics (see module docstring)."""

@@ -21,7 +21,7 @@ def run_bad_script(
     (tmp_path / "bad.daph").write_text(source)
     script = "bad.daph" if cwd == tmp_path else str(tmp_path / "bad.daph")
     return subprocess.run(
-        [sys.executable, "-m", "tools.daphnec", script],
+        [sys.executable, "-m", "daphnec.tools.daphnec", script],
         capture_output=True,
         text=True,
         timeout=120,
@@ -58,7 +58,7 @@ def check_bad_input(tmp_path: Path):  # noqa: ANN201 - a checker function
 def _restore_engine_settings():  # noqa: ANN202 - a fixture
     """In-process tests tune the vectorized engine's global knobs (batch sizes, threads, the small-pipeline
     threshold); restore them after every test so that no test sees another's settings."""
-    from runtime.vectorized import pipeline
+    from daphnec.runtime.vectorized import pipeline
 
     saved = dict(vars(pipeline.SETTINGS))
     yield

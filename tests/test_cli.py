@@ -26,7 +26,7 @@ def run(*args: str, cwd: Path = REPO, timeout: float = 300) -> subprocess.Comple
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return subprocess.run(
-        [sys.executable, "-m", "tools.daphnec", *args],
+        [sys.executable, "-m", "daphnec.tools.daphnec", *args],
         cwd=cwd,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -133,8 +133,9 @@ def test_help_short_and_single_dash():
 def test_help_is_fast_and_does_not_import_compiler():
     # --help must not import the compiler (nor numpy, xDSL or lark): checked in a fresh interpreter
     code = (
-        "import sys, tools.daphnec as d; d.main(['--help']);"
-        "bad = [m for m in ('numpy', 'xdsl', 'tools.driver', 'compiler.driver', 'lark') if m in sys.modules];"
+        "import sys, daphnec.tools.daphnec as d; d.main(['--help']);"
+        "heavy = ('numpy', 'xdsl', 'daphnec.tools.driver', 'daphnec.compiler.driver', 'lark');"
+        "bad = [m for m in heavy if m in sys.modules];"
         "sys.exit(1 if bad else 0)"
     )
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
@@ -145,9 +146,10 @@ def test_version_and_the_driver_import_nothing_heavy():
     # --version imports nothing heavy either; importing the driver (and what a program-cache hit needs before it
     # loads the program) imports neither xDSL nor the frontend nor the compiler: those come with compiling.
     code = (
-        "import sys, tools.daphnec as d; d.main(['--version']);"
-        "import tools.driver, compiler.program_cache, dialects.errors;"
-        "heavy = ('numpy', 'xdsl', 'lark', 'frontend', 'compiler.host_codegen', 'compiler.pipeline', 'dialects.ops');"
+        "import sys, daphnec.tools.daphnec as d; d.main(['--version']);"
+        "import daphnec.tools.driver, daphnec.compiler.program_cache, daphnec.dialects.errors;"
+        "heavy = ('numpy', 'xdsl', 'lark', 'daphnec.frontend', 'daphnec.compiler.host_codegen',"
+        " 'daphnec.compiler.pipeline', 'daphnec.dialects.ops');"
         "bad = [m for m in heavy if m in sys.modules];"
         "print(bad); sys.exit(1 if bad else 0)"
     )
@@ -432,7 +434,7 @@ def test_hello_end_to_end():
 
 
 def test_config_defaults():
-    from runtime.config import DaphneConfig
+    from daphnec.runtime.config import DaphneConfig
 
     c = DaphneConfig()
     assert c.use_vectorized_exec is False
@@ -450,7 +452,7 @@ def test_config_defaults():
 
 
 def test_config_aliases():
-    from runtime.config import DaphneConfig
+    from daphnec.runtime.config import DaphneConfig
 
     c = DaphneConfig()
     c.grain_size = 0
@@ -463,7 +465,7 @@ def test_config_aliases():
 
 
 def test_config_full_file(tmp_path):
-    from runtime.config import load_user_config
+    from daphnec.runtime.config import load_user_config
 
     path = write_config(
         tmp_path,
@@ -509,7 +511,7 @@ def test_config_full_file(tmp_path):
     ],
 )
 def test_config_errors_in_process(tmp_path, content, fragment):
-    from runtime.config import ConfigError, load_user_config
+    from daphnec.runtime.config import ConfigError, load_user_config
 
     path = write_config(tmp_path, content if isinstance(content, str) else json.dumps(content))
     with pytest.raises(ConfigError) as e:
@@ -518,8 +520,8 @@ def test_config_errors_in_process(tmp_path, content, fragment):
 
 
 def test_cli_enums_agree_with_config_module():
-    import runtime.config as rc
-    import tools.daphnec as cli
+    import daphnec.runtime.config as rc
+    import daphnec.tools.daphnec as cli
 
     assert cli.EXPLAIN_VALUES == rc.EXPLAIN_VALUES
     assert cli.EXPLAIN_ALIASES == rc.EXPLAIN_ALIASES
@@ -531,7 +533,7 @@ def test_cli_enums_agree_with_config_module():
 
 
 def test_cli_flags_overwrite_config_file(tmp_path):
-    import tools.daphnec as cli
+    import daphnec.tools.daphnec as cli
 
     path = write_config(
         tmp_path,
@@ -554,7 +556,7 @@ def test_cli_flags_overwrite_config_file(tmp_path):
 
 
 def test_timing_json_format():
-    import tools.daphnec as cli
+    import daphnec.tools.daphnec as cli
 
     line = cli.timing_json(0.0123456789, 1.5e-05, 2.0, 1234567.0, 0.1)
     assert line == (

@@ -94,7 +94,7 @@ def test_debug_flag_shows_traceback(tmp_path: Path) -> None:
     script = tmp_path / "bad.daph"
     script.write_text('stop("boom");')
     res = subprocess.run(
-        [sys.executable, "-m", "tools.daphnec", "--debug", str(script)], capture_output=True, text=True
+        [sys.executable, "-m", "daphnec.tools.daphnec", "--debug", str(script)], capture_output=True, text=True
     )
     assert res.returncode == 3
     assert "Traceback" in res.stderr

@@ -12,7 +12,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from runtime.kernels.datagen import rand
+from daphnec.runtime.kernels.datagen import rand
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -20,7 +20,7 @@ EXAMPLES = ROOT / "examples"
 
 def run_example(name: str, *args: str, flags: tuple[str, ...] = ()) -> list[str]:
     res = subprocess.run(
-        [sys.executable, "-m", "tools.daphnec", *flags, str(EXAMPLES / name), *args],
+        [sys.executable, "-m", "daphnec.tools.daphnec", *flags, str(EXAMPLES / name), *args],
         capture_output=True, text=True, timeout=300, cwd=ROOT,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr

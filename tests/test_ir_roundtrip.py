@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from xdsl.parser import Parser
 
-from compiler.pipeline import PassManager, module_text
-from dialects import make_context
-from runtime.config import DaphneConfig
-from tools.driver import parse_to_ir
+from daphnec.compiler.pipeline import PassManager, module_text
+from daphnec.dialects import make_context
+from daphnec.runtime.config import DaphneConfig
+from daphnec.tools.driver import parse_to_ir
 
 SCRIPTS = sorted((Path(__file__).parent / "scripts").rglob("*.daph"))
 

@@ -10,9 +10,9 @@ import struct
 import pytest
 from lark import Lark
 
-from dialects.errors import Loc, ParseError
-from frontend import ast
-from frontend.parser import _GRAMMAR_PATH, parse_file, parse_literal, parse_source
+from daphnec.dialects.errors import Loc, ParseError
+from daphnec.frontend import ast
+from daphnec.frontend.parser import _GRAMMAR_PATH, parse_file, parse_literal, parse_source
 
 # ---------------------------------------------------------------------------------------------- helpers
 
@@ -92,7 +92,7 @@ def walk(node: object):
             yield from walk(getattr(node, f.name))
 
 
-SAMPLE = '''\
+SAMPLE = """\
 # A sample covering most of the language (about 50 lines).
 import "lib/utils.daph";
 import "lib/other.daph" as "o";
@@ -143,7 +143,7 @@ m = -2 ^ 2 + +3;
     inner = 1; // a block scope
 }
 print(k, m);
-'''
+"""
 
 
 # ---------------------------------------------------------------------------------------------- grammar
@@ -163,8 +163,14 @@ def test_grammar_is_lalr_without_conflicts():
     logger.setLevel(logging.DEBUG)
     try:
         with open(_GRAMMAR_PATH) as f:
-            Lark(f.read(), parser="lalr", lexer="basic", start=["script", "arg_literal"], debug=True,
-                 maybe_placeholders=True)
+            Lark(
+                f.read(),
+                parser="lalr",
+                lexer="basic",
+                start=["script", "arg_literal"],
+                debug=True,
+                maybe_placeholders=True,
+            )
     finally:
         logger.removeHandler(handler)
         logger.setLevel(old_level)
@@ -175,7 +181,7 @@ def test_sample_script_builds_only_ast_nodes():
     script = parse_source(SAMPLE, "sample.daph")
     assert len(script.stmts) == 32
     for node in walk(script):
-        assert type(node).__module__ == "frontend.ast"
+        assert type(node).__module__ == "daphnec.frontend.ast"
         assert isinstance(node.loc, Loc) and node.loc.file == "sample.daph"
         for f in dataclasses.fields(node):
             value = getattr(node, f.name)
@@ -185,7 +191,7 @@ def test_sample_script_builds_only_ast_nodes():
 
 
 def test_every_node_class_is_documented_and_ends_with_loc():
-    classes = [c for c in vars(ast).values() if isinstance(c, type) and c.__module__ == "frontend.ast"]
+    classes = [c for c in vars(ast).values() if isinstance(c, type) and c.__module__ == "daphnec.frontend.ast"]
     assert len(classes) == 32
     for cls in classes:
         assert cls.__doc__
@@ -614,8 +620,13 @@ def test_parse_file(tmp_path):
         ("for (i in 1) x;", 1, 12, "syntax error: unexpected ')', expected ':'"),
         ("x = 1 ! 2;", 1, 7, "syntax error: unexpected character '!'"),
         ("x = {};", 1, 6, "syntax error: unexpected '}', expected an expression"),
-        ("X[, [1, 2]];", 1, 10, "syntax error: unexpected ']]', expected ',' or ']' "
-                                "(write '] ]' to close a matrix literal and an indexing)"),
+        (
+            "X[, [1, 2]];",
+            1,
+            10,
+            "syntax error: unexpected ']]', expected ',' or ']' "
+            "(write '] ]' to close a matrix literal and an indexing)",
+        ),
         ("X[[1, 2], 1];", 1, 8, "syntax error: unexpected ']', expected ']]'"),
         ('x = "abc', 1, 5, "unterminated string literal"),
         ('x = "abc\\";', 1, 5, "unterminated string literal"),
@@ -628,8 +639,12 @@ def test_parse_file(tmp_path):
         ("x = 1__0;", 1, 5, "invalid numeric literal '1__0': a digit separator must stand between two digits"),
         ("x = 1_;", 1, 5, "invalid numeric literal '1_': a digit separator must stand between two digits"),
         ("x = 01;", 1, 5, "invalid numeric literal '01': leading zeros are not allowed"),
-        ("x = 1e05;", 1, 5,
-         "invalid numeric literal '1e05': malformed exponent (no separators or leading zeros allowed)"),
+        (
+            "x = 1e05;",
+            1,
+            5,
+            "invalid numeric literal '1e05': malformed exponent (no separators or leading zeros allowed)",
+        ),
         ("x = 12abc;", 1, 5, "invalid numeric literal '12abc'"),
         ("x = 9223372036854775808;", 1, 5, "integer literal '9223372036854775808' is out of range for si64"),
         ("x = 1 - 9223372036854775808;", 1, 9, "integer literal '9223372036854775808' is out of range for si64"),

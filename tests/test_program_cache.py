@@ -23,7 +23,7 @@ FIVE = ROOT / "tests" / "jit" / "scripts" / "five_pipelines.daph"
 
 def _signature() -> str:
     """daphnec's code signature now (part of every key)."""
-    from compiler import program_cache
+    from daphnec.compiler import program_cache
 
     program_cache._CODE_SIGNATURE = None
     return program_cache.code_signature()
@@ -50,7 +50,7 @@ class Cache:
             self.log.unlink()
         self.prev_sig, self.sig = self.sig, _signature()
         return subprocess.run(
-            [sys.executable, *python, "-m", "tools.daphnec", *args],
+            [sys.executable, *python, "-m", "daphnec.tools.daphnec", *args],
             capture_output=True,
             text=True,
             cwd=cwd,
@@ -106,8 +106,15 @@ def test_a_hit_imports_neither_xdsl_nor_the_compiler(cache: Cache) -> None:
     heavy = sorted(
         m
         for m in modules
-        if m.split(".")[0] in ("xdsl", "lark", "frontend")
-        or m in ("compiler.host_codegen", "compiler.pipeline", "compiler.jit", "dialects.daphne")
+        if m.split(".")[0] in ("xdsl", "lark")
+        or m.startswith("daphnec.frontend")
+        or m
+        in (
+            "daphnec.compiler.host_codegen",
+            "daphnec.compiler.pipeline",
+            "daphnec.compiler.jit",
+            "daphnec.dialects.daphne",
+        )
     )
     assert heavy == []
     assert "llvmlite.binding" in modules  # the native kernels are loaded from the kernel cache
@@ -143,9 +150,9 @@ def test_every_script_test_program_is_cacheable_and_prints_the_same(
 ) -> None:
     """In-process (fast): every script test's compiled program is stored, loaded back, and prints its expected
     output (every kernel closure, constant and native kernel of the corpus survives the round trip)."""
-    from compiler import program_cache
-    from tools.daphnec import build_config, parse_command_line, parse_script_args
-    from tools.driver import compile_script
+    from daphnec.compiler import program_cache
+    from daphnec.tools.daphnec import build_config, parse_command_line, parse_script_args
+    from daphnec.tools.driver import compile_script
 
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("DAPHNEC_CACHE_DIR", str(shared_caches / "kernels"))
@@ -253,8 +260,8 @@ def test_script_arguments_flags_config_and_environment_are_part_of_the_key(cache
 
 
 def test_the_key_covers_daphnecs_own_code(monkeypatch: pytest.MonkeyPatch) -> None:
-    from compiler import program_cache
-    from runtime.config import DaphneConfig
+    from daphnec.compiler import program_cache
+    from daphnec.runtime.config import DaphneConfig
 
     key = program_cache.lookup_key("s.daph", {}, DaphneConfig())
     assert program_cache.lookup_key("s.daph", {}, DaphneConfig()) == key
@@ -337,7 +344,7 @@ def test_folder_setting(cache: Cache, tmp_path: Path) -> None:
 def test_concurrent_runs_leave_a_consistent_cache(cache: Cache) -> None:
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "tools.daphnec", "--vec", str(FIVE)],
+            [sys.executable, "-m", "daphnec.tools.daphnec", "--vec", str(FIVE)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -363,9 +370,9 @@ def test_concurrent_runs_leave_a_consistent_cache(cache: Cache) -> None:
 
 def test_a_cached_kernel_binds_like_the_compiled_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The rebuilt native kernel's body carries what `NativeKernel.bind` gives it (scheduling key, flags)."""
-    from compiler import program_cache
-    from runtime.config import DaphneConfig
-    from tools.driver import compile_script
+    from daphnec.compiler import program_cache
+    from daphnec.runtime.config import DaphneConfig
+    from daphnec.tools.driver import compile_script
 
     monkeypatch.setenv("DAPHNEC_CACHE_DIR", str(tmp_path / "k"))
     cfg = DaphneConfig()

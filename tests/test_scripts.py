@@ -18,7 +18,7 @@ CASES = sorted(p for p in SCRIPTS.rglob("*.daph") if p.with_suffix(".txt").exist
 def run_daphnec(*args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """Run the installed CLI in a fresh interpreter (no in-process shortcuts)."""
     return subprocess.run(
-        [sys.executable, "-m", "tools.daphnec", *args],
+        [sys.executable, "-m", "daphnec.tools.daphnec", *args],
         capture_output=True,
         text=True,
         cwd=cwd,

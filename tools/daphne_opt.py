@@ -1,10 +1,10 @@
 """`daphne-opt`: xDSL's opt driver with the daphne dialect, daphnec's passes and a DaphneDSL frontend.
 
-    daphne-opt script.daph                        # IR right after parsing
-    daphne-opt script.daph -p specialize,canonicalize,dce
-    daphne-opt ir.mlir -p infer --print-op-generic
-    daphne-opt script.daph -p specialize -t host   # the generated Python host code
-    daphne-opt --list-passes
+daphne-opt script.daph                        # IR right after parsing
+daphne-opt script.daph -p specialize,canonicalize,dce
+daphne-opt ir.mlir -p infer --print-op-generic
+daphne-opt script.daph -p specialize -t host   # the generated Python host code
+daphne-opt --list-passes
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import IO
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from dialects.errors import DaphneError
+from daphnec.dialects.errors import DaphneError
 
 
 class DaphneOptMain(xDSLOptMain):
@@ -27,13 +27,13 @@ class DaphneOptMain(xDSLOptMain):
         from xdsl.dialects.func import Func
         from xdsl.dialects.scf import Scf
 
-        from dialects.daphne import Daphne
+        from daphnec.dialects.daphne import Daphne
 
         for d in (Builtin, Func, Scf, Daphne):
             self.ctx.register_dialect(d.name, lambda d=d: d)
 
     def register_all_passes(self) -> None:
-        from compiler.passes import PASS_FACTORIES
+        from daphnec.compiler.passes import PASS_FACTORIES
 
         for name, factory in PASS_FACTORIES.items():
             self.register_pass(name, factory)
@@ -42,8 +42,8 @@ class DaphneOptMain(xDSLOptMain):
         super().register_all_frontends()
 
         def parse_daph(io: IO[bytes]) -> ModuleOp:
-            from frontend.ir_builder import build_module
-            from frontend.parser import parse_source
+            from daphnec.frontend.ir_builder import build_module
+            from daphnec.frontend.parser import parse_source
 
             name = self.get_input_name()
             return build_module(parse_source(io.read().decode(), name), name)
@@ -55,7 +55,7 @@ class DaphneOptMain(xDSLOptMain):
         super().register_all_targets()
 
         def emit_host(module: ModuleOp, out: IO[str]) -> None:
-            from compiler.host_codegen import generate_host
+            from daphnec.compiler.host_codegen import generate_host
 
             out.write(generate_host(module).source)
 

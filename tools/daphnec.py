@@ -23,14 +23,14 @@ import sys  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 
 PROG = "daphnec"
-VERSION = "0.1.0"
+from daphnec import __version__ as VERSION  # noqa: E402
 
 PARSER_ERROR = 1
 PASS_ERROR = 2
 EXECUTION_ERROR = 3
 
 # Option enums: runtime/config.py is their one home (it imports only the standard library, so this stays cheap).
-from runtime.config import (  # noqa: E402
+from daphnec.runtime.config import (  # noqa: E402
     DIST_BACKENDS,
     EXPLAIN_ALIASES,
     EXPLAIN_VALUES,
@@ -648,7 +648,7 @@ def parse_script_args(pairs: list[str], into: dict[str, str]) -> None:
 
 def build_config(p: ParsedArgs):
     """Defaults, then the config file (if it exists), then the command-line flags (DAPHNE's overwrite rules)."""
-    from runtime.config import DaphneConfig, load_user_config
+    from daphnec.runtime.config import DaphneConfig, load_user_config
 
     v = p.values
     cfg_path = v.get("config", "-")
@@ -779,7 +779,7 @@ def _err(line: str) -> None:
 def _report_exception(exc: BaseException, debug: bool, phase_code: int) -> int:
     """Print an error for `exc` and return the exit status."""
     try:
-        from dialects.errors import DaphneError
+        from daphnec.dialects.errors import DaphneError
     except Exception:  # pragma: no cover - the dialects package is broken
         DaphneError = None  # type: ignore[assignment,misc]
     if debug:
@@ -798,7 +798,7 @@ def _report_exception(exc: BaseException, debug: bool, phase_code: int) -> int:
 def _load_driver():
     """The driver's `compile_script` (tools/driver.py; importing it is cheap: the compiler is imported only when a
     script is compiled, not when its program comes from the program cache)."""
-    from tools.driver import compile_script
+    from daphnec.tools.driver import compile_script
 
     return compile_script
 
@@ -806,7 +806,7 @@ def _load_driver():
 def _run(p: ParsedArgs) -> int:
     # 1. user config (file, then flags)
     try:
-        from runtime.config import ConfigError
+        from daphnec.runtime.config import ConfigError
     except Exception as e:  # pragma: no cover - broken install
         _err(f"error: internal error: {type(e).__name__}: {e}")
         return PARSER_ERROR
@@ -924,7 +924,7 @@ def main(argv: list[str] | None = None) -> int:
 def _run_distributed(p: ParsedArgs) -> int:
     """`--distributed` (tools/driver.py::run_distributed): rank 0 is the coordinator and runs the script; ranks >= 1
     are workers that never parse it; a single rank warns and runs the pipelines in-process."""
-    from tools.driver import run_distributed
+    from daphnec.tools.driver import run_distributed
 
     return run_distributed(lambda: _run(p), _err)
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from runtime.config import DaphneConfig
+from daphnec.runtime.config import DaphneConfig
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
@@ -43,7 +43,7 @@ class Program:
 def finish_background_kernels() -> None:
     """Wait for native kernels still compiling in the background (only if the JIT was used at all), so that the
     kernel cache holds every kernel of the script when the process ends."""
-    jit = sys.modules.get("compiler.jit")
+    jit = sys.modules.get("daphnec.compiler.jit")
     if jit is not None:
         jit.finish_background()
 
@@ -58,8 +58,8 @@ def import_paths(config: DaphneConfig) -> list[str]:
 
 def configure_runtime(config: DaphneConfig) -> None:
     """Hand the user config's engine knobs to the runtime (the vectorized executor and the task scheduler)."""
-    from runtime.scheduling.workers import SchedulerConfig
-    from runtime.vectorized.pipeline import SETTINGS
+    from daphnec.runtime.scheduling.workers import SchedulerConfig
+    from daphnec.runtime.vectorized.pipeline import SETTINGS
 
     SETTINGS.phy_batch_size = max(1, config.phyBatchSize)
     SETTINGS.scheduler = SchedulerConfig(
@@ -74,19 +74,19 @@ def configure_runtime(config: DaphneConfig) -> None:
         debug_mt=config.debugMultiThreading,
     )
     if config.statistics or config.timing:  # paramserv prints its per-epoch table of every call
-        from runtime.paramserv import stats
+        from daphnec.runtime.paramserv import stats
 
         stats.REPORT = True
     if config.use_distributed:  # the workers' local schedulers get these very flags (runtime/distributed)
-        from runtime.distributed.launch import ship_config
+        from daphnec.runtime.distributed.launch import ship_config
 
         ship_config(config.to_dict())
 
 
 def parse_to_ir(path: str, script_args: dict[str, str], config: DaphneConfig) -> ModuleOp:
     """The IR right after parsing (DAPHNE's `parsing` stage)."""
-    from frontend.ir_builder import build_module
-    from frontend.parser import parse_file
+    from daphnec.frontend.ir_builder import build_module
+    from daphnec.frontend.parser import parse_file
 
     return build_module(parse_file(path), path, script_args, import_paths(config))
 
@@ -102,12 +102,12 @@ def compile_script(
 
     With `program_cache` (the `daphnec` CLI) a run whose script, inputs and flags are unchanged loads the program
     from the whole-program cache (`compiler.program_cache`) instead; in-process callers compile every time."""
-    from compiler import kernel_cache
+    from daphnec.compiler import kernel_cache
 
     kernel_cache.configure(enabled=not config.no_kernel_cache)  # native pipeline kernels (--no-kernel-cache)
     key = None
     if program_cache:
-        from compiler import program_cache as pcache
+        from daphnec.compiler import program_cache as pcache
 
         reason = pcache.skip_reason(config)
         if reason is None:
@@ -141,9 +141,9 @@ def compile_script(
 
 
 def _compile(path: str, script_args: dict[str, str], config: DaphneConfig, timings: dict[str, float]) -> Program:
-    from compiler.host_codegen import generate_host
-    from compiler.pipeline import PassManager, options_from_config, pass_args_from_config
-    from dialects import make_context
+    from daphnec.compiler.host_codegen import generate_host
+    from daphnec.compiler.pipeline import PassManager, options_from_config, pass_args_from_config
+    from daphnec.dialects import make_context
 
     t0 = time.perf_counter()
     module = parse_to_ir(path, script_args, config)
@@ -167,7 +167,7 @@ def configure_worker(settings: dict[str, object]) -> None:
     command line, so `--num-threads`, `--partitioning`, ... given to daphnec apply on every node."""
     from dataclasses import fields
 
-    from compiler import kernel_cache
+    from daphnec.compiler import kernel_cache
 
     known = {f.name for f in fields(DaphneConfig)}
     config = DaphneConfig(**{k: v for k, v in settings.items() if k in known})  # type: ignore[arg-type]
@@ -180,13 +180,13 @@ def run_distributed(run_script: Callable[[], int], warn: Callable[[str], None]) 
     """`daphnec --distributed`: rank 0 runs the script as the coordinator (`run_script`); ranks >= 1 serve as
     workers and never parse it. With a single rank there is nobody to distribute to: warn and run the distributed
     pipelines in this process from their shipped IR (same output)."""
-    from runtime.distributed import launch
+    from daphnec.runtime.distributed import launch
 
     if launch.under_process_manager():
         code = launch.supervise()  # a parent that outlives a killed rank (see launch.supervise)
         if code is not None:
             return code
-    from compiler.passes.distribute import compile_shipped_body
+    from daphnec.compiler.passes.distribute import compile_shipped_body
 
     role = launch.start(compile_shipped_body, configure_worker, warn)
     if role == launch.WORKER_ROLE:

@@ -51,8 +51,8 @@ def write_graph(path: str, n: int, nnz: int, seed: int) -> int:
     import fast_matrix_market as fmm
     import scipy.sparse as sp
 
-    from runtime.io import atomic
-    from runtime.io.meta import dump_json
+    from daphnec.runtime.io import atomic
+    from daphnec.runtime.io.meta import dump_json
 
     if nnz % 2:
         raise ValueError(f"a symmetric matrix without self loops has an even number of non-zeros, not {nnz}")
@@ -60,10 +60,12 @@ def write_graph(path: str, n: int, nnz: int, seed: int) -> int:
     lower = sp.coo_array((np.ones(len(row)), (row, col)), shape=(n, n))
     comment = f" synthetic graph: {n} vertices, {nnz} stored non-zeros ({len(row)} undirected edges), seed {seed}"
     meta = dump_json({"numRows": n, "numCols": n, "numNonZeros": nnz, "valueType": "f64"})
-    atomic.write_files([
-        (path, lambda f: fmm.mmwrite(f, lower, comment=comment, field="pattern", symmetry="symmetric")),
-        (path + ".meta", lambda f: f.write(meta.encode())),
-    ])
+    atomic.write_files(
+        [
+            (path, lambda f: fmm.mmwrite(f, lower, comment=comment, field="pattern", symmetry="symmetric")),
+            (path + ".meta", lambda f: f.write(meta.encode())),
+        ]
+    )
     return len(row)
 
 
@@ -71,8 +73,12 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tools.gen_graph", description=__doc__.split("\n\n")[0])
     p.add_argument("out", help="output file (.mtx); a .meta is written next to it")
     p.add_argument("--vertices", type=int, default=AMAZON_VERTICES, help="number of vertices (rows = columns)")
-    p.add_argument("--edges", type=int, default=AMAZON_NONZEROS,
-                   help="non-zeros of the symmetric adjacency matrix (2 x undirected edges)")
+    p.add_argument(
+        "--edges",
+        type=int,
+        default=AMAZON_NONZEROS,
+        help="non-zeros of the symmetric adjacency matrix (2 x undirected edges)",
+    )
     p.add_argument("--seed", type=int, default=42, help="random seed")
     a = p.parse_args(argv)
     if not a.out.endswith(".mtx"):
@@ -88,8 +94,10 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # DaphneRuntimeError from the atomic writer (unwritable folder, ...)
         print(f"gen_graph: error: {e}", file=sys.stderr)
         return 1
-    print(f"wrote {a.out}: {a.vertices} vertices, {2 * edges} non-zeros ({edges} undirected edges) "
-          f"in {time.perf_counter() - t0:.2f} s")
+    print(
+        f"wrote {a.out}: {a.vertices} vertices, {2 * edges} non-zeros ({edges} undirected edges) "
+        f"in {time.perf_counter() - t0:.2f} s"
+    )
     return 0
 
 

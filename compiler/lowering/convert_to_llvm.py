@@ -43,7 +43,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import Rewriter
 from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering
 
-from compiler.lowering.lower_pipeline_to_loops import TASK_KERNEL
+from daphnec.compiler.lowering.lower_pipeline_to_loops import TASK_KERNEL
 
 
 @irdl_op_definition
@@ -74,17 +74,33 @@ def convert_type(t: Attribute) -> Attribute:
 
 
 _INT_BINARY: dict[type[Operation], type[Operation]] = {
-    arith.AddiOp: llvm.AddOp, arith.SubiOp: llvm.SubOp, arith.MuliOp: llvm.MulOp, arith.DivSIOp: llvm.SDivOp,
-    arith.DivUIOp: llvm.UDivOp, arith.RemSIOp: llvm.SRemOp, arith.RemUIOp: llvm.URemOp, arith.AndIOp: llvm.AndOp,
-    arith.OrIOp: llvm.OrOp, arith.XOrIOp: llvm.XOrOp,
+    arith.AddiOp: llvm.AddOp,
+    arith.SubiOp: llvm.SubOp,
+    arith.MuliOp: llvm.MulOp,
+    arith.DivSIOp: llvm.SDivOp,
+    arith.DivUIOp: llvm.UDivOp,
+    arith.RemSIOp: llvm.SRemOp,
+    arith.RemUIOp: llvm.URemOp,
+    arith.AndIOp: llvm.AndOp,
+    arith.OrIOp: llvm.OrOp,
+    arith.XOrIOp: llvm.XOrOp,
 }
 _FLOAT_BINARY: dict[type[Operation], type[Operation]] = {
-    arith.AddfOp: llvm.FAddOp, arith.SubfOp: llvm.FSubOp, arith.MulfOp: llvm.FMulOp, arith.DivfOp: llvm.FDivOp,
+    arith.AddfOp: llvm.FAddOp,
+    arith.SubfOp: llvm.FSubOp,
+    arith.MulfOp: llvm.FMulOp,
+    arith.DivfOp: llvm.FDivOp,
 }
 _CASTS: dict[type[Operation], type[Operation]] = {
-    arith.ExtSIOp: llvm.SExtOp, arith.ExtUIOp: llvm.ZExtOp, arith.TruncIOp: llvm.TruncOp,
-    arith.SIToFPOp: llvm.SIToFPOp, arith.UIToFPOp: UIToFPOp, arith.FPToSIOp: FPToSIOp, arith.FPToUIOp: FPToUIOp,
-    arith.ExtFOp: llvm.FPExtOp, arith.TruncFOp: llvm.FPTruncOp,
+    arith.ExtSIOp: llvm.SExtOp,
+    arith.ExtUIOp: llvm.ZExtOp,
+    arith.TruncIOp: llvm.TruncOp,
+    arith.SIToFPOp: llvm.SIToFPOp,
+    arith.UIToFPOp: UIToFPOp,
+    arith.FPToSIOp: FPToSIOp,
+    arith.FPToUIOp: FPToUIOp,
+    arith.ExtFOp: llvm.FPExtOp,
+    arith.TruncFOp: llvm.FPTruncOp,
 }
 
 
@@ -176,8 +192,9 @@ class CfToLLVM(RewritePattern):
         if isinstance(op, cf.BranchOp):
             rewriter.replace(op, llvm.BrOp(op.successor, *op.arguments))
         elif isinstance(op, cf.ConditionalBranchOp):
-            rewriter.replace(op, llvm.CondBrOp(op.cond, op.then_block, op.then_arguments, op.else_block,
-                                                  op.else_arguments))
+            rewriter.replace(
+                op, llvm.CondBrOp(op.cond, op.then_block, op.then_arguments, op.else_block, op.else_arguments)
+            )
         elif isinstance(op, func.ReturnOp):
             rewriter.replace(op, llvm.ReturnOp(op.arguments[0] if op.arguments else None))
 
@@ -194,13 +211,20 @@ def _to_llvm_func(f: func.FuncOp) -> llvm.FuncOp:
     """The function op itself: external linkage, `noalias` buffers, body moved over."""
     ins = [convert_type(t) for t in f.function_type.inputs]
     outs = [convert_type(t) for t in f.function_type.outputs]
-    attrs = ArrayAttr([
-        DictionaryAttr({"llvm.noalias": UnitAttr()} if isinstance(t, MemRefType) else {})
-        for t in f.function_type.inputs
-    ])
+    attrs = ArrayAttr(
+        [
+            DictionaryAttr({"llvm.noalias": UnitAttr()} if isinstance(t, MemRefType) else {})
+            for t in f.function_type.inputs
+        ]
+    )
     body = f.detach_region(f.body)
-    return llvm.FuncOp(f.sym_name, llvm.LLVMFunctionType(ins, outs[0] if outs else None),
-                       linkage=llvm.LinkageAttr("external"), body=body, other_props={"arg_attrs": attrs})
+    return llvm.FuncOp(
+        f.sym_name,
+        llvm.LLVMFunctionType(ins, outs[0] if outs else None),
+        linkage=llvm.LinkageAttr("external"),
+        body=body,
+        other_props={"arg_attrs": attrs},
+    )
 
 
 def convert_kernel(f: func.FuncOp) -> llvm.FuncOp:

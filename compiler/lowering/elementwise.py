@@ -37,14 +37,23 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from daphnec.dialects.value_types import FLOAT_VTS
+
 SIGNED_VTS = frozenset(("si64", "si32", "si8"))
-FLOAT_VTS = frozenset(("f64", "f32"))
 CMP_KINDS = frozenset(("eq", "neq", "lt", "le", "gt", "ge"))
 LOGICAL_KINDS = frozenset(("and", "or", "xor"))
 
 _IR: dict[str, Attribute] = {
-    "f64": f64, "f32": f32, "si64": i64, "ui64": i64, "index": i64, "si32": i32, "ui32": i32,
-    "si8": i8, "ui8": i8, "bool": i1,
+    "f64": f64,
+    "f32": f32,
+    "si64": i64,
+    "ui64": i64,
+    "index": i64,
+    "si32": i32,
+    "ui32": i32,
+    "si8": i8,
+    "ui8": i8,
+    "bool": i1,
 }
 _WIDTH = {"si64": 64, "ui64": 64, "index": 64, "si32": 32, "ui32": 32, "si8": 8, "ui8": 8, "bool": 1}
 

@@ -30,26 +30,42 @@ from io import StringIO
 from xdsl.ir import Operation, SSAValue
 from xdsl.printer import Printer
 
-from dialects import ops
-from dialects.ops_pipeline import (
-    COMBINE_ADD,
-    COMBINE_COLS,
-    COMBINE_MAX,
-    COMBINE_MIN,
-    COMBINE_ROWS,
-    SPLIT_ROWS,
+from daphnec.dialects import ops
+from daphnec.dialects.ops_pipeline import (
     PipelineReturnOp,
     VectorizedPipelineOp,
 )
-from dialects.types import MatrixType, is_matrix, vt_name
+from daphnec.dialects.types import MatrixType, is_matrix, vt_name
+from daphnec.dialects.value_types import NUMERIC_VTS, Combine, Split
 
-NUMERIC_VTS = frozenset(("f64", "f32", "si64", "si32", "si8", "ui64", "ui32", "ui8", "bool"))
-SCALAR_VTS = NUMERIC_VTS | {"index"}
-FLOAT_VTS = frozenset(("f64", "f32"))
+#: Value types of scalars a native kernel takes; matrix elements are these but `index` (index matrices keep the
+#: Python body).
+SCALAR_VTS = NUMERIC_VTS
+MATRIX_VTS = NUMERIC_VTS - {"index"}
 
 #: Binary kinds with a native lowering (`log` and `pow` with a matrix exponent are opaque: numpy's SIMD libm).
-BINARY_KINDS = frozenset(("add", "sub", "mul", "div", "pow", "mod", "min", "max", "and", "or", "xor", "bitwiseAnd",
-                          "eq", "neq", "lt", "le", "gt", "ge"))
+BINARY_KINDS = frozenset(
+    (
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "pow",
+        "mod",
+        "min",
+        "max",
+        "and",
+        "or",
+        "xor",
+        "bitwiseAnd",
+        "eq",
+        "neq",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+    )
+)
 #: Unary kinds with a native lowering; exp ln sin cos tan sinh cosh tanh asin acos atan are computed by numpy's
 #: SIMD routines, whose results differ from libm's in the last bit, so they are opaque (numpy runs them).
 UNARY_KINDS = frozenset(("minus", "abs", "sign", "sqrt", "round", "floor", "ceil", "isNan"))
@@ -58,7 +74,7 @@ SPARSE_UNARY_KINDS = UNARY_KINDS
 #: Unary kinds run by their runtime kernel (numpy) between native stages.
 OPAQUE_UNARY_KINDS = frozenset(("exp", "ln", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan"))
 AGG_KINDS = frozenset(("sum", "min", "max"))
-_AGG_COMBINE = {"sum": COMBINE_ADD, "min": COMBINE_MIN, "max": COMBINE_MAX}
+_AGG_COMBINE = {"sum": Combine.ADD, "min": Combine.MIN, "max": Combine.MAX}
 
 
 class Unsupported(Exception):
@@ -180,7 +196,7 @@ class _Analysis:
         op = self.op
         args = op.body.block.args
         outer = [v.type for v in op.inputs]
-        row_mats = [t for t, s in zip(outer, op.split_modes) if s == SPLIT_ROWS and is_matrix(t)]
+        row_mats = [t for t, s in zip(outer, op.split_modes) if s == Split.ROWS and is_matrix(t)]
         # one-row ROWS inputs are row vectors broadcast over the batch, unless every input has one row (then n = 1)
         all_single = bool(row_mats) and all(t.rows.data == 1 and not t.is_sparse for t in row_mats)
         specs = []
@@ -200,15 +216,15 @@ class _Analysis:
             return InputSpec("scalar", vt, 1)
         assert isinstance(t, MatrixType)
         vt, (rows, cols) = vt_name(t), t.shape
-        if vt not in NUMERIC_VTS:
+        if vt not in MATRIX_VTS:
             raise Unsupported(f"input {i} is a matrix of value type {vt}")
         if cols <= 0:
             raise Unsupported(f"input {i} has {'an unknown number of' if cols < 0 else 'no'} columns")
         if t.is_sparse:
-            if split != SPLIT_ROWS:
+            if split != Split.ROWS:
                 raise Unsupported(f"CSR input {i} is not split by rows")
             return InputSpec("csr", vt, cols)
-        if split == SPLIT_ROWS and not (rows == 1 and not all_single):
+        if split == Split.ROWS and not (rows == 1 and not all_single):
             return InputSpec("dense", vt, cols)
         if rows != 1:
             return InputSpec("whole", vt, cols)  # e.g. a matMul's right operand: rejected where it is used
@@ -254,7 +270,7 @@ class _Analysis:
             raise Unsupported(f"'{op.name}' has no native lowering")  # type: ignore[attr-defined]
         res = op.results[0]  # type: ignore[attr-defined]
         vt = vt_name(res.type)
-        if vt not in NUMERIC_VTS:
+        if vt not in MATRIX_VTS:
             raise Unsupported(f"'{op.name}' produces value type {vt}")  # type: ignore[attr-defined]
         kind = handler(self, op, vt)
         if kind.form in ("dense", "rowvec") and _csr_typed(res):
@@ -268,7 +284,7 @@ class _Analysis:
         inputs), scalars, or whole/row-vector inputs; a dense result of static width."""
         t = op.results[0].type
         vt = vt_name(t)
-        if not is_matrix(t) or vt not in NUMERIC_VTS or t.cols.data <= 0 or t.is_sparse:  # type: ignore[attr-defined]
+        if not is_matrix(t) or vt not in MATRIX_VTS or t.cols.data <= 0 or t.is_sparse:  # type: ignore[attr-defined]
             raise Unsupported(f"'{op.name}' produces no dense numeric matrix of known width")
         for v in op.operands:
             k = self.kinds.get(v)
@@ -289,8 +305,11 @@ class _Analysis:
         """Cut the body at its opaque ops (see the module docstring)."""
         if not self.opaque:
             return (Stage(name, 0, (), tuple(zip(self._returned(), outputs))),), ()
-        if all(isinstance(o, ops.ConstantOp) or o in self.opaque for o in self.op.body.block.ops
-               if not isinstance(o, PipelineReturnOp)):
+        if all(
+            isinstance(o, ops.ConstantOp) or o in self.opaque
+            for o in self.op.body.block.ops
+            if not isinstance(o, PipelineReturnOp)
+        ):
             raise Unsupported("every op is run by its runtime kernel: nothing to compile")
         final = max(self.level.values())
         materialise: dict[SSAValue, int] = {}
@@ -304,8 +323,11 @@ class _Analysis:
         results.sort(key=lambda p: p[1])
         stages = []
         for s in range(final + 1):
-            sinks = [(v, OutputSpec("rows", self.kinds[v].vt, self.kinds[v].cols))
-                     for v, lv in materialise.items() if lv == s]
+            sinks = [
+                (v, OutputSpec("rows", self.kinds[v].vt, self.kinds[v].cols))
+                for v, lv in materialise.items()
+                if lv == s
+            ]
             if s == final:
                 sinks += list(zip(self._returned(), outputs))
             avail = tuple(o.results[0] for o, lv in results if lv <= s)
@@ -413,9 +435,9 @@ class _Analysis:
         for v, mode in zip(ret.operands, self.op.combine_modes):
             k = self.kinds[v]
             sink = self.sink_kinds.get(v)
-            if mode == COMBINE_ROWS and k.form == "dense":
+            if mode == Combine.ROWS and k.form == "dense":
                 specs.append(OutputSpec("rows", k.vt, k.cols))
-            elif mode == COMBINE_COLS and sink is not None and sink[0] == "cols":
+            elif mode == Combine.COLS and sink is not None and sink[0] == "cols":
                 specs.append(OutputSpec("cols", k.vt, k.cols))
             elif sink is not None and sink[0] in ("all", "col") and _AGG_COMBINE[sink[1]] == mode:
                 specs.append(OutputSpec(sink[0], k.vt, k.cols if sink[0] == "col" else 1, sink[1]))
@@ -426,8 +448,12 @@ class _Analysis:
     def is_flat(self) -> bool:
         dense = [k for k in self.kinds.values() if k.form in ("dense", "sink")]
         forms = {k.form for k in self.kinds.values()}
-        return not self.needs_coords and "sparse" not in forms and "rowvec" not in forms and len(
-            {k.cols for k in dense}) == 1
+        return (
+            not self.needs_coords
+            and "sparse" not in forms
+            and "rowvec" not in forms
+            and len({k.cols for k in dense}) == 1
+        )
 
 
 def _is_opaque(op: object) -> bool:

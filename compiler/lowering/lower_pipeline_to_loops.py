@@ -52,13 +52,13 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from compiler.lowering import elementwise as ew
-from compiler.lowering.kernel_plan import KernelPlan, Kind, Stage, Unsupported, try_plan
-from compiler.lowering.sparse_aggregations import SparseAggregations
-from dialects import ops
-from dialects.ops_pipeline import VectorizedPipelineOp
-from dialects.types import vt_name
-from runtime.kernels import ew_binary
+from daphnec.compiler.lowering import elementwise as ew
+from daphnec.compiler.lowering.kernel_plan import KernelPlan, Kind, Stage, Unsupported, try_plan
+from daphnec.compiler.lowering.sparse_aggregations import SparseAggregations
+from daphnec.dialects import ops
+from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
+from daphnec.dialects.types import vt_name
+from daphnec.runtime.kernels import ew_binary
 
 TASK_KERNEL = "daphne.task_kernel"
 """Unit attribute marking a generated kernel function (what `convert-to-llvm` converts)."""
@@ -188,8 +188,13 @@ class _KernelGen(SparseAggregations):
             status = self.b.add(arith.OrIOp(status, e))
         return status
 
-    def loop(self, lo: SSAValue, hi: SSAValue, carried: list[SSAValue],
-             body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
+    def loop(
+        self,
+        lo: SSAValue,
+        hi: SSAValue,
+        carried: list[SSAValue],
+        body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]],
+    ) -> list[SSAValue]:
         """`scf.for` carrying `carried` plus an error flag; errors raised inside flow to the enclosing scope."""
         b = self.b
         blk = Block(arg_types=[IndexType(), *(v.type for v in carried), i1])
@@ -205,8 +210,9 @@ class _KernelGen(SparseAggregations):
         b.error(loop.results[-1])
         return list(loop.results[:-1])
 
-    def if_(self, cond: SSAValue, types: list[Attribute], then: Callable[[], list[SSAValue]],
-            other: list[SSAValue]) -> list[SSAValue]:
+    def if_(
+        self, cond: SSAValue, types: list[Attribute], then: Callable[[], list[SSAValue]], other: list[SSAValue]
+    ) -> list[SSAValue]:
         """`scf.if` yielding `then()` when cond holds, else `other` (for reads that may be out of bounds)."""
         b = self.b
         blk = Block()
@@ -242,8 +248,9 @@ class _KernelGen(SparseAggregations):
             if cols == 1:
                 res = self._cells(Pos(r, None), mine, sub, r)
             else:
-                res = self.loop(self.b.index(0), self.b.index(cols), sub,
-                                lambda c, a, mine=mine: self._cells(Pos(r, c), mine, a, r))
+                res = self.loop(
+                    self.b.index(0), self.b.index(cols), sub, lambda c, a, mine=mine: self._cells(Pos(r, c), mine, a, r)
+                )
             for i, v in zip(idx, res):
                 out_accs[i] = v
         return out_accs
@@ -522,4 +529,3 @@ class LowerPipelineToLoopsPass(ModulePass):
             pipe.attributes["daphne.kernel"] = names[0] if len(names) == 1 else ArrayAttr(names)
             if plan.opaque:
                 pipe.attributes["daphne.opaque"] = ArrayAttr([StringAttr(o.name) for o, _ in plan.opaque])
-

@@ -23,9 +23,9 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import i1
 from xdsl.ir import SSAValue
 
-from compiler.lowering import elementwise as ew
-from dialects import ops
-from dialects.types import MatrixType
+from daphnec.compiler.lowering import elementwise as ew
+from daphnec.dialects import ops
+from daphnec.dialects.types import MatrixType
 
 
 def _csr_typed(v: SSAValue) -> bool:
@@ -57,8 +57,9 @@ class SparseAggregations:
             acc = self._dense_row(agg, vout, cols, src, start, end, x_of)
         return self._mean(op, vout, acc, cols)  # type: ignore[attr-defined]
 
-    def _int_stored(self, agg: str, vt: str, start: SSAValue, end: SSAValue, x_of: Callable[[SSAValue], SSAValue],
-                    cells: SSAValue) -> SSAValue:
+    def _int_stored(
+        self, agg: str, vt: str, start: SSAValue, end: SSAValue, x_of: Callable[[SSAValue], SSAValue], cells: SSAValue
+    ) -> SSAValue:
         """Integer (and bool) aggregate of stored values, then of one zero if fewer than `cells` are stored."""
         b = self.b  # type: ignore[attr-defined]
         init = b.vconst(vt, ew.neutral(vt, agg))
@@ -69,24 +70,43 @@ class SparseAggregations:
         has_zeros = b.add(arith.CmpiOp(count, cells, "slt"))
         return ew.select(b, has_zeros, ew.fold(b, agg, vt, acc, b.vconst(vt, 0)), acc)
 
-    def _csr_row(self, agg: str, vt: str, cols: int, src: object, start: SSAValue, end: SSAValue,
-                 x_of: Callable[[SSAValue], SSAValue]) -> SSAValue:
+    def _csr_row(
+        self,
+        agg: str,
+        vt: str,
+        cols: int,
+        src: object,
+        start: SSAValue,
+        end: SSAValue,
+        x_of: Callable[[SSAValue], SSAValue],
+    ) -> SSAValue:
         b = self.b  # type: ignore[attr-defined]
         if agg == "sum":  # from -0.0: equals the fold from the first stored value; an empty row is +0.0
-            acc = self.loop(start, end, [b.vconst(vt, -0.0)],  # type: ignore[attr-defined]
-                            lambda kk, a: [ew.fold(b, "sum", vt, a[0], x_of(kk))])[0]
+            acc = self.loop(
+                start,
+                end,
+                [b.vconst(vt, -0.0)],  # type: ignore[attr-defined]
+                lambda kk, a: [ew.fold(b, "sum", vt, a[0], x_of(kk))],
+            )[0]
             return ew.select(b, b.add(arith.CmpiOp(start, end, "eq")), b.vconst(vt, 0.0), acc)
         init = b.vconst(vt, ew.neutral(vt, agg))
-        acc = self.loop(start, end, [init],  # type: ignore[attr-defined]
-                        lambda kk, a: [ew.np_fold(b, agg, vt, a[0], self._no_nan(agg, vt, x_of(kk)))])[0]
+        acc = self.loop(
+            start,
+            end,
+            [init],  # type: ignore[attr-defined]
+            lambda kk, a: [ew.np_fold(b, agg, vt, a[0], self._no_nan(agg, vt, x_of(kk)))],
+        )[0]
         has_zeros = b.add(arith.CmpiOp(b.add(arith.SubiOp(end, start)), b.index(cols), "slt"))
         acc = ew.select(b, has_zeros, ew.np_fold(b, agg, vt, acc, b.vconst(vt, 0.0)), acc)
         nonempty = b.add(arith.CmpiOp(start, end, "slt"))
-        return self.if_(nonempty, [ew.ir_type(vt)],  # type: ignore[attr-defined]
-                        lambda: [self._nan_first(src, start, x_of, acc)], [acc])[0]
+        return self.if_(
+            nonempty,
+            [ew.ir_type(vt)],  # type: ignore[attr-defined]
+            lambda: [self._nan_first(src, start, x_of, acc)],
+            [acc],
+        )[0]
 
-    def _nan_first(self, src: object, start: SSAValue, x_of: Callable[[SSAValue], SSAValue],
-                   acc: SSAValue) -> SSAValue:
+    def _nan_first(self, src: object, start: SSAValue, x_of: Callable[[SSAValue], SSAValue], acc: SSAValue) -> SSAValue:
         b = self.b  # type: ignore[attr-defined]
         x = x_of(start)
         in_col0 = b.add(arith.CmpiOp(self._col_index(src, start), b.index(0), "eq"))  # type: ignore[attr-defined]
@@ -96,8 +116,16 @@ class SparseAggregations:
         b = self.b  # type: ignore[attr-defined]
         return ew.select(b, ew.is_nan(b, x), b.vconst(vt, ew.neutral(vt, agg)), x)
 
-    def _dense_row(self, agg: str, vt: str, cols: int, src: object, start: SSAValue, end: SSAValue,
-                   x_of: Callable[[SSAValue], SSAValue]) -> SSAValue:
+    def _dense_row(
+        self,
+        agg: str,
+        vt: str,
+        cols: int,
+        src: object,
+        start: SSAValue,
+        end: SSAValue,
+        x_of: Callable[[SSAValue], SSAValue],
+    ) -> SSAValue:
         """The dense row fold over stored cells plus the first implicit +0.0 (see the module docstring)."""
         b = self.b  # type: ignore[attr-defined]
         zero = b.vconst(vt, 0.0)
@@ -105,20 +133,33 @@ class SparseAggregations:
             init, gap_done = b.vconst(vt, -0.0), b.const(i1, 0)
         else:  # a min/max starts from column 0: stored there, or an implicit +0.0 (then that zero is the gap)
             nonempty = b.add(arith.CmpiOp(start, end, "slt"))
-            first, col0 = self.if_(nonempty, [ew.ir_type(vt), i1], lambda: self._col0(src, start, x_of, zero),  # type: ignore[attr-defined]
-                                   [zero, b.const(i1, 0)])
+            first, col0 = self.if_(
+                nonempty,
+                [ew.ir_type(vt), i1],
+                lambda: self._col0(src, start, x_of, zero),  # type: ignore[attr-defined]
+                [zero, b.const(i1, 0)],
+            )
             init, gap_done = first, b.add(arith.XOrIOp(col0, b.const(i1, 1)))
         acc, expect, gap_done = self._gap_loop(agg, vt, src, start, end, x_of, [init, b.index(0), gap_done])
         return self._tail_gap(agg, vt, acc, expect, gap_done, cols)[0]
 
-    def _col0(self, src: object, start: SSAValue, x_of: Callable[[SSAValue], SSAValue],
-              zero: SSAValue) -> list[SSAValue]:
+    def _col0(
+        self, src: object, start: SSAValue, x_of: Callable[[SSAValue], SSAValue], zero: SSAValue
+    ) -> list[SSAValue]:
         b = self.b  # type: ignore[attr-defined]
         in_col0 = b.add(arith.CmpiOp(self._col_index(src, start), b.index(0), "eq"))  # type: ignore[attr-defined]
         return [ew.select(b, in_col0, x_of(start), zero), in_col0]
 
-    def _gap_loop(self, agg: str, vt: str, src: object, start: SSAValue, end: SSAValue,
-                  x_of: Callable[[SSAValue], SSAValue], init: list[SSAValue]) -> list[SSAValue]:
+    def _gap_loop(
+        self,
+        agg: str,
+        vt: str,
+        src: object,
+        start: SSAValue,
+        end: SSAValue,
+        x_of: Callable[[SSAValue], SSAValue],
+        init: list[SSAValue],
+    ) -> list[SSAValue]:
         """Fold stored cells in column order; before the first cell past a gap, fold the gap's +0.0 once.
         Carries (acc, next expected column, gap folded)."""
         b = self.b  # type: ignore[attr-defined]
@@ -126,20 +167,21 @@ class SparseAggregations:
         def step(kk: SSAValue, a: list[SSAValue]) -> list[SSAValue]:
             acc, expect, done = a
             j = self._col_index(src, kk)  # type: ignore[attr-defined]
-            gap = b.add(arith.AndIOp(b.add(arith.XOrIOp(done, b.const(i1, 1))),
-                                     b.add(arith.CmpiOp(j, expect, "sgt"))))
+            gap = b.add(arith.AndIOp(b.add(arith.XOrIOp(done, b.const(i1, 1))), b.add(arith.CmpiOp(j, expect, "sgt"))))
             acc = ew.select(b, gap, ew.fold(b, agg, vt, acc, b.vconst(vt, 0.0)), acc)
             acc = ew.fold(b, agg, vt, acc, x_of(kk))
             return [acc, b.add(arith.AddiOp(j, b.index(1))), b.add(arith.OrIOp(done, gap))]
 
         return self.loop(start, end, init, step)  # type: ignore[attr-defined]
 
-    def _tail_gap(self, agg: str, vt: str, acc: SSAValue, expect: SSAValue, done: SSAValue,
-                  cols: int) -> list[SSAValue]:
+    def _tail_gap(
+        self, agg: str, vt: str, acc: SSAValue, expect: SSAValue, done: SSAValue, cols: int
+    ) -> list[SSAValue]:
         """The gap after the last stored cell of a row (if no earlier gap was folded)."""
         b = self.b  # type: ignore[attr-defined]
-        tail = b.add(arith.AndIOp(b.add(arith.XOrIOp(done, b.const(i1, 1))),
-                                  b.add(arith.CmpiOp(expect, b.index(cols), "slt"))))
+        tail = b.add(
+            arith.AndIOp(b.add(arith.XOrIOp(done, b.const(i1, 1))), b.add(arith.CmpiOp(expect, b.index(cols), "slt")))
+        )
         acc = ew.select(b, tail, ew.fold(b, agg, vt, acc, b.vconst(vt, 0.0)), acc)
         return [acc, b.add(arith.OrIOp(done, tail))]
 
@@ -160,19 +202,28 @@ class SparseAggregations:
         cells = b.add(arith.MuliOp(self.n, b.index(k.cols)))  # type: ignore[attr-defined]
         if agg == "sum" and ew.is_float(vt):  # the stored values alone: an added zero changes no sum but -0
             init = b.vconst(vt, 0.0)
-            return self.loop(start, end, [init],  # type: ignore[attr-defined]
-                             lambda kk, a: [ew.fold(b, "sum", vt, a[0], x_of(kk), reassoc=vt == "f64")])[0]
+            return self.loop(
+                start,
+                end,
+                [init],  # type: ignore[attr-defined]
+                lambda kk, a: [ew.fold(b, "sum", vt, a[0], x_of(kk), reassoc=vt == "f64")],
+            )[0]
         if not ew.is_float(vt):
             return self._int_stored(agg, vt, start, end, x_of, cells)
         if _csr_typed(arg):
-            acc = self.loop(start, end, [b.vconst(vt, ew.neutral(vt, agg))],  # type: ignore[attr-defined]
-                            lambda kk, a: [ew.fold(b, agg, vt, a[0], x_of(kk))])[0]
+            acc = self.loop(
+                start,
+                end,
+                [b.vconst(vt, ew.neutral(vt, agg))],  # type: ignore[attr-defined]
+                lambda kk, a: [ew.fold(b, agg, vt, a[0], x_of(kk))],
+            )[0]
             has_zeros = b.add(arith.CmpiOp(b.add(arith.SubiOp(end, start)), cells, "slt"))
             return ew.select(b, has_zeros, ew.np_fold(b, agg, vt, acc, b.vconst(vt, 0.0)), acc)
         return self._dense_full_minmax(agg, vt, k.cols, src, x_of)
 
-    def _dense_full_minmax(self, agg: str, vt: str, cols: int, src: object,
-                           x_of: Callable[[SSAValue], SSAValue]) -> SSAValue:
+    def _dense_full_minmax(
+        self, agg: str, vt: str, cols: int, src: object, x_of: Callable[[SSAValue], SSAValue]
+    ) -> SSAValue:
         """Row-major fold from the neutral element (NaNs never win), the first implicit zero folded once."""
         b = self.b  # type: ignore[attr-defined]
 

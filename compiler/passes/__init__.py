@@ -6,61 +6,61 @@ from xdsl.passes import ModulePass
 
 
 def _canonicalize() -> type[ModulePass]:
-    from compiler.passes.canonicalize import CanonicalizePass
+    from daphnec.compiler.passes.canonicalize import CanonicalizePass
 
     return CanonicalizePass
 
 
 def _cse() -> type[ModulePass]:
-    from compiler.passes.cse import CsePass
+    from daphnec.compiler.passes.cse import CsePass
 
     return CsePass
 
 
 def _dce() -> type[ModulePass]:
-    from compiler.passes.dce import DcePass
+    from daphnec.compiler.passes.dce import DcePass
 
     return DcePass
 
 
 def _infer() -> type[ModulePass]:
-    from compiler.passes.infer import InferPass
+    from daphnec.compiler.passes.infer import InferPass
 
     return InferPass
 
 
 def _select_matrix_repr() -> type[ModulePass]:
-    from compiler.passes.select_matrix_repr import SelectMatrixReprPass
+    from daphnec.compiler.passes.select_matrix_repr import SelectMatrixReprPass
 
     return SelectMatrixReprPass
 
 
 def _specialize() -> type[ModulePass]:
-    from compiler.passes.specialize import SpecializePass
+    from daphnec.compiler.passes.specialize import SpecializePass
 
     return SpecializePass
 
 
 def _lower_pipeline_to_loops() -> type[ModulePass]:
-    from compiler.lowering.lower_pipeline_to_loops import LowerPipelineToLoopsPass
+    from daphnec.compiler.lowering.lower_pipeline_to_loops import LowerPipelineToLoopsPass
 
     return LowerPipelineToLoopsPass
 
 
 def _convert_to_llvm() -> type[ModulePass]:
-    from compiler.lowering.convert_to_llvm import ConvertToLLVMPass
+    from daphnec.compiler.lowering.convert_to_llvm import ConvertToLLVMPass
 
     return ConvertToLLVMPass
 
 
 def _distribute() -> type[ModulePass]:
-    from compiler.passes.distribute import DistributePass
+    from daphnec.compiler.passes.distribute import DistributePass
 
     return DistributePass
 
 
 def _vectorize() -> type[ModulePass]:
-    from compiler.passes.vectorize import VectorizePass
+    from daphnec.compiler.passes.vectorize import VectorizePass
 
     return VectorizePass
 

@@ -16,11 +16,11 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import Pure
 
-from compiler.kernel_select import FoldError, fold_scalar_op
-from dialects import ops
-from dialects.errors import CompileError
-from dialects.locations import loc_of
-from dialects.types import StringType, is_matrix, is_scalar, is_unknown, vt_name
+from daphnec.compiler.kernel_select import FoldError, fold_scalar_op
+from daphnec.dialects import ops
+from daphnec.dialects.errors import CompileError
+from daphnec.dialects.locations import loc_of
+from daphnec.dialects.types import StringType, is_matrix, is_scalar, is_unknown, vt_name
 
 
 def _replace(op: Operation, values: list[SSAValue]) -> None:

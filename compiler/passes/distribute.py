@@ -24,9 +24,10 @@ from xdsl.parser import Parser
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from dialects.errors import DaphneError, ExecutionError
-from dialects.ops_distributed import DIST_FUNCTION, DistributedPipelineOp
-from dialects.ops_pipeline import COMBINE_COLS, COMBINE_ROWS, SPLIT_ROWS, VectorizedPipelineOp
+from daphnec.dialects.errors import DaphneError, ExecutionError
+from daphnec.dialects.ops_distributed import DIST_FUNCTION, DistributedPipelineOp
+from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
+from daphnec.dialects.value_types import Combine, Split
 
 
 def _unknown_rows(t: Attribute) -> Attribute:
@@ -42,14 +43,14 @@ def _unknown_cols(t: Attribute) -> Attribute:
 def _shipped_types(op: VectorizedPipelineOp) -> tuple[list[Attribute], list[Attribute]]:
     """Argument and result types of `@dist`. A ROWS input with one row keeps its type: it is broadcast whole (and
     the native kernel planner reads it as a row vector, `compiler/lowering/kernel_plan.py`)."""
-    args = [_unknown_rows(v.type) if s == SPLIT_ROWS and v.type.rows.data != 1 else v.type  # type: ignore[attr-defined]
+    args = [_unknown_rows(v.type) if s == Split.ROWS and v.type.rows.data != 1 else v.type  # type: ignore[attr-defined]
             for v, s in zip(op.inputs, op.split_modes)]  # fmt: skip
     results = []
     for r, c in zip(op.outs, op.combine_modes):
-        if c == COMBINE_ROWS:
+        if c == Combine.ROWS:
             results.append(_unknown_rows(r.type))
         else:
-            results.append(_unknown_cols(r.type) if c == COMBINE_COLS else r.type)
+            results.append(_unknown_cols(r.type) if c == Combine.COLS else r.type)
     return args, results
 
 
@@ -69,7 +70,7 @@ def standalone_module(op: VectorizedPipelineOp) -> ModuleOp:
 
 def shipped_ir(op: VectorizedPipelineOp) -> str:
     """The IR text a worker receives, with source locations (generic form: parses back exactly)."""
-    from compiler.pipeline import module_text
+    from daphnec.compiler.pipeline import module_text
 
     module = standalone_module(op)
     module.verify()
@@ -91,7 +92,7 @@ class DistributePass(ModulePass):
     name = "distribute"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from compiler.paramserv_udfs import paramserv_functions
+        from daphnec.compiler.paramserv_udfs import paramserv_functions
 
         local = paramserv_functions(op)  # paramserv's UDFs run on its workers, one small batch at a time
         for pipe in [o for o in op.walk() if isinstance(o, VectorizedPipelineOp)]:
@@ -147,7 +148,7 @@ def located(fn: Callable[..., object], host: object) -> Callable[..., object]:
 
 
 def _message(e: Exception) -> str:
-    from runtime.errors import DaphneRuntimeError
+    from daphnec.runtime.errors import DaphneRuntimeError
 
     return str(e) if isinstance(e, DaphneRuntimeError) else f"{type(e).__name__}: {e}"
 
@@ -155,8 +156,8 @@ def _message(e: Exception) -> str:
 def compile_shipped_body(text: str) -> ShippedBody:
     """Parse shipped IR text (`dialects.make_context`), verify it and generate its host code (the same generator,
     hence the same native kernels, as the local run)."""
-    from compiler.host_codegen import HOST_FILENAME, generate_host, py_function_name
-    from dialects import make_context
+    from daphnec.compiler.host_codegen import HOST_FILENAME, generate_host, py_function_name
+    from daphnec.dialects import make_context
 
     module = Parser(make_context(), text).parse_module()
     module.verify()

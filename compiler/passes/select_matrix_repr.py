@@ -21,9 +21,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from compiler.inference import insert_merge_cast, set_type
-from compiler.sparsity import CSR_VALUE_TYPES, UNKNOWN, SparsityEstimates
-from dialects.types import MatrixType, vt_name
+from daphnec.compiler.inference import insert_merge_cast, set_type
+from daphnec.compiler.sparsity import CSR_VALUE_TYPES, UNKNOWN, SparsityEstimates
+from daphnec.dialects.types import MatrixType, vt_name
 
 
 def representation_of(t: MatrixType, sparsity: float, threshold: float) -> MatrixType:

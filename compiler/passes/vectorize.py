@@ -22,11 +22,12 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.traits import Pure
 
-from compiler.inference import Inference, set_type
-from compiler.vectorizable import combines, is_vectorizable, splits
-from dialects.ops import ConstantOp
-from dialects.ops_pipeline import SPLIT_ROWS, PipelineReturnOp, VectorizedPipelineOp
-from dialects.types import MatrixType, is_matrix
+from daphnec.compiler.inference import Inference, set_type
+from daphnec.compiler.vectorizable import combines, is_vectorizable, splits
+from daphnec.dialects.ops import ConstantOp
+from daphnec.dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
+from daphnec.dialects.types import MatrixType, is_matrix
+from daphnec.dialects.value_types import Split
 
 
 def _block_op(op: Operation, block: Block) -> Operation | None:
@@ -91,7 +92,7 @@ def _row_wise_inside(members: set[Operation]) -> bool:
     splits by ROWS and the producer combines by ROWS (a member cannot read a reduction of the whole input)."""
     for m in members:
         for v, split in zip(m.operands, splits(m)):
-            if v.owner in members and (split != SPLIT_ROWS or _combine_of(v.owner, v) != 1):  # type: ignore[arg-type]
+            if v.owner in members and (split != Split.ROWS or _combine_of(v.owner, v) != 1):  # type: ignore[arg-type]
                 return False
     return True
 
@@ -113,7 +114,7 @@ def _find_pipelines(info: _Block) -> list[set[Operation]]:
             prod = v.owner
             if not isinstance(prod, Operation) or prod.parent is not info.block or not is_vectorizable(prod):
                 continue
-            if split != SPLIT_ROWS or _combine_of(prod, v) != 1:
+            if split != Split.ROWS or _combine_of(prod, v) != 1:
                 continue
             gid = group[op]
             other = group.get(prod)
@@ -161,7 +162,7 @@ def _build(info: _Block, members: set[Operation]) -> VectorizedPipelineOp:
             if key not in keys:
                 t = v.type
                 arg_t = t
-                if key[1] == SPLIT_ROWS:  # row blocks: unknown row count, same representation and estimate
+                if key[1] == Split.ROWS:  # row blocks: unknown row count, same representation and estimate
                     arg_t = MatrixType(t.element_type, -1, t.cols.data, t.representation.data, t.sparsity_estimate)
                 keys[key] = body.insert_arg(arg_t, len(body.args))
                 inputs.append(v)
@@ -226,7 +227,7 @@ def _horizontal_fusion(block: Block) -> None:
 
 
 def _rows_inputs(p: VectorizedPipelineOp) -> set[SSAValue]:
-    return {v for v, s in zip(p.inputs, p.split_modes) if s == SPLIT_ROWS}
+    return {v for v, s in zip(p.inputs, p.split_modes) if s == Split.ROWS}
 
 
 def _can_fuse_horizontally(block: Block, a: VectorizedPipelineOp, b: VectorizedPipelineOp) -> bool:

@@ -33,14 +33,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from runtime.distributed import serialization as ser
-from runtime.distributed.liveness import CoordinatorLiveness
-from runtime.distributed.placement import PlacementCache
-from runtime.distributed.protocol import Backoff, Comms, Tag, send_control, try_recv_control
-from runtime.errors import DaphneRuntimeError
-from runtime.scheduling.partitioning import SCHEMES, tasks
-from runtime.values import INT_VTS, is_csr, wrap_int
-from runtime.vectorized.pipeline import COMBINE_ROWS, SPLIT_ROWS, combine, row_count
+from daphnec.dialects.value_types import Combine, Split
+from daphnec.runtime.distributed import serialization as ser
+from daphnec.runtime.distributed.liveness import CoordinatorLiveness
+from daphnec.runtime.distributed.placement import PlacementCache
+from daphnec.runtime.distributed.protocol import Backoff, Comms, Tag, send_control, try_recv_control
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.scheduling.partitioning import SCHEMES, tasks
+from daphnec.runtime.values import INT_VTS, is_csr, wrap_int
+from daphnec.runtime.vectorized.pipeline import combine, row_count
 
 DEFAULT_CHUNK = 2**31 - 1 - 1024
 BCAST_MIN_WORKERS = int(os.environ.get("DAPHNEC_DIST_BCAST_MIN_WORKERS", 8))
@@ -279,7 +280,7 @@ class Coordinator:
         for x, s in zip(inputs, splits):
             if not _is_matrix(x):
                 specs.append({"scalar": ser.describe_scalar(x)})
-            elif s != SPLIT_ROWS or (x.shape[0] == 1 and n != 1):  # type: ignore[attr-defined]
+            elif s != Split.ROWS or (x.shape[0] == 1 and n != 1):  # type: ignore[attr-defined]
                 specs.append({"replica": None})
             else:
                 specs.append({"split": len(split_inputs)})
@@ -287,7 +288,7 @@ class Coordinator:
         static = self.scheme == "STATIC"
         blocks = static_blocks(n, len(self.workers))
         pending = [] if static else self._chunks(n)
-        call = _Call(n, static, specs, split_inputs, [c == COMBINE_ROWS for c in combines], pending, blocks)
+        call = _Call(n, static, specs, split_inputs, [c == Combine.ROWS for c in combines], pending, blocks)
         call.owners = self._owners(split_inputs, pending)
         return call
 
@@ -542,8 +543,10 @@ class Coordinator:
                 json.dump({**asdict(self.stats), "workers": len(self.workers), "scheme": self.scheme}, f)
 
 
-SINGLE_RANK_WARNING = ("daphnec: warning: --distributed needs at least 2 MPI ranks (e.g. `mpiexec -n 3 daphnec "
-                       "--distributed ...`); running the distributed pipelines in this process")
+SINGLE_RANK_WARNING = (
+    "daphnec: warning: --distributed needs at least 2 MPI ranks (e.g. `mpiexec -n 3 daphnec "
+    "--distributed ...`); running the distributed pipelines in this process"
+)
 
 
 class LocalRunner:

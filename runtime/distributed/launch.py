@@ -20,9 +20,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from runtime.distributed import coordinator as coord
-from runtime.distributed.protocol import COORDINATOR, Comms, make_comms
-from runtime.distributed.worker import Worker, redirect_stdout
+from daphnec.runtime.distributed import coordinator as coord
+from daphnec.runtime.distributed.protocol import COORDINATOR, Comms, make_comms
+from daphnec.runtime.distributed.worker import Worker, redirect_stdout
 
 COORDINATOR_ROLE, WORKER_ROLE, LOCAL_ROLE = "coordinator", "worker", "local"
 

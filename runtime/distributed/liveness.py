@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from runtime.distributed.protocol import COORDINATOR, TIMING, Tag, send_control, try_recv_control
+from daphnec.runtime.distributed.protocol import COORDINATOR, TIMING, Tag, send_control, try_recv_control
 
 AFTER_SIGNAL_DEADLINE = 1.5
 """Seconds a worker may stay silent after hydra reported a dead process (SIGUSR1) before it is the suspect."""

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from runtime.distributed.serialization import row_block
-from runtime.values import is_csr
+from daphnec.runtime.distributed.serialization import row_block
+from daphnec.runtime.values import is_csr
 
 
 @dataclass(frozen=True)

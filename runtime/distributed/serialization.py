@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.values import csr_from_parts, is_csr
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.values import csr_from_parts, is_csr
 
 Description = dict[str, Any]
 

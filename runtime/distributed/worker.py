@@ -25,10 +25,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from runtime.distributed import serialization as ser
-from runtime.distributed.liveness import WorkerLiveness
-from runtime.distributed.placement import ObjectStore
-from runtime.distributed.protocol import (
+from daphnec.runtime.distributed import serialization as ser
+from daphnec.runtime.distributed.liveness import WorkerLiveness
+from daphnec.runtime.distributed.placement import ObjectStore
+from daphnec.runtime.distributed.protocol import (
     COORDINATOR,
     Backoff,
     Comms,
@@ -80,7 +80,7 @@ class Worker:
                 elif tag == Tag.PIPELINE:
                     self._pipeline(msg)
                 elif tag == Tag.PARAMSERV:  # one paramserv call: this rank is one of its workers
-                    from runtime.paramserv.mpi import serve_job
+                    from daphnec.runtime.paramserv.mpi import serve_job
 
                     serve_job(self, msg)
                 elif tag == Tag.DETACH:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from typing import BinaryIO
 
-from runtime.errors import DaphneRuntimeError
+from daphnec.runtime.errors import DaphneRuntimeError
 
 Writer = Callable[[BinaryIO], None]
 

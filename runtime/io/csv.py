@@ -32,8 +32,8 @@ from typing import BinaryIO
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.values import dtype_of, object_matrix, parse_int, to_f32
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.values import dtype_of, object_matrix, parse_int, to_f32
 
 _PARALLEL_COPY_CELLS = 1 << 20
 """Above this many cells the typed columns are copied into the result matrix by two threads (numpy copies release
@@ -67,7 +67,8 @@ def _pyarrow_read(path: str, vts: Sequence[str], skip_empty_lines: bool):
             read_options=pacsv.ReadOptions(autogenerate_column_names=True),
             parse_options=pacsv.ParseOptions(ignore_empty_lines=skip_empty_lines, newlines_in_values="str" in vts),
             convert_options=pacsv.ConvertOptions(
-                column_types=types, null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False),
+                column_types=types, null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False
+            ),
         )
     except (pa.ArrowException, OSError, ValueError):
         return None
@@ -130,7 +131,7 @@ def _table_to_matrix(table, vt: str) -> np.ndarray:
     def fill(part: int, parts: int) -> None:
         for i in range(part, len(batches), parts):
             b, r = batches[i], starts[i]
-            np.stack([_chunk_to_numpy(b.column(j), vt) for j in range(cols)], axis=1, out=out[r:r + b.num_rows])
+            np.stack([_chunk_to_numpy(b.column(j), vt) for j in range(cols)], axis=1, out=out[r : r + b.num_rows])
 
     if rows * cols >= _PARALLEL_COPY_CELLS and len(batches) > 1 and vt != "str":
         list(_copy_pool().map(fill, range(2), [2, 2]))
@@ -185,7 +186,8 @@ def _exact_columns(path: str, vts: Sequence[str], nrows: int, who: str) -> list[
             if len(rec) != ncols:
                 raise DaphneRuntimeError(
                     f"{who}: '{path}' line {start}: expected {ncols} column(s) (\"numCols\" in the .meta), "
-                    f"found {len(rec)}")
+                    f"found {len(rec)}"
+                )
             for j, (text, vt) in enumerate(zip(rec, vts)):
                 try:
                     cols[j].append(_parse_cell(text, vt))
@@ -237,14 +239,15 @@ def read_matrix(path: str, rows: int, cols: int, vt: str, who: str = "readMatrix
 
 def read_coo(path: str, rows: int, cols: int, nnz: int, vt: str, who: str = "readMatrix"):
     """DAPHNE's sparse CSV: `nnz` lines of 0-based `row,col` positions (ReadCsvFile<CSRMatrix>), every value 1."""
-    from runtime.io.sparse import coo_to_csr
+    from daphnec.runtime.io.sparse import coo_to_csr
 
     r, c = read_columns(path, ["ui64", "ui64"], nnz, who)
     bad = np.flatnonzero((r >= rows) | (c >= cols))
     if bad.size:
         i = int(bad[0])
-        raise DaphneRuntimeError(f"{who}: '{path}': position [{r[i]}, {c[i]}] in row {i} is not part of a "
-                                 f"{rows}x{cols} matrix")
+        raise DaphneRuntimeError(
+            f"{who}: '{path}': position [{r[i]}, {c[i]}] in row {i} is not part of a {rows}x{cols} matrix"
+        )
     return coo_to_csr(np.ones(nnz, dtype=dtype_of(vt)), r.astype(np.int64), c.astype(np.int64), (rows, cols))
 
 
@@ -294,17 +297,17 @@ def _rows_text(fmts: Sequence[str], values: list, nrows: int) -> Iterator[str]:
     block = line * k
     for start in range(0, nrows, k):
         n = min(k, nrows - start)
-        yield (block if n == k else line * n) % tuple(values[start * ncols:(start + n) * ncols])
+        yield (block if n == k else line * n) % tuple(values[start * ncols : (start + n) * ncols])
 
 
 def _dense_blocks(m) -> Iterator[np.ndarray]:
     """The matrix a block of rows at a time (a CSR matrix is densified one block at a time)."""
-    from runtime.values import as_dense, is_csr
+    from daphnec.runtime.values import as_dense, is_csr
 
     rows, cols = m.shape
     step = max(1, (1 << 20) // max(cols, 1))
     for start in range(0, rows, step):
-        block = m[start:start + step]
+        block = m[start : start + step]
         yield as_dense(block) if is_csr(m) else block
 
 
@@ -326,10 +329,9 @@ def write_frame(fr, f: BinaryIO) -> None:
         return
     step = max(1, (1 << 20) // cols)
     for start in range(0, rows, step):
-        parts = [_cells(c[start:start + step], exact_unsigned=True) for c in fr.columns]
+        parts = [_cells(c[start : start + step], exact_unsigned=True) for c in fr.columns]
         fmts = [p[0] for p in parts]
         n = min(step, rows - start)
         values = [v for row in zip(*(p[1] for p in parts), strict=True) for v in row]
         for text in _rows_text(fmts, values, n):
             f.write(text.encode("utf-8"))
-

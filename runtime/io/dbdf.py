@@ -20,12 +20,19 @@ from typing import BinaryIO
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
+from daphnec.runtime.errors import DaphneRuntimeError
 
 VT_CODES: dict[str, int] = {"si8": 0, "si32": 1, "si64": 2, "ui8": 3, "ui32": 4, "ui64": 5, "f32": 6, "f64": 7}
 _CODE_VTS = {c: vt for vt, c in VT_CODES.items()}
 _DTYPES = {
-    "si8": "<i1", "si32": "<i4", "si64": "<i8", "ui8": "<u1", "ui32": "<u4", "ui64": "<u8", "f32": "<f4", "f64": "<f8",
+    "si8": "<i1",
+    "si32": "<i4",
+    "si64": "<i8",
+    "ui8": "<u1",
+    "ui32": "<u4",
+    "ui64": "<u8",
+    "f32": "<f4",
+    "f64": "<f8",
 }
 _HEADER = struct.Struct("<BBQQB")  # version, dt, rows, cols, vt
 _BODY = struct.Struct("<QQIIBB")  # rx, cx, block rows, block cols, bt, vt
@@ -38,20 +45,23 @@ def _vt_for_write(vt: str) -> str:
     if vt == "index":
         return "ui64"
     if vt not in VT_CODES:
-        raise DaphneRuntimeError(f"write: a matrix of value type {vt} cannot be written to a .dbdf file "
-                                 "(DAPHNE's binary format has no code for it)")
+        raise DaphneRuntimeError(
+            f"write: a matrix of value type {vt} cannot be written to a .dbdf file "
+            "(DAPHNE's binary format has no code for it)"
+        )
     return vt
 
 
 def _check_u32(rows: int, cols: int) -> None:
     if rows >= 2**32 or cols >= 2**32:
-        raise DaphneRuntimeError(f"write: a {rows}x{cols} matrix is too large for one .dbdf block (at most 2^32-1 "
-                                 "rows and columns)")
+        raise DaphneRuntimeError(
+            f"write: a {rows}x{cols} matrix is too large for one .dbdf block (at most 2^32-1 rows and columns)"
+        )
 
 
 def write(m, f: BinaryIO) -> None:
     """A dense or CSR matrix in DAPHNE's binary format."""
-    from runtime.values import is_csr, vt_of
+    from daphnec.runtime.values import is_csr, vt_of
 
     vt = _vt_for_write(vt_of(m))
     rows, cols = m.shape
@@ -108,21 +118,22 @@ def read_header(path: str) -> tuple[int, int, int, str]:
 
 def read(path: str, rows: int, cols: int, vt: str, sparse: bool):
     """The matrix in a `.dbdf` file, in the representation asked for (dense or CSR) whatever the file holds."""
-    from runtime.values import as_dense, is_csr
+    from daphnec.runtime.values import as_dense, is_csr
 
     _, frows, fcols, fvt = read_header(path)
     if (frows, fcols) != (rows, cols):
         raise DaphneRuntimeError(
-            f"readMatrix: '{path}' holds a {frows}x{fcols} matrix, but its .meta says {rows}x{cols}")
+            f"readMatrix: '{path}' holds a {frows}x{fcols} matrix, but its .meta says {rows}x{cols}"
+        )
     if fvt != vt:
-        raise DaphneRuntimeError(f"readMatrix: '{path}' holds {fvt} values, but its .meta says \"valueType\": \"{vt}\"")
+        raise DaphneRuntimeError(f'readMatrix: \'{path}\' holds {fvt} values, but its .meta says "valueType": "{vt}"')
     with open(path, "rb") as f:
         f.seek(_HEADER.size)
         m = _read_block(f, path, rows, cols, vt)
         if f.read(1):
             raise DaphneRuntimeError(f"readMatrix: '{path}' has unexpected bytes after the matrix data")
     if sparse and not is_csr(m):
-        from runtime.io.sparse import dense_to_csr
+        from daphnec.runtime.io.sparse import dense_to_csr
 
         return dense_to_csr(m)
     return m if sparse else as_dense(m)
@@ -133,8 +144,10 @@ def _read_block(f: BinaryIO, path: str, rows: int, cols: int, vt: str):
     if bt == _EMPTY_BLOCK:
         return np.zeros((rows, cols), dtype=np.dtype(_DTYPES[vt]).newbyteorder("="))
     if (brows, bcols) != (rows % 2**32, cols % 2**32) or code != VT_CODES[vt]:
-        raise DaphneRuntimeError(f"readMatrix: '{path}': the block header does not match the file header "
-                                 "(daphnec reads single-block files only)")
+        raise DaphneRuntimeError(
+            f"readMatrix: '{path}': the block header does not match the file header "
+            "(daphnec reads single-block files only)"
+        )
     if bt == _DENSE_BLOCK:
         _need(f, rows * cols * np.dtype(_DTYPES[vt]).itemsize, path, "matrix values")
         return _array(f, _DTYPES[vt], rows * cols, path, "matrix values").reshape(rows, cols)
@@ -153,8 +166,9 @@ def _read_csr(f: BinaryIO, path: str, rows: int, cols: int, vt: str):
     data = _array(f, _DTYPES[vt], nnz, path, "CSR values")
     ok = indptr[0] == 0 and indptr[-1] == nnz and bool(np.all(indptr[1:] >= indptr[:-1]))
     if not ok or (nnz and int(indices.max()) >= cols):
-        raise DaphneRuntimeError(f"readMatrix: '{path}' holds an invalid CSR matrix (bad row offsets or column "
-                                 "indices)")
+        raise DaphneRuntimeError(
+            f"readMatrix: '{path}' holds an invalid CSR matrix (bad row offsets or column indices)"
+        )
     idx = np.int32 if max(rows, cols, nnz) < 2**31 else np.int64
     m = sp.csr_array((data, indices.astype(idx), indptr.astype(idx)), shape=(rows, cols))
     m.sum_duplicates()

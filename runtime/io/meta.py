@@ -14,7 +14,7 @@ import json
 import os
 from dataclasses import dataclass
 
-from runtime.errors import DaphneRuntimeError
+from daphnec.runtime.errors import DaphneRuntimeError
 
 META_VALUE_TYPES = ("si8", "si32", "si64", "ui8", "ui32", "ui64", "f32", "f64", "str", "bool")
 """Value-type names a `.meta` file may use: DAPHNE's ValueTypeCode names, plus `bool` (a daphnec extension, so that
@@ -82,21 +82,21 @@ def parse_meta(text: str, where: str) -> FileMeta:
     is_hdfs = _hdfs(doc, where)
     if "schema" not in doc:
         if "valueType" not in doc:
-            raise MetaDataError(f"meta data file '{where}' needs a \"valueType\" key (or a \"schema\" for a frame)")
+            raise MetaDataError(f'meta data file \'{where}\' needs a "valueType" key (or a "schema" for a frame)')
         vt = _value_type(doc["valueType"], "valueType", where, allow_empty=False)
         return FileMeta(rows, cols, (vt,) * cols, None, nnz, is_hdfs)
     default = _value_type(doc["valueType"], "valueType", where, allow_empty=True) if "valueType" in doc else ""
     vts, labels = _schema(doc["schema"], default, where)
     if len(vts) != cols:
         raise MetaDataError(
-            f"meta data file '{where}': \"schema\" describes {len(vts)} column(s), but \"numCols\" is {cols}")
+            f'meta data file \'{where}\': "schema" describes {len(vts)} column(s), but "numCols" is {cols}'
+        )
     return FileMeta(rows, cols, tuple(vts), tuple(labels), nnz, is_hdfs)
 
 
 def _size(doc: dict, key: str, where: str) -> int:
     if key not in doc:
-        raise MetaDataError(
-            f"meta data file '{where}' needs the \"{key}\" key (\"numRows\" and \"numCols\" are required)")
+        raise MetaDataError(f'meta data file \'{where}\' needs the "{key}" key ("numRows" and "numCols" are required)')
     v = doc[key]
     if type(v) is float and v.is_integer():
         v = int(v)  # nlohmann's get<size_t>() accepts 2.0 as well
@@ -117,8 +117,9 @@ def _hdfs(doc: dict, where: str) -> bool:
         return False
     h = doc["hdfs"]
     if not isinstance(h, dict) or not isinstance(h.get("isHDFS", False), bool):
-        raise MetaDataError(f"meta data file '{where}': \"hdfs\" must be an object like "
-                            "{\"isHDFS\": true, \"HDFSFilename\": \"/name\"}")
+        raise MetaDataError(
+            f'meta data file \'{where}\': "hdfs" must be an object like {{"isHDFS": true, "HDFSFilename": "/name"}}'
+        )
     return bool(h.get("isHDFS", False))
 
 
@@ -128,34 +129,40 @@ def _value_type(v: object, key: str, where: str, allow_empty: bool) -> str:
     if v == "" and allow_empty:
         return ""
     if v not in META_VALUE_TYPES:
-        raise MetaDataError(f"meta data file '{where}': unknown value type '{v}' for \"{key}\" "
-                            f"(expected one of {', '.join(META_VALUE_TYPES)})")
+        raise MetaDataError(
+            f"meta data file '{where}': unknown value type '{v}' for \"{key}\" "
+            f"(expected one of {', '.join(META_VALUE_TYPES)})"
+        )
     return v
 
 
 def _schema(schema: object, default: str, where: str) -> tuple[list[str], list[str]]:
     if not isinstance(schema, list):
         raise MetaDataError(
-            f"meta data file '{where}': \"schema\" must be an array of {{\"label\", \"valueType\"}} objects")
+            f'meta data file \'{where}\': "schema" must be an array of {{"label", "valueType"}} objects'
+        )
     vts, labels = [], []
     for i, col in enumerate(schema):
         key = f"schema[{i}]"
         if not isinstance(col, dict):
-            raise MetaDataError(
-                f"meta data file '{where}': \"{key}\" must be an object with \"label\" and \"valueType\"")
+            raise MetaDataError(f'meta data file \'{where}\': "{key}" must be an object with "label" and "valueType"')
         label = col.get("label", "")
         if not isinstance(label, str):
             raise MetaDataError(f"meta data file '{where}': \"{key}.label\" must be a string, got {json.dumps(label)}")
         vt = _value_type(col.get("valueType", ""), f"{key}.valueType", where, allow_empty=True) or default
         if not vt:
-            raise MetaDataError(f"meta data file '{where}': \"{key}.valueType\" is empty and there is no top-level "
-                                "\"valueType\" to fall back to")
+            raise MetaDataError(
+                f"meta data file '{where}': \"{key}.valueType\" is empty and there is no top-level "
+                '"valueType" to fall back to'
+            )
         vts.append(vt)
         labels.append(label)
     dup = next((lbl for i, lbl in enumerate(labels) if lbl in labels[:i]), None)
     if dup is not None:
-        raise MetaDataError(f"meta data file '{where}': a frame's column labels must be unique, but '{dup}' occurs "
-                            "more than once in \"schema\"")
+        raise MetaDataError(
+            f"meta data file '{where}': a frame's column labels must be unique, but '{dup}' occurs "
+            'more than once in "schema"'
+        )
     return vts, labels
 
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.values import cast_matrix, dtype_of, is_csr
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.values import cast_matrix, dtype_of, is_csr
 
 _FIELDS = ("real", "integer", "pattern")
 _SYMMETRIES = ("general", "symmetric", "skew-symmetric")
@@ -43,11 +43,14 @@ def read_header(path: str, who: str = "readMatrix"):
     if h.object != "matrix":
         raise DaphneRuntimeError(f"{who}: '{path}': Matrix Market object '{h.object}' is not supported (only matrix)")
     if h.field not in _FIELDS:
-        raise DaphneRuntimeError(f"{who}: '{path}': Matrix Market field '{h.field}' is not supported "
-                                 f"(supported: {', '.join(_FIELDS)})")
+        raise DaphneRuntimeError(
+            f"{who}: '{path}': Matrix Market field '{h.field}' is not supported (supported: {', '.join(_FIELDS)})"
+        )
     if h.symmetry not in _SYMMETRIES:
-        raise DaphneRuntimeError(f"{who}: '{path}': Matrix Market symmetry '{h.symmetry}' is not supported "
-                                 f"(supported: {', '.join(_SYMMETRIES)})")
+        raise DaphneRuntimeError(
+            f"{who}: '{path}': Matrix Market symmetry '{h.symmetry}' is not supported "
+            f"(supported: {', '.join(_SYMMETRIES)})"
+        )
     return h
 
 
@@ -59,8 +62,9 @@ def read(path: str, rows: int, cols: int, vt: str, sparse: bool, who: str = "rea
         raise DaphneRuntimeError(f"{who}: reading string-valued Matrix Market files is not supported")
     h = read_header(path, who)
     if h.shape != (rows, cols):
-        raise DaphneRuntimeError(f"{who}: '{path}' holds a {h.shape[0]}x{h.shape[1]} matrix, but its .meta says "
-                                 f"{rows}x{cols}")
+        raise DaphneRuntimeError(
+            f"{who}: '{path}' holds a {h.shape[0]}x{h.shape[1]} matrix, but its .meta says {rows}x{cols}"
+        )
     try:
         if h.format == "array":
             dense = np.ascontiguousarray(fmm.read_array(path))
@@ -71,7 +75,7 @@ def read(path: str, rows: int, cols: int, vt: str, sparse: bool, who: str = "rea
     except (ValueError, OverflowError, RuntimeError) as e:
         raise _fmm_error(who, path, e) from None
     if sparse:
-        from runtime.io.sparse import coo_to_csr
+        from daphnec.runtime.io.sparse import coo_to_csr
 
         return _as_vt(coo_to_csr(data, r, c, shape), vt)
     out = np.zeros(shape, dtype=data.dtype)
@@ -85,7 +89,7 @@ def _symmetric_csr(path: str, symmetry: str):
     as fast as sorting the mirrored triplets, which arrive in column order."""
     import fast_matrix_market as fmm
 
-    from runtime.io.sparse import coo_to_csr
+    from daphnec.runtime.io.sparse import coo_to_csr
 
     (data, (r, c)), shape = fmm.read_coo(path, generalize_symmetry=False)
     stored = coo_to_csr(data, r, c, shape)
@@ -98,7 +102,7 @@ def _symmetric_csr(path: str, symmetry: str):
 
 
 def _to_csr_dense(dense: np.ndarray):
-    from runtime.io.sparse import dense_to_csr
+    from daphnec.runtime.io.sparse import dense_to_csr
 
     return dense_to_csr(dense)
 
@@ -123,7 +127,7 @@ def write(m, f) -> None:
     in their shortest round-trip form."""
     import fast_matrix_market as fmm
 
-    from runtime.values import vt_of
+    from daphnec.runtime.values import vt_of
 
     vt = vt_of(m)
     if vt == "str":

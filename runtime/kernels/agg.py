@@ -20,8 +20,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.values import FLOAT_VTS, NEG_NAN, as_dense, cast_matrix, dtype_of, has_implicit_zeros, is_csr
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.values import FLOAT_VTS, NEG_NAN, as_dense, cast_matrix, dtype_of, has_implicit_zeros, is_csr
 
 AGG_OPS: tuple[str, ...] = ("sum", "aggMin", "aggMax", "mean", "var", "stddev")
 _STAT_OPS = frozenset(("mean", "var", "stddev"))
@@ -52,6 +52,7 @@ def _to_py(x, vt: str):
 # ---------------------------------------------------------------------------------------------------------------------
 # Building blocks (axis=None: all elements row-major; axis=1: per row; axis=0: per column)
 # ---------------------------------------------------------------------------------------------------------------------
+
 
 def _seq_sum(A: np.ndarray, axis: int | None) -> np.ndarray:
     """Sequential (left-fold) sum; integer sums wrap; bool sums are logical or."""
@@ -111,6 +112,7 @@ def _minmax(op: str, A: np.ndarray, axis: int | None):
 
 def _minmax_object(is_min: bool, A: np.ndarray, axis: int | None):
     """min/max over str matrices (sequential Python fold)."""
+
     def fold(vals: list):
         if not vals:
             raise DaphneRuntimeError("aggMin/aggMax: empty string matrix")
@@ -119,6 +121,7 @@ def _minmax_object(is_min: bool, A: np.ndarray, axis: int | None):
             if (v < acc) if is_min else (acc < v):
                 acc = v
         return acc
+
     if axis is None:
         return fold(A.ravel().tolist())
     lines = A.tolist() if axis == 1 else A.T.tolist()
@@ -209,7 +212,7 @@ def _segment_sums(data: np.ndarray, offsets: np.ndarray, dt: np.dtype) -> np.nda
         return out
     out[nonempty] = data[starts[nonempty]]
     for r in np.flatnonzero(lens > _LONG_SEGMENT):  # few long segments: one sequential cumsum each
-        out[r] = np.cumsum(data[starts[r]:starts[r] + lens[r]], dtype=dt)[-1]
+        out[r] = np.cumsum(data[starts[r] : starts[r] + lens[r]], dtype=dt)[-1]
     short = nonempty[lens[nonempty] <= _LONG_SEGMENT]
     if short.size == 0:
         return out
@@ -279,6 +282,7 @@ def _csr_aggregate(op: str, A, axis: int | None):
 # Public kernels
 # ---------------------------------------------------------------------------------------------------------------------
 
+
 def _prepare(op: str, vt_in: str, vt_out: str | None) -> tuple[str, str]:
     op = _ALIASES.get(op, op)
     out = vt_out or result_vt(op, vt_in)
@@ -332,6 +336,7 @@ def col_kernel(op: str, vt_in: str, vt_out: str | None = None) -> Callable[[np.n
 # idxMin / idxMax (row- and column-wise only): positions as the size type (uint64)
 # ---------------------------------------------------------------------------------------------------------------------
 
+
 def idx_kernel(kind: str, axis: str) -> Callable[[np.ndarray], np.ndarray]:
     """`idxMin(X, 0)` etc.: the position of the first minimum (`kind="min"`) or maximum per row (`axis="row"`,
     n x 1) or per column (`axis="col"`, 1 x m), like AggRow.h/AggCol.h: a strict `<`/`>` scan from the first
@@ -340,7 +345,7 @@ def idx_kernel(kind: str, axis: str) -> Callable[[np.ndarray], np.ndarray]:
         raise DaphneRuntimeError(f"unknown arg-aggregation idx{kind} {axis}")
 
     def kernel(X) -> np.ndarray:
-        from runtime.values import as_dense
+        from daphnec.runtime.values import as_dense
 
         A = as_dense(X)
         lane = 1 if axis == "row" else 0  # numpy axis scanned per output element
@@ -361,4 +366,3 @@ def idx_kernel(kind: str, axis: str) -> Callable[[np.ndarray], np.ndarray]:
 
     kernel.__name__ = f"idx{kind}{'Row' if axis == 'row' else 'Col'}"
     return kernel
-

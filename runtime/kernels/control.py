@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
+from daphnec.runtime.errors import DaphneRuntimeError
 
 
 def for_range(start: int, stop: int, step: int | None = None) -> tuple[int, int]:

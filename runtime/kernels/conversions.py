@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.values import as_dense, float_array_to_int
+from daphnec.runtime.values import as_dense, float_array_to_int
 
 _F = np.float32
 

@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.values import as_dense
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.values import as_dense
 
 CUM_KINDS: tuple[str, ...] = ("sum", "prod", "min", "max")
 

@@ -17,8 +17,8 @@ import time
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.values import FLOAT_VTS, INT_VTS, cast_scalar, dtype_of, object_matrix, wrap_int
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.values import FLOAT_VTS, INT_VTS, cast_scalar, dtype_of, object_matrix, wrap_int
 
 # ---------------------------------------------------------------------------------------------------------------------
 # fill, matrix literals, now
@@ -46,7 +46,8 @@ def matrix_from_values(values: list, rows: int, cols: int, vt: str) -> np.ndarra
     _check_dims("matrix literal", rows, cols)
     if len(values) != rows * cols:
         raise DaphneRuntimeError(
-            f"matrix literal: {len(values)} values do not fit a {rows}x{cols} matrix ({rows * cols} cells)")
+            f"matrix literal: {len(values)} values do not fit a {rows}x{cols} matrix ({rows * cols} cells)"
+        )
     cast = [cast_scalar(v, vt) for v in values]
     if vt == "str":
         return object_matrix(cast, rows, cols)
@@ -61,6 +62,7 @@ def now() -> int:
 # ---------------------------------------------------------------------------------------------------------------------
 # seq
 # ---------------------------------------------------------------------------------------------------------------------
+
 
 def seq(frm, to, inc, vt: str) -> np.ndarray:
     """`seq(from, to, inc)`: an inclusive arithmetic sequence as a column matrix (DAPHNE's Seq.h).
@@ -138,7 +140,7 @@ class MT19937:
         if avail == 0:
             return self._bg.random_raw(n)
         take = min(avail, n)
-        head = np.array(self._buf[self._pos:self._pos + take], dtype=np.uint64)
+        head = np.array(self._buf[self._pos : self._pos + take], dtype=np.uint64)
         self._pos += take
         return np.concatenate([head, self._bg.random_raw(n - take)])
 
@@ -269,8 +271,9 @@ def check_rand_args(rows: int, cols: int, lo, hi, sparsity: float, vt: str) -> N
     if lo > hi:
         raise DaphneRuntimeError("RandMatrix - min must be <= max")
     if not lo and not hi:
-        raise DaphneRuntimeError("RandMatrix - min and max must not both be zero, consider setting sparsity to zero "
-                                 "instead")
+        raise DaphneRuntimeError(
+            "RandMatrix - min and max must not both be zero, consider setting sparsity to zero instead"
+        )
     if not 0.0 <= sparsity <= 1.0:
         raise DaphneRuntimeError("sparsity has to be in the interval [0.0, 1.0]")
 
@@ -329,6 +332,7 @@ def _knuth_select(gen: MT19937, n: int, limit: int) -> list[int]:
 # ---------------------------------------------------------------------------------------------------------------------
 # sample, diagMatrix
 # ---------------------------------------------------------------------------------------------------------------------
+
 
 def _canonical(gen: MT19937, vt: str) -> float:
     """libstdc++ `generate_canonical<vt>` on a 32-bit engine (two draws for double, one for float)."""
@@ -430,7 +434,7 @@ def _sample_reals(gen: MT19937, range_: float, size: int, with_replacement: bool
 
 def diag_matrix(arg) -> np.ndarray:
     """`diagMatrix(arg)`: the n x 1 column `arg` on the diagonal of an n x n zero matrix (DiagMatrix.h)."""
-    from runtime.values import as_dense
+    from daphnec.runtime.values import as_dense
 
     arg = as_dense(arg)
     r, c = arg.shape
@@ -442,4 +446,3 @@ def diag_matrix(arg) -> np.ndarray:
         res = np.zeros((r, r), dtype=arg.dtype)
     res[np.arange(r), np.arange(r)] = arg[:, 0]
     return res
-

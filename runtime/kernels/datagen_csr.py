@@ -28,9 +28,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.kernels.datagen import check_rand_args
-from runtime.values import FLOAT_VTS, cast_scalar, csr_from_parts, dtype_of
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.kernels.datagen import check_rand_args
+from daphnec.runtime.values import FLOAT_VTS, cast_scalar, csr_from_parts, dtype_of
 
 _M = 2147483647  # 2^31 - 1
 _A = 16807
@@ -64,7 +64,7 @@ class MinstdRand0:
         powers = _powers()
         for start in range(0, n, _BLOCK):
             k = min(_BLOCK, n - start)
-            out[start:start + k] = x * powers[:k] % _M
+            out[start : start + k] = x * powers[:k] % _M
             x = int(out[start + k - 1])
         self.pos += n
         return out
@@ -214,6 +214,7 @@ def _nnz_per_row(gen: MinstdRand0, rows: int, cols: int, nnz: int, grow: bool) -
 # distinct columns per row
 # ---------------------------------------------------------------------------------------------------------------------
 
+
 class _Stream:
     """Buffered draws of one distribution: every row takes its columns from the same stream of draws, so the
     stream is drawn once and only cut into rows; the engine is set to just after the last value used."""
@@ -240,7 +241,7 @@ def _distinct_one(stream: _Stream, p: int, need: int) -> tuple[np.ndarray, int]:
     seen: set[int] = set()
     while len(seen) < need:
         stream.ensure(p + need - len(seen))
-        for v in stream.vals[p:p + need - len(seen)].tolist():
+        for v in stream.vals[p : p + need - len(seen)].tolist():
             seen.add(v)
             p += 1
             if len(seen) == need:
@@ -264,17 +265,17 @@ def _distinct_per_row(gen: MinstdRand0, cols: int, need: np.ndarray) -> np.ndarr
         total = int(bounds[r2] - bounds[r])
         stream.ensure(p + total)
         seg = np.repeat(np.arange(r2 - r, dtype=np.int64), need[r:r2])
-        keys = np.sort(seg * cols + stream.vals[p:p + total])
+        keys = np.sort(seg * cols + stream.vals[p : p + total])
         repeats = np.flatnonzero(keys[1:] == keys[:-1])
         bad = r2 if repeats.size == 0 else r + int(keys[repeats[0]] // cols)
         good = int(bounds[bad] - bounds[r])
-        out[bounds[r]:bounds[bad]] = keys[:good] % cols
+        out[bounds[r] : bounds[bad]] = keys[:good] % cols
         p += good
         if bad == r2:
             window = min(2 * window, max(1, (1 << 16) // max(1, total // window)))
             r = r2
             continue
-        out[bounds[bad]:bounds[bad + 1]], p = _distinct_one(stream, p, int(need[bad]))
+        out[bounds[bad] : bounds[bad + 1]], p = _distinct_one(stream, p, int(need[bad]))
         window = max(1, 2 * (bad - r))
         r = bad + 1
     stream.finish(p)

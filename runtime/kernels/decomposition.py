@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.kernels.meta import is_symmetric
-from runtime.values import as_dense
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.kernels.meta import is_symmetric
+from daphnec.runtime.values import as_dense
 
 
 def eigen(X) -> tuple[np.ndarray, np.ndarray]:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.values import as_dense
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.values import as_dense
 
 _U32 = 0xFFFFFFFF
 

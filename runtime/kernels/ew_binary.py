@@ -22,8 +22,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.values import (
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.values import (
     FLOAT_VTS,
     INT_RANGES,
     INT_VTS,
@@ -45,9 +45,26 @@ from runtime.values import (
 
 #: DaphneDSL name -> DAPHNE IR op name (used in error messages).
 OP_NAMES: dict[str, str] = {
-    "add": "ewAdd", "sub": "ewSub", "mul": "ewMul", "div": "ewDiv", "pow": "ewPow", "mod": "ewMod", "log": "ewLog",
-    "min": "ewMin", "max": "ewMax", "and": "ewAnd", "or": "ewOr", "xor": "ewXor", "bitwiseAnd": "ewBitwiseAnd",
-    "concat": "ewConcat", "eq": "ewEq", "neq": "ewNeq", "lt": "ewLt", "le": "ewLe", "gt": "ewGt", "ge": "ewGe",
+    "add": "ewAdd",
+    "sub": "ewSub",
+    "mul": "ewMul",
+    "div": "ewDiv",
+    "pow": "ewPow",
+    "mod": "ewMod",
+    "log": "ewLog",
+    "min": "ewMin",
+    "max": "ewMax",
+    "and": "ewAnd",
+    "or": "ewOr",
+    "xor": "ewXor",
+    "bitwiseAnd": "ewBitwiseAnd",
+    "concat": "ewConcat",
+    "eq": "ewEq",
+    "neq": "ewNeq",
+    "lt": "ewLt",
+    "le": "ewLe",
+    "gt": "ewGt",
+    "ge": "ewGe",
 }
 BINARY_OPS: tuple[str, ...] = tuple(OP_NAMES)
 CMP_OPS = frozenset(("eq", "neq", "lt", "le", "gt", "ge"))
@@ -59,6 +76,7 @@ _INF = math.inf
 # ---------------------------------------------------------------------------------------------------------------------
 # Type rules (shared with the compiler's type inference)
 # ---------------------------------------------------------------------------------------------------------------------
+
 
 def result_vt(op: str, lhs_vt: str, rhs_vt: str) -> str:
     """Result value type of `lhs op rhs` (DaphneOps.td traits: ValueTypeFromArgs / ...FP / ...Int).
@@ -95,6 +113,7 @@ def _default_result_vt(op: str, vt: str) -> str:
 # ---------------------------------------------------------------------------------------------------------------------
 # IEEE helpers for Python floats (Python raises where C returns inf/nan)
 # ---------------------------------------------------------------------------------------------------------------------
+
 
 def _fdiv(a: float, b: float) -> float:
     """IEEE division: x/0 is +-inf, 0/0 is -nan (x86 default NaN)."""
@@ -171,18 +190,28 @@ def _max(a, b):
 
 
 _CMP_FUNCS: dict[str, Callable] = {
-    "eq": lambda a, b: a == b, "neq": lambda a, b: a != b, "lt": lambda a, b: a < b,
-    "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
+    "eq": lambda a, b: a == b,
+    "neq": lambda a, b: a != b,
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+    "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b,
 }
 _CMP_INT: dict[str, Callable] = {
-    "eq": lambda a, b: 1 if a == b else 0, "neq": lambda a, b: 1 if a != b else 0,
-    "lt": lambda a, b: 1 if a < b else 0, "le": lambda a, b: 1 if a <= b else 0,
-    "gt": lambda a, b: 1 if a > b else 0, "ge": lambda a, b: 1 if a >= b else 0,
+    "eq": lambda a, b: 1 if a == b else 0,
+    "neq": lambda a, b: 1 if a != b else 0,
+    "lt": lambda a, b: 1 if a < b else 0,
+    "le": lambda a, b: 1 if a <= b else 0,
+    "gt": lambda a, b: 1 if a > b else 0,
+    "ge": lambda a, b: 1 if a >= b else 0,
 }
 _CMP_FLOAT: dict[str, Callable] = {
-    "eq": lambda a, b: 1.0 if a == b else 0.0, "neq": lambda a, b: 1.0 if a != b else 0.0,
-    "lt": lambda a, b: 1.0 if a < b else 0.0, "le": lambda a, b: 1.0 if a <= b else 0.0,
-    "gt": lambda a, b: 1.0 if a > b else 0.0, "ge": lambda a, b: 1.0 if a >= b else 0.0,
+    "eq": lambda a, b: 1.0 if a == b else 0.0,
+    "neq": lambda a, b: 1.0 if a != b else 0.0,
+    "lt": lambda a, b: 1.0 if a < b else 0.0,
+    "le": lambda a, b: 1.0 if a <= b else 0.0,
+    "gt": lambda a, b: 1.0 if a > b else 0.0,
+    "ge": lambda a, b: 1.0 if a >= b else 0.0,
 }
 
 
@@ -258,17 +287,21 @@ def _fast_scalar(op: str, vt: str, res_vt: str) -> Callable | None:
         lo, hi = INT_RANGES[vt]
         span = hi - lo
         if op == "add":
+
             def k(a, b, _lo=lo, _hi=hi, _s=span):
                 r = a + b
                 return r if _lo <= r <= _hi else ((r - _lo) & _s) + _lo
         elif op == "sub":
+
             def k(a, b, _lo=lo, _hi=hi, _s=span):
                 r = a - b
                 return r if _lo <= r <= _hi else ((r - _lo) & _s) + _lo
         else:
+
             def k(a, b, _lo=lo, _hi=hi, _s=span):
                 r = a * b
                 return r if _lo <= r <= _hi else ((r - _lo) & _s) + _lo
+
         return k
     if vt == "f64" and res_vt == "f64":
         if op == "add":
@@ -309,16 +342,29 @@ def _raw_scalar(op: str, vt: str) -> tuple[Callable, str]:
     if op == "xor":
         return (lambda a, b: bool(a) != bool(b)), "bool"
     if vt in FLOAT_VTS:
-        table = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-                 "div": _fdiv, "pow": _fpow, "mod": _fmod, "log": _flog}
+        table = {
+            "add": lambda a, b: a + b,
+            "sub": lambda a, b: a - b,
+            "mul": lambda a, b: a * b,
+            "div": _fdiv,
+            "pow": _fpow,
+            "mod": _fmod,
+            "log": _flog,
+        }
         if op not in table:
             raise _unsupported(op, vt)
         return table[op], "float"
     if vt in INT_VTS or vt == "bool":  # bool arithmetic happens in int (C++ integral promotion)
-        table_i = {"add": (lambda a, b: a + b, "int"), "sub": (lambda a, b: a - b, "int"),
-                   "mul": (lambda a, b: a * b, "int"), "div": (_tdiv, "int"), "pow": (_ipow, "float"),
-                   "mod": (_imod, "float"), "log": (lambda a, b: _flog(float(a), float(b)), "float"),
-                   "bitwiseAnd": (lambda a, b: a & b, "int")}
+        table_i = {
+            "add": (lambda a, b: a + b, "int"),
+            "sub": (lambda a, b: a - b, "int"),
+            "mul": (lambda a, b: a * b, "int"),
+            "div": (_tdiv, "int"),
+            "pow": (_ipow, "float"),
+            "mod": (_imod, "float"),
+            "log": (lambda a, b: _flog(float(a), float(b)), "float"),
+            "bitwiseAnd": (lambda a, b: a & b, "int"),
+        }
         if op not in table_i:
             raise _unsupported(op, vt)
         fn, kind = table_i[op]
@@ -408,6 +454,7 @@ def _build_matrix(op: str, vt: str, res_vt: str) -> Callable:
 # zero-preserving ops (`X * 2`, `X + Y` of two CSR matrices, `X * D`) never densify.
 # ---------------------------------------------------------------------------------------------------------------------
 
+
 def _is_matrix(x) -> bool:
     return isinstance(x, np.ndarray) or is_csr(x)
 
@@ -493,8 +540,14 @@ def _trunc_div(a, b):
 def _matrix_core(op: str, vt: str) -> Callable:
     """Vectorised implementation returning an array (dtype fixed up by the caller)."""
     if op in CMP_OPS:
-        return {"eq": np.equal, "neq": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
-                "ge": np.greater_equal}[op]
+        return {
+            "eq": np.equal,
+            "neq": np.not_equal,
+            "lt": np.less,
+            "le": np.less_equal,
+            "gt": np.greater,
+            "ge": np.greater_equal,
+        }[op]
     if op == "min":
         return lambda a, b: np.where(b < a, b, a)
     if op == "max":
@@ -509,8 +562,15 @@ def _matrix_core(op: str, vt: str) -> Callable:
         f = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}[op]
         return lambda a, b: f(a != 0, b != 0)
     if vt in FLOAT_VTS:
-        table = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "pow": np.power,
-                 "mod": np.fmod, "log": lambda a, b: np.log(a) / np.log(b)}
+        table = {
+            "add": np.add,
+            "sub": np.subtract,
+            "mul": np.multiply,
+            "div": np.divide,
+            "pow": np.power,
+            "mod": np.fmod,
+            "log": lambda a, b: np.log(a) / np.log(b),
+        }
         if op not in table:
             raise _unsupported(op, vt)
         return table[op]
@@ -531,9 +591,11 @@ def _int_core(op: str, vt: str) -> Callable:
     if op == "pow":
         return lambda a, b: float_array_to_int(np.power(_as_f64(a), _as_f64(b)), vt)
     if op == "mod":
+
         def mod(a, b):
             _check_zero(b)
             return float_array_to_int(np.fmod(_as_f64(a), _as_f64(b)), vt)
+
         return mod
     if op == "log":
         return lambda a, b: np.log(_as_f64(a)) / np.log(_as_f64(b))

@@ -21,9 +21,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.printing import format_scalar
-from runtime.values import (
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.printing import format_scalar
+from daphnec.runtime.values import (
     FLOAT_VTS,
     INT_VTS,
     NEG_NAN,
@@ -40,8 +40,29 @@ from runtime.values import (
     wrap_int,
 )
 
-UNARY_OPS: tuple[str, ...] = ("minus", "abs", "sign", "exp", "ln", "sqrt", "round", "floor", "ceil", "sin", "cos",
-                              "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "isNan", "lower", "upper")
+UNARY_OPS: tuple[str, ...] = (
+    "minus",
+    "abs",
+    "sign",
+    "exp",
+    "ln",
+    "sqrt",
+    "round",
+    "floor",
+    "ceil",
+    "sin",
+    "cos",
+    "tan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asin",
+    "acos",
+    "atan",
+    "isNan",
+    "lower",
+    "upper",
+)
 OP_NAMES: dict[str, str] = {op: "ew" + op[0].upper() + op[1:] for op in UNARY_OPS}
 SAME_TYPE_OPS = frozenset(("minus", "abs", "sign", "round", "floor", "ceil", "isNan"))
 FP_OPS = frozenset(("exp", "ln", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan"))
@@ -82,6 +103,7 @@ def _domain_error(op: str, x) -> DaphneRuntimeError:
 # Scalar float implementations (C libm semantics on Python floats)
 # ---------------------------------------------------------------------------------------------------------------------
 
+
 def _c_round(x: float) -> float:
     """C `round`: half away from zero; keeps the sign of zero; inf/nan unchanged."""
     if x != x or x in (math.inf, -math.inf):
@@ -117,6 +139,7 @@ def _sign(x):
 
 def _libm(fn: Callable[[float], float], np_fn: Callable) -> Callable[[float], float]:
     """Wrap a `math` function so that domain/overflow errors give the C result (via numpy) instead of raising."""
+
     def f(x: float) -> float:
         try:
             return fn(x)
@@ -124,21 +147,47 @@ def _libm(fn: Callable[[float], float], np_fn: Callable) -> Callable[[float], fl
             with np.errstate(all="ignore"):
                 r = float(np_fn(np.float64(x)))
             return NEG_NAN if r != r and x == x else r
+
     return f
 
 
 _FLOAT_FUNCS: dict[str, Callable[[float], float]] = {
-    "exp": _libm(math.exp, np.exp), "ln": _libm(math.log, np.log), "sqrt": _libm(math.sqrt, np.sqrt),
-    "sin": _libm(math.sin, np.sin), "cos": _libm(math.cos, np.cos), "tan": _libm(math.tan, np.tan),
-    "sinh": _libm(math.sinh, np.sinh), "cosh": _libm(math.cosh, np.cosh), "tanh": math.tanh,
-    "asin": _libm(math.asin, np.arcsin), "acos": _libm(math.acos, np.arccos), "atan": math.atan,
-    "round": _c_round, "floor": _c_floor, "ceil": _c_ceil, "abs": abs, "minus": float.__neg__,
+    "exp": _libm(math.exp, np.exp),
+    "ln": _libm(math.log, np.log),
+    "sqrt": _libm(math.sqrt, np.sqrt),
+    "sin": _libm(math.sin, np.sin),
+    "cos": _libm(math.cos, np.cos),
+    "tan": _libm(math.tan, np.tan),
+    "sinh": _libm(math.sinh, np.sinh),
+    "cosh": _libm(math.cosh, np.cosh),
+    "tanh": math.tanh,
+    "asin": _libm(math.asin, np.arcsin),
+    "acos": _libm(math.acos, np.arccos),
+    "atan": math.atan,
+    "round": _c_round,
+    "floor": _c_floor,
+    "ceil": _c_ceil,
+    "abs": abs,
+    "minus": float.__neg__,
 }
 
 _NP_FUNCS: dict[str, Callable] = {
-    "exp": np.exp, "ln": np.log, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos, "tan": np.tan, "sinh": np.sinh,
-    "cosh": np.cosh, "tanh": np.tanh, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
-    "floor": np.floor, "ceil": np.ceil, "abs": np.abs, "minus": np.negative,
+    "exp": np.exp,
+    "ln": np.log,
+    "sqrt": np.sqrt,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "tanh": np.tanh,
+    "asin": np.arcsin,
+    "acos": np.arccos,
+    "atan": np.arctan,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "abs": np.abs,
+    "minus": np.negative,
 }
 
 
@@ -192,6 +241,7 @@ def _float_scalar(op: str, vt_in: str, vt_out: str) -> Callable:
             if _lo > x or (_hi is not None and x > _hi):
                 raise _domain_error(op, x)
             return _inner(x)
+
     post = _float_post(vt_out, calc_vt)
     if pre is None and post is None:
         return core
@@ -270,6 +320,7 @@ def _build_matrix(op: str, vt_in: str, vt_out: str) -> Callable:
             out = np.empty(X.shape, dtype=object)
             out.ravel()[:] = [s.translate(table) for s in X.ravel().tolist()]
             return out
+
         return str_kernel
     if vt_in == "str":
         raise DaphneRuntimeError(f"{name}: operation is not supported on value type str")
@@ -340,9 +391,11 @@ def _float_matrix_core(op: str) -> Callable:
         return _round_array
     fn = _NP_FUNCS[op]
     if op in _DOMAINS:
+
         def checked(A):
             _check_domain(op, A)
             return _nan_sign_fix(fn(A), A)
+
         return checked
     if op in ("sin", "cos", "tan"):
         return lambda A: _nan_sign_fix(fn(A), A)
@@ -351,8 +404,15 @@ def _float_matrix_core(op: str) -> Callable:
 
 def _int_matrix_core(op: str, vt: str) -> Callable:
     if vt == "bool":
-        as_int = {"minus": lambda A: A, "abs": lambda A: A, "sign": lambda A: A, "round": lambda A: A,
-                  "floor": lambda A: A, "ceil": lambda A: A, "isNan": lambda A: np.zeros_like(A)}
+        as_int = {
+            "minus": lambda A: A,
+            "abs": lambda A: A,
+            "sign": lambda A: A,
+            "round": lambda A: A,
+            "floor": lambda A: A,
+            "ceil": lambda A: A,
+            "isNan": lambda A: np.zeros_like(A),
+        }
         if op not in as_int:
             raise DaphneRuntimeError(f"{OP_NAMES.get(op, op)}: operation is not supported on value type bool")
         return as_int[op]

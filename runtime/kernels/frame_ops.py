@@ -14,9 +14,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.frame import Frame, default_label
-from runtime.values import as_dense, cast_matrix, cast_scalar, dtype_of, vt_of
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.frame import Frame, default_label
+from daphnec.runtime.values import as_dense, cast_matrix, cast_scalar, dtype_of, vt_of
 
 Selector = None | int | float | str | tuple | np.ndarray
 
@@ -39,7 +39,8 @@ def _position(name: str, p: object, axis: int, F: Frame) -> int:
     j = i + n if i < 0 else i
     if not 0 <= j < n:
         raise DaphneRuntimeError(
-            f"{name}: {_AXIS[axis]} index {i} is out of bounds for a frame of shape {_shape_txt(F)}")
+            f"{name}: {_AXIS[axis]} index {i} is out of bounds for a frame of shape {_shape_txt(F)}"
+        )
     return j
 
 
@@ -52,7 +53,8 @@ def _range(name: str, lo: object, hi: object, axis: int, F: Frame) -> slice:
     for what, v, v2 in (("start", s, s2), ("end", e, e2)):
         if not 0 <= v2 <= n:
             raise DaphneRuntimeError(
-                f"{name}: {_AXIS[axis]} range {what} {v} is out of bounds for a frame of shape {_shape_txt(F)}")
+                f"{name}: {_AXIS[axis]} range {what} {v} is out of bounds for a frame of shape {_shape_txt(F)}"
+            )
     if s2 > e2:
         raise DaphneRuntimeError(f"{name}: {_AXIS[axis]} range {s}:{e} has its start after its end")
     return slice(s2, e2)
@@ -75,7 +77,8 @@ def _positions(name: str, sel: np.ndarray, axis: int, F: Frame) -> np.ndarray:
     if bad.any():
         p = flat[np.flatnonzero(bad)[0]]
         raise DaphneRuntimeError(
-            f"{name}: {_AXIS[axis]} index {int(p)} is out of bounds for a frame of shape {_shape_txt(F)}")
+            f"{name}: {_AXIS[axis]} index {int(p)} is out of bounds for a frame of shape {_shape_txt(F)}"
+        )
     return flat.astype(np.int64)
 
 
@@ -116,7 +119,8 @@ def filter_rows(F: Frame, bits: np.ndarray) -> Frame:
     if not isinstance(bits, np.ndarray) or bits.ndim != 2 or 1 not in bits.shape or bits.size != F.nrow:
         got = f"{bits.shape[0]}x{bits.shape[1]}" if isinstance(bits, np.ndarray) and bits.ndim == 2 else "?"
         raise DaphneRuntimeError(
-            f"filterRow: the bit vector ({got}) must have one entry per row of the frame ({_shape_txt(F)})")
+            f"filterRow: the bit vector ({got}) must have one entry per row of the frame ({_shape_txt(F)})"
+        )
     flat = bits.ravel()
     if flat.dtype == object:
         raise DaphneRuntimeError("filterRow: the bit vector must be numeric")
@@ -178,7 +182,8 @@ def set_col_labels(F: Frame, *labels: str) -> Frame:
     if len(labels) != F.ncol:
         raise DaphneRuntimeError(
             f"setColLabels: the number of given labels ({len(labels)}) does not match the number of columns of the "
-            f"given frame ({F.ncol})")
+            f"given frame ({F.ncol})"
+        )
     return F.with_labels(labels)
 
 
@@ -200,7 +205,8 @@ def cbind(lhs: Frame, rhs: Frame) -> Frame:
     """`cbind(F, G)`: the columns of both frames side by side; labels must stay unique."""
     if lhs.nrow != rhs.nrow:
         raise DaphneRuntimeError(
-            f"cbind: both input frames must have the same number of rows, got {lhs.nrow} and {rhs.nrow}")
+            f"cbind: both input frames must have the same number of rows, got {lhs.nrow} and {rhs.nrow}"
+        )
     return Frame(lhs.columns + rhs.columns, lhs.labels + rhs.labels, who="cbind")
 
 
@@ -209,12 +215,14 @@ def rbind(ups: Frame, lows: Frame) -> Frame:
     if ups.ncol != lows.ncol:
         raise DaphneRuntimeError(
             f"rbind: the two operands must have the same number of columns, but ups has {ups.ncol} and lows has "
-            f"{lows.ncol} columns")
+            f"{lows.ncol} columns"
+        )
     if ups.schema != lows.schema:
         raise DaphneRuntimeError(f"rbind: ups and lows must have the same schema, got {ups.schema} and {lows.schema}")
     if ups.labels != lows.labels:
         raise DaphneRuntimeError(
-            f"rbind: ups and lows must have the same column names, got {ups.labels} and {lows.labels}")
+            f"rbind: ups and lows must have the same column names, got {ups.labels} and {lows.labels}"
+        )
     cols = [np.concatenate([a, b]) for a, b in zip(ups.columns, lows.columns, strict=True)]
     return Frame(cols, ups.labels, who="rbind")
 
@@ -233,8 +241,9 @@ def _key(F: Frame, label: str, who: str, side: str) -> np.ndarray:
     try:
         return F.columns[F.column_index(label)]
     except DaphneRuntimeError as e:
-        raise DaphneRuntimeError(f"{who}: the {side} frame has no column labeled '{label}' "
-                                 f"(labels: {', '.join(F.labels)})") from e
+        raise DaphneRuntimeError(
+            f"{who}: the {side} frame has no column labeled '{label}' (labels: {', '.join(F.labels)})"
+        ) from e
 
 
 def _comparable(lk: np.ndarray, rk: np.ndarray, who: str) -> tuple[np.ndarray, np.ndarray]:
@@ -391,11 +400,14 @@ def group(F: Frame, *labels: str, n_keys: int, funcs: Sequence[str]) -> Frame:
 def _row_ids(lhs: Frame, rhs: Frame, who: str) -> tuple[Frame, np.ndarray]:
     """The rows of lhs then rhs as one frame, plus an id per row (equal rows, equal ids)."""
     if lhs.ncol != rhs.ncol:
-        raise DaphneRuntimeError(f"{who}: both frames must have the same number of columns, got {lhs.ncol} and "
-                                 f"{rhs.ncol}")
+        raise DaphneRuntimeError(
+            f"{who}: both frames must have the same number of columns, got {lhs.ncol} and {rhs.ncol}"
+        )
     if lhs.schema != rhs.schema:
-        raise DaphneRuntimeError(f"{who}: both frames must have the same column value types, got "
-                                 f"[{', '.join(lhs.schema)}] and [{', '.join(rhs.schema)}]")
+        raise DaphneRuntimeError(
+            f"{who}: both frames must have the same column value types, got "
+            f"[{', '.join(lhs.schema)}] and [{', '.join(rhs.schema)}]"
+        )
     both = Frame([np.concatenate([a, b]) for a, b in zip(lhs.columns, rhs.columns, strict=True)], lhs.labels, who=who)
     gid, _ = group_ids(both.columns, both.nrow)
     return both, gid

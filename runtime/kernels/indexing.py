@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.frame import Frame
-from runtime.kernels import frame_ops
-from runtime.values import as_dense, cast_matrix, cast_scalar, csr_from_parts, is_csr, vt_of
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.frame import Frame
+from daphnec.runtime.kernels import frame_ops
+from daphnec.runtime.values import as_dense, cast_matrix, cast_scalar, csr_from_parts, is_csr, vt_of
 
 Selector = None | int | tuple | np.ndarray
 
@@ -41,7 +41,8 @@ def _normalize(name: str, sel: Selector, axis: int, X: np.ndarray) -> slice | np
         j = i + n if i < 0 else i
         if not 0 <= j < n:
             raise DaphneRuntimeError(
-                f"{name}: {_AXIS[axis]} index {i} is out of bounds for a matrix of shape {_shape_txt(X)}")
+                f"{name}: {_AXIS[axis]} index {i} is out of bounds for a matrix of shape {_shape_txt(X)}"
+            )
         return slice(j, j + 1)
     if isinstance(sel, tuple):
         start, stop = sel
@@ -51,14 +52,17 @@ def _normalize(name: str, sel: Selector, axis: int, X: np.ndarray) -> slice | np
         e2 = e + n if e < 0 else e
         if not 0 <= s2 <= n:
             raise DaphneRuntimeError(
-                f"{name}: {_AXIS[axis]} range start {s} is out of bounds for a matrix of shape {_shape_txt(X)}")
+                f"{name}: {_AXIS[axis]} range start {s} is out of bounds for a matrix of shape {_shape_txt(X)}"
+            )
         if not 0 <= e2 <= n:
             raise DaphneRuntimeError(
-                f"{name}: {_AXIS[axis]} range end {e} is out of bounds for a matrix of shape {_shape_txt(X)}")
+                f"{name}: {_AXIS[axis]} range end {e} is out of bounds for a matrix of shape {_shape_txt(X)}"
+            )
         if s2 > e2:
             raise DaphneRuntimeError(
                 f"{name}: {_AXIS[axis]} range {s}:{e} is empty-reversed (start > end) for a matrix of shape "
-                f"{_shape_txt(X)}")
+                f"{_shape_txt(X)}"
+            )
         return slice(s2, e2)
     if isinstance(sel, np.ndarray):
         return _positions(name, sel, axis, X)
@@ -69,7 +73,8 @@ def _positions(name: str, sel: np.ndarray, axis: int, X: np.ndarray) -> np.ndarr
     """A position matrix as a flat int64 array (floats floored), bounds-checked."""
     if sel.ndim == 2 and sel.shape[0] != 1 and sel.shape[1] != 1:
         raise DaphneRuntimeError(
-            f"{name}: a {_AXIS[axis]} position list must be a single column (or row), got {_shape_txt(sel)}")
+            f"{name}: a {_AXIS[axis]} position list must be a single column (or row), got {_shape_txt(sel)}"
+        )
     flat = sel.ravel()
     if flat.dtype.kind == "f":
         if np.isnan(flat).any():
@@ -83,9 +88,10 @@ def _positions(name: str, sel: np.ndarray, axis: int, X: np.ndarray) -> np.ndarr
     bad = (pos < 0) | (pos >= n)
     if bad.any():
         p = pos[np.flatnonzero(bad)[0]]
-        p = int(p) if abs(float(p)) < 2 ** 63 else p
+        p = int(p) if abs(float(p)) < 2**63 else p
         raise DaphneRuntimeError(
-            f"{name}: {_AXIS[axis]} index {p} is out of bounds for a matrix of shape {_shape_txt(X)}")
+            f"{name}: {_AXIS[axis]} index {p} is out of bounds for a matrix of shape {_shape_txt(X)}"
+        )
     return pos.astype(np.int64)
 
 
@@ -111,7 +117,7 @@ def _csr_extract(X, r: slice | np.ndarray, c: slice | np.ndarray):
     arrays (a view: run-time values are never mutated); anything else goes through scipy's CSR indexing."""
     if isinstance(r, slice) and isinstance(c, slice) and (c.start, c.stop) == (0, X.shape[1]):
         lo, hi = X.indptr[r.start], X.indptr[r.stop]
-        indptr = (X.indptr[r.start:r.stop + 1] - lo).astype(X.indices.dtype)  # one index type: no copy in scipy
+        indptr = (X.indptr[r.start : r.stop + 1] - lo).astype(X.indices.dtype)  # one index type: no copy in scipy
         return csr_from_parts(X.data[lo:hi], X.indices[lo:hi], indptr, (r.stop - r.start, X.shape[1]))
     res = X[r][:, c] if isinstance(r, np.ndarray) and isinstance(c, np.ndarray) else X[r, c]
     res = res.tocsr()
@@ -134,7 +140,8 @@ def insert(X: np.ndarray, rows: Selector, cols: Selector, value) -> np.ndarray:
         if value.shape != (nr, nc):
             raise DaphneRuntimeError(
                 f"insert: shape mismatch: the indexed region is {nr}x{nc}, but the inserted matrix is "
-                f"{_shape_txt(value)}")
+                f"{_shape_txt(value)}"
+            )
         v = cast_matrix(value, vt)
     else:
         v = cast_scalar(value, vt)
@@ -154,7 +161,8 @@ def _bits(name: str, bits: np.ndarray, n: int, axis: int, X: np.ndarray) -> np.n
     if bits.ndim != 2 or (bits.shape[0] != 1 and bits.shape[1] != 1) or flat.size != n:
         raise DaphneRuntimeError(
             f"{name}: the bit vector ({_shape_txt(bits)}) must have one entry per {_AXIS[axis]} of the matrix "
-            f"({_shape_txt(X)})")
+            f"({_shape_txt(X)})"
+        )
     if flat.dtype == object:
         raise DaphneRuntimeError(f"{name}: the bit vector must be numeric")
     ok = (flat == 0) | (flat == 1)

@@ -14,11 +14,11 @@ import os
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.frame import Frame
-from runtime.io import atomic, csv, dbdf, mtx
-from runtime.io.meta import FileMeta, frame_meta_json, matrix_meta_json, read_meta
-from runtime.values import is_csr, vt_of
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.frame import Frame
+from daphnec.runtime.io import atomic, csv, dbdf, mtx
+from daphnec.runtime.io.meta import FileMeta, frame_meta_json, matrix_meta_json, read_meta
+from daphnec.runtime.values import is_csr, vt_of
 
 READ_MATRIX_EXTS = (".csv", ".mtx", ".dbdf")
 WRITE_MATRIX_EXTS = (".csv", ".dbdf", ".mtx")
@@ -32,8 +32,9 @@ def extension(filename: str) -> str:
 def _unsupported(who: str, filename: str, exts: tuple[str, ...]) -> DaphneRuntimeError:
     ext = extension(filename)
     shown = f"'{ext}'" if ext else "(none)"
-    return DaphneRuntimeError(f"{who}: file extension {shown} of '{filename}' is not supported "
-                              f"(supported: {', '.join(exts)})")
+    return DaphneRuntimeError(
+        f"{who}: file extension {shown} of '{filename}' is not supported (supported: {', '.join(exts)})"
+    )
 
 
 def _check_readable(who: str, filename: str) -> None:
@@ -46,15 +47,17 @@ def _check_readable(who: str, filename: str) -> None:
 def _meta(who: str, filename: str) -> FileMeta:
     meta = read_meta(filename)
     if meta.is_hdfs:
-        raise DaphneRuntimeError(f"{who}: '{filename}' is marked as an HDFS file in its .meta; daphnec cannot read "
-                                 "from HDFS")
+        raise DaphneRuntimeError(
+            f"{who}: '{filename}' is marked as an HDFS file in its .meta; daphnec cannot read from HDFS"
+        )
     return meta
 
 
 def _check_same(who: str, filename: str, what: str, compiled: object, now: object) -> None:
     if compiled != now:
-        raise DaphneRuntimeError(f"{who}: the {what} in '{filename}.meta' changed since the script was compiled "
-                                 f"({compiled} then, {now} now)")
+        raise DaphneRuntimeError(
+            f"{who}: the {what} in '{filename}.meta' changed since the script was compiled ({compiled} then, {now} now)"
+        )
 
 
 # --- reading -------------------------------------------------------------------------------------------------------
@@ -88,14 +91,16 @@ def _read_matrix(filename: str, vt: str, sparse: bool, rows: int, cols: int):
         return dbdf.read(filename, r, c, vt, sparse)
     if sparse:
         if meta.num_non_zeros < 0:
-            raise DaphneRuntimeError(f"{who}: reading '{filename}' as a sparse (CSR) matrix needs \"numNonZeros\" "
-                                     "in its .meta")
+            raise DaphneRuntimeError(
+                f"{who}: reading '{filename}' as a sparse (CSR) matrix needs \"numNonZeros\" in its .meta"
+            )
         return csv.read_coo(filename, r, c, meta.num_non_zeros, vt, who)
     return csv.read_matrix(filename, r, c, vt, who)
 
 
-def read_frame(filename: str, *, schema: tuple[str, ...], labels: tuple[str, ...] | None = None,
-               rows: int = -1) -> Frame:
+def read_frame(
+    filename: str, *, schema: tuple[str, ...], labels: tuple[str, ...] | None = None, rows: int = -1
+) -> Frame:
     """`readFrame(filename)`: a CSV file with the column types and labels of its `.meta` (`labels` None: not known
     while compiling, so they are taken from the `.meta` now)."""
     try:

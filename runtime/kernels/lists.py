@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.values import is_csr, vt_of
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.values import is_csr, vt_of
 
 
 def element_kind(x: object) -> tuple[str, str]:
@@ -43,8 +43,9 @@ def create_list(*elems: object) -> DaphneList:
         raise DaphneRuntimeError("createList: expects at least one element")
     kinds = [element_kind(x) for x in elems]
     if any(k[1] != kinds[0][1] for k in kinds):
-        raise DaphneRuntimeError("createList: all elements must be matrices of the same value type, got "
-                                 + ", ".join(k[1] for k in kinds))
+        raise DaphneRuntimeError(
+            "createList: all elements must be matrices of the same value type, got " + ", ".join(k[1] for k in kinds)
+        )
     return DaphneList(elems, kinds[0])
 
 
@@ -67,7 +68,8 @@ def remove(lst: tuple, idx: int) -> tuple[DaphneList, object]:
     i = int(idx)
     if not 0 <= i < len(lst):
         raise DaphneRuntimeError(
-            f"remove: trying to remove element at position {i} from a list with {len(lst)} elements")
+            f"remove: trying to remove element at position {i} from a list with {len(lst)} elements"
+        )
     kind = _kind_of(lst)
     assert kind is not None
     return DaphneList(lst[:i] + lst[i + 1 :], kind), lst[i]
@@ -83,8 +85,8 @@ def get(lst: tuple, idx: int) -> object:
 
 def format_list(lst: tuple) -> str:
     """DAPHNE's `List::print`: `List(n, DenseMatrix, double)` and then every element."""
-    from runtime.printing import format_obj
-    from runtime.values import cpp_name
+    from daphnec.runtime.printing import format_obj
+    from daphnec.runtime.values import cpp_name
 
     dt, vt = _kind_of(lst) or ("DenseMatrix", "f64")
     return f"List({len(lst)}, {dt}, {cpp_name(vt)})\n" + "".join(format_obj(x) for x in lst)

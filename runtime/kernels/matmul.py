@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.values import cast_matrix, is_csr, vt_of
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.values import cast_matrix, is_csr, vt_of
 
 
 def matmul(A: np.ndarray, B: np.ndarray, vt: str) -> np.ndarray:
@@ -16,8 +16,9 @@ def matmul(A: np.ndarray, B: np.ndarray, vt: str) -> np.ndarray:
     """
     (ar, ac), (br, bc) = A.shape, B.shape
     if ac != br:
-        raise DaphneRuntimeError(f"matMul: shape mismatch: lhs {ar}x{ac}, rhs {br}x{bc} "
-                                 f"(#cols of lhs must equal #rows of rhs)")
+        raise DaphneRuntimeError(
+            f"matMul: shape mismatch: lhs {ar}x{ac}, rhs {br}x{bc} (#cols of lhs must equal #rows of rhs)"
+        )
     if vt == "str":
         raise DaphneRuntimeError("matMul: value type str is not supported")
     a, b = cast_matrix(A, vt), cast_matrix(B, vt)

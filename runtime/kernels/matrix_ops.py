@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.values import as_dense, dtype_of
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.values import as_dense, dtype_of
 
 
 def _matrix(X, who: str) -> np.ndarray:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.frame import Frame
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.frame import Frame
 
 
 def nrow(X: np.ndarray | Frame) -> int:
@@ -37,7 +37,7 @@ def as_scalar(X: np.ndarray):
 def is_symmetric(X) -> bool:
     """`isSymmetric(X)`: X[i, j] == X[j, i] for all i, j (IsSymmetric.h; a NaN off the diagonal makes it false,
     0x0 and 1x1 matrices are symmetric); a non-square matrix is an error."""
-    from runtime.values import as_dense
+    from daphnec.runtime.values import as_dense
 
     r, c = X.shape
     if r != c:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.values import cpp_name, vt_of
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.values import cpp_name, vt_of
 
 
 def stop(message: str = "") -> None:
@@ -20,7 +20,7 @@ def type_of(x: object) -> str:
         return f"DenseMatrix({x.shape[0]}x{x.shape[1]}, {cpp_name(vt_of(x))})"
     if isinstance(x, str):
         return "const char*"
-    from runtime.printing import format_obj
+    from daphnec.runtime.printing import format_obj
 
     if not isinstance(x, (bool, int, float)):
         return format_obj(x).split("\n", 1)[0]

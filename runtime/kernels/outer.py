@@ -11,9 +11,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.kernels import ew_binary
-from runtime.values import as_dense
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.kernels import ew_binary
+from daphnec.runtime.values import as_dense
 
 _cache: dict[tuple[str, str, str], Callable[[np.ndarray, np.ndarray], np.ndarray]] = {}
 

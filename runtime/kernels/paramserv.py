@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from runtime.kernels.lists import DaphneList
+from daphnec.runtime.kernels.lists import DaphneList
 
 
 def paramserv(
@@ -27,8 +27,8 @@ def paramserv(
     val_labels: object = None,
     **options: object,
 ) -> DaphneList:
-    from runtime.paramserv import paramserv as train
-    from runtime.paramserv.options import PSOptions
+    from daphnec.runtime.paramserv import paramserv as train
+    from daphnec.runtime.paramserv.options import PSOptions
 
     hp = hyperparams if hyperparams is not None else DaphneList((), ("DenseMatrix", "f64"))
     opts = PSOptions(hyperparams=hp, **options)  # type: ignore[arg-type]

@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.values import as_dense, cast_scalar, vt_of
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.values import as_dense, cast_scalar, vt_of
 
 
 def one_hot(arg, info) -> np.ndarray:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.values import csr_from_parts, is_csr, row_ids
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.values import csr_from_parts, is_csr, row_ids
 
 
 def reshape(X: np.ndarray, rows: int, cols: int) -> np.ndarray:
@@ -17,7 +17,8 @@ def reshape(X: np.ndarray, rows: int, cols: int) -> np.ndarray:
     r, c = X.shape
     if rows < 0 or cols < 0 or rows * cols != r * c:
         raise DaphneRuntimeError(
-            f"reshape: cannot reshape a {r}x{c} matrix ({r * c} cells) into {rows}x{cols} ({rows * cols} cells)")
+            f"reshape: cannot reshape a {r}x{c} matrix ({r * c} cells) into {rows}x{cols} ({rows * cols} cells)"
+        )
     if is_csr(X):
         return _csr_reshape(X, rows, cols)
     return np.ascontiguousarray(X).reshape(rows, cols)
@@ -45,8 +46,9 @@ def transpose(X: np.ndarray) -> np.ndarray:
 # cbind, rbind, reverse, order (matrices; CSR inputs are densified; `order` also sorts frames)
 # ---------------------------------------------------------------------------------------------------------------------
 
+
 def _dense_matrix(X, who: str) -> np.ndarray:
-    from runtime.values import as_dense
+    from daphnec.runtime.values import as_dense
 
     X = as_dense(X)
     if not isinstance(X, np.ndarray):
@@ -58,8 +60,10 @@ def cbind(lhs, rhs) -> np.ndarray:
     """`cbind(lhs, rhs)`: columns of `rhs` appended to those of `lhs` (same number of rows)."""
     a, b = _dense_matrix(lhs, "cbind"), _dense_matrix(rhs, "cbind")
     if a.shape[0] != b.shape[0]:
-        raise DaphneRuntimeError(f"cbind: shape mismatch: lhs {a.shape[0]}x{a.shape[1]}, rhs {b.shape[0]}x{b.shape[1]} "
-                                 f"(#rows of lhs and rhs must be equal)")
+        raise DaphneRuntimeError(
+            f"cbind: shape mismatch: lhs {a.shape[0]}x{a.shape[1]}, rhs {b.shape[0]}x{b.shape[1]} "
+            f"(#rows of lhs and rhs must be equal)"
+        )
     return np.ascontiguousarray(np.concatenate([a, b], axis=1))
 
 
@@ -67,8 +71,10 @@ def rbind(lhs, rhs) -> np.ndarray:
     """`rbind(lhs, rhs)`: rows of `rhs` appended to those of `lhs` (same number of columns)."""
     a, b = _dense_matrix(lhs, "rbind"), _dense_matrix(rhs, "rbind")
     if a.shape[1] != b.shape[1]:
-        raise DaphneRuntimeError(f"rbind: shape mismatch: lhs {a.shape[0]}x{a.shape[1]}, rhs {b.shape[0]}x{b.shape[1]} "
-                                 f"(#cols of lhs and rhs must be equal)")
+        raise DaphneRuntimeError(
+            f"rbind: shape mismatch: lhs {a.shape[0]}x{a.shape[1]}, rhs {b.shape[0]}x{b.shape[1]} "
+            f"(#cols of lhs and rhs must be equal)"
+        )
     return np.ascontiguousarray(np.concatenate([a, b], axis=0))
 
 
@@ -84,10 +90,10 @@ def order(arg, *keys):
     next columns), this is a stable lexicographic sort, each column ascending or descending. With
     `returnIndexes` the result is the permutation as an n x 1 matrix of positions (uint64).
     """
-    from runtime.frame import Frame
+    from daphnec.runtime.frame import Frame
 
     n = (len(keys) - 1) // 2
-    col_idxs, ascs, return_idxs = keys[:n], keys[n:2 * n], keys[-1]
+    col_idxs, ascs, return_idxs = keys[:n], keys[n : 2 * n], keys[-1]
     columns = arg.columns if isinstance(arg, Frame) else None
     if columns is None:
         arg = _dense_matrix(arg, "order")

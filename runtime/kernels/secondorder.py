@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from runtime.values import as_dense, cast_matrix, dtype_of
+from daphnec.runtime.values import as_dense, cast_matrix, dtype_of
 
 
 def map_matrix(x: np.ndarray, fn: Callable[[object], object], vt: str) -> np.ndarray:

@@ -29,16 +29,16 @@ from collections.abc import Callable
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.kernels.lists import DaphneList, element_kind
-from runtime.paramserv import stats as _stats
-from runtime.paramserv.options import PSOptions
-from runtime.paramserv.partition import Partition, partition, plans
-from runtime.paramserv.server import make_server
-from runtime.paramserv.stats import STATS, CallStats, EpochLog, EpochStats
-from runtime.paramserv.udf import as_list
-from runtime.paramserv.worker import Job, run_allreduce_worker, run_localsgd_worker, run_server_worker
-from runtime.values import is_csr
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.kernels.lists import DaphneList, element_kind
+from daphnec.runtime.paramserv import stats as _stats
+from daphnec.runtime.paramserv.options import PSOptions
+from daphnec.runtime.paramserv.partition import Partition, partition, plans
+from daphnec.runtime.paramserv.server import make_server
+from daphnec.runtime.paramserv.stats import STATS, CallStats, EpochLog, EpochStats
+from daphnec.runtime.paramserv.udf import as_list
+from daphnec.runtime.paramserv.worker import Job, run_allreduce_worker, run_localsgd_worker, run_server_worker
+from daphnec.runtime.values import is_csr
 
 __all__ = ["paramserv", "PSOptions", "STATS"]
 
@@ -57,7 +57,7 @@ def paramserv(model: tuple, features: object, labels: object, upd: Callable[...,
     hp = hyperparams_list(options.hyperparams)
     result, call = None, None
     if options.mode == "MPI":
-        from runtime.paramserv import mpi
+        from daphnec.runtime.paramserv import mpi
 
         runtime = mpi.server_runtime()
         if runtime is not None:
@@ -171,7 +171,7 @@ def make_jobs(model: DaphneList, parts: list[Partition], upd: Callable[..., obje
 def run_local(model: DaphneList, X: object, y: object, upd: Callable[..., object], agg: Callable[..., object],
               hp: DaphneList, opts: PSOptions) -> tuple[DaphneList, CallStats]:  # fmt: skip
     """LOCAL mode: k worker threads (local.py)."""
-    from runtime.paramserv.local import LocalHub, LocalReducer, run_threads
+    from daphnec.runtime.paramserv.local import LocalHub, LocalReducer, run_threads
 
     n = X.shape[0]  # type: ignore[attr-defined]
     k = opts.workers(n)
@@ -190,8 +190,9 @@ def run_local(model: DaphneList, X: object, y: object, upd: Callable[..., object
             run_threads(k, lambda i: run_server_worker(jobs[i], hub), hub.abort)
         finally:
             server.finish()
-        collect(call, [log.epochs] + [j.log.epochs for j in jobs], t0, server.epoch_ends, opts.epochs,
-                server.epoch_models)
+        collect(
+            call, [log.epochs] + [j.log.epochs for j in jobs], t0, server.epoch_ends, opts.epochs, server.epoch_models
+        )
         return server.model, call
     reducer = LocalReducer(k)
     for j in jobs:

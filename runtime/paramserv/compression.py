@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from runtime.paramserv.options import Compression
-from runtime.values import is_csr
+from daphnec.runtime.paramserv.options import Compression
+from daphnec.runtime.values import is_csr
 
 
 @dataclass

@@ -16,12 +16,12 @@ import threading
 import time
 from collections.abc import Callable
 
-from runtime.kernels.lists import DaphneList
-from runtime.paramserv.compression import raw_bytes
-from runtime.paramserv.server import Pulled, Server
-from runtime.paramserv.stats import EpochStats
-from runtime.paramserv.udf import mean_in_order, sum_in_order
-from runtime.paramserv.worker import Aborted, Contribution
+from daphnec.runtime.kernels.lists import DaphneList
+from daphnec.runtime.paramserv.compression import raw_bytes
+from daphnec.runtime.paramserv.server import Pulled, Server
+from daphnec.runtime.paramserv.stats import EpochStats
+from daphnec.runtime.paramserv.udf import mean_in_order, sum_in_order
+from daphnec.runtime.paramserv.worker import Aborted, Contribution
 
 
 class _Abortable:

@@ -49,17 +49,17 @@ from typing import Any
 
 import numpy as np
 
-from runtime.distributed import serialization as ser
-from runtime.distributed.protocol import COORDINATOR, Backoff, Tag, send_control, try_recv_control
-from runtime.errors import DaphneRuntimeError
-from runtime.kernels.lists import DaphneList
-from runtime.paramserv import compression as comp
-from runtime.paramserv.options import PSOptions
-from runtime.paramserv.partition import Partition, partition, plans
-from runtime.paramserv.server import STOP, Pulled, make_server
-from runtime.paramserv.stats import CallStats, EpochLog, EpochStats
-from runtime.paramserv.udf import as_list, mean_in_order, sum_in_order
-from runtime.paramserv.worker import (
+from daphnec.runtime.distributed import serialization as ser
+from daphnec.runtime.distributed.protocol import COORDINATOR, Backoff, Tag, send_control, try_recv_control
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.kernels.lists import DaphneList
+from daphnec.runtime.paramserv import compression as comp
+from daphnec.runtime.paramserv.options import PSOptions
+from daphnec.runtime.paramserv.partition import Partition, partition, plans
+from daphnec.runtime.paramserv.server import STOP, Pulled, make_server
+from daphnec.runtime.paramserv.stats import CallStats, EpochLog, EpochStats
+from daphnec.runtime.paramserv.udf import as_list, mean_in_order, sum_in_order
+from daphnec.runtime.paramserv.worker import (
     Aborted,
     Contribution,
     Job,
@@ -67,7 +67,7 @@ from runtime.paramserv.worker import (
     run_localsgd_worker,
     run_server_worker,
 )
-from runtime.values import as_dense
+from daphnec.runtime.values import as_dense
 
 LOCAL_FALLBACK_WARNING = ("paramserv: mode=MPI needs the distributed runtime with worker ranks (`mpiexec -n N "
                           "daphnec --distributed --dist_backend=MPI ...`, N >= 2); running LOCAL")  # fmt: skip
@@ -144,7 +144,7 @@ def _json_size(msg: dict[str, Any]) -> int:
 def server_runtime() -> Any:
     """The coordinator of the distributed runtime with at least one worker rank, else None (after warning once)."""
     global _warned
-    from runtime.distributed import coordinator as coord
+    from daphnec.runtime.distributed import coordinator as coord
 
     c = coord.ACTIVE
     if isinstance(c, coord.Coordinator) and c.workers:
@@ -230,7 +230,7 @@ class _Rank0:
     def on_end(self, rank: int, tag: Tag, body: dict[str, Any]) -> bool:
         """PS_DONE / PS_ERROR; False for other tags."""
         if tag == Tag.PS_ERROR:
-            from runtime.distributed.coordinator import RemoteError
+            from daphnec.runtime.distributed.coordinator import RemoteError
 
             self.errors.append(RemoteError(rank, body["message"], body.get("loc")))
             self.logs.append([EpochStats.from_dict(d) for d in body.get("stats", [])])
@@ -358,7 +358,7 @@ def run_server(c: Any, model: DaphneList, X: object, y: object, upd: Callable[..
                agg: Callable[..., object], hp: DaphneList, opts: PSOptions,
                shipped: tuple[str, str, str] | None) -> tuple[DaphneList, CallStats]:  # fmt: skip
     """Rank 0 of an MPI-mode call."""
-    from runtime.paramserv import collect, new_call
+    from daphnec.runtime.paramserv import collect, new_call
 
     n = X.shape[0]  # type: ignore[attr-defined]
     available = len(c.workers)
@@ -405,7 +405,7 @@ def run_server(c: Any, model: DaphneList, X: object, y: object, upd: Callable[..
 
 def _first_error(errors: list[Exception]) -> Exception:
     """An error of rank 0 itself (agg failed there) if any, else the worker error of the lowest rank."""
-    from runtime.distributed.coordinator import RemoteError
+    from daphnec.runtime.distributed.coordinator import RemoteError
 
     local = [e for e in errors if not isinstance(e, RemoteError)]
     if local:

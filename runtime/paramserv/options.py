@@ -16,7 +16,7 @@ import numbers
 import os
 from dataclasses import dataclass, field, fields
 
-from runtime.errors import DaphneRuntimeError
+from daphnec.runtime.errors import DaphneRuntimeError
 
 MODES = ("LOCAL", "MPI")
 UTYPES = ("BSP", "ASP", "SSP", "SBP", "ALLREDUCE", "LOCALSGD")

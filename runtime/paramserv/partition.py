@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime.values import csr_rows, is_csr
+from daphnec.runtime.values import csr_rows, is_csr
 
 
 def take_rows(x: object, idx: np.ndarray) -> object:
@@ -39,7 +39,7 @@ def take_rows(x: object, idx: np.ndarray) -> object:
 
 
 def _csr_take(x: object, idx: np.ndarray) -> object:
-    from runtime.values import csr_from_parts
+    from daphnec.runtime.values import csr_from_parts
 
     ptr = x.indptr  # type: ignore[attr-defined]
     lens = ptr[idx + 1] - ptr[idx]

@@ -36,9 +36,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from runtime.kernels.lists import DaphneList
-from runtime.paramserv.stats import EpochLog
-from runtime.paramserv.udf import call_agg, sum_in_order
+from daphnec.runtime.kernels.lists import DaphneList
+from daphnec.runtime.paramserv.stats import EpochLog
+from daphnec.runtime.paramserv.udf import call_agg, sum_in_order
 
 STOP = "STOP"
 """What `try_pull` returns once the run is over."""

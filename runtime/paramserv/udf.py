@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.kernels.lists import DaphneList, element_kind
-from runtime.values import is_csr
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.kernels.lists import DaphneList, element_kind
+from daphnec.runtime.values import is_csr
 
 
 def as_list(items: Sequence[object], kind: tuple[str, str] | None = None) -> DaphneList:

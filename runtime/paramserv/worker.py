@@ -26,18 +26,18 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from runtime.kernels.lists import DaphneList
-from runtime.paramserv.compression import Compressor, Payload, raw_bytes
-from runtime.paramserv.options import PSOptions
-from runtime.paramserv.partition import Partition, Plan
-from runtime.paramserv.server import STOP, Pulled
-from runtime.paramserv.stats import EpochLog, EpochStats
-from runtime.paramserv.udf import add, call_agg, call_upd
+from daphnec.runtime.kernels.lists import DaphneList
+from daphnec.runtime.paramserv.compression import Compressor, Payload, raw_bytes
+from daphnec.runtime.paramserv.options import PSOptions
+from daphnec.runtime.paramserv.partition import Partition, Plan
+from daphnec.runtime.paramserv.server import STOP, Pulled
+from daphnec.runtime.paramserv.stats import EpochLog, EpochStats
+from daphnec.runtime.paramserv.udf import add, call_agg, call_upd
 
 
 def slow_worker_hook() -> tuple[int, float]:
     """`DAPHNEC_PS_SLOW_WORKER=<index>:<seconds>` as (index, seconds); (-1, 0) when unset or malformed."""
-    from runtime.distributed.protocol import indexed_hook
+    from daphnec.runtime.distributed.protocol import indexed_hook
 
     return indexed_hook("DAPHNEC_PS_SLOW_WORKER", 0.0)
 

@@ -20,10 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from runtime.scheduling.partitioning import task_runs
-from runtime.scheduling.queues import TaskQueue, home_queue, num_queues
-from runtime.scheduling.topology import Cpu, worker_cpus
-from runtime.scheduling.victim_selection import victim_order
+from daphnec.runtime.scheduling.partitioning import task_runs
+from daphnec.runtime.scheduling.queues import TaskQueue, home_queue, num_queues
+from daphnec.runtime.scheduling.topology import Cpu, worker_cpus
+from daphnec.runtime.scheduling.victim_selection import victim_order
 
 R = TypeVar("R")
 

@@ -24,16 +24,14 @@ from typing import TypeVar
 
 import numpy as np
 
-from runtime.errors import DaphneRuntimeError
-from runtime.scheduling.adaptive import ADAPTIVE
-from runtime.scheduling.topology import worker_cpus
-from runtime.scheduling.workers import SchedulerConfig, schedule
-from runtime.values import INT_VTS, csr_rows, is_csr, to_f32, vt_of, wrap_int
+from daphnec.dialects.value_types import Combine, Split
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.scheduling.adaptive import ADAPTIVE
+from daphnec.runtime.scheduling.topology import worker_cpus
+from daphnec.runtime.scheduling.workers import SchedulerConfig, schedule
+from daphnec.runtime.values import INT_VTS, csr_rows, is_csr, to_f32, vt_of, wrap_int
 
 R = TypeVar("R")
-
-SPLIT_NONE, SPLIT_ROWS = 0, 1
-COMBINE_ROWS, COMBINE_COLS, COMBINE_ADD, COMBINE_MIN, COMBINE_MAX = 1, 2, 3, 4, 5
 
 
 @dataclass
@@ -64,7 +62,7 @@ def _row_bytes(inputs: Sequence[object], splits: Sequence[int], n: int) -> int:
     """Bytes per row of the inputs that are split by rows (broadcast 1-row inputs do not count)."""
     total = 0
     for x, s in zip(inputs, splits):
-        if s == SPLIT_ROWS and not (_rows(x) == 1 and n != 1):
+        if s == Split.ROWS and not (_rows(x) == 1 and n != 1):
             rows = max(_rows(x), 1)
             total += (x.data.nbytes + x.indices.nbytes) // rows if is_csr(x) else x.itemsize * x.shape[1]  # type: ignore[attr-defined]
     return max(total, 1)
@@ -72,19 +70,19 @@ def _row_bytes(inputs: Sequence[object], splits: Sequence[int], n: int) -> int:
 
 def _row_count(inputs: Sequence[object], splits: Sequence[int]) -> int:
     """Rows of the pipeline: the largest ROWS input; every other ROWS input must match it or have one row."""
-    rows = [_rows(x) for x, s in zip(inputs, splits) if s == SPLIT_ROWS]
+    rows = [_rows(x) for x, s in zip(inputs, splits) if s == Split.ROWS]
     n = max(rows, default=0)
     for x, s in zip(inputs, splits):
-        if s == SPLIT_ROWS and _rows(x) not in (n, 1):
-            shapes = ", ".join(f"{_rows(y)}x{y.shape[1]}" for y, t in zip(inputs, splits) if t == SPLIT_ROWS)  # type: ignore[attr-defined]
+        if s == Split.ROWS and _rows(x) not in (n, 1):
+            shapes = ", ".join(f"{_rows(y)}x{y.shape[1]}" for y, t in zip(inputs, splits) if t == Split.ROWS)  # type: ignore[attr-defined]
             raise DaphneRuntimeError(f"vectorized pipeline: inputs split by rows have different row counts ({shapes})")
     return n
 
 
 def _combine(parts: list[object], mode: int) -> object:
-    if mode == COMBINE_ROWS:
+    if mode == Combine.ROWS:
         return _stack(parts, "vstack", np.vstack)
-    if mode == COMBINE_COLS:
+    if mode == Combine.COLS:
         return _stack(parts, "hstack", np.hstack)
     acc = parts[0]
     for p in parts[1:]:
@@ -105,16 +103,16 @@ def _stack(parts: list[object], sparse_stack: str, dense_stack: Callable) -> obj
 def _fold(acc: object, x: object, mode: int) -> object:
     """Merge two partial aggregates like DAPHNE's ADD/MIN/MAX combine (std::min/std::max argument order)."""
     if isinstance(acc, np.ndarray):
-        if mode == COMBINE_ADD:
+        if mode == Combine.ADD:
             return acc + x
-        pick = (x < acc) if mode == COMBINE_MIN else (acc < x)
+        pick = (x < acc) if mode == Combine.MIN else (acc < x)
         return np.where(pick, x, acc)
-    if mode == COMBINE_ADD:
+    if mode == Combine.ADD:
         if type(acc) is bool or type(acc) is np.bool_:  # a bool sum stays bool (logical or), as in one pass
             return bool(acc or x)
         s = acc + x  # type: ignore[operator]
         return wrap_int(s, vt_of(acc)) if type(acc) is int else s
-    if mode == COMBINE_MIN:
+    if mode == Combine.MIN:
         return x if x < acc else acc  # type: ignore[operator]
     return x if acc < x else acc  # type: ignore[operator]
 
@@ -133,7 +131,7 @@ def run_pipeline(
     n = _row_count(inputs, splits)
     row_bytes = _row_bytes(inputs, splits, n)
     step = max(1, SETTINGS.phy_batch_size // row_bytes)
-    whole = [s != SPLIT_ROWS or (_rows(x) == 1 and n != 1) for x, s in zip(inputs, splits)]
+    whole = [s != Split.ROWS or (_rows(x) == 1 and n != 1) for x, s in zip(inputs, splits)]
     serial = n * row_bytes < SETTINGS.min_parallel_bytes  # too little work to share between threads
 
     # Row blocks of a CSR input share its arrays (scipy's slicing would copy every stored value per block).

@@ -17,7 +17,7 @@ DATA = Path(__file__).parent / "data"
 
 
 def daphnec(*args: str) -> list[str]:
-    return [sys.executable, "-m", "tools.daphnec", *args]
+    return [sys.executable, "-m", "daphnec.tools.daphnec", *args]
 
 
 def env(**extra: str) -> dict[str, str]:

@@ -28,11 +28,11 @@ def _has_pipelines(script: Path) -> bool:
     import contextlib
     import os
 
-    from compiler.pipeline import PassManager
-    from dialects import make_context
-    from dialects.ops_pipeline import VectorizedPipelineOp
-    from runtime.config import DaphneConfig
-    from tools.driver import parse_to_ir
+    from daphnec.compiler.pipeline import PassManager
+    from daphnec.dialects import make_context
+    from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
+    from daphnec.runtime.config import DaphneConfig
+    from daphnec.tools.driver import parse_to_ir
 
     sargs = script.with_suffix(".scriptargs")
     args = dict(w.split("=", 1) for w in sargs.read_text().split()) if sargs.exists() else {}

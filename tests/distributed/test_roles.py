@@ -51,7 +51,18 @@ def graph(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def daphnec_graph(path: Path) -> list[str]:
     import sys
 
-    return [sys.executable, "-m", "tools.gen_graph", str(path), "--vertices", "3000", "--edges", "12000", "--seed", "5"]
+    return [
+        sys.executable,
+        "-m",
+        "daphnec.tools.gen_graph",
+        str(path),
+        "--vertices",
+        "3000",
+        "--edges",
+        "12000",
+        "--seed",
+        "5",
+    ]
 
 
 @pytest.mark.parametrize(("scheme", "ranks"), [("STATIC", 3), ("TSS", 4)])

@@ -12,16 +12,16 @@ import pytest
 import scipy.sparse as sp
 from xdsl.parser import Parser
 
-from compiler.passes.distribute import compile_shipped_body, distributed_pipelines
-from compiler.pipeline import PassManager, module_text, options_from_config
-from dialects import make_context
-from dialects.errors import ExecutionError
-from runtime.config import DaphneConfig
-from runtime.distributed import serialization as ser
-from runtime.distributed.coordinator import inter_node_scheme, pick_chunk, static_blocks
-from runtime.distributed.placement import ObjectStore, PlacementCache
-from runtime.values import NEG_NAN, csr_from_parts
-from tools.driver import parse_to_ir
+from daphnec.compiler.passes.distribute import compile_shipped_body, distributed_pipelines
+from daphnec.compiler.pipeline import PassManager, module_text, options_from_config
+from daphnec.dialects import make_context
+from daphnec.dialects.errors import ExecutionError
+from daphnec.runtime.config import DaphneConfig
+from daphnec.runtime.distributed import serialization as ser
+from daphnec.runtime.distributed.coordinator import inter_node_scheme, pick_chunk, static_blocks
+from daphnec.runtime.distributed.placement import ObjectStore, PlacementCache
+from daphnec.runtime.values import NEG_NAN, csr_from_parts
+from daphnec.tools.driver import parse_to_ir
 
 # -- the pass and the shipped body ------------------------------------------------------------------------------
 
@@ -40,7 +40,7 @@ def test_every_pipeline_becomes_distributed_and_round_trips(tmp_path) -> None:
     source = "X = rand(50, 3, 0.0, 1.0, 1.0, 1);\nprint(sum(X * 2.0));\nprint(t(X + 1.0));\nprint(sum(X @ t(X)));\n"
     module = _distributed_module(tmp_path, source)
     text = module_text(module)
-    assert "daphne.vectorizedPipeline\"(" not in text.replace("\\22daphne.vectorizedPipeline\\22", "")
+    assert 'daphne.vectorizedPipeline"(' not in text.replace("\\22daphne.vectorizedPipeline\\22", "")
     pipes = distributed_pipelines(module)
     assert len(pipes) >= 2
     assert module_text(Parser(make_context(), text).parse_module()) == text
@@ -162,8 +162,9 @@ VALUES = [
     np.array([[True, False, True]]),
     np.array([["a", "ß"], ["", "x,y"]], dtype=object),
     np.zeros((0, 3)),
-    csr_from_parts(np.array([1.0, 2.0]), np.array([0, 2], dtype=np.int32), np.array([0, 1, 1, 2], dtype=np.int32),
-                   (3, 3)),  # fmt: skip
+    csr_from_parts(
+        np.array([1.0, 2.0]), np.array([0, 2], dtype=np.int32), np.array([0, 1, 1, 2], dtype=np.int32), (3, 3)
+    ),  # fmt: skip
     sp.csr_array(sp.random(20, 30, density=0.1, random_state=1, dtype=np.float64)),
 ]
 
@@ -195,7 +196,7 @@ def test_matrices_survive_their_buffers_bit_for_bit(x: object) -> None:
         assert y.dtype == x.dtype and y.shape == x.shape and y.tobytes() == x.tobytes()
 
 
-@pytest.mark.parametrize("v", [3, -(2**63), 2**64 - 1, 2.5, -0.0, NEG_NAN, math.inf, True, False, "s,\"t\"\n"])
+@pytest.mark.parametrize("v", [3, -(2**63), 2**64 - 1, 2.5, -0.0, NEG_NAN, math.inf, True, False, 's,"t"\n'])
 def test_scalars_survive_their_description(v: object) -> None:
     w = ser.scalar_value(ser.describe_scalar(v))
     assert type(w) is type(v)

@@ -10,16 +10,20 @@ import scipy.sparse as sp
 from mpi4py import MPI
 from test_units import VALUES
 
-from runtime.distributed import serialization as ser
-from runtime.distributed.protocol import make_comms, wait_requests
+from daphnec.runtime.distributed import serialization as ser
+from daphnec.runtime.distributed.protocol import make_comms, wait_requests
 
 CHUNK = 7
 
 
 def same(x: object, y: object) -> bool:
     if sp.issparse(x):
-        return (x.shape == y.shape and x.indptr.tobytes() == y.indptr.tobytes()
-                and x.indices.tobytes() == y.indices.tobytes() and x.data.tobytes() == y.data.tobytes())
+        return (
+            x.shape == y.shape
+            and x.indptr.tobytes() == y.indptr.tobytes()
+            and x.indices.tobytes() == y.indices.tobytes()
+            and x.data.tobytes() == y.data.tobytes()
+        )
     if x.dtype == object:
         return x.tolist() == y.tolist()
     return x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes()

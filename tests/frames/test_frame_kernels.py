@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runtime.errors import DaphneRuntimeError
-from runtime.frame import Frame
-from runtime.kernels import frame_ops as fo
-from runtime.kernels import indexing, lists
-from runtime.printing import format_obj
-from runtime.values import object_matrix
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.frame import Frame
+from daphnec.runtime.kernels import frame_ops as fo
+from daphnec.runtime.kernels import indexing, lists
+from daphnec.runtime.printing import format_obj
+from daphnec.runtime.values import object_matrix
 
 
 def strs(*xs: str) -> np.ndarray:

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_frames_example_output() -> None:
     res = subprocess.run(
-        [sys.executable, "-m", "tools.daphnec", str(ROOT / "examples" / "frames.daph")],
+        [sys.executable, "-m", "daphnec.tools.daphnec", str(ROOT / "examples" / "frames.daph")],
         capture_output=True, text=True, timeout=300, cwd=ROOT,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
@@ -31,6 +31,7 @@ def test_frames_example_key_results() -> None:
             per_region[region[cust]] = per_region.get(region[cust], 0.0) + amount
     text = (Path(__file__).parent / "frames_example.txt").read_text()
     block = "Frame(2x2, [region:std::string, SUM(amount):double])\n" + "".join(
-        f"{r} {per_region[r]:g}\n" for r in sorted(per_region))
+        f"{r} {per_region[r]:g}\n" for r in sorted(per_region)
+    )
     assert block in text
     assert f"\n{sum(per_region.values()):g}\n" in text

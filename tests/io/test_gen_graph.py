@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import scipy.io
 
-from tools.gen_graph import lower_triangle_edges, main
+from daphnec.tools.gen_graph import lower_triangle_edges, main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,10 +55,22 @@ def test_errors(tmp_path: Path) -> None:
 
 def test_cli_and_daphnec_read_it(tmp_path: Path) -> None:
     env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
-    res = subprocess.run([sys.executable, "-m", "tools.gen_graph", "g.mtx", "--vertices", "60", "--edges", "240"],
-                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-m", "daphnec.tools.gen_graph", "g.mtx", "--vertices", "60", "--edges", "240"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode == 0 and "240 non-zeros" in res.stdout
     (tmp_path / "s.daph").write_text('G = readMatrix("g.mtx");\nprint(sum(G));\nprint(sum(abs(G - t(G))));\n')
-    res = subprocess.run([sys.executable, "-m", "tools.daphnec", "s.daph"], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-m", "daphnec.tools.daphnec", "s.daph"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert (res.returncode, res.stderr, res.stdout) == (0, "", "240\n0\n")

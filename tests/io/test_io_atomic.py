@@ -7,9 +7,9 @@ import os
 import numpy as np
 import pytest
 
-from runtime.errors import DaphneRuntimeError
-from runtime.io import atomic
-from runtime.kernels import io
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.io import atomic
+from daphnec.runtime.kernels import io
 
 
 def test_files_appear_complete(tmp_path) -> None:

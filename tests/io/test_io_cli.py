@@ -19,9 +19,15 @@ def daphnec(
     tmp_path: Path, source: str, *args: str, script_args: tuple[str, ...] = ()
 ) -> subprocess.CompletedProcess[str]:
     (tmp_path / "s.daph").write_text(source)
-    cmd = [sys.executable, "-m", "tools.daphnec", *args, "s.daph", *script_args]
-    return subprocess.run(cmd, capture_output=True, text=True,
-                          timeout=120, cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    cmd = [sys.executable, "-m", "daphnec.tools.daphnec", *args, "s.daph", *script_args]
+    return subprocess.run(
+        cmd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
 
 
 def ok(tmp_path: Path, source: str, *args: str, script_args: tuple[str, ...] = ()) -> str:
@@ -42,8 +48,10 @@ def test_write_frame_csv_and_meta(tmp_path) -> None:
     ok(tmp_path, 'F = {"id": [1, 2], "name": ["a,b", "c\\"d"], "v": [0.5, 1.25]};\nwriteFrame(F, "f.csv");')
     assert (tmp_path / "f.csv").read_text() == '1,"a,b",0.500000\n2,"c""d",1.250000\n'
     meta = (tmp_path / "f.csv.meta").read_text()
-    assert meta == ('{"numCols":3,"numRows":2,"schema":[{"label":"id","valueType":"si64"},'
-                    '{"label":"name","valueType":"str"},{"label":"v","valueType":"f64"}]}')
+    assert meta == (
+        '{"numCols":3,"numRows":2,"schema":[{"label":"id","valueType":"si64"},'
+        '{"label":"name","valueType":"str"},{"label":"v","valueType":"f64"}]}'
+    )
 
 
 def test_round_trips_in_one_script(tmp_path) -> None:
@@ -68,10 +76,21 @@ def test_read_with_compile_time_types(tmp_path) -> None:
     (tmp_path / "m.csv").write_text("1,2,3\n4,5,6\n")
     (tmp_path / "m.csv.meta").write_text('{"numRows": 2, "numCols": 3, "valueType": "si32"}')
     (tmp_path / "f.csv").write_text("1,x\n")
-    (tmp_path / "f.csv.meta").write_text(json.dumps({"numRows": 1, "numCols": 2, "valueType": "ui8", "schema": [
-        {"label": "a", "valueType": ""}, {"label": "b", "valueType": "str"}]}))
-    res = daphnec(tmp_path, 'X = readMatrix("m.csv");\nprint(X);\nF = readFrame("f.csv");\nprint(F[, "b"]);',
-                  "--explain=property_inference")
+    (tmp_path / "f.csv.meta").write_text(
+        json.dumps(
+            {
+                "numRows": 1,
+                "numCols": 2,
+                "valueType": "ui8",
+                "schema": [{"label": "a", "valueType": ""}, {"label": "b", "valueType": "str"}],
+            }
+        )
+    )
+    res = daphnec(
+        tmp_path,
+        'X = readMatrix("m.csv");\nprint(X);\nF = readFrame("f.csv");\nprint(F[, "b"]);',
+        "--explain=property_inference",
+    )
     assert res.returncode == 0
     assert '"daphne.read"(%0) : (!daphne.String) -> !daphne.Matrix<2x3xsi32>' in res.stderr
     assert '-> !daphne.Frame<1x[ui8, !daphne.String], ["a", "b"]>' in res.stderr
@@ -102,8 +121,10 @@ def test_failed_write_leaves_old_files_and_no_temporaries(tmp_path) -> None:
 
 def test_large_csv_round_trip(tmp_path) -> None:
     """Big enough for pyarrow's multi-block, two-thread path."""
-    src = 'X = rand(200000, 8, 0.0, 1.0, 1.0, 7);\nwrite(X, "big.csv");\nY = readMatrix("big.csv");\n' \
-          "print(sum(abs(X - Y)) < 0.000001 * 1600000);\nprint(nrow(Y));\n"
+    src = (
+        'X = rand(200000, 8, 0.0, 1.0, 1.0, 7);\nwrite(X, "big.csv");\nY = readMatrix("big.csv");\n'
+        "print(sum(abs(X - Y)) < 0.000001 * 1600000);\nprint(nrow(Y));\n"
+    )
     assert ok(tmp_path, src) == "1\n200000\n"
     m = np.loadtxt(tmp_path / "big.csv", delimiter=",", max_rows=3)
     assert m.shape == (3, 8)
@@ -111,9 +132,13 @@ def test_large_csv_round_trip(tmp_path) -> None:
 
 def test_a_write_earlier_in_the_script_beats_a_stale_meta(tmp_path) -> None:
     ok(tmp_path, 'write(fill(1, 2, 2), "a.csv");')
-    assert ok(tmp_path, 'write(fill(2.5, 3, 1), "a.csv");\nprint(readMatrix("a.csv"));') == \
-        "DenseMatrix(3x1, double)\n2.5\n2.5\n2.5\n"
+    assert (
+        ok(tmp_path, 'write(fill(2.5, 3, 1), "a.csv");\nprint(readMatrix("a.csv"));')
+        == "DenseMatrix(3x1, double)\n2.5\n2.5\n2.5\n"
+    )
     # a read before the write still sees the file as it is on disk
-    assert ok(tmp_path, 'X = readMatrix("a.csv");\nwrite(fill(7, 1, 1), "a.csv");\nprint(X);') == \
-        "DenseMatrix(3x1, double)\n2.5\n2.5\n2.5\n"
+    assert (
+        ok(tmp_path, 'X = readMatrix("a.csv");\nwrite(fill(7, 1, 1), "a.csv");\nprint(X);')
+        == "DenseMatrix(3x1, double)\n2.5\n2.5\n2.5\n"
+    )
     assert (tmp_path / "a.csv").read_text() == "7\n"

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from runtime.errors import DaphneRuntimeError
-from runtime.frame import Frame
-from runtime.io import csv
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.frame import Frame
+from daphnec.runtime.io import csv
 
 
 @pytest.fixture(params=["fast", "exact"])
@@ -100,7 +100,7 @@ def test_zero_rows_reads_nothing(tmp_path) -> None:
         ("1,2\n3,abc\n", "f64", 2, 2, "line 2, column 1: cannot read 'abc' as f64"),
         ("1,2\n3,\n", "si64", 2, 2, "line 2, column 1: cannot read '' as si64"),
         ("1.5\n", "si64", 1, 1, "line 1, column 0: cannot read '1.5' as si64"),
-        ("1,2\n", "f64", 3, 2, "has 1 row(s), but its .meta says \"numRows\": 3"),
+        ("1,2\n", "f64", 3, 2, 'has 1 row(s), but its .meta says "numRows": 3'),
         ('a,"b\n2,3\n', "str", 2, 2, "has 1 row(s)"),  # an unterminated quote swallows the rest of the file
         ("1\n2\n\n4\n", "f64", 4, 1, "line 3, column 0: cannot read '' as f64"),
     ],
@@ -145,8 +145,7 @@ def _write_frame(f: Frame) -> str:
 def test_write_floats_with_percent_f() -> None:
     nan_neg = -np.float64("nan")
     m = np.array([[1.1, -2.0, 1e-7], [np.inf, -np.inf, np.nan], [nan_neg, 123456789.125, 0.0]])
-    assert _write_matrix(m) == ("1.100000,-2.000000,0.000000\ninf,-inf,nan\n"
-                                "-nan,123456789.125000,0.000000\n")
+    assert _write_matrix(m) == ("1.100000,-2.000000,0.000000\ninf,-inf,nan\n-nan,123456789.125000,0.000000\n")
 
 
 def test_write_f32_prints_the_float_value() -> None:
@@ -185,8 +184,9 @@ def test_write_empty() -> None:
 def test_write_frame_exact_formats() -> None:
     s = np.empty(2, dtype=object)
     s[:] = ["x", "y,z"]
-    f = Frame([np.array([1, -2]), np.array([2**64 - 1, 3], dtype=np.uint64), s, np.array([0.5, 2.0])],
-              ["a", "b", "c", "d"])
+    f = Frame(
+        [np.array([1, -2]), np.array([2**64 - 1, 3], dtype=np.uint64), s, np.array([0.5, 2.0])], ["a", "b", "c", "d"]
+    )
     assert _write_frame(f) == '1,18446744073709551615,x,0.500000\n-2,3,"y,z",2.000000\n'
 
 

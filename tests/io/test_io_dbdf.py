@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from runtime.errors import DaphneRuntimeError
-from runtime.io import dbdf
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.io import dbdf
 
 
 def _dense_bytes(rows: int, cols: int, vt_code: int, values: bytes) -> bytes:
@@ -35,8 +35,16 @@ def test_dense_layout_f64() -> None:
 
 @pytest.mark.parametrize(
     ("vt", "dtype", "code"),
-    [("si8", np.int8, 0), ("si32", np.int32, 1), ("si64", np.int64, 2), ("ui8", np.uint8, 3),
-     ("ui32", np.uint32, 4), ("ui64", np.uint64, 5), ("f32", np.float32, 6), ("f64", np.float64, 7)],
+    [
+        ("si8", np.int8, 0),
+        ("si32", np.int32, 1),
+        ("si64", np.int64, 2),
+        ("ui8", np.uint8, 3),
+        ("ui32", np.uint32, 4),
+        ("ui64", np.uint64, 5),
+        ("f32", np.float32, 6),
+        ("f64", np.float64, 7),
+    ],
 )
 def test_value_type_codes(tmp_path, vt, dtype, code) -> None:
     m = np.arange(6, dtype=dtype).reshape(2, 3)
@@ -99,6 +107,6 @@ def test_trailing_bytes(tmp_path) -> None:
 def test_header_mismatches(tmp_path) -> None:
     good = _dense_bytes(2, 2, 7, struct.pack("<4d", 1, 2, 3, 4))
     assert "holds a 2x2 matrix, but its .meta says 3x2" in _bad(tmp_path, good, rows=3)
-    assert "holds f64 values, but its .meta says \"valueType\": \"si64\"" in _bad(tmp_path, good, vt="si64")
+    assert 'holds f64 values, but its .meta says "valueType": "si64"' in _bad(tmp_path, good, vt="si64")
     assert "version 9" in _bad(tmp_path, b"\x09" + good[1:])
     assert "holds a frame" in _bad(tmp_path, good[:1] + b"\x03" + good[2:])

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from runtime.errors import DaphneRuntimeError
-from runtime.frame import Frame
-from runtime.kernels import io
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.frame import Frame
+from daphnec.runtime.kernels import io
 
 
 def _csr() -> sp.csr_array:
@@ -62,8 +62,9 @@ def test_meta_changed_since_compilation(tmp_path: Path) -> None:
 def test_hdfs_files_are_rejected(tmp_path: Path) -> None:
     p = tmp_path / "h.csv"
     p.write_text("1\n")
-    Path(str(p) + ".meta").write_text('{"numRows": 1, "numCols": 1, "valueType": "f64", '
-                                      '"hdfs": {"isHDFS": true, "HDFSFilename": "/h.csv"}}')
+    Path(str(p) + ".meta").write_text(
+        '{"numRows": 1, "numCols": 1, "valueType": "f64", "hdfs": {"isHDFS": true, "HDFSFilename": "/h.csv"}}'
+    )
     with pytest.raises(DaphneRuntimeError, match="cannot read from HDFS"):
         io.read_matrix(str(p), vt="f64")
 

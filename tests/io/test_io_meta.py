@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from runtime.io.meta import (
+from daphnec.runtime.io.meta import (
     FileMeta,
     MetaDataError,
     frame_meta_json,
@@ -27,16 +27,23 @@ def test_num_non_zeros_defaults_to_minus_one() -> None:
 
 
 def test_frame_schema_with_labels() -> None:
-    doc = {"numRows": 2, "numCols": 2, "schema": [{"label": "foo", "valueType": "si64"},
-                                                  {"label": "bar", "valueType": "f64"}]}
+    doc = {
+        "numRows": 2,
+        "numCols": 2,
+        "schema": [{"label": "foo", "valueType": "si64"}, {"label": "bar", "valueType": "f64"}],
+    }
     m = parse_meta(json.dumps(doc), "x")
     assert m.value_types == ("si64", "f64") and m.labels == ("foo", "bar")
     assert m.value_type == "si64"  # a matrix read from it takes the first column's type, like DAPHNE
 
 
 def test_schema_empty_value_type_falls_back_to_top_level() -> None:
-    doc = {"numRows": 5, "numCols": 3, "valueType": "f32",
-           "schema": [{"label": "a", "valueType": ""}, {"label": "bc", "valueType": ""}, {"label": "d"}]}
+    doc = {
+        "numRows": 5,
+        "numCols": 3,
+        "valueType": "f32",
+        "schema": [{"label": "a", "valueType": ""}, {"label": "bc", "valueType": ""}, {"label": "d"}],
+    }
     assert parse_meta(json.dumps(doc), "x").value_types == ("f32", "f32", "f32")
 
 
@@ -63,8 +70,11 @@ def test_unknown_keys_are_ignored_and_integral_floats_accepted() -> None:
         ('{"numRows": 1, "numCols": 1, "schema": [{"label": "a", "valueType": ""}]}', '"schema[0].valueType" is empty'),
         ('{"numRows": 1, "numCols": 1, "schema": [{"label": 3, "valueType": "f64"}]}', '"schema[0].label"'),
         ('{"numRows": 1, "numCols": 1, "schema": [{"label": "a", "valueType": "x"}]}', '"schema[0].valueType"'),
-        ('{"numRows": 1, "numCols": 2, "schema": [{"label": "a", "valueType": "f64"}, {"label": "a", '
-         '"valueType": "f64"}]}', "labels must be unique"),
+        (
+            '{"numRows": 1, "numCols": 2, "schema": [{"label": "a", "valueType": "f64"}, {"label": "a", '
+            '"valueType": "f64"}]}',
+            "labels must be unique",
+        ),
         ('{"numRows": 1, "numCols": 1, "valueType": "f64", "hdfs": 1}', '"hdfs"'),
     ],
 )
@@ -87,6 +97,7 @@ def test_written_matrix_meta_is_compact_and_sorted() -> None:
 
 def test_written_frame_meta_has_a_schema() -> None:
     text = frame_meta_json(2, ["a", "b"], ["si64", "str"])
-    assert text == ('{"numCols":2,"numRows":2,"schema":[{"label":"a","valueType":"si64"},'
-                    '{"label":"b","valueType":"str"}]}')
+    assert text == (
+        '{"numCols":2,"numRows":2,"schema":[{"label":"a","valueType":"si64"},{"label":"b","valueType":"str"}]}'
+    )
     assert parse_meta(text, "x").labels == ("a", "b")

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from runtime.errors import DaphneRuntimeError
-from runtime.io import mtx
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.io import mtx
 
 
 def _file(tmp_path: Path, text: str, name: str = "m.mtx") -> str:
@@ -31,31 +31,38 @@ def _both(path: str, rows: int, cols: int, vt: str) -> np.ndarray:
 CASES = [
     (  # coordinate real general, with comments and blank lines
         "%%MatrixMarket matrix coordinate real general\n% a comment\n\n3 4 3\n1 1 1.5\n3 4 -2e1\n2 2 0.25\n",
-        (3, 4), [[1.5, 0, 0, 0], [0, 0.25, 0, 0], [0, 0, 0, -20]],
+        (3, 4),
+        [[1.5, 0, 0, 0], [0, 0.25, 0, 0], [0, 0, 0, -20]],
     ),
     (  # symmetric: the stored lower triangle is mirrored, the diagonal is not doubled
         "%%MatrixMarket matrix coordinate integer symmetric\n3 3 4\n1 1 5\n2 1 7\n3 2 -1\n3 3 2\n",
-        (3, 3), [[5, 7, 0], [7, 0, -1], [0, -1, 2]],
+        (3, 3),
+        [[5, 7, 0], [7, 0, -1], [0, -1, 2]],
     ),
     (  # pattern entries are 1
         "%%MatrixMarket matrix coordinate pattern general\n2 3 2\n1 3\n2 1\n",
-        (2, 3), [[0, 0, 1], [1, 0, 0]],
+        (2, 3),
+        [[0, 0, 1], [1, 0, 0]],
     ),
     (  # symmetric pattern with a diagonal entry (not doubled)
         "%%MatrixMarket matrix coordinate pattern symmetric\n3 3 3\n2 2\n3 1\n2 1\n",
-        (3, 3), [[0, 1, 1], [1, 1, 0], [1, 0, 0]],
+        (3, 3),
+        [[0, 1, 1], [1, 1, 0], [1, 0, 0]],
     ),
     (  # skew-symmetric: mirrored with the sign flipped
         "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n2 1 4\n3 1 -1.5\n",
-        (3, 3), [[0, -4, 1.5], [4, 0, 0], [-1.5, 0, 0]],
+        (3, 3),
+        [[0, -4, 1.5], [4, 0, 0], [-1.5, 0, 0]],
     ),
     (  # array files are column-major
         "%%MatrixMarket matrix array integer general\n2 3\n1\n2\n3\n4\n5\n6\n",
-        (2, 3), [[1, 3, 5], [2, 4, 6]],
+        (2, 3),
+        [[1, 3, 5], [2, 4, 6]],
     ),
     (  # symmetric array files store the lower triangle column by column
         "%%MatrixMarket matrix array real symmetric\n3 3\n1\n2\n3\n4\n5\n6\n",
-        (3, 3), [[1, 2, 3], [2, 4, 5], [3, 5, 6]],
+        (3, 3),
+        [[1, 2, 3], [2, 4, 5], [3, 5, 6]],
     ),
 ]
 
@@ -91,8 +98,12 @@ def test_unsorted_coordinates(tmp_path) -> None:
 @pytest.mark.parametrize(
     ("text", "shape", "vt", "fragment"),
     [
-        ("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n", (3, 2), "f64",
-         "holds a 2x2 matrix, but its .meta says 3x2"),
+        (
+            "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n",
+            (3, 2),
+            "f64",
+            "holds a 2x2 matrix, but its .meta says 3x2",
+        ),
         ("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 x 2\n", (2, 2), "f64", "Line 4"),
         ("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n3 1 2\n", (2, 2), "f64", "out of bounds"),
         ("%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1\n", (2, 2), "f64", "Truncated"),
@@ -120,8 +131,11 @@ def test_write_and_read_back(tmp_path, kind) -> None:
     with open(p, "wb") as f:
         mtx.write(arg, f)
     header = p.read_text().splitlines()[0]
-    assert header == ("%%MatrixMarket matrix array real general" if kind == "dense"
-                      else "%%MatrixMarket matrix coordinate real general")
+    assert header == (
+        "%%MatrixMarket matrix array real general"
+        if kind == "dense"
+        else "%%MatrixMarket matrix coordinate real general"
+    )
     assert np.array_equal(mtx.read(str(p), 6, 5, "f64", sparse=False), m)  # shortest round-trip digits
 
 

@@ -18,13 +18,13 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from compiler.inference import Inference, set_type
-from compiler.kernel_select import select_kernel
-from dialects import ops
-from dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
-from dialects.types import UNKNOWN, MatrixType, value_type
-from runtime.values import DTYPES
-from runtime.vectorized import pipeline as executor
+from daphnec.compiler.inference import Inference, set_type
+from daphnec.compiler.kernel_select import select_kernel
+from daphnec.dialects import ops
+from daphnec.dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
+from daphnec.dialects.types import UNKNOWN, MatrixType, value_type
+from daphnec.runtime.values import DTYPES
+from daphnec.runtime.vectorized import pipeline as executor
 
 NUMERIC_VTS = ("f64", "f32", "si64", "si32", "si8", "ui64", "ui32", "ui8", "bool")
 NP: dict[str, type] = {vt: DTYPES[vt].type for vt in NUMERIC_VTS}
@@ -34,11 +34,12 @@ NP: dict[str, type] = {vt: DTYPES[vt].type for vt in NUMERIC_VTS}
 @pytest.fixture(autouse=True)
 def no_disk_cache():  # noqa: ANN201 - a fixture
     """Compile every kernel (no on-disk kernel cache) in the modules that import this fixture."""
-    from compiler import kernel_cache
+    from daphnec.compiler import kernel_cache
 
     kernel_cache.configure(False)
     yield
     kernel_cache.configure(True)
+
 
 ROWS, NONE = 1, 0
 C_ROWS, C_COLS, C_ADD, C_MIN, C_MAX = 1, 2, 3, 4, 5
@@ -136,7 +137,7 @@ def build(inputs: Sequence[tuple[Attribute, int]], body_fn: BodyFn) -> Pipeline:
 
 def _vts(p: Pipeline) -> tuple[str | None, ...]:
     """The scalar results' value types, as the host code passes them to the executor."""
-    from dialects.types import vt_name
+    from daphnec.dialects.types import vt_name
 
     return tuple(None if isinstance(r.type, MatrixType) else vt_name(r.type) for r in p.op.outs)
 
@@ -164,7 +165,7 @@ def _configure(batch_bytes: int, threads: int) -> None:
     """Batch size and worker threads of the executor (one thread and a huge batch: one body call). Small inputs
     are scheduled too, and native kernels are called per physical batch like Python bodies, so that both see the
     same row blocks (column sums then agree bit for bit)."""
-    from runtime.scheduling.workers import SchedulerConfig
+    from daphnec.runtime.scheduling.workers import SchedulerConfig
 
     executor.SETTINGS.phy_batch_size = batch_bytes
     executor.SETTINGS.min_parallel_bytes = 0
@@ -186,7 +187,7 @@ class Calls:
 def run_native(
     p: Pipeline, inputs: Sequence[object], batch_bytes: int, calls: Calls | None = None, threads: int = 1
 ) -> tuple[object, ...]:
-    from compiler.jit import compile_pipeline
+    from daphnec.compiler.jit import compile_pipeline
 
     kernel = compile_pipeline(p.op)
     assert kernel is not None, "the pipeline has no native kernel"
@@ -206,7 +207,7 @@ def run_native(
 
 
 def _bits(x: object, any_nan: bool) -> object:
-    from runtime.values import as_dense
+    from daphnec.runtime.values import as_dense
 
     a = np.asarray(as_dense(x))
     if a.dtype.kind == "f":

@@ -19,8 +19,13 @@ SCRIPT = Path(__file__).parent / "scripts" / "five_pipelines.daph"
 
 def daphnec(cache: Path, log: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, DAPHNEC_CACHE_DIR=str(cache), DAPHNEC_JIT_LOG=str(log))
-    return subprocess.run([sys.executable, "-m", "tools.daphnec", "--vec", *args, str(SCRIPT)], capture_output=True,
-                          text=True, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "daphnec.tools.daphnec", "--vec", *args, str(SCRIPT)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
 
 
 def events(log: Path) -> list[tuple[str, str]]:
@@ -35,8 +40,9 @@ def entries(cache: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def plain_output() -> str:
-    res = subprocess.run([sys.executable, "-m", "tools.daphnec", str(SCRIPT)], capture_output=True, text=True,
-                         timeout=300)
+    res = subprocess.run(
+        [sys.executable, "-m", "daphnec.tools.daphnec", str(SCRIPT)], capture_output=True, text=True, timeout=300
+    )
     assert res.returncode == 0, res.stderr
     return res.stdout
 
@@ -71,8 +77,16 @@ def test_no_kernel_cache_neither_reads_nor_writes(tmp_path: Path, plain_output: 
 def test_concurrent_runs_leave_a_consistent_cache(tmp_path: Path, plain_output: str) -> None:
     cache = tmp_path / "cache"
     env = dict(os.environ, DAPHNEC_CACHE_DIR=str(cache))
-    procs = [subprocess.Popen([sys.executable, "-m", "tools.daphnec", "--vec", str(SCRIPT)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=env) for _ in range(4)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "daphnec.tools.daphnec", "--vec", str(SCRIPT)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(4)
+    ]
     for p in procs:
         out, err = p.communicate(timeout=300)
         assert p.returncode == 0 and err == "" and out == plain_output

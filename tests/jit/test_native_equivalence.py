@@ -48,9 +48,9 @@ from pipeline_harness import (  # noqa: F401 - no_disk_cache is an autouse fixtu
 )
 from scipy import sparse
 
-from dialects.errors import CompileError
-from runtime.errors import DaphneRuntimeError
-from runtime.values import as_dense
+from daphnec.dialects.errors import CompileError
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.values import as_dense
 
 VTS = ("f64", "f32", "si64", "si32", "si8", "ui64", "ui32", "ui8", "bool")
 BINARY = (
@@ -312,7 +312,7 @@ def _check(expected, got, sum_outputs, what):
 def _reassociated_sums(p, inputs, axis: str = "all", vt: str = "f64") -> dict[int, float]:
     """Results that are f64 full sums (reassociated by the kernel), with the sum of |x| they add up; with
     `axis="col"` the column sums (any column's cells add up to at most that sum of |x|); `vt`: of that type."""
-    from dialects import ops
+    from daphnec.dialects import ops
 
     ret = p.op.body.block.last_op
     out = {}
@@ -327,7 +327,7 @@ def _reassociated_sums(p, inputs, axis: str = "all", vt: str = "f64") -> dict[in
 
 
 def _value_of(p, inputs, v):
-    from dialects.ops_pipeline import PipelineReturnOp
+    from daphnec.dialects.ops_pipeline import PipelineReturnOp
 
     block = p.op.body.block
     ret = block.last_op
@@ -353,7 +353,7 @@ def test_dense_pipelines_match_the_plain_path(program):
     except Exception:  # noqa: BLE001 - an op the dialect rejects for these types
         assume(False)
         return
-    from compiler.lowering.kernel_plan import try_plan
+    from daphnec.compiler.lowering.kernel_plan import try_plan
 
     plan, why = try_plan(p.op)
     assume(plan is not None)
@@ -451,7 +451,7 @@ def test_csr_pipelines_match_the_plain_path(program):
     except Exception:  # noqa: BLE001
         assume(False)
         return
-    from compiler.lowering.kernel_plan import try_plan
+    from daphnec.compiler.lowering.kernel_plan import try_plan
 
     plan, why = try_plan(p.op)
     if not typed_sparse and unary and factor != "none":  # a densified product read by another op: Python body

@@ -27,8 +27,8 @@ from pipeline_harness import (  # noqa: F401 - no_disk_cache is an autouse fixtu
     same_bits,
 )
 
-from compiler.lowering.kernel_plan import try_plan
-from runtime.errors import DaphneRuntimeError
+from daphnec.compiler.lowering.kernel_plan import try_plan
+from daphnec.runtime.errors import DaphneRuntimeError
 
 NEG_NAN = struct.unpack("<d", struct.pack("<Q", 0xFFF8000000000000))[0]
 NAN = float("nan")
@@ -356,9 +356,9 @@ def test_tasks_call_the_kernel_on_row_ranges_of_the_whole_inputs() -> None:
     buffer; the same bits as the non-fused path, and no Python body call."""
     from scipy import sparse
 
-    from compiler.jit import compile_pipeline
-    from runtime.scheduling.workers import SchedulerConfig
-    from runtime.vectorized import pipeline as executor
+    from daphnec.compiler.jit import compile_pipeline
+    from daphnec.runtime.scheduling.workers import SchedulerConfig
+    from daphnec.runtime.vectorized import pipeline as executor
 
     rng = np.random.default_rng(3)
     n = 3000

@@ -42,8 +42,8 @@ def _tool(script: str, module: str) -> str:
     return f"{python} -m {module}"
 
 
-daphnec = _tool("daphnec", "tools.daphnec")
-daphne_opt = _tool("daphne-opt", "tools.daphne_opt")
+daphnec = _tool("daphnec", "daphnec.tools.daphnec")
+daphne_opt = _tool("daphne-opt", "daphnec.tools.daphne_opt")
 filecheck = _tool("filecheck", "filecheck")
 
 # Order matters: longer names first, so that `%daphne-opt` is not read as `%daphne` + `-opt`.
@@ -56,11 +56,9 @@ config.substitutions.append(("%root", repo_root))  # noqa: F821
 config.substitutions.append((r"(?<![-\w/.%])FileCheck\b", filecheck))  # noqa: F821
 config.substitutions.append((r"(?<![-\w/.%])filecheck\b", filecheck))  # noqa: F821
 
-# Make the venv's tools and this checkout's packages visible to every RUN line.
+# Make the venv's tools visible to every RUN line (daphnec itself is installed into the venv).
 path = config.environment.get("PATH", os.environ.get("PATH", ""))  # noqa: F821
 config.environment["PATH"] = os.pathsep.join([bindir, path]) if path else bindir  # noqa: F821
-pythonpath = os.environ.get("PYTHONPATH", "")
-config.environment["PYTHONPATH"] = os.pathsep.join([repo_root, pythonpath]) if pythonpath else repo_root  # noqa: F821
 # Deterministic output: no colour, no hash randomisation surprises in printed sets.
 config.environment["PYTHONHASHSEED"] = "0"  # noqa: F821
 config.environment["NO_COLOR"] = "1"  # noqa: F821

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from runtime.errors import DaphneRuntimeError
-from runtime.frame import Frame
-from runtime.kernels import (
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.frame import Frame
+from daphnec.runtime.kernels import (
     agg,
     conversions,
     cum_agg,

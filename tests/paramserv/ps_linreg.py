@@ -7,8 +7,8 @@ import time
 
 import numpy as np
 
-from runtime.kernels.lists import create_list
-from runtime.paramserv.partition import partition, plans
+from daphnec.runtime.kernels.lists import create_list
+from daphnec.runtime.paramserv.partition import partition, plans
 
 
 def data(n: int = 600, d: int = 8, seed: int = 7) -> tuple[np.ndarray, np.ndarray]:

@@ -15,12 +15,12 @@ import numpy as np
 import ps_linreg as lr
 from mpi4py import MPI
 
-from runtime.distributed import coordinator as coord
-from runtime.distributed.protocol import make_comms
-from runtime.distributed.worker import Worker
-from runtime.errors import DaphneRuntimeError
-from runtime.paramserv import STATS, PSOptions, paramserv
-from runtime.values import to_csr
+from daphnec.runtime.distributed import coordinator as coord
+from daphnec.runtime.distributed.protocol import make_comms
+from daphnec.runtime.distributed.worker import Worker
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.paramserv import STATS, PSOptions, paramserv
+from daphnec.runtime.values import to_csr
 
 CALLS = [0]
 

@@ -8,10 +8,10 @@ import numpy as np
 import ps_linreg as lr
 import pytest
 
-from runtime.kernels.lists import DaphneList, create_list
-from runtime.paramserv import STATS, PSOptions, paramserv
-from runtime.paramserv import stats as ps_stats
-from runtime.values import to_csr
+from daphnec.runtime.kernels.lists import DaphneList, create_list
+from daphnec.runtime.paramserv import STATS, PSOptions, paramserv
+from daphnec.runtime.paramserv import stats as ps_stats
+from daphnec.runtime.values import to_csr
 
 X, Y = lr.data(n=610)  # 610 rows: partitions of different sizes, so workers drop out of an epoch's last steps
 LR = 0.02

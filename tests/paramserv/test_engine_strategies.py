@@ -9,7 +9,7 @@ import numpy as np
 import ps_linreg as lr
 import pytest
 
-from runtime.paramserv import STATS, PSOptions, paramserv
+from daphnec.runtime.paramserv import STATS, PSOptions, paramserv
 
 X, Y = lr.data(n=640)
 
@@ -51,7 +51,7 @@ def test_asp_and_sbp_do_not_wait_for_a_straggler(monkeypatch: pytest.MonkeyPatch
 
 
 def test_slow_hook_format(monkeypatch: pytest.MonkeyPatch) -> None:
-    from runtime.paramserv.worker import slow_worker_hook
+    from daphnec.runtime.paramserv.worker import slow_worker_hook
 
     monkeypatch.setenv("DAPHNEC_PS_SLOW_WORKER", "2:0.5")
     assert slow_worker_hook() == (2, 0.5)

@@ -10,13 +10,13 @@ import numpy as np
 import ps_linreg as lr
 import pytest
 
-from runtime.errors import DaphneRuntimeError
-from runtime.kernels.lists import create_list
-from runtime.paramserv import PSOptions, paramserv
-from runtime.paramserv.compression import Compressor
-from runtime.paramserv.options import Compression, parse_compression
-from runtime.paramserv.partition import partition, plans
-from runtime.values import to_csr
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.kernels.lists import create_list
+from daphnec.runtime.paramserv import PSOptions, paramserv
+from daphnec.runtime.paramserv.compression import Compressor
+from daphnec.runtime.paramserv.options import Compression, parse_compression
+from daphnec.runtime.paramserv.partition import partition, plans
+from daphnec.runtime.values import to_csr
 
 X, Y = lr.data(n=40)
 
@@ -138,7 +138,7 @@ def test_worker_failure_is_raised_without_hang(utype: str) -> None:
 
 
 def test_mpi_mode_without_distributed_runtime_runs_local(capsys: pytest.CaptureFixture[str]) -> None:
-    import runtime.paramserv.mpi as ps_mpi
+    import daphnec.runtime.paramserv.mpi as ps_mpi
 
     ps_mpi._warned = False
     kw = {"utype": "BSP", "k": 2, "hyperparams": lr.hyper()}

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runtime.io import dbdf
-from runtime.kernels.datagen import rand
+from daphnec.runtime.io import dbdf
+from daphnec.runtime.kernels.datagen import rand
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "examples" / "paramserv" / "models.daph"
@@ -35,7 +35,7 @@ def daphnec(script: Path, *flags: str, env: dict[str, str] | None = None) -> sub
     import os
 
     return subprocess.run(
-        [sys.executable, "-m", "tools.daphnec", *flags, str(script)],
+        [sys.executable, "-m", "daphnec.tools.daphnec", *flags, str(script)],
         capture_output=True, text=True, timeout=300, cwd=script.parent,
         env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
     )  # fmt: skip

@@ -10,11 +10,11 @@ import time
 import numpy as np
 import pytest
 
-from runtime.errors import DaphneRuntimeError
-from runtime.frame import Frame
-from runtime.kernels import agg, datagen, ew_binary, ew_unary, indexing, matmul, meta, misc, reorg
-from runtime.printing import format_obj, format_scalar
-from runtime.values import NEG_NAN, object_matrix
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.frame import Frame
+from daphnec.runtime.kernels import agg, datagen, ew_binary, ew_unary, indexing, matmul, meta, misc, reorg
+from daphnec.runtime.printing import format_obj, format_scalar
+from daphnec.runtime.values import NEG_NAN, object_matrix
 
 
 def b(op, vt, res=None):
@@ -33,13 +33,26 @@ def sign_bit(x):
 # ew_binary: type rules
 # ---------------------------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("op,lhs,rhs,res", [
-    ("add", "si64", "f64", "f64"), ("add", "si64", "ui64", "ui64"), ("mul", "si64", "f32", "f32"),
-    ("add", "bool", "si64", "si64"), ("lt", "si64", "f64", "f64"), ("eq", "str", "str", "si64"),
-    ("and", "f64", "si64", "ui64"), ("or", "si32", "si8", "si32"), ("bitwiseAnd", "f32", "f32", "ui64"),
-    ("log", "si64", "si64", "f64"), ("log", "f32", "f32", "f32"), ("add", "str", "str", "str"),
-    ("concat", "str", "str", "str"), ("min", "si8", "ui8", "ui8"),
-])
+
+@pytest.mark.parametrize(
+    "op,lhs,rhs,res",
+    [
+        ("add", "si64", "f64", "f64"),
+        ("add", "si64", "ui64", "ui64"),
+        ("mul", "si64", "f32", "f32"),
+        ("add", "bool", "si64", "si64"),
+        ("lt", "si64", "f64", "f64"),
+        ("eq", "str", "str", "si64"),
+        ("and", "f64", "si64", "ui64"),
+        ("or", "si32", "si8", "si32"),
+        ("bitwiseAnd", "f32", "f32", "ui64"),
+        ("log", "si64", "si64", "f64"),
+        ("log", "f32", "f32", "f32"),
+        ("add", "str", "str", "str"),
+        ("concat", "str", "str", "str"),
+        ("min", "si8", "ui8", "ui8"),
+    ],
+)
 def test_binary_result_types(op, lhs, rhs, res):
     assert ew_binary.result_vt(op, lhs, rhs) == res
 
@@ -47,6 +60,7 @@ def test_binary_result_types(op, lhs, rhs, res):
 # ---------------------------------------------------------------------------------------------------------------------
 # ew_binary: scalars
 # ---------------------------------------------------------------------------------------------------------------------
+
 
 def test_int_division_truncates_toward_zero():
     div = b("div", "si64")
@@ -61,12 +75,12 @@ def test_int_division_and_modulo_by_zero_raise():
 
 
 def test_int_overflow_wraps():
-    assert b("add", "si64")(2 ** 63 - 1, 1) == -(2 ** 63)
-    assert b("sub", "ui64")(0, 1) == 2 ** 64 - 1
-    assert b("mul", "si64")(2 ** 62, 4) == 0
+    assert b("add", "si64")(2**63 - 1, 1) == -(2**63)
+    assert b("sub", "ui64")(0, 1) == 2**64 - 1
+    assert b("mul", "si64")(2**62, 4) == 0
     assert b("add", "si8")(127, 1) == -128
     assert b("mul", "ui8")(16, 17) == 16
-    assert b("div", "si64")(-(2 ** 63), -1) == -(2 ** 63)
+    assert b("div", "si64")(-(2**63), -1) == -(2**63)
 
 
 def test_mod_is_fmod_with_sign_of_dividend():
@@ -77,7 +91,7 @@ def test_mod_is_fmod_with_sign_of_dividend():
 
 def test_pow_goes_through_double():
     p = b("pow", "si64")
-    assert (p(2, -1), p(2, 10), p(-2, 3), p(2, 63), p(0, 0)) == (0, 1024, -8, -(2 ** 63), 1)
+    assert (p(2, -1), p(2, 10), p(-2, 3), p(2, 63), p(0, 0)) == (0, 1024, -8, -(2**63), 1)
     assert b("pow", "f64")(2.0, -1.0) == 0.5
     assert b("pow", "f64")(0.0, -1.0) == math.inf
     assert b("pow", "f64")(-0.0, -1.0) == -math.inf
@@ -167,9 +181,11 @@ def test_si64_add_speed():
 # ew_binary: matrices
 # ---------------------------------------------------------------------------------------------------------------------
 
+
 def test_matrix_division_int_and_double():
-    assert format_obj(bm("div", "si64")(np.array([[6], [8]]), np.array([[3], [4]]))) == \
-        "DenseMatrix(2x1, int64_t)\n2\n2\n"
+    assert (
+        format_obj(bm("div", "si64")(np.array([[6], [8]]), np.array([[3], [4]]))) == "DenseMatrix(2x1, int64_t)\n2\n2\n"
+    )
     assert format_obj(bm("div", "f64")(np.array([[1.0], [2.0]]), 2.0)) == "DenseMatrix(2x1, double)\n0.5\n1\n"
 
 
@@ -189,8 +205,9 @@ def test_matrix_broadcasting_rows_and_columns():
     assert bm("sub", "si64")(100, x).tolist() == [[99, 98], [97, 96]]
 
 
-@pytest.mark.parametrize("op,ls,rs", [("add", (3, 2), (2, 2)), ("mul", (2, 2), (3, 1)), ("lt", (1, 2), (2, 2)),
-                                      ("add", (2, 3), (1, 2))])
+@pytest.mark.parametrize(
+    "op,ls,rs", [("add", (3, 2), (2, 2)), ("mul", (2, 2), (3, 1)), ("lt", (1, 2), (2, 2)), ("add", (2, 3), (1, 2))]
+)
 def test_matrix_shape_mismatch_names_both_shapes(op, ls, rs):
     name = ew_binary.OP_NAMES[op]
     with pytest.raises(DaphneRuntimeError, match=f"{name}: shape mismatch: lhs {ls[0]}x{ls[1]}, rhs {rs[0]}x{rs[1]}"):
@@ -204,7 +221,7 @@ def test_matrix_float_division_by_zero_signs():
 
 def test_matrix_mod_pow_ints():
     assert bm("mod", "si64")(np.array([[-7, 7]]), 2).tolist() == [[-1, 1]]
-    assert bm("pow", "si64")(2, np.array([[-1, 3, 62, 63]])).tolist() == [[0, 8, 2 ** 62, -(2 ** 63)]]
+    assert bm("pow", "si64")(2, np.array([[-1, 3, 62, 63]])).tolist() == [[0, 8, 2**62, -(2**63)]]
 
 
 def test_matrix_comparisons_result_types():
@@ -222,8 +239,7 @@ def test_matrix_min_max_nan_position():
 
 
 def test_matrix_logical_and_concat():
-    assert bm("and", "ui64")(np.array([[0, 2, 3]], np.uint64), np.array([[1, 0, 5]], np.uint64)).tolist() == \
-        [[0, 0, 1]]
+    assert bm("and", "ui64")(np.array([[0, 2, 3]], np.uint64), np.array([[1, 0, 5]], np.uint64)).tolist() == [[0, 0, 1]]
     c = bm("concat", "str")(object_matrix(["a", "b"], 2, 1), "!")
     assert c.tolist() == [["a!"], ["b!"]]
 
@@ -242,9 +258,19 @@ def test_matrix_kernel_rejects_two_scalars():
 # ew_unary
 # ---------------------------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("op,vt,res", [("sqrt", "si64", "f64"), ("exp", "f32", "f32"), ("round", "si64", "si64"),
-                                       ("abs", "si8", "si8"), ("isNan", "f64", "f64"), ("lower", "str", "str"),
-                                       ("sin", "bool", "f64")])
+
+@pytest.mark.parametrize(
+    "op,vt,res",
+    [
+        ("sqrt", "si64", "f64"),
+        ("exp", "f32", "f32"),
+        ("round", "si64", "si64"),
+        ("abs", "si8", "si8"),
+        ("isNan", "f64", "f64"),
+        ("lower", "str", "str"),
+        ("sin", "bool", "f64"),
+    ],
+)
 def test_unary_result_types(op, vt, res):
     assert ew_unary.result_vt(op, vt) == res
 
@@ -254,10 +280,15 @@ def test_unary_on_str_is_rejected():
         ew_unary.result_vt("sqrt", "str")
 
 
-@pytest.mark.parametrize("op,arg,domain", [("sqrt", -1.0, "SQRT with domain [-0, inf]"),
-                                           ("ln", -2.5, "LN with domain [-0, inf]"),
-                                           ("asin", 2.0, "ASIN with domain [-1, 1]"),
-                                           ("acos", -1.5, "ACOS with domain [-1, 1]")])
+@pytest.mark.parametrize(
+    "op,arg,domain",
+    [
+        ("sqrt", -1.0, "SQRT with domain [-0, inf]"),
+        ("ln", -2.5, "LN with domain [-0, inf]"),
+        ("asin", 2.0, "ASIN with domain [-1, 1]"),
+        ("acos", -1.5, "ACOS with domain [-1, 1]"),
+    ],
+)
 def test_unary_domain_errors(op, arg, domain):
     msg = f"invalid argument '{format_scalar(arg)}' passed to unary func {domain}"
     with pytest.raises(DaphneRuntimeError) as e:
@@ -285,8 +316,9 @@ def test_round_is_half_away_from_zero():
 def test_floor_ceil_keep_negative_zero():
     assert format_scalar(ew_unary.scalar_kernel("ceil", "f64")(-0.5)) == "-0"
     assert ew_unary.scalar_kernel("floor", "f64")(-0.5) == -1.0
-    assert format_obj(ew_unary.matrix_kernel("ceil", "f64")(np.array([[-0.5, 1.2]]))) == \
-        "DenseMatrix(1x2, double)\n-0 2\n"
+    assert (
+        format_obj(ew_unary.matrix_kernel("ceil", "f64")(np.array([[-0.5, 1.2]]))) == "DenseMatrix(1x2, double)\n-0 2\n"
+    )
 
 
 def test_sign():
@@ -294,13 +326,15 @@ def test_sign():
     assert (s(-3.0), s(0.0), s(2.0)) == (-1.0, 0.0, 1.0)
     assert not sign_bit(s(-0.0)) and math.isnan(s(math.nan))
     assert ew_unary.scalar_kernel("sign", "si64")(-9) == -1
-    assert format_obj(ew_unary.matrix_kernel("sign", "f64")(np.array([[-0.0, 3.0, -2.0, math.nan]]))) == \
-        "DenseMatrix(1x4, double)\n0 1 -1 nan\n"
+    assert (
+        format_obj(ew_unary.matrix_kernel("sign", "f64")(np.array([[-0.0, 3.0, -2.0, math.nan]])))
+        == "DenseMatrix(1x4, double)\n0 1 -1 nan\n"
+    )
 
 
 def test_minus_abs_wrap_for_ints():
-    assert ew_unary.scalar_kernel("minus", "si64")(-(2 ** 63)) == -(2 ** 63)
-    assert ew_unary.scalar_kernel("abs", "si64")(-(2 ** 63)) == -(2 ** 63)
+    assert ew_unary.scalar_kernel("minus", "si64")(-(2**63)) == -(2**63)
+    assert ew_unary.scalar_kernel("abs", "si64")(-(2**63)) == -(2**63)
     assert ew_unary.scalar_kernel("minus", "ui8")(5) == 251
     assert ew_unary.matrix_kernel("minus", "ui8")(np.array([[5]], np.uint8)).tolist() == [[251]]
     assert ew_unary.scalar_kernel("abs", "f64")(-2.5) == 2.5
@@ -310,8 +344,10 @@ def test_math_functions_and_ieee_results():
     assert ew_unary.scalar_kernel("sqrt", "si64", "f64")(16) == 4.0
     assert ew_unary.scalar_kernel("exp", "f64")(1000.0) == math.inf
     assert format_scalar(ew_unary.scalar_kernel("cos", "f64")(math.inf)) == "-nan"
-    assert format_obj(ew_unary.matrix_kernel("sin", "f64")(np.array([[math.inf, 0.0]]))) == \
-        "DenseMatrix(1x2, double)\n-nan 0\n"
+    assert (
+        format_obj(ew_unary.matrix_kernel("sin", "f64")(np.array([[math.inf, 0.0]])))
+        == "DenseMatrix(1x2, double)\n-nan 0\n"
+    )
     assert ew_unary.matrix_kernel("sqrt", "si64", "f64")(np.array([[4, 9]])).tolist() == [[2.0, 3.0]]
 
 
@@ -330,6 +366,7 @@ def test_lower_upper_are_ascii_only():
 # ---------------------------------------------------------------------------------------------------------------------
 # agg
 # ---------------------------------------------------------------------------------------------------------------------
+
 
 def test_sum_axes_like_daphne():
     x = np.array([[3, 4], [4, 3]])
@@ -386,7 +423,7 @@ def test_min_keeps_first_of_equal_zeros():
 def test_empty_aggregations():
     assert agg.full_kernel("sum", "f64")(np.zeros((0, 3))) == 0.0
     assert format_scalar(agg.full_kernel("mean", "f64")(np.zeros((0, 3)))) == "-nan"
-    assert agg.full_kernel("aggMin", "si64")(np.zeros((0, 3), np.int64)) == 2 ** 63 - 1
+    assert agg.full_kernel("aggMin", "si64")(np.zeros((0, 3), np.int64)) == 2**63 - 1
     assert agg.full_kernel("aggMax", "f64")(np.zeros((0, 3))) == -math.inf
 
 
@@ -424,6 +461,7 @@ def test_agg_unknown_op_and_str_sum():
 # datagen
 # ---------------------------------------------------------------------------------------------------------------------
 
+
 def test_fill():
     assert format_obj(datagen.fill(7, 2, 3, "si64")) == "DenseMatrix(2x3, int64_t)\n7 7 7\n7 7 7\n"
     assert datagen.fill("x", 1, 2, "str").tolist() == [["x", "x"]]
@@ -459,8 +497,14 @@ def test_seq_errors():
 def test_rand_is_bit_exact_with_std_mt19937():
     # Reference values from a C++ program (g++ 12, libstdc++) running RandMatrix.h's algorithm.
     m = datagen.rand(2, 3, 0.0, 1.0, 1.0, 42, "f64")
-    assert m.ravel().tolist() == [0.79654298428784598, 0.18343478789336848, 0.77969099761266125,
-                                  0.59685016158005655, 0.44583275754843343, 0.099974920543840745]
+    assert m.ravel().tolist() == [
+        0.79654298428784598,
+        0.18343478789336848,
+        0.77969099761266125,
+        0.59685016158005655,
+        0.44583275754843343,
+        0.099974920543840745,
+    ]
     assert datagen.rand(3, 4, 1, 10, 0.5, 7, "si64").ravel().tolist() == [0, 3, 0, 4, 0, 0, 0, 5, 10, 4, 0, 3]
 
 
@@ -486,14 +530,17 @@ def test_mt19937_raw_outputs():
     assert int(first[0]) == 3499211612 and int(first[-1]) == 4123659995
 
 
-@pytest.mark.parametrize("args,msg", [
-    ((0, 2, 0.0, 1.0, 1.0, 1), "RandMatrix - numRows must be > 0"),
-    ((2, 0, 0.0, 1.0, 1.0, 1), "RandMatrix - numCols must be > 0"),
-    ((2, 2, 2.0, 1.0, 1.0, 1), "RandMatrix - min must be <= max"),
-    ((2, 2, 0.0, 0.0, 1.0, 1), "RandMatrix - min and max must not both be zero"),
-    ((2, 2, 0.0, 1.0, 1.5, 1), "sparsity has to be in the interval"),
-    ((2, 2, 0.0, 1.0, -0.1, 1), "sparsity has to be in the interval"),
-])
+@pytest.mark.parametrize(
+    "args,msg",
+    [
+        ((0, 2, 0.0, 1.0, 1.0, 1), "RandMatrix - numRows must be > 0"),
+        ((2, 0, 0.0, 1.0, 1.0, 1), "RandMatrix - numCols must be > 0"),
+        ((2, 2, 2.0, 1.0, 1.0, 1), "RandMatrix - min must be <= max"),
+        ((2, 2, 0.0, 0.0, 1.0, 1), "RandMatrix - min and max must not both be zero"),
+        ((2, 2, 0.0, 1.0, 1.5, 1), "sparsity has to be in the interval"),
+        ((2, 2, 0.0, 1.0, -0.1, 1), "sparsity has to be in the interval"),
+    ],
+)
 def test_rand_errors(args, msg):
     with pytest.raises(DaphneRuntimeError, match=msg):
         datagen.rand(*args, "f64")
@@ -509,12 +556,13 @@ def test_matrix_literal():
 
 def test_now_is_nanoseconds():
     t = datagen.now()
-    assert isinstance(t, int) and abs(t - time.time_ns()) < 10 ** 9 * 60
+    assert isinstance(t, int) and abs(t - time.time_ns()) < 10**9 * 60
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # reorg, matmul
 # ---------------------------------------------------------------------------------------------------------------------
+
 
 def test_reshape_row_major():
     r = reorg.reshape(np.array([[3, 4, 4, 3]]).T, 2, 2)
@@ -566,14 +614,17 @@ def test_extract_result_is_a_copy():
     assert X12[0, 0] == 0
 
 
-@pytest.mark.parametrize("rows,cols,msg", [
-    (3, None, "extract: row index 3 is out of bounds for a matrix of shape 3x4"),
-    (-4, None, "extract: row index -4 is out of bounds for a matrix of shape 3x4"),
-    (None, (1, 5), "extract: column range end 5 is out of bounds for a matrix of shape 3x4"),
-    ((2, 1), None, "row range 2:1"),
-    (np.array([[0], [7]]), None, "extract: row index 7 is out of bounds for a matrix of shape 3x4"),
-    (None, np.array([[-1]]), "extract: column index -1 is out of bounds for a matrix of shape 3x4"),
-])
+@pytest.mark.parametrize(
+    "rows,cols,msg",
+    [
+        (3, None, "extract: row index 3 is out of bounds for a matrix of shape 3x4"),
+        (-4, None, "extract: row index -4 is out of bounds for a matrix of shape 3x4"),
+        (None, (1, 5), "extract: column range end 5 is out of bounds for a matrix of shape 3x4"),
+        ((2, 1), None, "row range 2:1"),
+        (np.array([[0], [7]]), None, "extract: row index 7 is out of bounds for a matrix of shape 3x4"),
+        (None, np.array([[-1]]), "extract: column index -1 is out of bounds for a matrix of shape 3x4"),
+    ],
+)
 def test_extract_out_of_bounds(rows, cols, msg):
     with pytest.raises(DaphneRuntimeError, match=msg.replace("(", r"\(")):
         indexing.extract(X12, rows, cols)
@@ -585,13 +636,17 @@ def test_insert_is_copy_on_write():
     assert X12[0, 1] == 1
     r2 = indexing.insert(X12, 1, 1, np.array([[-5]]))
     assert r2[1, 1] == -5 and X12[1, 1] == 5
-    assert indexing.insert(X12, (0, 2), np.array([[3], [0]]), np.array([[7, 8], [9, 10]]))[:, [0, 3]].tolist() == \
-        [[8, 7], [10, 9], [8, 11]]
+    assert indexing.insert(X12, (0, 2), np.array([[3], [0]]), np.array([[7, 8], [9, 10]]))[:, [0, 3]].tolist() == [
+        [8, 7],
+        [10, 9],
+        [8, 11],
+    ]
 
 
 def test_insert_shape_mismatch():
-    with pytest.raises(DaphneRuntimeError, match="insert: shape mismatch: the indexed region is 2x2, but the "
-                                                 "inserted matrix is 3x1"):
+    with pytest.raises(
+        DaphneRuntimeError, match="insert: shape mismatch: the indexed region is 2x2, but the inserted matrix is 3x1"
+    ):
         indexing.insert(X12, (0, 2), (0, 2), np.zeros((3, 1), np.int64))
 
 
@@ -610,6 +665,7 @@ def test_filter_errors():
 # ---------------------------------------------------------------------------------------------------------------------
 # meta, misc, frame
 # ---------------------------------------------------------------------------------------------------------------------
+
 
 def test_dimensions():
     assert (meta.nrow(X12), meta.ncol(X12), meta.ncell(X12)) == (3, 4, 12)

@@ -8,17 +8,34 @@ import time
 import numpy as np
 import pytest
 
-from runtime.frame import Frame
-from runtime.printing import format_obj, format_scalar, print_obj
-from runtime.values import NEG_NAN, object_matrix
+from daphnec.runtime.frame import Frame
+from daphnec.runtime.printing import format_obj, format_scalar, print_obj
+from daphnec.runtime.values import NEG_NAN, object_matrix
 
 
-@pytest.mark.parametrize("x,text", [
-    (0.1, "0.1"), (1e20, "1e+20"), (1234567.0, "1.23457e+06"), (123456.0, "123456"), (1e-5, "1e-05"),
-    (1 / 3, "0.333333"), (-0.0, "-0"), (math.nan, "nan"), (math.inf, "inf"), (-math.inf, "-inf"),
-    (NEG_NAN, "-nan"), (10e12, "1e+13"), (1e-6, "1e-06"), (0e3, "0"), (2.5, "2.5"), (999999.5, "1e+06"),
-    (1e-320, "9.99989e-321"), (123456789012.0, "1.23457e+11"),
-])
+@pytest.mark.parametrize(
+    "x,text",
+    [
+        (0.1, "0.1"),
+        (1e20, "1e+20"),
+        (1234567.0, "1.23457e+06"),
+        (123456.0, "123456"),
+        (1e-5, "1e-05"),
+        (1 / 3, "0.333333"),
+        (-0.0, "-0"),
+        (math.nan, "nan"),
+        (math.inf, "inf"),
+        (-math.inf, "-inf"),
+        (NEG_NAN, "-nan"),
+        (10e12, "1e+13"),
+        (1e-6, "1e-06"),
+        (0e3, "0"),
+        (2.5, "2.5"),
+        (999999.5, "1e+06"),
+        (1e-320, "9.99989e-321"),
+        (123456789012.0, "1.23457e+11"),
+    ],
+)
 def test_float_scalars_print_like_g(x, text):
     assert format_scalar(x) == text
 
@@ -27,9 +44,19 @@ def test_runtime_nan_prints_minus_nan():
     assert format_scalar(math.inf - math.inf) == "-nan"  # x86 default NaN has the sign bit
 
 
-@pytest.mark.parametrize("x,text", [(True, "1"), (False, "0"), (-42, "-42"), (2 ** 64 - 1, "18446744073709551615"),
-                                    ("hello world", "hello world"), ("", ""), (np.int8(-42), "-42"),
-                                    (np.float32(0.1), "0.1")])
+@pytest.mark.parametrize(
+    "x,text",
+    [
+        (True, "1"),
+        (False, "0"),
+        (-42, "-42"),
+        (2**64 - 1, "18446744073709551615"),
+        ("hello world", "hello world"),
+        ("", ""),
+        (np.int8(-42), "-42"),
+        (np.float32(0.1), "0.1"),
+    ],
+)
 def test_other_scalars(x, text):
     assert format_scalar(x) == text
 
@@ -67,12 +94,17 @@ def test_string_matrix_with_percent_and_spaces():
     assert format_obj(object_matrix(["%d x", "100%"], 1, 2)) == "DenseMatrix(1x2, std::string)\n%d x 100%\n"
 
 
-@pytest.mark.parametrize("dt,cpp,vals,row", [
-    (np.int8, "int8_t", [-42, 7], "-42 7"), (np.uint8, "uint8_t", [200, 65], "200 65"),
-    (np.int32, "int32_t", [-1, 2], "-1 2"), (np.uint32, "uint32_t", [4294967295, 0], "4294967295 0"),
-    (np.uint64, "uint64_t", [2 ** 64 - 1, 1], "18446744073709551615 1"), (np.float32, "float", [0.1, 1e20],
-                                                                          "0.1 1e+20"),
-])
+@pytest.mark.parametrize(
+    "dt,cpp,vals,row",
+    [
+        (np.int8, "int8_t", [-42, 7], "-42 7"),
+        (np.uint8, "uint8_t", [200, 65], "200 65"),
+        (np.int32, "int32_t", [-1, 2], "-1 2"),
+        (np.uint32, "uint32_t", [4294967295, 0], "4294967295 0"),
+        (np.uint64, "uint64_t", [2**64 - 1, 1], "18446744073709551615 1"),
+        (np.float32, "float", [0.1, 1e20], "0.1 1e+20"),
+    ],
+)
 def test_cpp_type_names_in_header(dt, cpp, vals, row):
     assert format_obj(np.array([vals], dtype=dt)) == f"DenseMatrix(1x2, {cpp})\n{row}\n"
 

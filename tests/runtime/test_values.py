@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from runtime.errors import DaphneRuntimeError
-from runtime.values import (
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.values import (
     CPP_NAMES,
     DTYPES,
     GENERALITY,
@@ -31,10 +31,22 @@ def test_registry_covers_all_value_types():
     assert set(VALUE_TYPES) == set(DTYPES) == set(CPP_NAMES) == set(GENERALITY)
 
 
-@pytest.mark.parametrize("vt,cpp", [("f64", "double"), ("f32", "float"), ("si64", "int64_t"), ("si32", "int32_t"),
-                                    ("si8", "int8_t"), ("ui64", "uint64_t"), ("ui32", "uint32_t"),
-                                    ("ui8", "uint8_t"), ("bool", "bool"), ("str", "std::string"),
-                                    ("index", "uint64_t")])
+@pytest.mark.parametrize(
+    "vt,cpp",
+    [
+        ("f64", "double"),
+        ("f32", "float"),
+        ("si64", "int64_t"),
+        ("si32", "int32_t"),
+        ("si8", "int8_t"),
+        ("ui64", "uint64_t"),
+        ("ui32", "uint32_t"),
+        ("ui8", "uint8_t"),
+        ("bool", "bool"),
+        ("str", "std::string"),
+        ("index", "uint64_t"),
+    ],
+)
 def test_cpp_names(vt, cpp):
     assert CPP_NAMES[vt] == cpp
 
@@ -67,30 +79,33 @@ def test_most_general_follows_daphne_order():
 
 
 def test_wrap_int():
-    assert wrap_int(2 ** 63, "si64") == -(2 ** 63)
-    assert wrap_int(-1, "ui64") == 2 ** 64 - 1
+    assert wrap_int(2**63, "si64") == -(2**63)
+    assert wrap_int(-1, "ui64") == 2**64 - 1
     assert wrap_int(128, "si8") == -128
     assert wrap_int(256 + 5, "ui8") == 5
     assert wrap_int(-129, "si8") == 127
     assert wrap_int(12, "si32") == 12
 
 
-@pytest.mark.parametrize("x,expected", [
-    # value: si64, ui64, si32, ui32, si8, ui8 (g++ -O0 on x86-64)
-    (3.7, (3, 3, 3, 3, 3, 3)),
-    (-3.7, (-3, 18446744073709551613, -3, 4294967293, -3, 253)),
-    (1234567.0, (1234567, 1234567, 1234567, 1234567, -121, 135)),
-    (1e10, (10000000000, 10000000000, -2147483648, 1410065408, 0, 0)),
-    (-1e10, (-10000000000, 18446744063709551616, -2147483648, 2884901888, 0, 0)),
-    (1e300, (-9223372036854775808, 0, -2147483648, 0, 0, 0)),
-    (-1e300, (-9223372036854775808, 9223372036854775808, -2147483648, 0, 0, 0)),
-    (1.8e19, (-9223372036854775808, 18000000000000000000, -2147483648, 0, 0, 0)),
-    (1.9e19, (-9223372036854775808, 0, -2147483648, 0, 0, 0)),
-    (math.nan, (-9223372036854775808, 9223372036854775808, -2147483648, 0, 0, 0)),
-    (300.7, (300, 300, 300, 300, 44, 44)),
-    (-129.0, (-129, 18446744073709551487, -129, 4294967167, 127, 127)),
-    (2147483648.0, (2147483648, 2147483648, -2147483648, 2147483648, 0, 0)),
-])
+@pytest.mark.parametrize(
+    "x,expected",
+    [
+        # value: si64, ui64, si32, ui32, si8, ui8 (g++ -O0 on x86-64)
+        (3.7, (3, 3, 3, 3, 3, 3)),
+        (-3.7, (-3, 18446744073709551613, -3, 4294967293, -3, 253)),
+        (1234567.0, (1234567, 1234567, 1234567, 1234567, -121, 135)),
+        (1e10, (10000000000, 10000000000, -2147483648, 1410065408, 0, 0)),
+        (-1e10, (-10000000000, 18446744063709551616, -2147483648, 2884901888, 0, 0)),
+        (1e300, (-9223372036854775808, 0, -2147483648, 0, 0, 0)),
+        (-1e300, (-9223372036854775808, 9223372036854775808, -2147483648, 0, 0, 0)),
+        (1.8e19, (-9223372036854775808, 18000000000000000000, -2147483648, 0, 0, 0)),
+        (1.9e19, (-9223372036854775808, 0, -2147483648, 0, 0, 0)),
+        (math.nan, (-9223372036854775808, 9223372036854775808, -2147483648, 0, 0, 0)),
+        (300.7, (300, 300, 300, 300, 44, 44)),
+        (-129.0, (-129, 18446744073709551487, -129, 4294967167, 127, 127)),
+        (2147483648.0, (2147483648, 2147483648, -2147483648, 2147483648, 0, 0)),
+    ],
+)
 def test_float_to_int_casts_match_x86(x, expected):
     vts = ("si64", "ui64", "si32", "ui32", "si8", "ui8")
     assert tuple(cast_scalar(x, vt) for vt in vts) == expected
@@ -120,7 +135,7 @@ def test_str_to_int_like_stoll():
     assert cast_scalar("42", "si64") == 42
     assert cast_scalar("  -17abc", "si64") == -17
     assert cast_scalar("+5", "si32") == 5
-    assert cast_scalar("-1", "ui64") == 2 ** 64 - 1  # stoull negates in unsigned arithmetic
+    assert cast_scalar("-1", "ui64") == 2**64 - 1  # stoull negates in unsigned arithmetic
     assert cast_scalar("300", "ui8") == 44
 
 
@@ -161,14 +176,14 @@ def test_f32_rounding():
 
 def test_int_casts_wrap():
     assert cast_scalar(-1, "ui8") == 255
-    assert cast_scalar(2 ** 63, "si64") == -(2 ** 63)
+    assert cast_scalar(2**63, "si64") == -(2**63)
     assert cast_scalar(True, "si64") == 1
     assert cast_scalar(3, "f64") == 3.0 and type(cast_scalar(3, "f64")) is float
 
 
 def test_cast_matrix():
     m = np.array([[1.9, -1.9], [300.5, math.nan]])
-    assert cast_matrix(m, "si64").tolist() == [[1, -1], [300, -(2 ** 63)]]
+    assert cast_matrix(m, "si64").tolist() == [[1, -1], [300, -(2**63)]]
     assert cast_matrix(m, "ui8").tolist() == [[1, 255], [44, 0]]
     assert cast_matrix(m, "bool").tolist() == [[True, True], [True, True]]
     assert cast_matrix(np.array([[1, 2]]), "str").tolist() == [["1", "2"]]

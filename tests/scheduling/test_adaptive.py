@@ -3,7 +3,7 @@ candidates once each, exploits the fastest, and explores again when the load cha
 
 from __future__ import annotations
 
-from runtime.scheduling.adaptive import CANDIDATES, DYNAMIC, FIRST, RECHECK, AdaptivePartitioner, imbalance
+from daphnec.runtime.scheduling.adaptive import CANDIDATES, DYNAMIC, FIRST, RECHECK, AdaptivePartitioner, imbalance
 
 BALANCED = [1.0, 0.99]  # per-worker finish times of a balanced STATIC run
 SKEWED = [0.4, 1.0]  # one worker waits 60 % of the time

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.scheduling.partitioning import SCHEMES, auto_grain, chunk_sizes, fiss_stages, tasks
+from daphnec.runtime.scheduling.partitioning import SCHEMES, auto_grain, chunk_sizes, fiss_stages, tasks
 
 # (scheme, N, P, grain) -> chunks, each worked out by hand in the comments
 CASES = {

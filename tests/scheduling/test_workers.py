@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from runtime.config import DaphneConfig
-from runtime.scheduling.partitioning import SCHEMES
-from runtime.scheduling.queues import LAYOUTS
-from runtime.scheduling.topology import logical_cpus, physical_cores, worker_cpus
-from runtime.scheduling.victim_selection import STRATEGIES, victim_order
-from runtime.scheduling.workers import SchedulerConfig, schedule
-from runtime.vectorized.pipeline import SETTINGS
-from tools.driver import compile_script
+from daphnec.runtime.config import DaphneConfig
+from daphnec.runtime.scheduling.partitioning import SCHEMES
+from daphnec.runtime.scheduling.queues import LAYOUTS
+from daphnec.runtime.scheduling.topology import logical_cpus, physical_cores, worker_cpus
+from daphnec.runtime.scheduling.victim_selection import STRATEGIES, victim_order
+from daphnec.runtime.scheduling.workers import SchedulerConfig, schedule
+from daphnec.runtime.vectorized.pipeline import SETTINGS
+from daphnec.tools.driver import compile_script
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
@@ -121,7 +121,7 @@ def test_serial_runs_one_task_on_the_caller_and_reports(capsys: pytest.CaptureFi
 
 
 def test_batches_shrink_as_the_queue_drains() -> None:
-    from runtime.scheduling.queues import TaskQueue
+    from daphnec.runtime.scheduling.queues import TaskQueue
 
     q = TaskQueue()
     q.push_run(0, 1000, 1, 1)  # 1000 one-row tasks (SS)

@@ -7,17 +7,23 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from runtime.errors import DaphneRuntimeError
-from runtime.kernels import agg, ew_binary, ew_unary, indexing, matmul, reorg
-from runtime.printing import format_obj, type_name
-from runtime.values import as_dense, cast_matrix, is_csr, to_csr, with_pattern
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.kernels import agg, ew_binary, ew_unary, indexing, matmul, reorg
+from daphnec.runtime.printing import format_obj, type_name
+from daphnec.runtime.values import as_dense, cast_matrix, is_csr, to_csr, with_pattern
 
 DTYPES = {"f64": np.float64, "f32": np.float32, "si64": np.int64, "si32": np.int32, "si8": np.int8,
           "ui64": np.uint64, "ui8": np.uint8, "bool": np.bool_}  # fmt: skip
 
 
-def random_csr(rng: np.random.Generator, shape: tuple[int, int], density: float, vt: str, specials: bool = False,
-               integral: bool = False):
+def random_csr(
+    rng: np.random.Generator,
+    shape: tuple[int, int],
+    density: float,
+    vt: str,
+    specials: bool = False,
+    integral: bool = False,
+):
     """A canonical CSR matrix with small values (negative too); floats may hold NaN, inf and an explicit zero, or
     only integral values (`integral`), whose sums are exact in any order."""
     a = sp.random_array(shape, density=density, rng=rng, format="csr")
@@ -50,6 +56,7 @@ def outcome(fn, *args):
 
 
 # --- element-wise binary -----------------------------------------------------------------------------------------
+
 
 def _defined(factory, *args: str) -> bool:
     """Whether a kernel exists for these types (undefined combinations are compile errors, not CSR cases)."""
@@ -231,8 +238,15 @@ def test_transpose_and_reshape_keep_csr() -> None:
 
 @pytest.mark.parametrize(
     "selection",
-    [((3, 9), None), ((-5, None), None), ((0, 0), None), (None, (2, 5)), (4, None), (np.array([[3], [1], [3]]), None),
-     ((1, 4), np.array([[0], [5]]))],  # fmt: skip
+    [
+        ((3, 9), None),
+        ((-5, None), None),
+        ((0, 0), None),
+        (None, (2, 5)),
+        (4, None),
+        (np.array([[3], [1], [3]]), None),
+        ((1, 4), np.array([[0], [5]])),
+    ],  # fmt: skip
 )
 def test_extract_from_csr(selection: tuple) -> None:
     a = random_csr(np.random.default_rng(4), (30, 20), 0.2, "si64")
@@ -293,7 +307,7 @@ def test_print_large_csr_in_blocks() -> None:
 
 
 def test_str_matrix_cannot_be_csr() -> None:
-    from runtime.values import object_matrix
+    from daphnec.runtime.values import object_matrix
 
     with pytest.raises(DaphneRuntimeError, match="value type str cannot be stored in CSR"):
         to_csr(object_matrix(["a"], 1, 1))

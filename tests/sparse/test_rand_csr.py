@@ -12,9 +12,9 @@ import time
 import numpy as np
 import pytest
 
-from runtime.errors import DaphneRuntimeError
-from runtime.kernels import datagen_csr
-from runtime.values import as_dense, is_csr
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.kernels import datagen_csr
+from daphnec.runtime.values import as_dense, is_csr
 
 M = 2147483647
 U64 = (1 << 64) - 1

@@ -15,17 +15,17 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
-from compiler.passes.select_matrix_repr import SelectMatrixReprPass
-from compiler.pipeline import PassManager
-from compiler.sparsity import SparsityEstimates, estimate
-from dialects import make_context, ops
-from dialects.locations import MERGE_CAST
-from dialects.ops_matrix import SparsityOp
-from dialects.types import MatrixType
-from frontend.ir_builder import build_module
-from frontend.parser import parse_source
-from runtime.kernels import agg, matmul
-from runtime.values import is_csr
+from daphnec.compiler.passes.select_matrix_repr import SelectMatrixReprPass
+from daphnec.compiler.pipeline import PassManager
+from daphnec.compiler.sparsity import SparsityEstimates, estimate
+from daphnec.dialects import make_context, ops
+from daphnec.dialects.locations import MERGE_CAST
+from daphnec.dialects.ops_matrix import SparsityOp
+from daphnec.dialects.types import MatrixType
+from daphnec.frontend.ir_builder import build_module
+from daphnec.frontend.parser import parse_source
+from daphnec.runtime.kernels import agg, matmul
+from daphnec.runtime.values import is_csr
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,8 +33,11 @@ ROOT = Path(__file__).resolve().parents[2]
 def compile_ir(source: str, select: bool = True, threshold: float = 0.25) -> ModuleOp:
     """The module after the pipeline up to (and with) `select-matrix-repr`."""
     module = build_module(parse_source(source, "t.daph"), "t.daph")
-    pm = PassManager(make_context(), options=frozenset({"select_matrix_repr"} if select else ()),
-                     pass_args={"select-matrix-repr": {"threshold": threshold}})
+    pm = PassManager(
+        make_context(),
+        options=frozenset({"select_matrix_repr"} if select else ()),
+        pass_args={"select-matrix-repr": {"threshold": threshold}},
+    )
     pm.run_stages(module)
     return module
 
@@ -48,8 +51,13 @@ def printed(module: ModuleOp) -> list[tuple[str, ModuleOp]]:
 def run(source: str, *flags: str, tmp: Path) -> subprocess.CompletedProcess[str]:
     script = tmp / "s.daph"
     script.write_text(source)
-    return subprocess.run([sys.executable, "-m", "tools.daphnec", *flags, str(script)], capture_output=True,
-                          text=True, cwd=ROOT, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "daphnec.tools.daphnec", *flags, str(script)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
 
 
 # --- the type syntax -----------------------------------------------------------------------------------------------
@@ -60,7 +68,10 @@ def run(source: str, *flags: str, tmp: Path) -> subprocess.CompletedProcess[str]
     [
         ("!daphne.Matrix<2x3xf64>", "!daphne.Matrix<2x3xf64>"),
         ("!daphne.Matrix<?x?xsi64:rep[sparse]>", "!daphne.Matrix<?x?xsi64:rep[sparse]>"),
-        ("!daphne.Matrix<4x1xsi64:sp[0.000000e+00]:rep[sparse]>", "!daphne.Matrix<4x1xsi64:sp[0.000000e+00]:rep[sparse]>"),  # noqa: E501
+        (
+            "!daphne.Matrix<4x1xsi64:sp[0.000000e+00]:rep[sparse]>",
+            "!daphne.Matrix<4x1xsi64:sp[0.000000e+00]:rep[sparse]>",
+        ),  # noqa: E501
         ("!daphne.Matrix<?x?xf64:sp[0.25]>", "!daphne.Matrix<?x?xf64:sp[2.500000e-01]>"),
         ("!daphne.Matrix<3x3xf64:rep[sparse]:sp[0.1]>", "!daphne.Matrix<3x3xf64:sp[1.000000e-01]:rep[sparse]>"),
         ("!daphne.Matrix<3x3xf64:rep[dense]>", "!daphne.Matrix<3x3xf64>"),
@@ -73,7 +84,7 @@ def test_matrix_type_round_trip(text: str, printed_as: str) -> None:
 
 
 def test_sparsity_is_part_of_the_type() -> None:
-    from dialects.types import F64
+    from daphnec.dialects.types import F64
 
     a = MatrixType(F64, 2, 2)
     assert a.sparsity_estimate == -1.0 and not a.is_sparse
@@ -208,8 +219,14 @@ func.func @main() {
   func.return
 }
 """
-    out = subprocess.run([sys.executable, "-m", "tools.daphne_opt", "-p", "select-matrix-repr{threshold=0.5}"],
-                         input=ir, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "daphnec.tools.daphne_opt", "-p", "select-matrix-repr{threshold=0.5}"],
+        input=ir,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert "-> !daphne.Matrix<4x4xf64:sp[4.000000e-01]:rep[sparse]>" in out.stdout
     module = Parser(make_context(), ir).parse_module()

@@ -5,14 +5,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from runtime.vectorized.pipeline import (
-    COMBINE_ADD,
-    COMBINE_COLS,
-    COMBINE_MAX,
-    COMBINE_ROWS,
+from daphnec.dialects.value_types import Combine, Split
+from daphnec.runtime.vectorized.pipeline import (
     SETTINGS,
-    SPLIT_NONE,
-    SPLIT_ROWS,
     _row_bytes,
     run_pipeline,
 )
@@ -21,7 +16,7 @@ from runtime.vectorized.pipeline import (
 def test_broadcast_row_vectors_do_not_shrink_batches() -> None:
     G = sp.random_array((1000, 5000), density=0.001, format="csr", random_state=1)
     c = np.ones((1, 5000))  # split ROWS but one row: broadcast, not part of a row block
-    per_row = _row_bytes([G, c], [SPLIT_ROWS, SPLIT_ROWS], 1000)
+    per_row = _row_bytes([G, c], [Split.ROWS, Split.ROWS], 1000)
     assert per_row < 200  # ~5 non-zeros x 12 bytes, not 5000 x 8 bytes
 
 
@@ -38,7 +33,7 @@ def test_combines_match_the_whole_computation() -> None:
     SETTINGS.phy_batch_size = 64 * 7  # 8 rows per call: many blocks
     try:
         rows, total, colmax, trans = run_pipeline(
-            body, [X, v], [SPLIT_ROWS, SPLIT_NONE], [COMBINE_ROWS, COMBINE_ADD, COMBINE_MAX, COMBINE_COLS]
+            body, [X, v], [Split.ROWS, Split.NONE], [Combine.ROWS, Combine.ADD, Combine.MAX, Combine.COLS]
         )
     finally:
         SETTINGS.phy_batch_size = old
@@ -49,7 +44,7 @@ def test_combines_match_the_whole_computation() -> None:
 
 
 def test_csr_row_blocks_share_the_arrays_and_equal_scipys_slices() -> None:
-    from runtime.values import csr_rows
+    from daphnec.runtime.values import csr_rows
 
     G = sp.random_array((300, 40), density=0.1, format="csr", random_state=2)
     G.sum_duplicates()
@@ -75,7 +70,7 @@ def test_csr_row_blocks_share_the_arrays_and_equal_scipys_slices() -> None:
     old = SETTINGS.phy_batch_size
     SETTINGS.phy_batch_size = 64  # many blocks
     try:
-        (rows,) = run_pipeline(body, [G], [SPLIT_ROWS], [COMBINE_ROWS])
+        (rows,) = run_pipeline(body, [G], [Split.ROWS], [Combine.ROWS])
     finally:
         SETTINGS.phy_batch_size = old
     assert len(seen) > 1 and all(np.shares_memory(x.indices, G.indices) for x in seen if x.nnz)  # type: ignore[attr-defined]
@@ -109,14 +104,14 @@ def _ranged_body(X: np.ndarray, fail_at: int | None = None):
 
 
 def test_ranged_kernels_write_into_one_buffer_without_combining() -> None:
-    from runtime.scheduling.workers import SchedulerConfig
+    from daphnec.runtime.scheduling.workers import SchedulerConfig
 
     X = np.random.default_rng(1).random((4000, 3))
     old = (SETTINGS.scheduler, SETTINGS.min_parallel_bytes)
     SETTINGS.scheduler, SETTINGS.min_parallel_bytes = SchedulerConfig(num_threads=2, scheme="GSS"), 0
     try:
         body, ranges, bodies = _ranged_body(X)
-        rows, total = run_pipeline(body, [X], [SPLIT_ROWS], [COMBINE_ROWS, COMBINE_ADD])
+        rows, total = run_pipeline(body, [X], [Split.ROWS], [Combine.ROWS, Combine.ADD])
         assert len(ranges) > 1 and not bodies
         assert sorted(ranges)[0][0] == 0 and sum(e - s for s, e in ranges) == 4000
         np.testing.assert_array_equal(rows, X * 2.0)
@@ -125,7 +120,7 @@ def test_ranged_kernels_write_into_one_buffer_without_combining() -> None:
         # a task whose kernel hands back runs the body on its row block; the parts are then stacked
         SETTINGS.scheduler = SchedulerConfig(num_threads=2, scheme="STATIC")  # tasks [0, 2000) and [2000, 4000)
         body, ranges, bodies = _ranged_body(X, fail_at=2000)
-        rows, total = run_pipeline(body, [X], [SPLIT_ROWS], [COMBINE_ROWS, COMBINE_ADD])
+        rows, total = run_pipeline(body, [X], [Split.ROWS], [Combine.ROWS, Combine.ADD])
         assert sorted(ranges) == [(0, 2000), (2000, 4000)] and bodies == [2000]
         np.testing.assert_array_equal(rows, X * 2.0)
         np.testing.assert_allclose(total, X.sum(), rtol=1e-12)
@@ -136,7 +131,7 @@ def test_ranged_kernels_write_into_one_buffer_without_combining() -> None:
 def test_small_pipelines_run_as_one_call_on_the_calling_thread() -> None:
     import threading
 
-    from runtime.scheduling.workers import SchedulerConfig
+    from daphnec.runtime.scheduling.workers import SchedulerConfig
 
     X = np.ones((1000, 2))  # 16 KB: below min_parallel_bytes
     threads: list[int] = []
@@ -149,7 +144,7 @@ def test_small_pipelines_run_as_one_call_on_the_calling_thread() -> None:
     old = SETTINGS.scheduler
     SETTINGS.scheduler = SchedulerConfig(num_threads=2, scheme="SS")
     try:
-        (rows,) = run_pipeline(body, [X], [SPLIT_ROWS], [COMBINE_ROWS])
+        (rows,) = run_pipeline(body, [X], [Split.ROWS], [Combine.ROWS])
     finally:
         SETTINGS.scheduler = old
     assert threads == [threading.get_ident()]
