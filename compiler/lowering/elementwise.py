@@ -37,38 +37,17 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from daphnec.compiler.lowering.abi import ir_type
 from daphnec.dialects.value_types import FLOAT_VTS
 
 SIGNED_VTS = frozenset(("si64", "si32", "si8"))
 CMP_KINDS = frozenset(("eq", "neq", "lt", "le", "gt", "ge"))
 LOGICAL_KINDS = frozenset(("and", "or", "xor"))
 
-_IR: dict[str, Attribute] = {
-    "f64": f64,
-    "f32": f32,
-    "si64": i64,
-    "ui64": i64,
-    "index": i64,
-    "si32": i32,
-    "ui32": i32,
-    "si8": i8,
-    "ui8": i8,
-    "bool": i1,
-}
 _WIDTH = {"si64": 64, "ui64": 64, "index": 64, "si32": 32, "ui32": 32, "si8": 8, "ui8": 8, "bool": 1}
 
 FAST = arith.FastMathFlagsAttr(("reassoc", "nsz"))
 """Flags of a float sum that may be reassociated (and so vectorised): full aggregations only."""
-
-
-def ir_type(vt: str) -> Attribute:
-    """The register type of a value type (signless integers; bool is i1)."""
-    return _IR[vt]
-
-
-def storage_type(vt: str) -> Attribute:
-    """The in-memory element type of a numpy matrix of `vt` (numpy stores bool as one byte)."""
-    return i8 if vt == "bool" else _IR[vt]
 
 
 def is_float(vt: str) -> bool:
