@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func, scf
@@ -297,6 +297,3 @@ def _result_vts(op: VectorizedPipelineOp | DistributedPipelineOp) -> tuple[str |
 def generate_host(module: ModuleOp, kernels: Mapping[str, NativeKernel | PendingKernel] | None = None) -> HostProgram:
     """Host code of a module; pipelines run the `kernels` their `daphne.kernel` names (none: Python bodies)."""
     return HostCodegen(module, kernels or {}).generate()
-
-
-KernelFn = Callable[..., object]

@@ -35,7 +35,7 @@ from xdsl.ir import Operation, SSAValue
 
 from daphnec.compiler.kernel_select import select_kernel
 from daphnec.compiler.lowering import abi
-from daphnec.compiler.lowering.kernel_plan import InputSpec, KernelPlan, OutputSpec, Stage
+from daphnec.compiler.lowering.kernel_plan import InputSpec, KernelPlan, OutputSpec, Stage, stage_params
 from daphnec.dialects.ops import ConstantOp
 from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
 from daphnec.dialects.value_types import DTYPES, FLOAT_VTS
@@ -114,7 +114,7 @@ def _csr_flags(i: int, s: InputSpec) -> str:
 def _call_args(plan: KernelPlan, stage: Stage, part: Callable[[int, InputSpec, str], str], rest: list[str]) -> str:
     """The argument list of a stage kernel call, slot by slot (`abi.SLOTS`): the rows, `part(i, spec, slot)` for
     each slot of input i, then `rest` (the array slots of the opaque results and outputs)."""
-    params = abi.stage_params(plan, stage)
+    params = stage_params(plan, stage)
     n_inputs = len(plan.inputs)
     exprs = [part(-1, plan.inputs[0], "rows")]
     for i, (p, spec) in enumerate(zip(params[1 : 1 + n_inputs], plan.inputs)):
@@ -124,17 +124,32 @@ def _call_args(plan: KernelPlan, stage: Stage, part: Callable[[int, InputSpec, s
 
 
 def _block_part(i: int, s: InputSpec, part: str) -> str:
-    """A slot of input i in `body` (row blocks)."""
-    return {"rows": "n", "data": f"a{i}.data", "indices": f"ind{i}", "indptr": f"ptr{i}"}.get(
-        part, _csr_flags(i, s) if part == "flags" else f"a{i}"
-    )
+    """A slot of input i in `body` (row blocks; `n`: their rows)."""
+    if part == "rows":
+        return "n"
+    if part == "data":
+        return f"a{i}.data"
+    if part == "indices":
+        return f"ind{i}"
+    if part == "indptr":
+        return f"ptr{i}"
+    if part == "flags":
+        return _csr_flags(i, s)
+    return f"a{i}"  # an array or a scalar value
 
 
 def _range_part(i: int, s: InputSpec, part: str) -> str:
-    """A slot of input i in `prepare`'s `run(s, e)` (rows [s, e) of the whole inputs)."""
+    """A slot of input i in `prepare`'s `run(s, e)`: rows [s, e) of the whole inputs (a CSR matrix's values and
+    column indices whole, its row pointers sliced; its flags computed once by `prepare`)."""
+    if part == "rows":
+        return "e - s"
     if part == "array" and s.form == "dense":
         return f"a{i}[s:e]"
-    return {"rows": "e - s", "indptr": f"ptr{i}[s:e + 1]", "flags": f"f{i}"}.get(part) or _block_part(i, s, part)
+    if part == "indptr":
+        return f"ptr{i}[s:e + 1]"
+    if part == "flags":
+        return f"f{i}"
+    return _block_part(i, s, part)
 
 
 def _alloc(name: str, o: OutputSpec, dt: str) -> str:
@@ -283,7 +298,7 @@ def _prepare_source(plan: KernelPlan, fn: str, bind: Callable[[object, str], str
 
 def _entry(plan: KernelPlan, stage: Stage, address: int) -> object:
     """The stage's Python-facing entry as a ctypes function (its prototype from the calling convention)."""
-    kinds = tuple(p.kind for p in abi.stage_params(plan, stage))
+    kinds = tuple(p.kind for p in stage_params(plan, stage))
     return ctypes.CFUNCTYPE(abi.STATUS.ctype, *abi.ctypes_types(kinds))(address)
 
 

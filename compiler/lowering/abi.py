@@ -11,7 +11,8 @@ before it, and per output, and returns a status (0, or non-zero: "rerun the Pyth
             pointers, flags                     `CSR_ALL_ONES`)
     f64 / i64 / u64   the scalar                floats (f32 too) as double, integers and bools as 64 bits
 
-From that table come: the xDSL kernel signature (`kernel_types`: an array slot is a `memref<?xT>` of its data,
+Which parameters a stage kernel has follows from its pipeline's plan (`kernel_plan.stage_params`). From the
+table come: the xDSL kernel signature (`kernel_types`: an array slot is a `memref<?xT>` of its data,
 index arrays are passed as both an i32 and an i64 view, since scipy picks the index width), the Python-facing
 LLVM entry `@<kernel>_py` (`entry_types`, `forwarded`: array objects in, their data pointers read from the
 `PyArrayObject` at `runtime.vectorized.kernel.ARRAY_DATA_OFFSET` and passed on), the ctypes prototype
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import ctypes
 from enum import Enum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -46,9 +47,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation
 
 from daphnec.dialects.value_types import FLOAT_VTS
-
-if TYPE_CHECKING:
-    from daphnec.compiler.lowering.kernel_plan import InputSpec, KernelPlan, Stage
 
 # -- how the IR names kernels ----------------------------------------------------------------------------------------
 
@@ -200,26 +198,3 @@ def encode(params: tuple[Param, ...]) -> ArrayAttr[StringAttr]:
 def decode(attr: Attribute) -> tuple[ArgKind, ...]:
     assert isinstance(attr, ArrayAttr), f"{ABI_ATTR} must be an array of kinds"
     return tuple(ArgKind(a.data) for a in attr.data)  # type: ignore[attr-defined]
-
-
-# -- the parameters of a stage ---------------------------------------------------------------------------------------
-
-
-def input_kind(spec: InputSpec) -> ArgKind:
-    if spec.form == "csr":
-        return ArgKind.CSR
-    if spec.form != "scalar":
-        return ArgKind.ARRAY
-    if spec.vt in FLOAT_VTS:
-        return ArgKind.F64
-    return ArgKind.U64 if spec.vt in ("ui64", "index") else ArgKind.I64
-
-
-def stage_params(plan: KernelPlan, stage: Stage) -> tuple[Param, ...]:
-    """A stage kernel's parameters: rows, the pipeline's inputs, the results of the opaque ops run before it, its
-    outputs (the next opaque ops' dense operands, or the pipeline's results)."""
-    params = [Param(ArgKind.ROWS, "index")]
-    params += [Param(input_kind(s), s.vt) for s in plan.inputs]
-    params += [Param(ArgKind.ARRAY, plan.kinds[v].vt) for v in stage.opaque_in]
-    params += [Param(ArgKind.ARRAY, o.vt) for _, o in stage.sinks]
-    return tuple(params)

@@ -34,49 +34,27 @@ from xdsl.dialects.builtin import ArrayAttr, StringAttr, SymbolRefAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.printer import Printer
 
-from daphnec.compiler.lowering import abi
+from daphnec.compiler.lowering import abi, ew_kinds
 from daphnec.dialects import ops
 from daphnec.dialects.ops_pipeline import (
     PipelineReturnOp,
     VectorizedPipelineOp,
 )
 from daphnec.dialects.types import MatrixType, is_matrix, vt_name
-from daphnec.dialects.value_types import NUMERIC_VTS, Combine, Split
+from daphnec.dialects.value_types import FLOAT_VTS, NUMERIC_VTS, Combine, Split
 
 #: Value types of scalars a native kernel takes; matrix elements are these but `index` (index matrices keep the
 #: Python body).
 SCALAR_VTS = NUMERIC_VTS
 MATRIX_VTS = NUMERIC_VTS - {"index"}
 
-#: Binary kinds with a native lowering (`log` and `pow` with a matrix exponent are opaque: numpy's SIMD libm).
-BINARY_KINDS = frozenset(
-    (
-        "add",
-        "sub",
-        "mul",
-        "div",
-        "pow",
-        "mod",
-        "min",
-        "max",
-        "and",
-        "or",
-        "xor",
-        "bitwiseAnd",
-        "eq",
-        "neq",
-        "lt",
-        "le",
-        "gt",
-        "ge",
-    )
-)
-#: Unary kinds with a native lowering; exp ln sin cos tan sinh cosh tanh asin acos atan are computed by numpy's
-#: SIMD routines, whose results differ from libm's in the last bit, so they are opaque (numpy runs them).
-UNARY_KINDS = frozenset(("minus", "abs", "sign", "sqrt", "round", "floor", "ceil", "isNan"))
+#: Element-wise kinds with a native lowering (`ew_kinds`); `log` and `pow` with a matrix exponent are opaque.
+BINARY_KINDS = frozenset(ew_kinds.BINARY)
+UNARY_KINDS = frozenset(ew_kinds.UNARY)
 #: Unary kinds that map zero to zero, so a CSR argument keeps its pattern (`ew_unary._csr_unary`).
 SPARSE_UNARY_KINDS = UNARY_KINDS
-#: Unary kinds run by their runtime kernel (numpy) between native stages.
+#: Unary kinds run by their runtime kernel between native stages: numpy's SIMD routines, whose results differ from
+#: libm's in the last bit.
 OPAQUE_UNARY_KINDS = frozenset(("exp", "ln", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan"))
 AGG_KINDS = frozenset(("sum", "min", "max"))
 _AGG_COMBINE = {"sum": Combine.ADD, "min": Combine.MIN, "max": Combine.MAX}
@@ -100,7 +78,7 @@ class Kind:
 @dataclass(frozen=True)
 class InputSpec:
     """One pipeline input as the kernel reads it: `dense` rows, a `rowvec`, a `whole` matrix, `csr` or a
-    `scalar` (how each is passed: `abi.input_kind`)."""
+    `scalar` (how each is passed: `input_kind`)."""
 
     form: str
     vt: str
@@ -147,6 +125,27 @@ class KernelPlan:
     stages: tuple[Stage, ...] = ()
     opaque: tuple[tuple[Operation, int], ...] = ()
     """The opaque ops with their level (they run after stage level - 1), in execution order."""
+
+
+def input_kind(spec: InputSpec) -> abi.ArgKind:
+    """How an input is passed to the kernel (`abi`)."""
+    if spec.form == "csr":
+        return abi.ArgKind.CSR
+    if spec.form != "scalar":
+        return abi.ArgKind.ARRAY
+    if spec.vt in FLOAT_VTS:
+        return abi.ArgKind.F64
+    return abi.ArgKind.U64 if spec.vt in ("ui64", "index") else abi.ArgKind.I64
+
+
+def stage_params(plan: KernelPlan, stage: Stage) -> tuple[abi.Param, ...]:
+    """A stage kernel's parameters: rows, the pipeline's inputs, the results of the opaque ops run before it, its
+    outputs (the next opaque ops' dense operands, or the pipeline's results)."""
+    params = [abi.Param(abi.ArgKind.ROWS, "index")]
+    params += [abi.Param(input_kind(s), s.vt) for s in plan.inputs]
+    params += [abi.Param(abi.ArgKind.ARRAY, plan.kinds[v].vt) for v in stage.opaque_in]
+    params += [abi.Param(abi.ArgKind.ARRAY, o.vt) for _, o in stage.sinks]
+    return tuple(params)
 
 
 class _PlanPrinter(Printer):

@@ -51,7 +51,7 @@ from xdsl.passes import ModulePass
 
 from daphnec.compiler.lowering import abi
 from daphnec.compiler.lowering import elementwise as ew
-from daphnec.compiler.lowering.kernel_plan import KernelPlan, Kind, Stage, Unsupported, annotate, try_plan
+from daphnec.compiler.lowering.kernel_plan import KernelPlan, Kind, Stage, Unsupported, annotate, stage_params, try_plan
 from daphnec.compiler.lowering.sparse_aggregations import SparseAggregations
 from daphnec.dialects import ops
 from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
@@ -90,7 +90,7 @@ class _KernelGen(SparseAggregations):
 
     def __init__(self, op: VectorizedPipelineOp, plan: KernelPlan, stage: Stage):
         self.op, self.plan, self.kinds, self.stage = op, plan, plan.kinds, stage
-        self.params = abi.stage_params(plan, stage)
+        self.params = stage_params(plan, stage)
         self.entry = Block(arg_types=abi.kernel_types(self.params))
         self.b = ew.Builder(self.entry)
         self.inputs: dict[SSAValue, _Input] = {}
