@@ -10,12 +10,10 @@ of `abi` (recorded on the function as `daphne.abi`):
 
 - `%n` is the number of rows of the batch; a batch [row_start, row_end) is passed as pointers to its first row
   (C-contiguous row blocks), so the kernel itself always starts at row 0;
-- dense or row-vector input: `memref<?xT>` (its data); CSR input: data `memref<?xT>`, column indices and row
-  pointers both as `memref<?xi32>` and as `memref<?xi64>` views of the same array plus an `i64` of flags: one bit
-  tells which view is valid (scipy picks the index width), one that every stored value is 1 (a pattern matrix
-  such as a graph: a float kernel then reads the constant 1.0 instead of the values, which saves their memory
-  traffic; LLVM unswitches the loops on both flags); scalar input: `i64` (integers, bool) or `f64` (f32 too);
-- output: `memref<?xT>`: n x C rows, C x n for a transpose (COLS), one cell for a full aggregate, 1 x C for column
+- a CSR input's index arrays come as an i32 and an i64 view, and its flags say which is valid (scipy picks the
+  index width) and whether every stored value is 1 (a pattern matrix such as a graph: a float kernel then reads
+  the constant 1.0 instead of the values, which saves their memory traffic); LLVM unswitches the loops on both;
+- an output holds n x C rows, C x n for a transpose (COLS), one cell for a full aggregate, 1 x C for column
   aggregates (the per-batch partial results the executor combines).
 
 Loops: `scf.for %r` over the rows, an inner `scf.for %c` per group of results with the same column count (none
