@@ -453,12 +453,6 @@ def _import_module(name: str) -> Any:
     return importlib.import_module(name)
 
 
-def _method(fn: Any, obj: object) -> Any:
-    import types
-
-    return types.MethodType(fn, obj)
-
-
 def _module_attr(module: str, name: str) -> object:
     return getattr(_import_module(module), name)
 
