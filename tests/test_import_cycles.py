@@ -5,21 +5,37 @@ module is imported: top level, class bodies, `if`/`try` blocks; not function bod
 An import names the module it executes: `import a.b`, `from a.b import c` (the submodule `a.b.c` when it exists,
 else the package `a.b`, whose `__init__` must have defined `c`). A cycle in that graph is a group of modules that
 cannot be imported in any order without one of them seeing another half-initialised; the test fails on any.
+
+A second test looks at every import, also those inside functions and under `if TYPE_CHECKING:`: a cycle there is
+one hidden behind a deferred import (the modules still depend on each other). Deferred imports that only keep
+start-up cheap (the driver importing the compiler when it compiles) form no cycle and pass.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "daphnec"
 LAYERS = ("frontend", "dialects", "compiler", "runtime", "tools")
 
-#: Cycles in files other engineers are reshaping at the same time (issue 11); each entry is one strongly connected
-#: group, written as its sorted module names. Empty it as they are broken.
-KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset()
+#: Cycles hidden behind deferred imports in modules being reshaped at the time of writing (issue 11). A cycle
+#: passes if all its modules belong to one entry; an entry that no longer holds a cycle must be removed.
+KNOWN_HIDDEN_CYCLES: tuple[frozenset[str], ...] = (
+    frozenset(
+        {
+            "daphnec.compiler.host_codegen",
+            "daphnec.compiler.paramserv_udfs",
+            "daphnec.compiler.passes",
+            "daphnec.compiler.passes.distribute",
+            "daphnec.compiler.pipeline",
+        }
+    ),
+    frozenset({"daphnec.compiler.kernel_select", "daphnec.compiler.select_frame", "daphnec.compiler.sparsity"}),
+)
 
 
 def _modules() -> dict[str, Path]:
@@ -57,11 +73,12 @@ def _executed(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             yield from _executed(getattr(stmt, "orelse", []))
 
 
-def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """The daphnec modules `name` (at `path`) imports at import time."""
+def _imports(name: str, path: Path, modules: dict[str, Path], deferred: bool) -> set[str]:
+    """The daphnec modules `name` (at `path`) imports at import time (with `deferred`: anywhere)."""
     is_package = path.name == "__init__.py"
+    tree = ast.parse(path.read_text(), str(path))
     out: set[str] = set()
-    for stmt in _executed(ast.parse(path.read_text(), str(path)).body):
+    for stmt in ast.walk(tree) if deferred else _executed(tree.body):
         if isinstance(stmt, ast.Import):
             out.update(alias.name for alias in stmt.names)
         elif isinstance(stmt, ast.ImportFrom):
@@ -76,9 +93,12 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     return {m for m in out if m in modules and m != name}
 
 
-def import_graph() -> dict[str, set[str]]:
+@cache
+def import_graph(deferred: bool = False) -> dict[str, set[str]]:
+    """Each daphnec module -> the daphnec modules it imports (with `deferred`: also inside functions and under
+    `if TYPE_CHECKING:`)."""
     modules = _modules()
-    return {name: _imports(name, path, modules) for name, path in modules.items()}
+    return {name: _imports(name, path, modules, deferred) for name, path in modules.items()}
 
 
 def strongly_connected(graph: dict[str, set[str]]) -> list[frozenset[str]]:
@@ -134,13 +154,23 @@ def test_the_graph_sees_relative_and_submodule_imports() -> None:
     assert all(m.startswith(PACKAGE) for deps in graph.values() for m in deps)
 
 
+def _show(cycles: list[frozenset[str]]) -> str:
+    return "import cycles:\n" + "\n".join(" <-> ".join(sorted(c)) for c in cycles)
+
+
 def test_no_import_cycle_between_daphnec_modules() -> None:
     cycles = strongly_connected(import_graph())
-    unexpected = [sorted(c) for c in cycles if c not in KNOWN_CYCLES]
-    assert unexpected == [], "import cycles:\n" + "\n".join(" <-> ".join(c) for c in unexpected)
+    assert cycles == [], _show(cycles)
+
+
+def test_no_import_cycle_hidden_behind_deferred_imports() -> None:
+    cycles = strongly_connected(import_graph(deferred=True))
+    unexpected = [c for c in cycles if not any(c <= known for known in KNOWN_HIDDEN_CYCLES)]
+    assert unexpected == [], _show(unexpected)
 
 
 def test_known_cycles_still_exist() -> None:
     """An allow-list entry whose cycle is gone must be removed (so the list only ever shrinks)."""
-    cycles = set(strongly_connected(import_graph()))
-    assert [sorted(c) for c in KNOWN_CYCLES if c not in cycles] == []
+    cycles = strongly_connected(import_graph(deferred=True))
+    stale = [sorted(known) for known in KNOWN_HIDDEN_CYCLES if not any(c <= known for c in cycles)]
+    assert stale == []
