@@ -39,6 +39,7 @@ from daphnec.frontend import ast
 from daphnec.frontend.builtins import all_builtins
 from daphnec.frontend.paramserv import build_paramserv
 from daphnec.frontend.parser import parse_file, parse_literal
+from daphnec.frontend.sources import SourceFiles
 
 _BINARY_KINDS = {
     "+": "add", "-": "sub", "*": "mul", "/": "div", "^": "pow", "%": "mod",
@@ -177,8 +178,16 @@ class _Function:
 class IRBuilder:
     """Builds one module from a script's AST (and the scripts it imports)."""
 
-    def __init__(self, filename: str, script_args: dict[str, str] | None = None, import_paths: Sequence[str] = ()):
+    def __init__(
+        self,
+        filename: str,
+        script_args: dict[str, str] | None = None,
+        import_paths: Sequence[str] = (),
+        sources: SourceFiles | None = None,
+    ):
         self.filename = filename
+        self.sources = sources if sources is not None else SourceFiles()
+        """Where the imported scripts and the import search are reported."""
         self.script_args = dict(script_args or {})
         self.import_paths = list(import_paths)
         self.module = ModuleOp([])
@@ -227,7 +236,7 @@ class IRBuilder:
             raise ParseError(f"file '{s.path}' is imported more than once", s.loc)
         self.imported.add(path)
         alias = s.alias if s.alias is not None else os.path.splitext(os.path.basename(s.path))[0]
-        script = parse_file(path)
+        script = parse_file(path, self.sources)
         for x in script.stmts:
             if not isinstance(x, (ast.FuncDef, ast.Import)):
                 continue  # only function definitions are taken from an imported file
@@ -238,7 +247,7 @@ class IRBuilder:
     def _resolve_import(self, path: str, base_dir: str, loc: Loc) -> str:
         for d in [base_dir, *self.import_paths]:
             cand = os.path.abspath(os.path.join(d, path))
-            if os.path.isfile(cand):
+            if self.sources.is_file(cand):
                 return cand
         raise ParseError(f"cannot find imported file '{path}'", loc)
 
@@ -874,6 +883,11 @@ def _count_returns(n: ast.FuncDef) -> int:
 
 
 def build_module(
-    script: ast.Script, filename: str, script_args: dict[str, str] | None = None, import_paths: Sequence[str] = ()
+    script: ast.Script,
+    filename: str,
+    script_args: dict[str, str] | None = None,
+    import_paths: Sequence[str] = (),
+    sources: SourceFiles | None = None,
 ) -> ModuleOp:
-    return IRBuilder(filename, script_args, import_paths).build(script)
+    """The IR of `script` (parsed from `filename`); the scripts it imports are reported to `sources`."""
+    return IRBuilder(filename, script_args, import_paths, sources).build(script)
