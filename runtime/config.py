@@ -35,7 +35,6 @@ from daphnec.runtime.options import (
     DIST_BACKENDS,
     EXPLAIN_ALIASES,
     EXPLAIN_VALUES,
-    IF_GIVEN,
     IF_SET,
     NEVER,
     OPTIONS,
@@ -171,26 +170,23 @@ for _alias, _target in _ALIASES.items():
 
 def apply_command_line(cfg: Any, values: Mapping[str, object], given: Collection[str]) -> None:
     """Apply parsed command-line values (`values`, keyed by option `dest`; `given`: the dests given) to `cfg`,
-    each by its option's `apply` rule (DAPHNE's: see runtime/options.py)."""
+    each by its option's `apply` rule (DAPHNE's: see runtime/options.py). An `ALWAYS` option that is not given
+    sets the field's default, which is also its command-line default."""
     for o in OPTIONS:
         if o.field is None or o.cli is None or o.apply == NEVER:
             continue
         if o.kind == "explain":
             for e in values.get(o.dest, ()):  # type: ignore[attr-defined]
                 cfg.set_explain(e, True)
-            continue
-        if o.dest in given:
+        elif o.dest in given:
             value = values[o.dest]
+            if o.apply == IF_SET and not value:
+                continue
+            setattr(cfg, o.field, (not value) if o.invert else copy.copy(value))
+            for name, implied in o.implies:
+                setattr(cfg, name, implied)
         elif o.apply == ALWAYS:
-            value = (not o.default) if o.invert else o.default
-        else:
-            continue
-        if o.apply == IF_SET and not value:
-            continue
-        assert o.apply in (ALWAYS, IF_SET, IF_GIVEN)
-        setattr(cfg, o.field, copy.copy((not value) if o.invert else value))
-        for name, implied in o.implies:
-            setattr(cfg, name, implied)
+            setattr(cfg, o.field, copy.copy(o.default))
 
 
 # ---------------------------------------------------------------------------------------------------------------
