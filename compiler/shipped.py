@@ -16,7 +16,8 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
-from daphnec.compiler.host_codegen import HOST_FILENAME, HostProgram, generate_host, py_function_name
+from daphnec.compiler.host_codegen import generate_host, py_function_name
+from daphnec.compiler.host_program import HOST_FILENAME, HostProgram
 from daphnec.compiler.native import compile_kernels
 from daphnec.compiler.pipeline import PassManager, native_enabled
 from daphnec.dialects import make_context
