@@ -314,19 +314,7 @@ class EwBinaryOp(BinaryDaphneOp):
                 raise VerifyException(f"{self.name}: shape mismatch: lhs {lr}x{lc}, rhs {rr}x{rc}")
 
 
-def define_op(cls_name: str, base: type, op_name: str, **consts: object) -> type:
-    """Define an op class programmatically: a family of ops that differ only in name and inference constants."""
-    body = {"name": op_name, **consts, "__annotations__": {k: ClassVar for k in consts}, "__module__": __name__}
-    cls = irdl_op_definition(type(cls_name, (base,), body))
-    globals()[cls_name] = cls  # importable by name like a hand-written op class
-    return cls
-
-
-def _ew_binary(cls_name: str, op_name: str, kind: str, vt_rule=vt_from_args) -> type[EwBinaryOp]:
-    return define_op(cls_name, EwBinaryOp, op_name, KIND=kind, VT_RULE=staticmethod(vt_rule))
-
-
-def _vt_concat(vts: Sequence[str | None]) -> str | None:
+def vt_concat(vts: Sequence[str | None]) -> str | None:
     return "str"
 
 
@@ -336,26 +324,143 @@ def vt_compare(vts: Sequence[str | None]) -> str | None:
     return "si64" if vt == "str" else vt
 
 
-EwAddOp = _ew_binary("EwAddOp", "daphne.ewAdd", "add")
-EwSubOp = _ew_binary("EwSubOp", "daphne.ewSub", "sub")
-EwMulOp = _ew_binary("EwMulOp", "daphne.ewMul", "mul")
-EwDivOp = _ew_binary("EwDivOp", "daphne.ewDiv", "div")
-EwPowOp = _ew_binary("EwPowOp", "daphne.ewPow", "pow")
-EwModOp = _ew_binary("EwModOp", "daphne.ewMod", "mod")
-EwLogOp = _ew_binary("EwLogOp", "daphne.ewLog", "log", vt_from_args_fp)
-EwMinOp = _ew_binary("EwMinOp", "daphne.ewMin", "min")
-EwMaxOp = _ew_binary("EwMaxOp", "daphne.ewMax", "max")
-EwAndOp = _ew_binary("EwAndOp", "daphne.ewAnd", "and", vt_from_args_int)
-EwOrOp = _ew_binary("EwOrOp", "daphne.ewOr", "or", vt_from_args_int)
-EwXorOp = _ew_binary("EwXorOp", "daphne.ewXor", "xor", vt_from_args_int)
-EwBitwiseAndOp = _ew_binary("EwBitwiseAndOp", "daphne.ewBitwiseAnd", "bitwiseAnd", vt_from_args_int)
-EwConcatOp = _ew_binary("EwConcatOp", "daphne.ewConcat", "concat", _vt_concat)
-EwEqOp = _ew_binary("EwEqOp", "daphne.ewEq", "eq", vt_compare)
-EwNeqOp = _ew_binary("EwNeqOp", "daphne.ewNeq", "neq", vt_compare)
-EwLtOp = _ew_binary("EwLtOp", "daphne.ewLt", "lt", vt_compare)
-EwLeOp = _ew_binary("EwLeOp", "daphne.ewLe", "le", vt_compare)
-EwGtOp = _ew_binary("EwGtOp", "daphne.ewGt", "gt", vt_compare)
-EwGeOp = _ew_binary("EwGeOp", "daphne.ewGe", "ge", vt_compare)
+@irdl_op_definition
+class EwAddOp(EwBinaryOp):
+    name = "daphne.ewAdd"
+    KIND: ClassVar = "add"
+
+
+@irdl_op_definition
+class EwSubOp(EwBinaryOp):
+    name = "daphne.ewSub"
+    KIND: ClassVar = "sub"
+
+
+@irdl_op_definition
+class EwMulOp(EwBinaryOp):
+    name = "daphne.ewMul"
+    KIND: ClassVar = "mul"
+
+
+@irdl_op_definition
+class EwDivOp(EwBinaryOp):
+    """`lhs / rhs` (integers: truncating; by zero: an error)"""
+
+    name = "daphne.ewDiv"
+    KIND: ClassVar = "div"
+
+
+@irdl_op_definition
+class EwPowOp(EwBinaryOp):
+    name = "daphne.ewPow"
+    KIND: ClassVar = "pow"
+
+
+@irdl_op_definition
+class EwModOp(EwBinaryOp):
+    name = "daphne.ewMod"
+    KIND: ClassVar = "mod"
+
+
+@irdl_op_definition
+class EwLogOp(EwBinaryOp):
+    """`log(lhs, rhs)`: the logarithm of lhs to base rhs (a float)"""
+
+    name = "daphne.ewLog"
+    KIND: ClassVar = "log"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class EwMinOp(EwBinaryOp):
+    name = "daphne.ewMin"
+    KIND: ClassVar = "min"
+
+
+@irdl_op_definition
+class EwMaxOp(EwBinaryOp):
+    name = "daphne.ewMax"
+    KIND: ClassVar = "max"
+
+
+@irdl_op_definition
+class EwAndOp(EwBinaryOp):
+    name = "daphne.ewAnd"
+    KIND: ClassVar = "and"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_int)
+
+
+@irdl_op_definition
+class EwOrOp(EwBinaryOp):
+    name = "daphne.ewOr"
+    KIND: ClassVar = "or"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_int)
+
+
+@irdl_op_definition
+class EwXorOp(EwBinaryOp):
+    name = "daphne.ewXor"
+    KIND: ClassVar = "xor"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_int)
+
+
+@irdl_op_definition
+class EwBitwiseAndOp(EwBinaryOp):
+    name = "daphne.ewBitwiseAnd"
+    KIND: ClassVar = "bitwiseAnd"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_int)
+
+
+@irdl_op_definition
+class EwConcatOp(EwBinaryOp):
+    """`concat(lhs, rhs)`, `+` on strings"""
+
+    name = "daphne.ewConcat"
+    KIND: ClassVar = "concat"
+    VT_RULE: ClassVar = staticmethod(vt_concat)
+
+
+@irdl_op_definition
+class EwEqOp(EwBinaryOp):
+    name = "daphne.ewEq"
+    KIND: ClassVar = "eq"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
+
+
+@irdl_op_definition
+class EwNeqOp(EwBinaryOp):
+    name = "daphne.ewNeq"
+    KIND: ClassVar = "neq"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
+
+
+@irdl_op_definition
+class EwLtOp(EwBinaryOp):
+    name = "daphne.ewLt"
+    KIND: ClassVar = "lt"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
+
+
+@irdl_op_definition
+class EwLeOp(EwBinaryOp):
+    name = "daphne.ewLe"
+    KIND: ClassVar = "le"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
+
+
+@irdl_op_definition
+class EwGtOp(EwBinaryOp):
+    name = "daphne.ewGt"
+    KIND: ClassVar = "gt"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
+
+
+@irdl_op_definition
+class EwGeOp(EwBinaryOp):
+    name = "daphne.ewGe"
+    KIND: ClassVar = "ge"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
+
 
 EW_BINARY_OPS: dict[str, type[EwBinaryOp]] = {
     c.KIND: c
@@ -364,7 +469,7 @@ EW_BINARY_OPS: dict[str, type[EwBinaryOp]] = {
         EwXorOp, EwBitwiseAndOp, EwConcatOp, EwEqOp, EwNeqOp, EwLtOp, EwLeOp, EwGtOp, EwGeOp,
     )
 }  # fmt: skip
-COMPARISON_KINDS = frozenset({"eq", "neq", "lt", "le", "gt", "ge"})
+"""DaphneDSL's element-wise binary ops by kind (`add`, `lt`, ...), the name their kernels know them by."""
 
 
 # --- element-wise unary ------------------------------------------------------------------------------------------
@@ -374,25 +479,166 @@ class EwUnaryOp(UnaryDaphneOp):
     """Element-wise unary op; math functions (`exp`, `sqrt`, trig) produce floats from integers like DAPHNE."""
 
     KIND: ClassVar[str]
+    VT_RULE: ClassVar = staticmethod(vt_from_first)
     SHAPE: ClassVar = staticmethod(shape_from_arg)
 
 
-def _ew_unary(cls_name: str, op_name: str, kind: str, vt_rule=vt_from_first) -> type[EwUnaryOp]:
-    return define_op(cls_name, EwUnaryOp, op_name, KIND=kind, VT_RULE=staticmethod(vt_rule))
+@irdl_op_definition
+class EwMinusOp(EwUnaryOp):
+    name = "daphne.ewMinus"
+    KIND: ClassVar = "minus"
 
 
-_FP_UNARY = ("exp", "ln", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan")
-_SAME_UNARY = ("minus", "abs", "sign", "round", "floor", "ceil", "isNan", "lower", "upper")
+@irdl_op_definition
+class EwAbsOp(EwUnaryOp):
+    name = "daphne.ewAbs"
+    KIND: ClassVar = "abs"
+
+
+@irdl_op_definition
+class EwSignOp(EwUnaryOp):
+    """`sign(x)`: -1, 0 or 1 (NaN for NaN)"""
+
+    name = "daphne.ewSign"
+    KIND: ClassVar = "sign"
+
+
+@irdl_op_definition
+class EwRoundOp(EwUnaryOp):
+    """`round(x)`: half away from zero"""
+
+    name = "daphne.ewRound"
+    KIND: ClassVar = "round"
+
+
+@irdl_op_definition
+class EwFloorOp(EwUnaryOp):
+    name = "daphne.ewFloor"
+    KIND: ClassVar = "floor"
+
+
+@irdl_op_definition
+class EwCeilOp(EwUnaryOp):
+    name = "daphne.ewCeil"
+    KIND: ClassVar = "ceil"
+
+
+@irdl_op_definition
+class EwIsNanOp(EwUnaryOp):
+    """`isNan(x)`: 1 for NaN, else 0 (in x's value type)"""
+
+    name = "daphne.ewIsNan"
+    KIND: ClassVar = "isNan"
+
+
+@irdl_op_definition
+class EwLowerOp(EwUnaryOp):
+    """`lower(s)`: ASCII lower case"""
+
+    name = "daphne.lower"
+    KIND: ClassVar = "lower"
+
+
+@irdl_op_definition
+class EwUpperOp(EwUnaryOp):
+    """`upper(s)`: ASCII upper case"""
+
+    name = "daphne.upper"
+    KIND: ClassVar = "upper"
+
+
+@irdl_op_definition
+class EwExpOp(EwUnaryOp):
+    name = "daphne.ewExp"
+    KIND: ClassVar = "exp"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class EwLnOp(EwUnaryOp):
+    name = "daphne.ewLn"
+    KIND: ClassVar = "ln"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class EwSqrtOp(EwUnaryOp):
+    name = "daphne.ewSqrt"
+    KIND: ClassVar = "sqrt"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class EwSinOp(EwUnaryOp):
+    name = "daphne.ewSin"
+    KIND: ClassVar = "sin"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class EwCosOp(EwUnaryOp):
+    name = "daphne.ewCos"
+    KIND: ClassVar = "cos"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class EwTanOp(EwUnaryOp):
+    name = "daphne.ewTan"
+    KIND: ClassVar = "tan"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class EwSinhOp(EwUnaryOp):
+    name = "daphne.ewSinh"
+    KIND: ClassVar = "sinh"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class EwCoshOp(EwUnaryOp):
+    name = "daphne.ewCosh"
+    KIND: ClassVar = "cosh"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class EwTanhOp(EwUnaryOp):
+    name = "daphne.ewTanh"
+    KIND: ClassVar = "tanh"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class EwAsinOp(EwUnaryOp):
+    name = "daphne.ewAsin"
+    KIND: ClassVar = "asin"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class EwAcosOp(EwUnaryOp):
+    name = "daphne.ewAcos"
+    KIND: ClassVar = "acos"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class EwAtanOp(EwUnaryOp):
+    name = "daphne.ewAtan"
+    KIND: ClassVar = "atan"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
 EW_UNARY_OPS: dict[str, type[EwUnaryOp]] = {
-    kind: _ew_unary(
-        f"Ew{kind[0].upper()}{kind[1:]}Op",
-        f"daphne.ew{kind[0].upper()}{kind[1:]}" if kind not in ("lower", "upper") else f"daphne.{kind}",
-        kind,
-        vt_from_args_fp if kind in _FP_UNARY else vt_from_first,
+    c.KIND: c
+    for c in (
+        EwMinusOp, EwAbsOp, EwSignOp, EwRoundOp, EwFloorOp, EwCeilOp, EwIsNanOp, EwLowerOp, EwUpperOp, EwExpOp,
+        EwLnOp, EwSqrtOp, EwSinOp, EwCosOp, EwTanOp, EwSinhOp, EwCoshOp, EwTanhOp, EwAsinOp, EwAcosOp, EwAtanOp,
     )
-    for kind in _SAME_UNARY + _FP_UNARY
-}
-EwMinusOp = EW_UNARY_OPS["minus"]
+}  # fmt: skip
+"""DaphneDSL's element-wise unary ops by kind; each kind is also the builtin's name (`sqrt(X)`), except `minus`."""
 
 
 # --- aggregations --------------------------------------------------------------------------------------------------
@@ -403,31 +649,161 @@ class AggOp(UnaryDaphneOp):
 
     KIND: ClassVar[str]
     AXIS: ClassVar[str]
+    VT_RULE: ClassVar = staticmethod(vt_from_first)
 
     def verify_(self) -> None:
         _check_data_operand(self, self.arg.type, "the aggregated argument")
 
 
-_AGG_FP = ("mean", "var", "stddev")
-AGG_KINDS = ("sum", "min", "max", "mean", "var", "stddev")
-AGG_OPS: dict[tuple[str, str], type[AggOp]] = {}
-for _kind in AGG_KINDS:
-    for _axis, _dt, _shape in (
-        ("All", "sca", shape_unknown),
-        ("Row", "mat", shape_row_agg),
-        ("Col", "mat", shape_col_agg),
-    ):
-        _name = f"{_kind}{_axis}"
-        AGG_OPS[(_kind, _axis.lower())] = define_op(
-            f"{_kind.capitalize()}{_axis}Op",
-            AggOp,
-            f"daphne.{_name}",
-            KIND=_kind,
-            AXIS=_axis.lower(),
-            DT_RULE=_dt,
-            SHAPE=staticmethod(_shape),
-            VT_RULE=staticmethod(vt_from_args_fp if _kind in _AGG_FP else vt_from_first),
-        )
+class AllAggOp(AggOp):
+    """Aggregation of all cells to a scalar."""
+
+    AXIS: ClassVar = "all"
+    DT_RULE: ClassVar = "sca"
+    SHAPE: ClassVar = staticmethod(shape_unknown)
+
+
+class RowAggOp(AggOp):
+    """Aggregation of each row (an n x 1 result)."""
+
+    AXIS: ClassVar = "row"
+    DT_RULE: ClassVar = "mat"
+    SHAPE: ClassVar = staticmethod(shape_row_agg)
+
+
+class ColAggOp(AggOp):
+    """Aggregation of each column (a 1 x m result)."""
+
+    AXIS: ClassVar = "col"
+    DT_RULE: ClassVar = "mat"
+    SHAPE: ClassVar = staticmethod(shape_col_agg)
+
+
+@irdl_op_definition
+class SumAllOp(AllAggOp):
+    name = "daphne.sumAll"
+    KIND: ClassVar = "sum"
+
+
+@irdl_op_definition
+class SumRowOp(RowAggOp):
+    name = "daphne.sumRow"
+    KIND: ClassVar = "sum"
+
+
+@irdl_op_definition
+class SumColOp(ColAggOp):
+    name = "daphne.sumCol"
+    KIND: ClassVar = "sum"
+
+
+@irdl_op_definition
+class MinAllOp(AllAggOp):
+    name = "daphne.minAll"
+    KIND: ClassVar = "min"
+
+
+@irdl_op_definition
+class MinRowOp(RowAggOp):
+    name = "daphne.minRow"
+    KIND: ClassVar = "min"
+
+
+@irdl_op_definition
+class MinColOp(ColAggOp):
+    name = "daphne.minCol"
+    KIND: ClassVar = "min"
+
+
+@irdl_op_definition
+class MaxAllOp(AllAggOp):
+    name = "daphne.maxAll"
+    KIND: ClassVar = "max"
+
+
+@irdl_op_definition
+class MaxRowOp(RowAggOp):
+    name = "daphne.maxRow"
+    KIND: ClassVar = "max"
+
+
+@irdl_op_definition
+class MaxColOp(ColAggOp):
+    name = "daphne.maxCol"
+    KIND: ClassVar = "max"
+
+
+@irdl_op_definition
+class MeanAllOp(AllAggOp):
+    name = "daphne.meanAll"
+    KIND: ClassVar = "mean"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class MeanRowOp(RowAggOp):
+    name = "daphne.meanRow"
+    KIND: ClassVar = "mean"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class MeanColOp(ColAggOp):
+    name = "daphne.meanCol"
+    KIND: ClassVar = "mean"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class VarAllOp(AllAggOp):
+    name = "daphne.varAll"
+    KIND: ClassVar = "var"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class VarRowOp(RowAggOp):
+    name = "daphne.varRow"
+    KIND: ClassVar = "var"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class VarColOp(ColAggOp):
+    name = "daphne.varCol"
+    KIND: ClassVar = "var"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class StddevAllOp(AllAggOp):
+    name = "daphne.stddevAll"
+    KIND: ClassVar = "stddev"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class StddevRowOp(RowAggOp):
+    name = "daphne.stddevRow"
+    KIND: ClassVar = "stddev"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class StddevColOp(ColAggOp):
+    name = "daphne.stddevCol"
+    KIND: ClassVar = "stddev"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+AGG_OPS: dict[tuple[str, str], type[AggOp]] = {
+    (c.KIND, c.AXIS): c
+    for c in (
+        SumAllOp, SumRowOp, SumColOp, MinAllOp, MinRowOp, MinColOp, MaxAllOp, MaxRowOp, MaxColOp, MeanAllOp,
+        MeanRowOp, MeanColOp, VarAllOp, VarRowOp, VarColOp, StddevAllOp, StddevRowOp, StddevColOp,
+    )
+}  # fmt: skip
+"""Aggregations by (kind, axis): `("sum", "all")` is `sum(X)`, `("mean", "row")` is `mean(X, 0)`."""
 
 
 # --- data generation and reorganisation ----------------------------------------------------------------------------
@@ -904,7 +1280,7 @@ class TypeOfOp(UnaryDaphneOp):
 
     name = "daphne.typeOf"
     DT_RULE: ClassVar = "sca"
-    VT_RULE: ClassVar = staticmethod(_vt_concat)
+    VT_RULE: ClassVar = staticmethod(vt_concat)
 
     def infer(self) -> tuple[Attribute, ...]:
         return (STR,)

@@ -8,7 +8,7 @@ for shapes unknown at compile time.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -29,9 +29,12 @@ from daphnec.dialects.ops import (
     Shape,
     UnaryDaphneOp,
     constant_value,
+    shape_col_agg,
     shape_from_arg,
     shape_of,
+    shape_row_agg,
     vt_compare,
+    vt_concat,
     vt_fixed,
     vt_from_args,
     vt_from_args_fp,
@@ -51,14 +54,6 @@ from daphnec.dialects.types import (
 )
 
 # --- helpers -------------------------------------------------------------------------------------------------------
-
-
-def define_op(cls_name: str, base: type, op_name: str, **consts: object) -> type:
-    """Define one op of a family that differs only in name and class constants (importable by `cls_name`)."""
-    body = {"name": op_name, **consts, "__annotations__": {k: ClassVar for k in consts}, "__module__": __name__}
-    cls = irdl_op_definition(type(cls_name, (base,), body))
-    globals()[cls_name] = cls
-    return cls
 
 
 def _mat(vt: str | None, rows: int = -1, cols: int = -1) -> MatrixType:
@@ -191,21 +186,139 @@ class OuterBinaryOp(BinaryDaphneOp):
             raise _shape_mismatch(self, self.lhs.type, self.rhs.type, "lhs must be a column (m x 1), rhs a row (1 x n)")
 
 
-_OUTER_KINDS: dict[str, tuple[str, Callable[[Sequence[str | None]], str | None]]] = {
-    "Add": ("add", vt_from_args), "Sub": ("sub", vt_from_args), "Mul": ("mul", vt_from_args),
-    "Div": ("div", vt_from_args), "Pow": ("pow", vt_from_args), "Mod": ("mod", vt_from_args),
-    "Log": ("log", vt_from_args_fp), "Min": ("min", vt_from_args), "Max": ("max", vt_from_args),
-    "And": ("and", vt_from_args_int), "Or": ("or", vt_from_args_int), "Xor": ("xor", vt_from_args_int),
-    "Concat": ("concat", vt_fixed("str")), "Eq": ("eq", vt_compare), "Neq": ("neq", vt_compare),
-    "Lt": ("lt", vt_compare), "Le": ("le", vt_compare), "Gt": ("gt", vt_compare), "Ge": ("ge", vt_compare),
-}  # fmt: skip
+@irdl_op_definition
+class OuterAddOp(OuterBinaryOp):
+    name = "daphne.outerAdd"
+    KIND: ClassVar = "add"
+
+
+@irdl_op_definition
+class OuterSubOp(OuterBinaryOp):
+    name = "daphne.outerSub"
+    KIND: ClassVar = "sub"
+
+
+@irdl_op_definition
+class OuterMulOp(OuterBinaryOp):
+    name = "daphne.outerMul"
+    KIND: ClassVar = "mul"
+
+
+@irdl_op_definition
+class OuterDivOp(OuterBinaryOp):
+    name = "daphne.outerDiv"
+    KIND: ClassVar = "div"
+
+
+@irdl_op_definition
+class OuterPowOp(OuterBinaryOp):
+    name = "daphne.outerPow"
+    KIND: ClassVar = "pow"
+
+
+@irdl_op_definition
+class OuterModOp(OuterBinaryOp):
+    name = "daphne.outerMod"
+    KIND: ClassVar = "mod"
+
+
+@irdl_op_definition
+class OuterLogOp(OuterBinaryOp):
+    name = "daphne.outerLog"
+    KIND: ClassVar = "log"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class OuterMinOp(OuterBinaryOp):
+    name = "daphne.outerMin"
+    KIND: ClassVar = "min"
+
+
+@irdl_op_definition
+class OuterMaxOp(OuterBinaryOp):
+    name = "daphne.outerMax"
+    KIND: ClassVar = "max"
+
+
+@irdl_op_definition
+class OuterAndOp(OuterBinaryOp):
+    name = "daphne.outerAnd"
+    KIND: ClassVar = "and"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_int)
+
+
+@irdl_op_definition
+class OuterOrOp(OuterBinaryOp):
+    name = "daphne.outerOr"
+    KIND: ClassVar = "or"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_int)
+
+
+@irdl_op_definition
+class OuterXorOp(OuterBinaryOp):
+    name = "daphne.outerXor"
+    KIND: ClassVar = "xor"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_int)
+
+
+@irdl_op_definition
+class OuterConcatOp(OuterBinaryOp):
+    name = "daphne.outerConcat"
+    KIND: ClassVar = "concat"
+    VT_RULE: ClassVar = staticmethod(vt_concat)
+
+
+@irdl_op_definition
+class OuterEqOp(OuterBinaryOp):
+    name = "daphne.outerEq"
+    KIND: ClassVar = "eq"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
+
+
+@irdl_op_definition
+class OuterNeqOp(OuterBinaryOp):
+    name = "daphne.outerNeq"
+    KIND: ClassVar = "neq"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
+
+
+@irdl_op_definition
+class OuterLtOp(OuterBinaryOp):
+    name = "daphne.outerLt"
+    KIND: ClassVar = "lt"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
+
+
+@irdl_op_definition
+class OuterLeOp(OuterBinaryOp):
+    name = "daphne.outerLe"
+    KIND: ClassVar = "le"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
+
+
+@irdl_op_definition
+class OuterGtOp(OuterBinaryOp):
+    name = "daphne.outerGt"
+    KIND: ClassVar = "gt"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
+
+
+@irdl_op_definition
+class OuterGeOp(OuterBinaryOp):
+    name = "daphne.outerGe"
+    KIND: ClassVar = "ge"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
+
 
 OUTER_OPS: dict[str, type[OuterBinaryOp]] = {
-    f"outer{suffix}": define_op(
-        f"Outer{suffix}Op", OuterBinaryOp, f"daphne.outer{suffix}", KIND=kind, VT_RULE=staticmethod(rule)
+    c.name.removeprefix("daphne."): c
+    for c in (
+        OuterAddOp, OuterSubOp, OuterMulOp, OuterDivOp, OuterPowOp, OuterModOp, OuterLogOp, OuterMinOp, OuterMaxOp,
+        OuterAndOp, OuterOrOp, OuterXorOp, OuterConcatOp, OuterEqOp, OuterNeqOp, OuterLtOp, OuterLeOp, OuterGtOp,
+        OuterGeOp,
     )
-    for suffix, (kind, rule) in _OUTER_KINDS.items()
-}
+}  # fmt: skip
 """DaphneDSL name (`outerAdd`, ...) -> op class."""
 
 
@@ -226,25 +339,46 @@ class IdxAggOp(UnaryDaphneOp):
             raise VerifyException(f"{self.name}: the argument must be a numeric matrix, got value type str")
 
 
-def _row_shape(op: DaphneOp) -> Shape:
-    return (shape_of(op.operands[0].type)[0], 1)
+class RowIdxAggOp(IdxAggOp):
+    """Positions per row (an n x 1 result)."""
+
+    AXIS: ClassVar = "row"
+    SHAPE: ClassVar = staticmethod(shape_row_agg)
 
 
-def _col_shape(op: DaphneOp) -> Shape:
-    return (1, shape_of(op.operands[0].type)[1])
+class ColIdxAggOp(IdxAggOp):
+    """Positions per column (a 1 x m result)."""
+
+    AXIS: ClassVar = "col"
+    SHAPE: ClassVar = staticmethod(shape_col_agg)
+
+
+@irdl_op_definition
+class RowAggIdxMinOp(RowIdxAggOp):
+    name = "daphne.idxminRow"
+    KIND: ClassVar = "min"
+
+
+@irdl_op_definition
+class RowAggIdxMaxOp(RowIdxAggOp):
+    name = "daphne.idxmaxRow"
+    KIND: ClassVar = "max"
+
+
+@irdl_op_definition
+class ColAggIdxMinOp(ColIdxAggOp):
+    name = "daphne.idxminCol"
+    KIND: ClassVar = "min"
+
+
+@irdl_op_definition
+class ColAggIdxMaxOp(ColIdxAggOp):
+    name = "daphne.idxmaxCol"
+    KIND: ClassVar = "max"
 
 
 IDX_OPS: dict[tuple[str, str], type[IdxAggOp]] = {
-    (kind, axis): define_op(
-        f"{'Row' if axis == 'row' else 'Col'}AggIdx{kind.capitalize()}Op",
-        IdxAggOp,
-        f"daphne.idx{kind}{'Row' if axis == 'row' else 'Col'}",
-        KIND=kind,
-        AXIS=axis,
-        SHAPE=staticmethod(_row_shape if axis == "row" else _col_shape),
-    )
-    for kind in ("min", "max")
-    for axis in ("row", "col")
+    (c.KIND, c.AXIS): c for c in (RowAggIdxMinOp, ColAggIdxMinOp, RowAggIdxMaxOp, ColAggIdxMaxOp)
 }
 """(kind "min"/"max", axis "row"/"col") -> op class."""
 
@@ -263,9 +397,32 @@ class CumAggOp(UnaryDaphneOp):
             raise VerifyException(f"{self.name}: the argument must be a numeric matrix, got value type str")
 
 
+@irdl_op_definition
+class CumAggSumOp(CumAggOp):
+    name = "daphne.sumCum"
+    KIND: ClassVar = "sum"
+
+
+@irdl_op_definition
+class CumAggProdOp(CumAggOp):
+    name = "daphne.prodCum"
+    KIND: ClassVar = "prod"
+
+
+@irdl_op_definition
+class CumAggMinOp(CumAggOp):
+    name = "daphne.minCum"
+    KIND: ClassVar = "min"
+
+
+@irdl_op_definition
+class CumAggMaxOp(CumAggOp):
+    name = "daphne.maxCum"
+    KIND: ClassVar = "max"
+
+
 CUM_OPS: dict[str, type[CumAggOp]] = {
-    f"cum{kind.capitalize()}": define_op(f"CumAgg{kind.capitalize()}Op", CumAggOp, f"daphne.{kind}Cum", KIND=kind)
-    for kind in ("sum", "prod", "min", "max")
+    f"cum{c.KIND.capitalize()}": c for c in (CumAggSumOp, CumAggProdOp, CumAggMinOp, CumAggMaxOp)
 }
 """DaphneDSL name (`cumSum`, ...) -> op class."""
 
@@ -609,7 +766,7 @@ class DiagVectorOp(UnaryDaphneOp):
     KERNEL: ClassVar = "matrix_ops.diag_vector"
     VT_RULE: ClassVar = staticmethod(vt_from_first)
     DT_RULE: ClassVar = "mat"
-    SHAPE: ClassVar = staticmethod(_row_shape)
+    SHAPE: ClassVar = staticmethod(shape_row_agg)
 
     def verify_(self) -> None:
         need_matrix(self, self.arg.type)
