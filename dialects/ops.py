@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr
+from xdsl.interfaces import HasFolderInterface
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -31,9 +32,13 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.traits import ConstantLike, Pure
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.traits import ConstantLike, HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
+from daphnec.dialects.errors import CompileError
+from daphnec.dialects.folding import evaluate
+from daphnec.dialects.locations import MERGE_CAST, loc_of
 from daphnec.dialects.types import (
     BOOL,
     INDEX,
@@ -177,6 +182,33 @@ class BinaryDaphneOp(DaphneOp):
         super().__init__(operands=[lhs, rhs], result_types=[result_type])
 
 
+def constant_attr(v: int | float | str | bool, vt: str) -> IntegerAttr | FloatAttr | StringAttr:
+    """The attribute of a constant of DAPHNE value type `vt` holding the Python value `v`."""
+    if vt == "str":
+        return StringAttr(str(v))
+    if vt in ("f64", "f32"):
+        return FloatAttr(float(v), value_type(vt))  # type: ignore[arg-type]
+    return IntegerAttr(int(v), value_type(vt))  # type: ignore[arg-type]
+
+
+def fold_constants(
+    op: Operation, check: Callable[[list[object]], None] | None = None
+) -> tuple[IntegerAttr | FloatAttr | StringAttr, ...] | None:
+    """`op`'s scalar results on its constant operands, as the compiler's evaluator computes them (see
+    dialects/folding.py); `check(values)` may raise the compile errors DAPHNE reports for such constants."""
+    if not op.operands or not all(is_scalar(r.type) for r in op.results):
+        return None
+    args = [constant_value(v) for v in op.operands]
+    if any(a is None for a in args):
+        return None
+    if check is not None:
+        check(args)
+    values = evaluate(op, args)
+    if values is None:
+        return None
+    return tuple(constant_attr(v, vt_name(r.type)) for v, r in zip(values, op.results))  # type: ignore[arg-type]
+
+
 def _check_data_operand(op: Operation, t: Attribute, what: str) -> None:
     if not (is_matrix(t) or is_unknown(t) or isinstance(t, FrameType)):
         raise VerifyException(f"{op.name}: {what} must be a matrix or frame, got {t}")
@@ -186,7 +218,7 @@ def _check_data_operand(op: Operation, t: Attribute, what: str) -> None:
 
 
 @irdl_op_definition
-class ConstantOp(DaphneOp):
+class ConstantOp(DaphneOp, HasFolderInterface):
     """A scalar literal: integer/bool (`IntegerAttr`), float (`FloatAttr`) or string (`StringAttr`)."""
 
     name = "daphne.constant"
@@ -201,11 +233,7 @@ class ConstantOp(DaphneOp):
     @staticmethod
     def of(v: int | float | str | bool, vt: str) -> ConstantOp:
         """Build a constant of DAPHNE value type `vt` from a Python value."""
-        if vt == "str":
-            return ConstantOp(StringAttr(str(v)))
-        if vt in ("f64", "f32"):
-            return ConstantOp(FloatAttr(float(v), value_type(vt)))  # type: ignore[arg-type]
-        return ConstantOp(IntegerAttr(int(v), value_type(vt)))  # type: ignore[arg-type]
+        return ConstantOp(constant_attr(v, vt))
 
     def python_value(self) -> int | float | str | bool:
         v = self.value
@@ -218,6 +246,9 @@ class ConstantOp(DaphneOp):
     def infer(self) -> tuple[Attribute, ...]:
         return (self.res.type,)
 
+    def fold(self) -> Sequence[SSAValue | Attribute]:
+        return (self.value,)
+
     def verify_(self) -> None:
         t = self.res.type
         if isinstance(self.value, StringAttr) != isinstance(t, StringType):
@@ -227,7 +258,7 @@ class ConstantOp(DaphneOp):
 
 
 @irdl_op_definition
-class CastOp(DaphneOp):
+class CastOp(DaphneOp, HasFolderInterface):
     """`as.T(x)`: change value type and/or data type. The properties keep the requested target so that a cast
     built before its argument's type is known can be completed by inference."""
 
@@ -258,10 +289,15 @@ class CastOp(DaphneOp):
             return (MatrixType(elem, rows, cols, rep),)
         return (elem,)
 
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        """A cast to the value's own type is the value (Unknown to Unknown is not: nothing is inferred yet); a
+        constant scalar is cast as the cast kernel does."""
+        if self.arg.type == self.res.type and not is_unknown(self.arg.type):
+            return (self.arg,)
+        return fold_constants(self)
+
     def verify_(self) -> None:
         src, dt = self.arg.type, self.target_dt.data if self.target_dt else None
-        from daphnec.dialects.locations import MERGE_CAST
-
         if not isinstance(src, FrameType) or MERGE_CAST in self.attributes:
             return
         vts = [vt_name(t) for t in src.column_types.data]
@@ -299,11 +335,35 @@ def _frame_cast_result(src: Attribute, vt: str | None, dt: str | None) -> Attrib
 # --- element-wise binary -----------------------------------------------------------------------------------------
 
 
-class EwBinaryOp(BinaryDaphneOp):
+class EwBinaryOp(BinaryDaphneOp, HasFolderInterface):
     """Element-wise binary op on scalars/matrices with matrix-scalar and row/column broadcasting."""
 
     KIND: ClassVar[str]
     SHAPE: ClassVar = staticmethod(shape_ew_binary)
+    UNIT: ClassVar[int | None] = None
+    """The constant u with `x op u == x` (and `u op x == x` if `COMMUTATIVE`): folded away where the result has
+    x's type."""
+    COMMUTATIVE: ClassVar[bool] = False
+
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        same = self._unit_operand()
+        return (same,) if same is not None else fold_constants(self, self._check_constants)
+
+    def _unit_operand(self) -> SSAValue | None:
+        if self.UNIT is None:
+            return None
+        pairs = [(self.lhs, self.rhs), (self.rhs, self.lhs)] if self.COMMUTATIVE else [(self.lhs, self.rhs)]
+        for x, c in pairs:
+            cv = constant_value(c)
+            if cv is not None and not isinstance(cv, (bool, str)) and cv == self.UNIT and x.type == self.res.type:
+                return x
+        return None
+
+    def _check_constants(self, args: list[object]) -> None:
+        """DAPHNE reports an integer division or modulo by a constant zero when it folds constants."""
+        if self.KIND in ("div", "mod") and args[1] == 0 and vt_name(self.res.type) not in ("f64", "f32"):
+            what = "division" if self.KIND == "div" else "modulo"
+            raise CompileError(f"integer {what} by zero in a constant expression", loc_of(self))
 
     def verify_(self) -> None:
         lt, rt = self.lhs.type, self.rhs.type
@@ -324,22 +384,40 @@ def vt_compare(vts: Sequence[str | None]) -> str | None:
     return "si64" if vt == "str" else vt
 
 
+class StringAddCanonicalization(HasCanonicalizationPatternsTrait):
+    """`ewAdd`'s canonicalization: `StringAddIsConcat`."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return (StringAddIsConcat(),)
+
+
 @irdl_op_definition
 class EwAddOp(EwBinaryOp):
     name = "daphne.ewAdd"
     KIND: ClassVar = "add"
+    UNIT: ClassVar = 0
+    COMMUTATIVE: ClassVar = True
+    traits = traits_def(StringAddCanonicalization())
+
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        """A sum of strings is a concatenation (see `StringAddIsConcat`), never `x + 0`."""
+        return fold_constants(self) if isinstance(self.res.type, StringType) else super().fold()
 
 
 @irdl_op_definition
 class EwSubOp(EwBinaryOp):
     name = "daphne.ewSub"
     KIND: ClassVar = "sub"
+    UNIT: ClassVar = 0
 
 
 @irdl_op_definition
 class EwMulOp(EwBinaryOp):
     name = "daphne.ewMul"
     KIND: ClassVar = "mul"
+    UNIT: ClassVar = 1
+    COMMUTATIVE: ClassVar = True
 
 
 @irdl_op_definition
@@ -462,6 +540,17 @@ class EwGeOp(EwBinaryOp):
     VT_RULE: ClassVar = staticmethod(vt_compare)
 
 
+class StringAddIsConcat(RewritePattern):
+    """`+` on strings is DaphneDSL's concatenation: `ewAdd` with a str result becomes `ewConcat`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: EwAddOp, rewriter: PatternRewriter) -> None:
+        if isinstance(op.res.type, StringType):
+            concat = EwConcatOp(op.lhs, op.rhs, op.res.type)
+            concat.location = op.location
+            rewriter.replace(op, concat)
+
+
 EW_BINARY_OPS: dict[str, type[EwBinaryOp]] = {
     c.KIND: c
     for c in (
@@ -475,12 +564,15 @@ EW_BINARY_OPS: dict[str, type[EwBinaryOp]] = {
 # --- element-wise unary ------------------------------------------------------------------------------------------
 
 
-class EwUnaryOp(UnaryDaphneOp):
+class EwUnaryOp(UnaryDaphneOp, HasFolderInterface):
     """Element-wise unary op; math functions (`exp`, `sqrt`, trig) produce floats from integers like DAPHNE."""
 
     KIND: ClassVar[str]
     VT_RULE: ClassVar = staticmethod(vt_from_first)
     SHAPE: ClassVar = staticmethod(shape_from_arg)
+
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        return fold_constants(self)
 
 
 @irdl_op_definition
@@ -988,7 +1080,7 @@ class CreateFrameOp(DaphneOp):
 
 
 @irdl_op_definition
-class CondOp(DaphneOp):
+class CondOp(DaphneOp, HasFolderInterface):
     """The ternary `c ? a : b`; element-wise when `c` is a matrix."""
 
     name = "daphne.cond"
@@ -1009,6 +1101,9 @@ class CondOp(DaphneOp):
         if not (is_scalar(tt) and is_scalar(et)):
             return (tt,)
         return (value_type(vt),)
+
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        return fold_constants(self)
 
 
 # --- indexing ------------------------------------------------------------------------------------------------------
@@ -1224,9 +1319,21 @@ class InsertOp(DaphneOp):
 # --- metadata ----------------------------------------------------------------------------------------------------
 
 
-class _NumOp(UnaryDaphneOp):
+class _NumOp(UnaryDaphneOp, HasFolderInterface):
+    """A dimension of a matrix or frame (size type); folds to a constant where inference knows the matrix's shape."""
+
     DT_RULE: ClassVar = "sca"
     VT_RULE: ClassVar = staticmethod(vt_fixed("index"))
+
+    @staticmethod
+    def count(rows: int, cols: int) -> int:
+        """The dimension asked for, from a shape (-1 = unknown)."""
+        raise NotImplementedError
+
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        t = self.arg.type
+        n = self.count(*t.shape) if isinstance(t, MatrixType) else -1
+        return (IntegerAttr(n, INDEX),) if n >= 0 else None
 
     def verify_(self) -> None:
         _check_data_operand(self, self.arg.type, "the argument")
@@ -1236,15 +1343,27 @@ class _NumOp(UnaryDaphneOp):
 class NumRowsOp(_NumOp):
     name = "daphne.numRows"
 
+    @staticmethod
+    def count(rows: int, cols: int) -> int:
+        return rows
+
 
 @irdl_op_definition
 class NumColsOp(_NumOp):
     name = "daphne.numCols"
 
+    @staticmethod
+    def count(rows: int, cols: int) -> int:
+        return cols
+
 
 @irdl_op_definition
 class NumCellsOp(_NumOp):
     name = "daphne.numCells"
+
+    @staticmethod
+    def count(rows: int, cols: int) -> int:
+        return rows * cols if rows >= 0 and cols >= 0 else -1
 
 
 # --- I/O and side effects ------------------------------------------------------------------------------------------
@@ -1301,7 +1420,7 @@ class NowOp(DaphneOp):
 
 
 @irdl_op_definition
-class ForRangeOp(DaphneOp):
+class ForRangeOp(DaphneOp, HasFolderInterface):
     """The trip count and step of an inclusive DaphneDSL `for (i in from:to[:step])` loop.
 
     DaphneDSL ranges include `to` and may count down, which `scf.for` cannot express directly; the loop runs
@@ -1326,6 +1445,9 @@ class ForRangeOp(DaphneOp):
     def verify_(self) -> None:
         if len(self.step) > 1:
             raise VerifyException("daphne.forRange takes at most one step")
+
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        return fold_constants(self)
 
 
 @irdl_op_definition

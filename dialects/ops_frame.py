@@ -10,7 +10,6 @@ interfaces, so a label that names no column is reported at compile time when the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, StringAttr
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -100,7 +99,6 @@ class CartesianOp(_FrameOp):
     lhs = operand_def()
     rhs = operand_def()
     res = result_def()
-    KERNEL: ClassVar[str] = "frame_ops.cartesian"
 
     def infer(self) -> tuple[Attribute, ...]:
         lt, rt = _frame(self.lhs.type), _frame(self.rhs.type)
@@ -138,7 +136,6 @@ class InnerJoinOp(_FrameOp):
     rhs_on = operand_def()
     num_row_res = operand_def()
     res = result_def()
-    KERNEL: ClassVar[str] = "frame_ops.inner_join"
 
     def infer(self) -> tuple[Attribute, ...]:
         lt, rt = _frame(self.lhs.type), _frame(self.rhs.type)
@@ -163,7 +160,6 @@ class SemiJoinOp(_FrameOp):
     num_row_res = operand_def()
     res = result_def()
     lhs_tids = result_def()
-    KERNEL: ClassVar[str] = "frame_ops.semi_join"
 
     def infer(self) -> tuple[Attribute, ...]:
         label = _str(self.lhs_on)
@@ -187,7 +183,6 @@ class GroupJoinOp(_FrameOp):
     rhs_agg = operand_def()
     res = result_def()
     lhs_tids = result_def()
-    KERNEL: ClassVar[str] = "frame_ops.group_join"
 
     def infer(self) -> tuple[Attribute, ...]:
         on, agg = _str(self.lhs_on), _str(self.rhs_agg)
@@ -270,7 +265,6 @@ class SetColLabelsOp(_FrameOp):
     arg = operand_def()
     labels = var_operand_def()
     res = result_def()
-    KERNEL: ClassVar[str] = "frame_ops.set_col_labels"
 
     def infer(self) -> tuple[Attribute, ...]:
         t = _frame(self.arg.type)
@@ -303,7 +297,6 @@ class SetColLabelsPrefixOp(_FrameOp):
     arg = operand_def()
     prefix = operand_def()
     res = result_def()
-    KERNEL: ClassVar[str] = "frame_ops.set_col_labels_prefix"
 
     def infer(self) -> tuple[Attribute, ...]:
         t = _frame(self.arg.type)
@@ -356,7 +349,6 @@ class IntersectOp(_SetOp):
     """`intersect(lhs, rhs)`: distinct rows of lhs that occur in rhs."""
 
     name = "daphne.intersect"
-    KERNEL: ClassVar[str] = "frame_ops.intersect"
 
 
 @irdl_op_definition
@@ -364,7 +356,6 @@ class MergeOp(_SetOp):
     """`merge(lhs, rhs)`: distinct rows of lhs, then those of rhs (union)."""
 
     name = "daphne.merge"
-    KERNEL: ClassVar[str] = "frame_ops.merge"
 
 
 @irdl_op_definition
@@ -372,7 +363,6 @@ class ExceptOp(_SetOp):
     """`except(lhs, rhs)`: distinct rows of lhs that do not occur in rhs."""
 
     name = "daphne.except"
-    KERNEL: ClassVar[str] = "frame_ops.except_"
 
 
 # --- lists ---------------------------------------------------------------------------------------------------------
@@ -390,7 +380,6 @@ class CreateListOp(_FrameOp):
     name = "daphne.createList"
     elems = var_operand_def()
     res = result_def()
-    KERNEL: ClassVar[str] = "lists.create_list"
 
     def __init__(self, elems: Sequence[SSAValue]):
         super().__init__(operands=[elems], result_types=[UNKNOWN])
@@ -426,7 +415,6 @@ class LengthOp(_FrameOp):
     name = "daphne.length"
     arg = operand_def()
     res = result_def()
-    KERNEL: ClassVar[str] = "lists.length"
 
     def infer(self) -> tuple[Attribute, ...]:
         return (INDEX,)
@@ -443,7 +431,6 @@ class AppendOp(_FrameOp):
     arg_list = operand_def()
     elem = operand_def()
     res = result_def()
-    KERNEL: ClassVar[str] = "lists.append"
 
     def infer(self) -> tuple[Attribute, ...]:
         t = self.arg_list.type
@@ -470,7 +457,6 @@ class RemoveOp(_FrameOp):
     idx = operand_def()
     res_list = result_def()
     elem = result_def()
-    KERNEL: ClassVar[str] = "lists.remove"
 
     def infer(self) -> tuple[Attribute, ...]:
         t = self.arg_list.type
@@ -489,7 +475,6 @@ class ListGetOp(_FrameOp):
     arg_list = operand_def()
     idx = operand_def()
     res = result_def()
-    KERNEL: ClassVar[str] = "lists.get"
 
     def infer(self) -> tuple[Attribute, ...]:
         t = self.arg_list.type

@@ -111,7 +111,6 @@ class DiagMatrixOp(UnaryDaphneOp):
     """`diagMatrix(arg)`: an n x n matrix with the n x 1 column `arg` on its diagonal."""
 
     name = "daphne.diagMatrix"
-    KERNEL: ClassVar = "datagen.diag_matrix"
     VT_RULE: ClassVar = staticmethod(vt_from_first)
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.arg.type)[0], shape_of(op.arg.type)[0]))
@@ -134,8 +133,6 @@ class SampleOp(DaphneOp):
     with_replacement = operand_def()
     seed = operand_def()
     res = result_def()
-    KERNEL: ClassVar = "datagen.sample"
-    KERNEL_VT: ClassVar = True
     VT_OPERANDS: ClassVar = 1
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(lambda op: (_const_dim(op.size), 1))
@@ -154,7 +151,6 @@ class IsSymmetricOp(UnaryDaphneOp):
     """`isSymmetric(arg)`: bool; the argument must be square."""
 
     name = "daphne.isSymmetric"
-    KERNEL: ClassVar = "meta.is_symmetric"
     VT_RULE: ClassVar = staticmethod(vt_fixed("bool"))
     DT_RULE: ClassVar = "sca"
 
@@ -494,7 +490,6 @@ class ReverseOp(UnaryDaphneOp):
     """`reverse(arg)`: the rows in reverse order."""
 
     name = "daphne.reverse"
-    KERNEL: ClassVar = "reorg.reverse"
     VT_RULE: ClassVar = staticmethod(vt_from_first)
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(shape_from_arg)
@@ -559,7 +554,6 @@ class EigenOp(DaphneOp):
     eigen_values = result_def()
     eigen_vectors = result_def()
     traits = traits_def(Pure())
-    KERNEL: ClassVar = "decomposition.eigen"
 
     def infer(self) -> tuple[Attribute, ...]:
         vt = vt_name(self.arg.type)
@@ -620,7 +614,6 @@ class Conv2DForwardOp(_DnnOp):
     output = result_def()
     out_h = result_def()
     out_w = result_def()
-    KERNEL: ClassVar = "dnn.conv2d"
 
     def infer(self) -> tuple[Attribute, ...]:
         p = _out_extent(self.img_h, self.filter_h, self.pad_h, self.stride_h)
@@ -666,13 +659,11 @@ class PoolForwardOp(_DnnOp):
 @irdl_op_definition
 class AvgPoolForwardOp(PoolForwardOp):
     name = "daphne.NN_Avg_Forward"
-    KERNEL: ClassVar = "dnn.avg_pool2d"
 
 
 @irdl_op_definition
 class MaxPoolForwardOp(PoolForwardOp):
     name = "daphne.NN_Max_Forward"
-    KERNEL: ClassVar = "dnn.max_pool2d"
 
 
 class _SameAsInputDnnOp(_DnnOp):
@@ -701,7 +692,6 @@ class BatchNorm2DInferenceForwardOp(_SameAsInputDnnOp):
     eps = operand_def()
     res = result_def()
     N_DATA: ClassVar = 5
-    KERNEL: ClassVar = "dnn.batch_norm2d"
 
 
 @irdl_op_definition
@@ -713,7 +703,6 @@ class BiasAddOp(_SameAsInputDnnOp):
     bias = operand_def()
     res = result_def()
     N_DATA: ClassVar = 2
-    KERNEL: ClassVar = "dnn.bias_add"
 
 
 @irdl_op_definition
@@ -722,7 +711,6 @@ class ReluForwardOp(_SameAsInputDnnOp):
     input = operand_def()
     res = result_def()
     N_DATA: ClassVar = 1
-    KERNEL: ClassVar = "dnn.relu"
 
 
 @irdl_op_definition
@@ -731,7 +719,6 @@ class SoftmaxOp(_SameAsInputDnnOp):
     input = operand_def()
     res = result_def()
     N_DATA: ClassVar = 1
-    KERNEL: ClassVar = "dnn.softmax"
 
 
 @irdl_op_definition
@@ -743,7 +730,6 @@ class AffineForwardOp(_DnnOp):
     weights = operand_def()
     bias = operand_def()
     res = result_def()
-    KERNEL: ClassVar = "dnn.affine"
 
     def infer(self) -> tuple[Attribute, ...]:
         return (_mat(vt_name(self.input.type), shape_of(self.input.type)[0], shape_of(self.weights.type)[1]),)
@@ -763,7 +749,6 @@ class DiagVectorOp(UnaryDaphneOp):
     """`diagVector(arg)`: the diagonal of a square matrix as an n x 1 column."""
 
     name = "daphne.diagVector"
-    KERNEL: ClassVar = "matrix_ops.diag_vector"
     VT_RULE: ClassVar = staticmethod(vt_from_first)
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(shape_row_agg)
@@ -786,7 +771,6 @@ class TriOp(DaphneOp):
     values = operand_def()
     res = result_def()
     traits = traits_def(Pure())
-    KERNEL: ClassVar = "matrix_ops.tri"
     VT_OPERANDS: ClassVar = 1
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(shape_from_arg)
@@ -805,8 +789,6 @@ class SolveOp(BinaryDaphneOp):
     name = "daphne.solve"
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.lhs.type)[0], 1))
-    KERNEL: ClassVar = "matrix_ops.solve"
-    KERNEL_CASTS: ClassVar = 2
 
     def verify_(self) -> None:
         a, b = self.lhs.type, self.rhs.type
@@ -830,8 +812,6 @@ class ReplaceOp(DaphneOp):
     replacement = operand_def()
     res = result_def()
     traits = traits_def(Pure())
-    KERNEL: ClassVar = "matrix_ops.replace"
-    KERNEL_CASTS: ClassVar = 3
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(shape_from_arg)
 
@@ -853,8 +833,6 @@ class CTableOp(DaphneOp):
     num_cols = operand_def()
     res = result_def()
     traits = traits_def(Pure())
-    KERNEL: ClassVar = "matrix_ops.ctable"
-    KERNEL_VT: ClassVar = True
 
     def infer(self) -> tuple[Attribute, ...]:
         r, c = _const_int(self.num_rows), _const_int(self.num_cols)
@@ -875,7 +853,6 @@ class SyrkOp(UnaryDaphneOp):
     """`syrk(A)`: t(A) @ A."""
 
     name = "daphne.syrk"
-    KERNEL: ClassVar = "matrix_ops.syrk"
     VT_RULE: ClassVar = staticmethod(vt_from_first)
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.arg.type)[1], shape_of(op.arg.type)[1]))
@@ -893,8 +870,6 @@ class GemvOp(BinaryDaphneOp):
     name = "daphne.gemv"
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.lhs.type)[1], 1))
-    KERNEL: ClassVar = "matrix_ops.gemv"
-    KERNEL_CASTS: ClassVar = 2
 
     def verify_(self) -> None:
         a, x = self.lhs.type, self.rhs.type
@@ -920,7 +895,6 @@ class QuantizeOp(DaphneOp):
     max = operand_def()
     res = result_def()
     traits = traits_def(Pure())
-    KERNEL: ClassVar = "conversions.quantize"
 
     def infer(self) -> tuple[Attribute, ...]:
         return (_mat("ui8", *shape_of(self.arg.type)),)
@@ -937,7 +911,6 @@ class OneHotOp(BinaryDaphneOp):
     """`oneHot(arg, info)`: one-hot encoding per column as described by the 1 x m si64 row `info`."""
 
     name = "daphne.oneHot"
-    KERNEL: ClassVar = "preprocessing.one_hot"
     DT_RULE: ClassVar = "mat"
     VT_OPERANDS: ClassVar = 1
     SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.lhs.type)[0], -1))
@@ -961,7 +934,6 @@ class RecodeOp(DaphneOp):
     res = result_def()
     decode_dict = result_def()
     traits = traits_def(Pure())
-    KERNEL: ClassVar = "preprocessing.recode"
 
     def infer(self) -> tuple[Attribute, ...]:
         t = self.arg.type
@@ -985,7 +957,6 @@ class BinOp(DaphneOp):
     max = operand_def()
     res = result_def()
     traits = traits_def(Pure())
-    KERNEL: ClassVar = "preprocessing.bin"
     VT_OPERANDS: ClassVar = 1
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(shape_from_arg)
