@@ -36,6 +36,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from xdsl.traits import ConstantLike, HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
+from daphnec.dialects.constraints import MATRIX, MATRIX_OR_FRAME, type_error
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.folding import evaluate
 from daphnec.dialects.locations import MERGE_CAST, loc_of
@@ -51,15 +52,14 @@ from daphnec.dialects.types import (
     UnknownType,
     frame_label_error,
     frame_width,
-    is_float_vt,
     is_int_vt,
     is_matrix,
     is_scalar,
     is_unknown,
-    most_general,
     value_type,
     vt_name,
 )
+from daphnec.dialects.value_types import is_float_vt, most_general
 
 Shape = tuple[int, int]
 
@@ -149,6 +149,18 @@ class DaphneOp(IRDLOperation):
     SHAPE: ClassVar[Callable[[DaphneOp], Shape]] = staticmethod(shape_unknown)
     VT_OPERANDS: ClassVar[int | None] = None
     """How many leading operands take part in the value-type rule (None = all)."""
+    ROLES: ClassVar[dict[str, str]] = {}
+    """How error messages name operands, by field name, where dialects/constraints.py's defaults do not fit."""
+
+    def verify(self, verify_nested_ops: bool = True) -> None:
+        """IRDL's verification, with DaphneDSL's message for an operand of the wrong data type."""
+        try:
+            super().verify(verify_nested_ops)
+        except VerifyException as e:
+            better = type_error(self, self.ROLES)
+            if better is None:
+                raise
+            raise better from e
 
     def infer(self) -> tuple[Attribute, ...]:
         """Result types from operand types; a rule that cannot decide yet yields Unknown."""
@@ -186,7 +198,7 @@ def constant_attr(v: int | float | str | bool, vt: str) -> IntegerAttr | FloatAt
     """The attribute of a constant of DAPHNE value type `vt` holding the Python value `v`."""
     if vt == "str":
         return StringAttr(str(v))
-    if vt in ("f64", "f32"):
+    if is_float_vt(vt):
         return FloatAttr(float(v), value_type(vt))  # type: ignore[arg-type]
     return IntegerAttr(int(v), value_type(vt))  # type: ignore[arg-type]
 
@@ -207,11 +219,6 @@ def fold_constants(
     if values is None:
         return None
     return tuple(constant_attr(v, vt_name(r.type)) for v, r in zip(values, op.results))  # type: ignore[arg-type]
-
-
-def _check_data_operand(op: Operation, t: Attribute, what: str) -> None:
-    if not (is_matrix(t) or is_unknown(t) or isinstance(t, FrameType)):
-        raise VerifyException(f"{op.name}: {what} must be a matrix or frame, got {t}")
 
 
 # --- constants and casts -----------------------------------------------------------------------------------------
@@ -361,7 +368,7 @@ class EwBinaryOp(BinaryDaphneOp, HasFolderInterface):
 
     def _check_constants(self, args: list[object]) -> None:
         """DAPHNE reports an integer division or modulo by a constant zero when it folds constants."""
-        if self.KIND in ("div", "mod") and args[1] == 0 and vt_name(self.res.type) not in ("f64", "f32"):
+        if self.KIND in ("div", "mod") and args[1] == 0 and not is_float_vt(vt_name(self.res.type) or ""):
             what = "division" if self.KIND == "div" else "modulo"
             raise CompileError(f"integer {what} by zero in a constant expression", loc_of(self))
 
@@ -739,12 +746,11 @@ EW_UNARY_OPS: dict[str, type[EwUnaryOp]] = {
 class AggOp(UnaryDaphneOp):
     """Full (`sumAll`), row-wise (`sumRow`, n x 1) and column-wise (`sumCol`, 1 x m) aggregations."""
 
+    arg = operand_def(MATRIX_OR_FRAME)
     KIND: ClassVar[str]
     AXIS: ClassVar[str]
     VT_RULE: ClassVar = staticmethod(vt_from_first)
-
-    def verify_(self) -> None:
-        _check_data_operand(self, self.arg.type, "the aggregated argument")
+    ROLES: ClassVar = {"arg": "the aggregated argument"}
 
 
 class AllAggOp(AggOp):
@@ -978,6 +984,7 @@ class ReshapeOp(DaphneOp):
 @irdl_op_definition
 class TransposeOp(UnaryDaphneOp):
     name = "daphne.transpose"
+    arg = operand_def(MATRIX_OR_FRAME)
     VT_RULE: ClassVar = staticmethod(vt_from_first)
     DT_RULE: ClassVar = "mat"
 
@@ -988,15 +995,14 @@ class TransposeOp(UnaryDaphneOp):
 
     SHAPE: ClassVar = staticmethod(_t)
 
-    def verify_(self) -> None:
-        _check_data_operand(self, self.arg.type, "the argument")
-
 
 @irdl_op_definition
 class MatMulOp(BinaryDaphneOp):
     """`X @ Y`; the value type is the most general of both."""
 
     name = "daphne.matMul"
+    lhs = operand_def(MATRIX_OR_FRAME)
+    rhs = operand_def(MATRIX_OR_FRAME)
     DT_RULE: ClassVar = "mat"
 
     @staticmethod
@@ -1007,8 +1013,6 @@ class MatMulOp(BinaryDaphneOp):
 
     def verify_(self) -> None:
         lt, rt = self.lhs.type, self.rhs.type
-        _check_data_operand(self, lt, "the left operand")
-        _check_data_operand(self, rt, "the right operand")
         if is_matrix(lt) and is_matrix(rt) and lt.shape[1] >= 0 and rt.shape[0] >= 0 and lt.shape[1] != rt.shape[0]:
             raise VerifyException(
                 f"daphne.matMul: shape mismatch: lhs {lt.shape[0]}x{lt.shape[1]}, rhs {rt.shape[0]}x{rt.shape[1]}"
@@ -1041,11 +1045,12 @@ class CreateFrameOp(DaphneOp):
     """A frame from column matrices and string labels (frame literals, `createFrame`)."""
 
     name = "daphne.createFrame"
-    cols = var_operand_def()
+    cols = var_operand_def(MATRIX)
     labels = var_operand_def()
     res = result_def()
     traits = traits_def(Pure())
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    ROLES: ClassVar = {"cols": "the columns of a frame"}
 
     def __init__(self, cols: Sequence[SSAValue], labels: Sequence[SSAValue]):
         super().__init__(operands=[cols, labels], result_types=[UNKNOWN])
@@ -1065,8 +1070,6 @@ class CreateFrameOp(DaphneOp):
                 f"{len(self.cols)} column(s)"
             )
         for c in self.cols:
-            if not (is_matrix(c.type) or is_unknown(c.type)):
-                raise VerifyException(f"{self.name}: the columns of a frame must be matrices, got {c.type}")
             if is_matrix(c.type) and c.type.shape[1] not in (-1, 1):
                 r, k = c.type.shape
                 raise VerifyException(
@@ -1322,6 +1325,7 @@ class InsertOp(DaphneOp):
 class _NumOp(UnaryDaphneOp, HasFolderInterface):
     """A dimension of a matrix or frame (size type); folds to a constant where inference knows the matrix's shape."""
 
+    arg = operand_def(MATRIX_OR_FRAME)
     DT_RULE: ClassVar = "sca"
     VT_RULE: ClassVar = staticmethod(vt_fixed("index"))
 
@@ -1334,9 +1338,6 @@ class _NumOp(UnaryDaphneOp, HasFolderInterface):
         t = self.arg.type
         n = self.count(*t.shape) if isinstance(t, MatrixType) else -1
         return (IntegerAttr(n, INDEX),) if n >= 0 else None
-
-    def verify_(self) -> None:
-        _check_data_operand(self, self.arg.type, "the argument")
 
 
 @irdl_op_definition
@@ -1477,7 +1478,7 @@ class MapOp(DaphneOp):
     the result's value type is that specialization's result type."""
 
     name = "daphne.map"
-    arg = operand_def()
+    arg = operand_def(MATRIX)
     func = prop_def(StringAttr)
     res = result_def()
 
@@ -1488,10 +1489,6 @@ class MapOp(DaphneOp):
         t = self.res.type
         vt = vt_name(t) if is_matrix(t) else None
         return (MatrixType(value_type(vt) if vt else UNKNOWN, *shape_of(self.arg.type)),)
-
-    def verify_(self) -> None:
-        if not (is_matrix(self.arg.type) or is_unknown(self.arg.type)):
-            raise VerifyException(f"daphne.map: the argument must be a matrix, got {self.arg.type}")
 
 
 CORE_OPS: list[type[Operation]] = [

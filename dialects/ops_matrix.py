@@ -23,6 +23,7 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from daphnec.dialects.constraints import MATRIX, MATRIX_OR_FRAME, SCALAR
 from daphnec.dialects.ops import (
     BinaryDaphneOp,
     DaphneOp,
@@ -47,11 +48,11 @@ from daphnec.dialects.types import (
     FrameType,
     MatrixType,
     is_matrix,
-    is_scalar,
     is_unknown,
     value_type,
     vt_name,
 )
+from daphnec.dialects.value_types import is_float_vt
 
 # --- helpers -------------------------------------------------------------------------------------------------------
 
@@ -75,23 +76,10 @@ def _const_dim(v: SSAValue) -> int:
     return c if c is not None and c >= 0 else -1
 
 
-def need_matrix(op: Operation, t: Attribute, what: str = "the argument", frames: bool = False) -> None:
-    """Verifier helper: a matrix (or a frame, if allowed) or a not yet inferred type."""
-    if is_matrix(t) or is_unknown(t) or (frames and isinstance(t, FrameType)):
-        return
-    kind = "a matrix or frame" if frames else "a matrix"
-    raise VerifyException(f"{op.name}: {what} must be {kind}, got {t}")
-
-
-def need_scalar(op: Operation, t: Attribute, what: str) -> None:
-    if not (is_scalar(t) or is_unknown(t)):
-        raise VerifyException(f"{op.name}: {what} must be a scalar, got {t}")
-
-
 def need_float(op: Operation, t: Attribute, what: str = "the argument") -> None:
     """DAPHNE has only f32/f64 kernels for linear-algebra and DNN ops (`MatrixOf<[FloatScalar]>`)."""
     vt = vt_name(t)
-    if is_matrix(t) and vt is not None and vt not in ("f32", "f64"):
+    if is_matrix(t) and vt is not None and not is_float_vt(vt):
         raise VerifyException(f"{op.name}: {what} must be a matrix of f32 or f64, got value type {vt}")
 
 
@@ -103,6 +91,12 @@ def _known(a: int, b: int) -> bool:
     return a >= 0 and b >= 0
 
 
+def _check_square(op: Operation, t: Attribute) -> None:
+    r, c = shape_of(t)
+    if _known(r, c) and r != c:
+        raise VerifyException(f"{op.name}: the argument must be a square matrix, got {_dims(t)}")
+
+
 # --- data generation -----------------------------------------------------------------------------------------------
 
 
@@ -111,12 +105,12 @@ class DiagMatrixOp(UnaryDaphneOp):
     """`diagMatrix(arg)`: an n x n matrix with the n x 1 column `arg` on its diagonal."""
 
     name = "daphne.diagMatrix"
+    arg = operand_def(MATRIX)
     VT_RULE: ClassVar = staticmethod(vt_from_first)
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.arg.type)[0], shape_of(op.arg.type)[0]))
 
     def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
         cols = shape_of(self.arg.type)[1]
         if cols >= 0 and cols != 1:
             shape = _dims(self.arg.type)
@@ -128,17 +122,17 @@ class SampleOp(DaphneOp):
     """`sample(range, size, withReplacement, seed)`: a size x 1 column of values in [0, range)."""
 
     name = "daphne.sample"
-    range = operand_def()
+    range = operand_def(SCALAR)
     size = operand_def()
     with_replacement = operand_def()
     seed = operand_def()
     res = result_def()
     VT_OPERANDS: ClassVar = 1
+    ROLES: ClassVar = {"range": "the range"}
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(lambda op: (_const_dim(op.size), 1))
 
     def verify_(self) -> None:
-        need_scalar(self, self.range.type, "the range")
         if vt_name(self.range.type) in ("str", "bool"):
             raise VerifyException(f"{self.name}: the range must be a number, got {self.range.type}")
 
@@ -151,6 +145,7 @@ class IsSymmetricOp(UnaryDaphneOp):
     """`isSymmetric(arg)`: bool; the argument must be square."""
 
     name = "daphne.isSymmetric"
+    arg = operand_def(MATRIX)
     VT_RULE: ClassVar = staticmethod(vt_fixed("bool"))
     DT_RULE: ClassVar = "sca"
 
@@ -158,10 +153,7 @@ class IsSymmetricOp(UnaryDaphneOp):
         return (value_type("bool"),)
 
     def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
-        r, c = shape_of(self.arg.type)
-        if _known(r, c) and r != c:
-            raise VerifyException(f"{self.name}: the argument must be a square matrix, got {_dims(self.arg.type)}")
+        _check_square(self, self.arg.type)
 
 
 # --- outer binary ----------------------------------------------------------------------------------------------------
@@ -170,13 +162,13 @@ class IsSymmetricOp(UnaryDaphneOp):
 class OuterBinaryOp(BinaryDaphneOp):
     """`outerX(lhs, rhs)`: lhs (m x 1) and rhs (1 x n) give an m x n matrix of `lhs[i] op rhs[j]`."""
 
+    lhs = operand_def(MATRIX)
+    rhs = operand_def(MATRIX)
     KIND: ClassVar[str]
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.lhs.type)[0], shape_of(op.rhs.type)[1]))
 
     def verify_(self) -> None:
-        need_matrix(self, self.lhs.type, "the left operand")
-        need_matrix(self, self.rhs.type, "the right operand")
         lc, rr = shape_of(self.lhs.type)[1], shape_of(self.rhs.type)[0]
         if (lc >= 0 and lc != 1) or (rr >= 0 and rr != 1):
             raise _shape_mismatch(self, self.lhs.type, self.rhs.type, "lhs must be a column (m x 1), rhs a row (1 x n)")
@@ -324,13 +316,13 @@ OUTER_OPS: dict[str, type[OuterBinaryOp]] = {
 class IdxAggOp(UnaryDaphneOp):
     """`idxMin(X, axis)` / `idxMax(X, axis)`: positions (size type) of the first minimum/maximum per row/column."""
 
+    arg = operand_def(MATRIX)
     KIND: ClassVar[str]
     AXIS: ClassVar[str]
     DT_RULE: ClassVar = "mat"
     VT_RULE: ClassVar = staticmethod(vt_fixed("index"))
 
     def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
         if vt_name(self.arg.type) == "str":
             raise VerifyException(f"{self.name}: the argument must be a numeric matrix, got value type str")
 
@@ -382,13 +374,13 @@ IDX_OPS: dict[tuple[str, str], type[IdxAggOp]] = {
 class CumAggOp(UnaryDaphneOp):
     """`cumSum/cumProd/cumMin/cumMax(X)`: column-wise running aggregate, same shape and value type as `X`."""
 
+    arg = operand_def(MATRIX)
     KIND: ClassVar[str]
     DT_RULE: ClassVar = "mat"
     VT_RULE: ClassVar = staticmethod(vt_from_first)
     SHAPE: ClassVar = staticmethod(shape_from_arg)
 
     def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
         if self.KIND in ("sum", "prod") and vt_name(self.arg.type) == "str":
             raise VerifyException(f"{self.name}: the argument must be a numeric matrix, got value type str")
 
@@ -429,6 +421,8 @@ CUM_OPS: dict[str, type[CumAggOp]] = {
 class BindOp(BinaryDaphneOp):
     """`cbind`/`rbind` of two matrices (most general value type, CastArgsToResType) or two frames."""
 
+    lhs = operand_def(MATRIX_OR_FRAME)
+    rhs = operand_def(MATRIX_OR_FRAME)
     AXIS: ClassVar[int]  # 1: columns are concatenated (cbind), 0: rows (rbind)
 
     def infer(self) -> tuple[Attribute, ...]:
@@ -461,8 +455,6 @@ class BindOp(BinaryDaphneOp):
 
     def verify_(self) -> None:
         lt, rt = self.lhs.type, self.rhs.type
-        need_matrix(self, lt, "the left operand", frames=True)
-        need_matrix(self, rt, "the right operand", frames=True)
         if isinstance(lt, FrameType) != isinstance(rt, FrameType) and not (is_unknown(lt) or is_unknown(rt)):
             raise VerifyException(f"{self.name}: cannot bind a matrix and a frame")
         if is_matrix(lt) and is_matrix(rt):
@@ -490,12 +482,10 @@ class ReverseOp(UnaryDaphneOp):
     """`reverse(arg)`: the rows in reverse order."""
 
     name = "daphne.reverse"
+    arg = operand_def(MATRIX)
     VT_RULE: ClassVar = staticmethod(vt_from_first)
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(shape_from_arg)
-
-    def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
 
 
 @irdl_op_definition
@@ -504,7 +494,7 @@ class OrderOp(DaphneOp):
     sorting permutation as an n x 1 matrix of positions (size type) if `returnIndexes` is true."""
 
     name = "daphne.order"
-    arg = operand_def()
+    arg = operand_def(MATRIX_OR_FRAME)
     col_idxs = var_operand_def()
     ascs = var_operand_def()
     return_idxs = operand_def()
@@ -526,7 +516,6 @@ class OrderOp(DaphneOp):
         return (UNKNOWN,)
 
     def verify_(self) -> None:
-        need_matrix(self, self.arg.type, frames=True)
         if len(self.col_idxs) != len(self.ascs) or not self.col_idxs:
             raise VerifyException(f"{self.name}: expects as many (at least one) column indexes as sort orders")
         ncols = self._num_cols()
@@ -550,7 +539,7 @@ class EigenOp(DaphneOp):
     """`eigen(arg)`: eigenvalues (n x 1) and eigenvectors (n x n, one per column) of a symmetric matrix."""
 
     name = "daphne.eigenCal"
-    arg = operand_def()
+    arg = operand_def(MATRIX)
     eigen_values = result_def()
     eigen_vectors = result_def()
     traits = traits_def(Pure())
@@ -561,11 +550,8 @@ class EigenOp(DaphneOp):
         return (_mat(vt, n, 1), _mat(vt, n, n))
 
     def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
         need_float(self, self.arg.type)
-        r, c = shape_of(self.arg.type)
-        if _known(r, c) and r != c:
-            raise VerifyException(f"{self.name}: the argument must be a square matrix, got {_dims(self.arg.type)}")
+        _check_square(self, self.arg.type)
 
 
 # --- deep neural networks --------------------------------------------------------------------------------------------
@@ -583,11 +569,15 @@ def _out_extent(img: SSAValue, win: SSAValue, pad: SSAValue, stride: SSAValue) -
 
 
 class _DnnOp(DaphneOp):
+    """DNN ops: their data arguments (declared `MATRIX`) are f32 or f64 matrices."""
+
     traits = traits_def(Pure())
+    ROLES: ClassVar = dict.fromkeys(
+        ("input", "filter", "bias", "gamma", "beta", "ema_mean", "ema_var", "weights"), "every data argument"
+    )
 
     def _check_float_inputs(self, n: int) -> None:
         for v in self.operands[:n]:
-            need_matrix(self, v.type, "every data argument")
             need_float(self, v.type, "every data argument")
 
 
@@ -598,9 +588,9 @@ class Conv2DForwardOp(_DnnOp):
     builtin passes the filter as the bias (its first F values are added per filter)."""
 
     name = "daphne.Convolution_Forward"
-    input = operand_def()
-    filter = operand_def()
-    bias = operand_def()
+    input = operand_def(MATRIX)
+    filter = operand_def(MATRIX)
+    bias = operand_def(MATRIX)
     batch = operand_def()
     channels = operand_def()
     img_h = operand_def()
@@ -629,7 +619,7 @@ class Conv2DForwardOp(_DnnOp):
 class PoolForwardOp(_DnnOp):
     """`avg_pool2d` / `max_pool2d`: output (N x C*P*Q), P and Q."""
 
-    input = operand_def()
+    input = operand_def(MATRIX)
     batch = operand_def()
     channels = operand_def()
     img_h = operand_def()
@@ -684,11 +674,11 @@ class BatchNorm2DInferenceForwardOp(_SameAsInputDnnOp):
     """`batch_norm2d(inputData, gamma, beta, emaMean, emaVar, eps)` (inference)."""
 
     name = "daphne.BatchNorm_Forward"
-    input = operand_def()
-    gamma = operand_def()
-    beta = operand_def()
-    ema_mean = operand_def()
-    ema_var = operand_def()
+    input = operand_def(MATRIX)
+    gamma = operand_def(MATRIX)
+    beta = operand_def(MATRIX)
+    ema_mean = operand_def(MATRIX)
+    ema_var = operand_def(MATRIX)
     eps = operand_def()
     res = result_def()
     N_DATA: ClassVar = 5
@@ -699,8 +689,8 @@ class BiasAddOp(_SameAsInputDnnOp):
     """`biasAdd(input, bias)`."""
 
     name = "daphne.biasAdd"
-    input = operand_def()
-    bias = operand_def()
+    input = operand_def(MATRIX)
+    bias = operand_def(MATRIX)
     res = result_def()
     N_DATA: ClassVar = 2
 
@@ -708,7 +698,7 @@ class BiasAddOp(_SameAsInputDnnOp):
 @irdl_op_definition
 class ReluForwardOp(_SameAsInputDnnOp):
     name = "daphne.NN_Relu_Forward"
-    input = operand_def()
+    input = operand_def(MATRIX)
     res = result_def()
     N_DATA: ClassVar = 1
 
@@ -716,7 +706,7 @@ class ReluForwardOp(_SameAsInputDnnOp):
 @irdl_op_definition
 class SoftmaxOp(_SameAsInputDnnOp):
     name = "daphne.softmax"
-    input = operand_def()
+    input = operand_def(MATRIX)
     res = result_def()
     N_DATA: ClassVar = 1
 
@@ -726,9 +716,9 @@ class AffineForwardOp(_DnnOp):
     """`affine(inputData, weightData, biasData)`: inputData @ weightData + biasData (a 1 x m row)."""
 
     name = "daphne.NN_Affine_Forward"
-    input = operand_def()
-    weights = operand_def()
-    bias = operand_def()
+    input = operand_def(MATRIX)
+    weights = operand_def(MATRIX)
+    bias = operand_def(MATRIX)
     res = result_def()
 
     def infer(self) -> tuple[Attribute, ...]:
@@ -749,15 +739,13 @@ class DiagVectorOp(UnaryDaphneOp):
     """`diagVector(arg)`: the diagonal of a square matrix as an n x 1 column."""
 
     name = "daphne.diagVector"
+    arg = operand_def(MATRIX)
     VT_RULE: ClassVar = staticmethod(vt_from_first)
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(shape_row_agg)
 
     def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
-        r, c = shape_of(self.arg.type)
-        if _known(r, c) and r != c:
-            raise VerifyException(f"{self.name}: the argument must be a square matrix, got {_dims(self.arg.type)}")
+        _check_square(self, self.arg.type)
 
 
 @irdl_op_definition
@@ -765,7 +753,7 @@ class TriOp(DaphneOp):
     """`lowerTri(arg, diag, values)` / `upperTri(...)`, distinguished by the constant operand `upper`."""
 
     name = "daphne.tri"
-    arg = operand_def()
+    arg = operand_def(MATRIX)
     upper = operand_def()
     diag = operand_def()
     values = operand_def()
@@ -776,10 +764,7 @@ class TriOp(DaphneOp):
     SHAPE: ClassVar = staticmethod(shape_from_arg)
 
     def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
-        r, c = shape_of(self.arg.type)
-        if _known(r, c) and r != c:
-            raise VerifyException(f"{self.name}: the argument must be a square matrix, got {_dims(self.arg.type)}")
+        _check_square(self, self.arg.type)
 
 
 @irdl_op_definition
@@ -787,15 +772,16 @@ class SolveOp(BinaryDaphneOp):
     """`solve(A, b)`: x with A @ x = b for square A (n x n) and b (n x 1)."""
 
     name = "daphne.solve"
+    lhs = operand_def(MATRIX)
+    rhs = operand_def(MATRIX)
+    ROLES: ClassVar = {"lhs": "A", "rhs": "b"}
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.lhs.type)[0], 1))
 
     def verify_(self) -> None:
         a, b = self.lhs.type, self.rhs.type
-        need_matrix(self, a, "A")
-        need_matrix(self, b, "b")
         vt = vt_from_args([vt_name(a), vt_name(b)])
-        if vt is not None and vt not in ("f32", "f64"):
+        if vt is not None and not is_float_vt(vt):
             raise VerifyException(f"{self.name}: A and b must be matrices of f32 or f64, got value type {vt}")
         (ar, ac), (br, bc) = shape_of(a), shape_of(b)
         if (_known(ar, ac) and ar != ac) or (_known(ar, br) and ar != br) or (bc >= 0 and bc != 1):
@@ -807,18 +793,14 @@ class ReplaceOp(DaphneOp):
     """`replace(arg, pattern, replacement)`: every element equal to `pattern` (NaN matches NaN) replaced."""
 
     name = "daphne.replace"
-    arg = operand_def()
-    pattern = operand_def()
-    replacement = operand_def()
+    arg = operand_def(MATRIX)
+    pattern = operand_def(SCALAR)
+    replacement = operand_def(SCALAR)
     res = result_def()
     traits = traits_def(Pure())
+    ROLES: ClassVar = {"pattern": "the pattern", "replacement": "the replacement"}
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(shape_from_arg)
-
-    def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
-        need_scalar(self, self.pattern.type, "the pattern")
-        need_scalar(self, self.replacement.type, "the replacement")
 
 
 @irdl_op_definition
@@ -826,13 +808,14 @@ class CTableOp(DaphneOp):
     """`ctable(ys, xs[, weight][, numRows, numCols])`: a contingency table; the weight's type is the result's."""
 
     name = "daphne.ctable"
-    lhs = operand_def()
-    rhs = operand_def()
-    weight = operand_def()
+    lhs = operand_def(MATRIX)
+    rhs = operand_def(MATRIX)
+    weight = operand_def(SCALAR)
     num_rows = operand_def()
     num_cols = operand_def()
     res = result_def()
     traits = traits_def(Pure())
+    ROLES: ClassVar = {"lhs": "ys", "rhs": "xs", "weight": "the weight"}
 
     def infer(self) -> tuple[Attribute, ...]:
         r, c = _const_int(self.num_rows), _const_int(self.num_cols)
@@ -840,9 +823,6 @@ class CTableOp(DaphneOp):
         return (_mat(vt_name(self.weight.type), rows, cols),)
 
     def verify_(self) -> None:
-        need_matrix(self, self.lhs.type, "ys")
-        need_matrix(self, self.rhs.type, "xs")
-        need_scalar(self, self.weight.type, "the weight")
         (lr, lc), (rr, rc) = shape_of(self.lhs.type), shape_of(self.rhs.type)
         if (lc >= 0 and lc != 1) or (rc >= 0 and rc != 1) or (_known(lr, rr) and lr != rr):
             raise _shape_mismatch(self, self.lhs.type, self.rhs.type, "ys and xs must be columns of equal length")
@@ -853,12 +833,12 @@ class SyrkOp(UnaryDaphneOp):
     """`syrk(A)`: t(A) @ A."""
 
     name = "daphne.syrk"
+    arg = operand_def(MATRIX)
     VT_RULE: ClassVar = staticmethod(vt_from_first)
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.arg.type)[1], shape_of(op.arg.type)[1]))
 
     def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
         if vt_name(self.arg.type) == "str":
             raise VerifyException(f"{self.name}: the argument must be a numeric matrix, got value type str")
 
@@ -868,13 +848,14 @@ class GemvOp(BinaryDaphneOp):
     """`gemv(A, x)`: t(A) @ x for A (n x m) and x (n x 1)."""
 
     name = "daphne.gemv"
+    lhs = operand_def(MATRIX)
+    rhs = operand_def(MATRIX)
+    ROLES: ClassVar = {"lhs": "A", "rhs": "x"}
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.lhs.type)[1], 1))
 
     def verify_(self) -> None:
         a, x = self.lhs.type, self.rhs.type
-        need_matrix(self, a, "A")
-        need_matrix(self, x, "x")
         if vt_from_args([vt_name(a), vt_name(x)]) == "str":
             raise VerifyException(f"{self.name}: the arguments must be numeric matrices")
         (ar, _), (xr, xc) = shape_of(a), shape_of(x)
@@ -890,9 +871,9 @@ class QuantizeOp(DaphneOp):
     """`quantize(arg, min, max)`: min/max quantization of an f32 matrix to ui8."""
 
     name = "daphne.quantize"
-    arg = operand_def()
-    min = operand_def()
-    max = operand_def()
+    arg = operand_def(MATRIX)
+    min = operand_def(SCALAR)
+    max = operand_def(SCALAR)
     res = result_def()
     traits = traits_def(Pure())
 
@@ -900,10 +881,7 @@ class QuantizeOp(DaphneOp):
         return (_mat("ui8", *shape_of(self.arg.type)),)
 
     def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
         need_float(self, self.arg.type)
-        need_scalar(self, self.min.type, "min")
-        need_scalar(self, self.max.type, "max")
 
 
 @irdl_op_definition
@@ -911,13 +889,14 @@ class OneHotOp(BinaryDaphneOp):
     """`oneHot(arg, info)`: one-hot encoding per column as described by the 1 x m si64 row `info`."""
 
     name = "daphne.oneHot"
+    lhs = operand_def(MATRIX)
+    rhs = operand_def(MATRIX)
+    ROLES: ClassVar = {"lhs": "the argument", "rhs": "info"}
     DT_RULE: ClassVar = "mat"
     VT_OPERANDS: ClassVar = 1
     SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.lhs.type)[0], -1))
 
     def verify_(self) -> None:
-        need_matrix(self, self.lhs.type)
-        need_matrix(self, self.rhs.type, "info")
         ir, ic = shape_of(self.rhs.type)
         ac = shape_of(self.lhs.type)[1]
         if (ir >= 0 and ir != 1) or (_known(ic, ac) and ic != ac):
@@ -929,7 +908,7 @@ class RecodeOp(DaphneOp):
     """`recode(arg, orderPreserving)`: si64 codes (n x 1) and the decoding dictionary (#distinct x 1)."""
 
     name = "daphne.recode"
-    arg = operand_def()
+    arg = operand_def(MATRIX)
     order_preserving = operand_def()
     res = result_def()
     decode_dict = result_def()
@@ -940,7 +919,6 @@ class RecodeOp(DaphneOp):
         return (_mat("si64", shape_of(t)[0], 1), _mat(vt_name(t), -1, 1))
 
     def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
         c = shape_of(self.arg.type)[1]
         if c >= 0 and c != 1:
             raise VerifyException(f"{self.name}: the argument must have exactly one column, got {_dims(self.arg.type)}")
@@ -951,7 +929,7 @@ class BinOp(DaphneOp):
     """`bin(arg, numBins[, min, max])`: equi-width bin numbers (starting at 0), same value type as `arg`."""
 
     name = "daphne.bin"
-    arg = operand_def()
+    arg = operand_def(MATRIX)
     num_bins = operand_def()
     min = operand_def()
     max = operand_def()
@@ -962,7 +940,6 @@ class BinOp(DaphneOp):
     SHAPE: ClassVar = staticmethod(shape_from_arg)
 
     def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
         if vt_name(self.arg.type) == "str":
             raise VerifyException(f"{self.name}: the argument must be a numeric matrix, got value type str")
 
@@ -985,11 +962,9 @@ class SparsityOp(UnaryDaphneOp):
     SparsityOp; the estimate is bound at compile time, see compiler/sparsity.py)."""
 
     name = "daphne.sparsity"
+    arg = operand_def(MATRIX)
     DT_RULE: ClassVar = "sca"
     VT_RULE: ClassVar = staticmethod(vt_fixed("f64"))
-
-    def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
 
 
 OPS.append(SparsityOp)
