@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from xdsl.dialects import func, scf
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from daphnec.compiler.infer_io import read_sparsity
 from daphnec.compiler.kernel_spec import KernelSpec
 from daphnec.dialects import ops
 from daphnec.dialects.locations import MERGE_CAST
@@ -36,10 +37,6 @@ from daphnec.runtime import values
 
 UNKNOWN = -1.0
 
-#: Element-wise unary ops with op(0) == 0: their result has (at most) the argument's non-zeros.
-ZERO_PRESERVING_UNARY = frozenset(
-    ("minus", "abs", "sign", "sqrt", "round", "floor", "ceil", "sin", "tan", "sinh", "tanh", "asin", "atan")
-)
 #: Value types a CSR matrix can hold: the numbers (not strings).
 CSR_VALUE_TYPES = NUMERIC_VTS
 _LITERAL_VALUE_TYPES = CSR_VALUE_TYPES - {"bool"}  # DAPHNE computes no estimate for bool matrix constants
@@ -130,7 +127,7 @@ def op_sparsity(op: Operation, sp: Lookup) -> float:
         return _both(sp(op.lhs), sp(op.rhs))
     if isinstance(op, ops.EwMulOp):
         return _either(sp(op.lhs), sp(op.rhs))
-    if isinstance(op, ops.EwUnaryOp) and op.KIND in ZERO_PRESERVING_UNARY:
+    if isinstance(op, ops.EwUnaryOp) and op.ZERO_PRESERVING:
         return sp(op.arg)
     if isinstance(op, (ops.TransposeOp, ops.ReshapeOp, ops.SliceRowOp)):
         return sp(op.operands[0])
@@ -139,8 +136,6 @@ def op_sparsity(op: Operation, sp: Lookup) -> float:
     if isinstance(op, ops.CastOp):
         return _cast(op, sp)
     if isinstance(op, ReadOp):
-        from daphnec.compiler.infer_io import read_sparsity
-
         return read_sparsity(op)
     return UNKNOWN
 

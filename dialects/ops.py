@@ -577,6 +577,8 @@ class EwUnaryOp(UnaryDaphneOp, HasFolderInterface):
     KIND: ClassVar[str]
     VT_RULE: ClassVar = staticmethod(vt_from_first)
     SHAPE: ClassVar = staticmethod(shape_from_arg)
+    ZERO_PRESERVING: ClassVar[bool] = False
+    """op(0) == 0: the result has at most the argument's non-zeros (its sparsity estimate, compiler/sparsity.py)."""
 
     def fold(self) -> Sequence[SSAValue | Attribute] | None:
         return fold_constants(self)
@@ -586,12 +588,14 @@ class EwUnaryOp(UnaryDaphneOp, HasFolderInterface):
 class EwMinusOp(EwUnaryOp):
     name = "daphne.ewMinus"
     KIND: ClassVar = "minus"
+    ZERO_PRESERVING: ClassVar = True
 
 
 @irdl_op_definition
 class EwAbsOp(EwUnaryOp):
     name = "daphne.ewAbs"
     KIND: ClassVar = "abs"
+    ZERO_PRESERVING: ClassVar = True
 
 
 @irdl_op_definition
@@ -600,6 +604,7 @@ class EwSignOp(EwUnaryOp):
 
     name = "daphne.ewSign"
     KIND: ClassVar = "sign"
+    ZERO_PRESERVING: ClassVar = True
 
 
 @irdl_op_definition
@@ -608,18 +613,21 @@ class EwRoundOp(EwUnaryOp):
 
     name = "daphne.ewRound"
     KIND: ClassVar = "round"
+    ZERO_PRESERVING: ClassVar = True
 
 
 @irdl_op_definition
 class EwFloorOp(EwUnaryOp):
     name = "daphne.ewFloor"
     KIND: ClassVar = "floor"
+    ZERO_PRESERVING: ClassVar = True
 
 
 @irdl_op_definition
 class EwCeilOp(EwUnaryOp):
     name = "daphne.ewCeil"
     KIND: ClassVar = "ceil"
+    ZERO_PRESERVING: ClassVar = True
 
 
 @irdl_op_definition
@@ -665,6 +673,7 @@ class EwSqrtOp(EwUnaryOp):
     name = "daphne.ewSqrt"
     KIND: ClassVar = "sqrt"
     VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+    ZERO_PRESERVING: ClassVar = True
 
 
 @irdl_op_definition
@@ -672,6 +681,7 @@ class EwSinOp(EwUnaryOp):
     name = "daphne.ewSin"
     KIND: ClassVar = "sin"
     VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+    ZERO_PRESERVING: ClassVar = True
 
 
 @irdl_op_definition
@@ -686,6 +696,7 @@ class EwTanOp(EwUnaryOp):
     name = "daphne.ewTan"
     KIND: ClassVar = "tan"
     VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+    ZERO_PRESERVING: ClassVar = True
 
 
 @irdl_op_definition
@@ -693,6 +704,7 @@ class EwSinhOp(EwUnaryOp):
     name = "daphne.ewSinh"
     KIND: ClassVar = "sinh"
     VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+    ZERO_PRESERVING: ClassVar = True
 
 
 @irdl_op_definition
@@ -707,6 +719,7 @@ class EwTanhOp(EwUnaryOp):
     name = "daphne.ewTanh"
     KIND: ClassVar = "tanh"
     VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+    ZERO_PRESERVING: ClassVar = True
 
 
 @irdl_op_definition
@@ -714,6 +727,7 @@ class EwAsinOp(EwUnaryOp):
     name = "daphne.ewAsin"
     KIND: ClassVar = "asin"
     VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+    ZERO_PRESERVING: ClassVar = True
 
 
 @irdl_op_definition
@@ -728,6 +742,7 @@ class EwAtanOp(EwUnaryOp):
     name = "daphne.ewAtan"
     KIND: ClassVar = "atan"
     VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+    ZERO_PRESERVING: ClassVar = True
 
 
 EW_UNARY_OPS: dict[str, type[EwUnaryOp]] = {
