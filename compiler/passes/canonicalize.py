@@ -1,10 +1,12 @@
 """`canonicalize`: the ops' folds and canonicalization patterns to a fixpoint (DAPHNE's Fold.cpp/Canonicalize.cpp).
 
 The simplifications live on the ops (`fold()` and `HasCanonicalizationPatternsTrait`, see dialects/ops.py and
-dialects/folding.py); this pass is xDSL's greedy driver over them, with two differences from xDSL's own
+dialects/folding.py); this pass is xDSL's greedy driver over them, with three differences from xDSL's own
 `canonicalize`: ops on constant operands are evaluated with the runtime kernel that would run them
-(`compiler.kernel_select.evaluate_constant`), so a folded result is bit-identical to the unfolded one, and dead ops
-stay (removing them is `dce`'s job, so each pass's effect shows separately in `--explain` and daphne-opt).
+(`compiler.kernel_select.evaluate_constant`), so a folded result is bit-identical to the unfolded one; dead ops
+stay (removing them is `dce`'s job, so each pass's effect shows separately in `--explain` and daphne-opt); and
+only daphne ops are rewritten (scf's own patterns, such as hoisting constants out of loops or inlining loops of
+one iteration, are not part of it).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
 
 from daphnec.compiler.kernel_select import evaluate_constant
 from daphnec.dialects.folding import evaluating_with
+from daphnec.dialects.ops import DaphneOp
 
 
 @dataclass(frozen=True)
@@ -32,7 +35,7 @@ class FoldAtLocation(RewritePattern):
     ctx: Context
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if not op.has_trait(HasFolder, value_if_unregistered=False) or op.has_trait(ConstantLike):
+        if not isinstance(op, DaphneOp) or not op.has_trait(HasFolder) or op.has_trait(ConstantLike):
             return
         folded = Folder(self.ctx).try_fold(op)
         if folded is None:
@@ -43,13 +46,19 @@ class FoldAtLocation(RewritePattern):
         rewriter.replace(op, new_ops, values)
 
 
+class DaphneCanonicalization(CanonicalizationRewritePattern):
+    """The canonicalization patterns a daphne op declares (`HasCanonicalizationPatternsTrait`)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if isinstance(op, DaphneOp):
+            super().match_and_rewrite(op, rewriter)
+
+
 @dataclass(frozen=True)
 class CanonicalizePass(ModulePass):
     name = "canonicalize"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        patterns = GreedyRewritePatternApplier(
-            [FoldAtLocation(ctx), CanonicalizationRewritePattern()], dce_enabled=False
-        )
+        patterns = GreedyRewritePatternApplier([FoldAtLocation(ctx), DaphneCanonicalization()], dce_enabled=False)
         with evaluating_with(evaluate_constant):
             PatternRewriteWalker(patterns).rewrite_module(op)
