@@ -26,7 +26,7 @@ from daphnec.runtime import printing
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.kernels import control, datagen, indexing, matmul, meta, misc, reorg, secondorder
 
-__all__ = ["KERNELS", "KernelSpec", "evaluate_constant", "is_noop_cast", "kernel_of", "select_kernel"]
+__all__ = ["KERNELS", "evaluate_constant", "is_noop_cast", "kernel_of", "select_kernel"]
 
 KERNELS: dict[type[Operation], Kernel] = {
     # --- constants, casts, control ---------------------------------------------------------------------------------

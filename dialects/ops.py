@@ -429,7 +429,7 @@ class EwMulOp(EwBinaryOp):
 
 @irdl_op_definition
 class EwDivOp(EwBinaryOp):
-    """`lhs / rhs` (integers: truncating; by zero: an error)"""
+    """`lhs / rhs`; integer division truncates (by a constant zero it is a compile error, see `_check_constants`)."""
 
     name = "daphne.ewDiv"
     KIND: ClassVar = "div"
@@ -449,7 +449,7 @@ class EwModOp(EwBinaryOp):
 
 @irdl_op_definition
 class EwLogOp(EwBinaryOp):
-    """`log(lhs, rhs)`: the logarithm of lhs to base rhs (a float)"""
+    """`log(lhs, rhs)`: the logarithm of lhs to base rhs (a float)."""
 
     name = "daphne.ewLog"
     KIND: ClassVar = "log"
@@ -498,7 +498,7 @@ class EwBitwiseAndOp(EwBinaryOp):
 
 @irdl_op_definition
 class EwConcatOp(EwBinaryOp):
-    """`concat(lhs, rhs)`, `+` on strings"""
+    """`concat(lhs, rhs)`, and `+` on strings (see `StringAddIsConcat`)."""
 
     name = "daphne.ewConcat"
     KIND: ClassVar = "concat"
@@ -600,7 +600,7 @@ class EwAbsOp(EwUnaryOp):
 
 @irdl_op_definition
 class EwSignOp(EwUnaryOp):
-    """`sign(x)`: -1, 0 or 1 (NaN for NaN)"""
+    """`sign(x)`: -1, 0 or 1 (NaN for NaN)."""
 
     name = "daphne.ewSign"
     KIND: ClassVar = "sign"
@@ -609,7 +609,7 @@ class EwSignOp(EwUnaryOp):
 
 @irdl_op_definition
 class EwRoundOp(EwUnaryOp):
-    """`round(x)`: half away from zero"""
+    """`round(x)`: half away from zero."""
 
     name = "daphne.ewRound"
     KIND: ClassVar = "round"
@@ -632,7 +632,7 @@ class EwCeilOp(EwUnaryOp):
 
 @irdl_op_definition
 class EwIsNanOp(EwUnaryOp):
-    """`isNan(x)`: 1 for NaN, else 0 (in x's value type)"""
+    """`isNan(x)`: 1 for NaN, else 0 (in x's value type)."""
 
     name = "daphne.ewIsNan"
     KIND: ClassVar = "isNan"
@@ -640,7 +640,7 @@ class EwIsNanOp(EwUnaryOp):
 
 @irdl_op_definition
 class EwLowerOp(EwUnaryOp):
-    """`lower(s)`: ASCII lower case"""
+    """`lower(s)`: ASCII lower case."""
 
     name = "daphne.lower"
     KIND: ClassVar = "lower"
@@ -648,7 +648,7 @@ class EwLowerOp(EwUnaryOp):
 
 @irdl_op_definition
 class EwUpperOp(EwUnaryOp):
-    """`upper(s)`: ASCII upper case"""
+    """`upper(s)`: ASCII upper case."""
 
     name = "daphne.upper"
     KIND: ClassVar = "upper"
