@@ -2,7 +2,16 @@
 
 from xdsl.ir import Dialect
 
-from daphnec.dialects import ops, ops_distributed, ops_frame, ops_io, ops_matrix, ops_paramserv, ops_pipeline
+from daphnec.dialects import (
+    ops,
+    ops_daphnelib,
+    ops_distributed,
+    ops_frame,
+    ops_io,
+    ops_matrix,
+    ops_paramserv,
+    ops_pipeline,
+)
 from daphnec.dialects.types import FrameType, ListType, MatrixType, StringType, UnknownType
 
 DAPHNE_OPS = [
@@ -13,6 +22,7 @@ DAPHNE_OPS = [
     *ops_pipeline.OPS,
     *ops_distributed.OPS,
     *ops_paramserv.OPS,
+    *ops_daphnelib.OPS,
 ]
 
 Daphne = Dialect("daphne", DAPHNE_OPS, [UnknownType, StringType, MatrixType, FrameType, ListType])

@@ -224,10 +224,10 @@ for _name, _kind in (
 
 def all_builtins() -> dict[str, Builtin]:
     """Every builtin of every category (a name defined twice is a programming error)."""
-    from daphnec.frontend import builtins_frame, builtins_io, builtins_matrix
+    from daphnec.frontend import builtins_daphnelib, builtins_frame, builtins_io, builtins_matrix
 
     table = dict(BUILTINS)
-    for mod in (builtins_matrix, builtins_frame, builtins_io):
+    for mod in (builtins_matrix, builtins_frame, builtins_io, builtins_daphnelib):
         for name, b in mod.BUILTINS.items():
             assert name not in table, f"builtin '{name}' defined twice"
             table[name] = b

@@ -83,12 +83,13 @@ def configure_runtime(config: DaphneConfig) -> None:
         ship_config(config.to_dict())
 
 
-def parse_to_ir(path: str, script_args: dict[str, str], config: DaphneConfig) -> ModuleOp:
-    """The IR right after parsing (DAPHNE's `parsing` stage)."""
+def parse_to_ir(path: str, script_args: dict[str, str], config: DaphneConfig, text: str | None = None) -> ModuleOp:
+    """The IR right after parsing (DAPHNE's `parsing` stage); of `text` under the name `path` if given."""
     from daphnec.frontend.ir_builder import build_module
-    from daphnec.frontend.parser import parse_file
+    from daphnec.frontend.parser import parse_file, parse_source
 
-    return build_module(parse_file(path), path, script_args, import_paths(config))
+    script = parse_file(path) if text is None else parse_source(text, path)
+    return build_module(script, path, script_args, import_paths(config))
 
 
 def compile_script(
@@ -140,13 +141,33 @@ def compile_script(
     return program
 
 
-def _compile(path: str, script_args: dict[str, str], config: DaphneConfig, timings: dict[str, float]) -> Program:
+def compile_source(text: str, filename: str, config: DaphneConfig, timings: dict[str, float]) -> Program:
+    """Compile DaphneDSL source text held in memory (the Python API's generated programs, `tools/daphnelib`) like a
+    script file named `filename`: the same parse, pass pipeline and host code; never the whole-program cache."""
+    from daphnec.compiler import kernel_cache
+
+    kernel_cache.configure(enabled=not config.no_kernel_cache)
+    return _compile(filename, {}, config, timings, text)
+
+
+def run_bound(program: Program, inputs: list[object]) -> list[object]:
+    """Run `program` with `inputs` bound to its `receiveFromNumpy` slots; what it passed to `saveDaphneLibResult`."""
+    from daphnec.runtime.kernels.daphnelib import bound
+
+    with bound(inputs) as results:
+        program.run()
+    return results
+
+
+def _compile(
+    path: str, script_args: dict[str, str], config: DaphneConfig, timings: dict[str, float], text: str | None = None
+) -> Program:
     from daphnec.compiler.host_codegen import generate_host
     from daphnec.compiler.pipeline import PassManager, options_from_config, pass_args_from_config
     from daphnec.dialects import make_context
 
     t0 = time.perf_counter()
-    module = parse_to_ir(path, script_args, config)
+    module = parse_to_ir(path, script_args, config, text)
     t1 = time.perf_counter()
     timings["parsing_seconds"] = t1 - t0
     pm = PassManager(
