@@ -43,7 +43,6 @@ TRANSFERS = ("shared memory", "files")
 _LOCK = threading.RLock()
 _PROGRAMS: OrderedDict[tuple[object, ...], Any] = OrderedDict()
 _STATS = {"compiles": 0, "hits": 0, "runs": 0}
-_APPLIED: list[object] = [None]  # the runtime-knob key last handed to the runtime
 _TMPDIR: list[str] = []
 
 
@@ -71,11 +70,10 @@ def tmpdir() -> str:
 
 @dataclass(frozen=True)
 class Settings:
-    """A user config from keyword options, with its cache keys."""
+    """A user config from keyword options, and the part of it that compiled programs depend on."""
 
     config: Any
     compile_key: tuple[object, ...]
-    runtime_key: tuple[object, ...]
 
     @property
     def debug(self) -> bool:
@@ -88,11 +86,7 @@ def make_settings(options: dict[str, object]) -> Settings:
 
     config = build_config(options)
     items = [(f.name, _frozen(getattr(config, f.name))) for f in fields(config)]
-    return Settings(
-        config,
-        tuple(i for i in items if i[0] not in _RUNTIME_ONLY),
-        tuple(i for i in items if i[0] in _RUNTIME_ONLY),
-    )
+    return Settings(config, tuple(i for i in items if i[0] not in _RUNTIME_ONLY))
 
 
 def _frozen(v: object) -> object:
@@ -187,7 +181,6 @@ def compile_program(gen: Generated, settings: Settings, progress: Progress) -> A
     except Exception as e:  # noqa: BLE001 - every failure becomes one of the API's exceptions
         _fail(e, gen, settings, DaphneCompileError)
     _STATS["compiles"] += 1
-    _APPLIED[0] = settings.runtime_key  # compiling configured the runtime
     if not explain:
         _PROGRAMS[key] = program
         while len(_PROGRAMS) > CACHE_SIZE:
@@ -198,9 +191,7 @@ def compile_program(gen: Generated, settings: Settings, progress: Progress) -> A
 def run_program(program: Any, gen: Generated, settings: Settings, progress: Progress) -> list[object]:
     from daphnec.tools.driver import configure_runtime, run_bound
 
-    if _APPLIED[0] != settings.runtime_key:
-        configure_runtime(settings.config)
-        _APPLIED[0] = settings.runtime_key
+    configure_runtime(settings.config)  # every run: another context may have other knobs (costs ~10 us)
     progress.say("running")
     beat = progress.running()
     _STATS["runs"] += 1
