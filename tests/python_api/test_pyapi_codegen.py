@@ -111,6 +111,7 @@ def test_sql_registers_its_views_in_the_same_program(dc: DaphneContext) -> None:
     H.registerView("late")  # registered after the query: not part of it
     assert text(q) == (
         'V0=receiveFromNumpy(0, 2, 1, "si64");\nV1=createFrame(V0, "a");\nV2=fill(1, 1, 1);\nV3=as.frame(V2);\n'
-        'registerView("t", V1);\nregisterView("u", V3);\nV4=sql("SELECT t.a FROM t WHERE t.a > 1 AND \\"x\\" = \\"x\\";");\nsaveDaphneLibResult(V4);\n'
+        'registerView("t", V1);\nregisterView("u", V3);\n'
+        'V4=sql("SELECT t.a FROM t WHERE t.a > 1 AND \\"x\\" = \\"x\\";");\nsaveDaphneLibResult(V4);\n'
     )
     assert text(view) == 'V0=receiveFromNumpy(0, 2, 1, "si64");\nV1=createFrame(V0, "a");\nregisterView("t", V1);\n'

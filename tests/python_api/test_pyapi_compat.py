@@ -156,6 +156,7 @@ def test_import_paths_and_notebook_niceties(capfd: pytest.CaptureFixture[str]) -
     import daphne.operator.nodes.frame
     import daphne.operator.nodes.scalar
     import daphne.operator.operation_node
+
     import daphnec
 
     dc = daphnec.DaphneContext()
