@@ -30,10 +30,14 @@ class Program:
     after_run: Callable[[], None] | None = None
     """Runs once the program has run (or failed): storing it in the program cache, whose native kernels are
     compiled on a background thread while the script runs and are only complete afterwards."""
+    runner: Callable[[], None] | None = None
+    """The host program compiled to Python (on the first run); later runs reuse it (the Python API's cache)."""
 
     def run(self) -> None:
         try:
-            self.host.run()  # type: ignore[attr-defined]
+            if self.runner is None:
+                self.runner = self.host.runner()  # type: ignore[attr-defined]
+            self.runner()
         finally:
             finish_background_kernels()
             if self.after_run is not None:

@@ -31,7 +31,7 @@ def test_same_shape_new_data_does_not_compile(dc: DaphneContext) -> None:
     assert _compiles() == n and session.stats()["hits"] == hits + 2
     assert np.array_equal(first, again)
     assert np.allclose(other, (b - b.mean(0)) / b.std(0))
-    assert generate(shift_and_scale(dc, a)._node, "shared memory", "").text == (
+    assert generate(shift_and_scale(dc, a)._node).text == (
         'V0=receiveFromNumpy(0, 20, 4, "f64");\nV1=mean(V0, 1);\nV2=V0 - V1;\nV3=stddev(V0, 1);\nV4=V2 / V3;\n'
         "saveDaphneLibResult(V4);\n"
     )

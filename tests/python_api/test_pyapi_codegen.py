@@ -12,7 +12,7 @@ from daphnec.tools.daphnelib.dag import format_literal
 
 
 def text(value: object) -> str:
-    return generate(value._node, "shared memory", "").text  # type: ignore[attr-defined]
+    return generate(value._node).text  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(

@@ -30,7 +30,7 @@ def test_for_loop_with_node_bounds_and_captured_values(dc: DaphneContext) -> Non
     assert last.compute() == 6
     from daphnec.tools.daphnelib.codegen import generate
 
-    text = generate(acc._node, "shared memory", "").text
+    text = generate(acc._node).text
     body = text[text.index("for") :]
     assert "* 10" not in body and "* 10" in text  # the captured Y is computed before the loop
 

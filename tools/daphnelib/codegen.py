@@ -16,6 +16,7 @@ bodies are self-contained (DaphneDSL functions see no outer variables): captured
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,7 +78,8 @@ class Builder:
     """Generates one program (one `compute()`); `transfer` is "shared memory" or "files"."""
 
     transfer: str = "shared memory"
-    tmpdir: str = ""
+    tmpdir: Callable[[], str] = str
+    """The folder for file transfers (created when first needed)."""
     counter: int = 0
     inputs: list[object] = field(default_factory=list)
     signature: list[object] = field(default_factory=list)
@@ -111,28 +113,24 @@ class Builder:
 
     def _emit_with_inputs(self, scope: Scope, root: Node) -> None:
         """Depth-first, inputs in argument order, without recursion along chains of nodes in the same scope."""
-        stack = [root]
+        stack: list[tuple[Node, bool]] = [(root, False)]
+        names = scope.names
         while stack:
-            node = stack[-1]
-            if node in scope.names:
-                stack.pop()
+            node, expanded = stack.pop()
+            if node in names:
                 continue
-            pending = []
-            for i in node.inputs():
-                if i.op == "placeholder":
+            if expanded:
+                self._emit(scope, node)
+                continue
+            stack.append((node, True))
+            for i in reversed(node.inputs()):
+                if i.op == "placeholder" or i in names:
                     continue
                 t = scope.target(i)
-                if t.lookup(i) is not None:
-                    continue
                 if t is scope:
-                    pending.append(i)
-                else:
+                    stack.append((i, False))
+                elif t.lookup(i) is None:
                     self._emit_with_inputs(t, i)  # an outer scope: bounded by the nesting depth
-            if pending:
-                stack.extend(reversed(pending))
-            else:
-                stack.pop()
-                self._emit(scope, node)
 
     def child(self, scope: Scope, barrier: int) -> Scope:
         return Scope(scope, barrier)
@@ -200,7 +198,7 @@ class Builder:
     def _read_file(self, scope: Scope, node: Node) -> str:
         from daphnec.tools.daphnelib.transfer import write_input_file
 
-        path = os.path.join(self.tmpdir, f"in{len(self.signature)}.csv")
+        path = os.path.join(self.tmpdir(), f"in{len(self.signature)}.csv")
         self.signature.append(write_input_file(node.payload, path))
         return f"{'readFrame' if node.kind == FRAME else 'readMatrix'}({format_literal(path)})"
 
@@ -225,7 +223,7 @@ class Builder:
         else:
             v = self.name(scope, root)
             if self.transfer == "files" and root.kind in (MATRIX, FRAME):
-                result_file = os.path.join(self.tmpdir, "result.csv")
+                result_file = os.path.join(self.tmpdir(), "result.csv")
                 writer = "writeFrame" if root.kind == FRAME else "writeMatrix"
                 self.emit(scope, f"{writer}({v}, {format_literal(result_file)});", None)
             else:
@@ -257,6 +255,13 @@ def raise_outside_use(node: Node) -> None:
     )
 
 
-def generate(root: Node, transfer: str, tmpdir: str) -> Generated:
-    """The program computing `root` (see the module docstring)."""
-    return Builder(transfer=transfer, tmpdir=tmpdir).build(root)
+def generate(root: Node, transfer: str = "shared memory", tmpdir: Callable[[], str] = str) -> Generated:
+    """The program computing `root` (see the module docstring). A shared-memory program without file inputs is
+    kept on the node: the DAG below it never changes, so computing the same node again reuses the text."""
+    memo = root.generated
+    if memo is not None and memo[0] == transfer:
+        return memo[1]  # type: ignore[no-any-return]
+    gen = Builder(transfer=transfer, tmpdir=tmpdir).build(root)
+    if transfer == "shared memory" and not gen.signature:
+        root.generated = (transfer, gen)
+    return gen

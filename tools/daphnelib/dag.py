@@ -73,7 +73,7 @@ class Span:
 class Node:
     """One operation of the lazy DAG (see the module docstring). `op` selects how `codegen.py` emits it."""
 
-    __slots__ = ("kind", "op", "name", "args", "payload", "serial", "site", "vt", "shape")
+    __slots__ = ("kind", "op", "name", "args", "payload", "serial", "site", "vt", "shape", "generated")
 
     def __init__(
         self,
@@ -94,6 +94,7 @@ class Node:
         self.site = call_site()
         self.vt = vt
         self.shape = shape
+        self.generated: tuple[str, Any] | None = None  # the program computing this node (codegen.generate)
 
     def inputs(self) -> list[Node]:
         """The nodes this node reads, in argument order (inside index spans too)."""

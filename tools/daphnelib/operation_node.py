@@ -23,6 +23,8 @@ from daphnec.tools.daphnelib.dag import (
     joint_vt,
 )
 
+from daphnec.tools.daphnelib.errors import DaphneLibError
+
 if TYPE_CHECKING:
     from daphnec.tools.daphnelib.context import DaphneContext
 
@@ -68,17 +70,20 @@ class OperationNode:
         `type` is "shared memory" (zero-copy) or "files" (DAPHNE's CSV files); `verbose` prints timings,
         `progress` prints the phases of long runs to stderr; any daphnec command-line option (`vec=True`,
         `num_threads=2`, `explain="kernels"`, ...) applies to this run on top of the context's options."""
-        return self._ctx._compute(
-            self._node,
-            type,
-            verbose=verbose,
-            progress=progress,
-            options=options,
-            as_tensorflow=asTensorFlow,
-            as_pytorch=asPyTorch,
-            shape=shape,
-            use_index_column=useIndexColumn,
-        )
+        try:
+            return self._ctx._compute(
+                self._node,
+                type,
+                verbose=verbose,
+                progress=progress,
+                options=options,
+                as_tensorflow=asTensorFlow,
+                as_pytorch=asPyTorch,
+                shape=shape,
+                use_index_column=useIndexColumn,
+            )
+        except DaphneLibError as e:
+            raise e.with_traceback(None)  # the user's traceback ends here, not inside the API or the compiler
 
     # -- building nodes ----------------------------------------------------------------------------------------------
 

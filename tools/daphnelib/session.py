@@ -107,7 +107,7 @@ class Progress:
         self.enabled = enabled
         self.interval = interval
         self.t0 = time.perf_counter()
-        self._stop = threading.Event()
+        self._stop: threading.Event | None = None
 
     def say(self, text: str) -> None:
         if self.enabled:
@@ -117,11 +117,11 @@ class Progress:
     def running(self) -> threading.Thread | None:
         if not self.enabled:
             return None
-        self._stop.clear()
+        stop = self._stop = threading.Event()
 
         def beat() -> None:
             start = time.perf_counter()
-            while not self._stop.wait(self.interval):
+            while not stop.wait(self.interval):
                 self.say(f"running ({time.perf_counter() - start:.1f} s so far)")
 
         t = threading.Thread(target=beat, name="daphnelib-progress", daemon=True)
@@ -129,7 +129,7 @@ class Progress:
         return t
 
     def stop(self, t: threading.Thread | None) -> None:
-        if t is not None:
+        if t is not None and self._stop is not None:
             self._stop.set()
             t.join()
 
@@ -216,7 +216,7 @@ def compute(
     prog = Progress(progress)
     t0 = time.perf_counter()
     with _LOCK:
-        gen = generate(root, transfer, tmpdir() if transfer == "files" or _has_files(root) else "")
+        gen = generate(root, transfer, tmpdir)
         t1 = time.perf_counter()
         program = compile_program(gen, settings, prog)
         t2 = time.perf_counter()
@@ -229,23 +229,6 @@ def compute(
         print(f"compute(): Python-side execution time of the execute() function: {t3 - t2:.10f} seconds")
     prog.say("done")
     return result, gen
-
-
-def _has_files(root: Node) -> bool:
-    """Whether the DAG reads a file input (`shared_memory=False`), which needs the transfer folder."""
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        if id(n) in seen:
-            continue
-        seen.add(id(n))
-        if n.op == "file":
-            return True
-        stack.extend(n.inputs())
-        if n.op == "construct":
-            stack.extend(n.payload.nodes())
-    return False
 
 
 def _result(root: Node, results: list[object], gen: Generated) -> object:
