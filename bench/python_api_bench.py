@@ -75,7 +75,7 @@ def shift_and_scale(repeat: int, rows: int) -> np.ndarray:
     for options in ({}, {"vec": True, "num_threads": 1}, {"vec": True, "num_threads": 2}):
         dc = DaphneContext(**options)
 
-        def run() -> np.ndarray:
+        def run(dc: DaphneContext = dc) -> np.ndarray:
             X = dc.from_numpy(a)
             return ((X - X.mean(axis=1)) / X.stddev(axis=1)).compute()
 

@@ -22,7 +22,6 @@ from daphnec.tools.daphnelib.dag import (
     is_literal,
     joint_vt,
 )
-
 from daphnec.tools.daphnelib.errors import DaphneLibError
 
 if TYPE_CHECKING:
@@ -83,7 +82,7 @@ class OperationNode:
                 use_index_column=useIndexColumn,
             )
         except DaphneLibError as e:
-            raise e.with_traceback(None)  # the user's traceback ends here, not inside the API or the compiler
+            raise e.with_traceback(None) from e.__cause__  # the traceback ends here, not inside the compiler
 
     # -- building nodes ----------------------------------------------------------------------------------------------
 
