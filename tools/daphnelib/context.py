@@ -211,9 +211,9 @@ class DaphneContext:
     def for_loop(self, input_nodes: Iterable[Any], callback: Callable, start: Any, end: Any, step: Any = None) -> tuple:
         """`for (i in start:end[:step])` (inclusive) over the loop-carried `input_nodes`; `callback(*vars, i)`
         returns their new values. Returns their final values."""
-        inits = control._nodes(self, list(input_nodes), "for_loop")
+        inits = control.values_of(self, list(input_nodes), "for_loop")
         loop = control.ForLoop(self, inits, callback, (start, end, step))
-        return control.outputs(self, loop, [control._kind_of(x) for x in inits], "for_loop", inits)
+        return control.outputs(self, loop, inits, "for_loop", inits)
 
     def while_loop(self, input_nodes: Iterable[Any], cond: Callable, callback: Callable) -> tuple:
         """`while (cond(*vars)) vars = callback(*vars)`; returns the final values."""
@@ -225,17 +225,17 @@ class DaphneContext:
 
     def _while(self, input_nodes: Iterable[Any], cond: Callable, callback: Callable, do: bool) -> tuple:
         what = "do_while_loop" if do else "while_loop"
-        inits = control._nodes(self, list(input_nodes), what)
+        inits = control.values_of(self, list(input_nodes), what)
         loop = control.WhileLoop(self, inits, cond, callback, do)
-        return control.outputs(self, loop, [control._kind_of(x) for x in inits], what, inits)
+        return control.outputs(self, loop, inits, what, inits)
 
     def cond(
         self, input_nodes: Iterable[Any], pred: Callable, then_fn: Callable, else_fn: Callable | None = None
     ) -> tuple:
         """`if (pred()) vars = then_fn(*vars) else vars = else_fn(*vars)`; returns the values after it."""
-        inits = control._nodes(self, list(input_nodes), "cond")
+        inits = control.values_of(self, list(input_nodes), "cond")
         c = control.Cond(self, inits, pred, then_fn, else_fn)
-        return control.outputs(self, c, [control._kind_of(x) for x in inits], "cond", inits)
+        return control.outputs(self, c, inits, "cond", inits)
 
     def function(self, callback: Callable) -> Callable[..., tuple]:
         """A user-defined DaphneDSL function (also a decorator, `@dc.function`): the callback runs once, now, on

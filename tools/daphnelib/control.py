@@ -41,7 +41,7 @@ def _placeholders_for(inits: Sequence[object]) -> list[Node]:
     return [placeholder(_kind_of(x), x.vt if isinstance(x, Node) else literal_vt(x)) for x in inits]
 
 
-def _nodes(ctx: DaphneContext, values: Sequence[object], what: str) -> list[object]:
+def values_of(ctx: DaphneContext, values: Sequence[object], what: str) -> list[object]:
     out = []
     for v in values:
         x = operand(ctx, v)
@@ -107,10 +107,14 @@ class Loop:
         return [x for x in self.inits if isinstance(x, Node)]
 
 
-def outputs(ctx: DaphneContext, payload: Any, kinds: Sequence[str], name: str, inputs: Sequence[object]) -> tuple:
-    """The construct node and one output handle per result."""
+def outputs(ctx: DaphneContext, payload: Any, like: Sequence[object], name: str, inputs: Sequence[object]) -> tuple:
+    """The construct node and one output handle per result, of the kind and value type of `like`'s values."""
     construct = Node("none", "construct", name, tuple(x for x in inputs if isinstance(x, Node)), payload)
-    return tuple(_handles(ctx, [Node(k, "output", name, (construct,), i) for i, k in enumerate(kinds)]))
+    nodes = [
+        Node(_kind_of(x), "output", name, (construct,), i, vt=x.vt if isinstance(x, Node) else literal_vt(x))
+        for i, x in enumerate(like)
+    ]
+    return tuple(_handles(ctx, nodes))
 
 
 # --- for -----------------------------------------------------------------------------------------------------------
@@ -233,7 +237,6 @@ class Function:
         produced = callback(*_handles(ctx, self.params))
         items = list(produced) if isinstance(produced, (tuple, list)) else [produced]
         self.results = [operand(ctx, x) for x in items]
-        self.kinds = [_kind_of(x) for x in self.results]
         self.name = getattr(callback, "__name__", "function")
 
     def define(self, b: Builder) -> str:
@@ -280,8 +283,8 @@ class Call:
 def call_function(ctx: DaphneContext, function: Function, args: Sequence[object]) -> tuple:
     if len(args) != len(function.params):
         raise TypeError(f"{function.name}() takes {len(function.params)} argument(s) but {len(args)} were given")
-    values = _nodes(ctx, args, function.name)
-    return outputs(ctx, Call(function, values), function.kinds, function.name, values)
+    values = values_of(ctx, args, function.name)
+    return outputs(ctx, Call(function, values), function.results, function.name, values)
 
 
 __all__ = ["ForLoop", "WhileLoop", "Cond", "Function", "call_function", "outputs", "OperationNode"]

@@ -75,9 +75,18 @@ def check_dtype(a: np.ndarray) -> str:
 # --- pandas --------------------------------------------------------------------------------------------------------
 
 
+def pandas() -> Any:
+    """The pandas module (an optional dependency: `pip install daphnec[pandas]`)."""
+    try:
+        import pandas as pd
+    except ImportError as e:
+        raise ImportError("DAPHNE frames in Python need pandas: pip install 'daphnec[pandas]'") from e
+    return pd
+
+
 def pandas_columns(df: Any, keep_index: bool, categorical: str) -> tuple[list[np.ndarray], list[str]]:
     """The columns of a pandas DataFrame (or Series) as runtime column arrays, and their labels."""
-    import pandas as pd
+    pd = pandas()
 
     if isinstance(df, pd.Series):
         df = df.to_frame()
@@ -92,7 +101,7 @@ def pandas_columns(df: Any, keep_index: bool, categorical: str) -> tuple[list[np
 
 
 def _pandas_column(s: Any, label: str, idx: int, categorical: str) -> np.ndarray:
-    import pandas as pd
+    pd = pandas()
 
     dtype = s.dtype
     if isinstance(dtype, pd.SparseDtype):
@@ -124,7 +133,7 @@ def _pandas_column(s: Any, label: str, idx: int, categorical: str) -> np.ndarray
 
 def to_pandas(frame: Any, use_index_column: bool) -> Any:
     """A runtime frame as a pandas DataFrame sharing its numeric column arrays."""
-    import pandas as pd
+    pd = pandas()
 
     df = pd.DataFrame(dict(zip(frame.labels, frame.columns)), copy=False)
     if use_index_column and "index" in df.columns:
