@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from daphnec.tools.daphnelib.dag import FRAME, MATRIX, NONE, SCALAR, Node, Span, float_vt, joint_vt, shape_of
+from daphnec.tools.daphnelib.dag import FRAME, MATRIX, SCALAR, Node, Span, float_vt, joint_vt, shape_of
 from daphnec.tools.daphnelib.operation_node import HANDLES, OperationNode
 from daphnec.tools.daphnelib.scalar import Scalar, _floor_div, add_operators
 
@@ -249,4 +249,3 @@ for _op in _OUTER:
 for _name in _CUMULATIVE:
     setattr(Matrix, _name, _cumulative(_name))
 HANDLES[MATRIX] = Matrix
-HANDLES[NONE] = OperationNode

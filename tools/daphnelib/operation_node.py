@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from daphnec.tools.daphnelib.dag import (
-    FRAME,
     MATRIX,
     NONE,
     SCALAR,
@@ -33,7 +32,7 @@ HANDLES: dict[str, type[OperationNode]] = {}
 
 def wrap(ctx: DaphneContext, node: Node) -> Any:
     """The handle for `node` (a Matrix, Frame, Scalar or plain OperationNode)."""
-    if len(HANDLES) < 4:
+    if len(HANDLES) < 4:  # the value classes register themselves when their modules are imported
         from daphnec.tools.daphnelib import frame, matrix, scalar  # noqa: F401 - they register their handles
     return HANDLES[node.kind](ctx, node)
 
@@ -166,4 +165,4 @@ def _expr(x: object, depth: int) -> str:
     return f"{x.name}({', '.join(args)})"
 
 
-__all__ = ["OperationNode", "HANDLES", "wrap", "operand", "FRAME", "MATRIX", "SCALAR", "NONE"]
+HANDLES[NONE] = OperationNode
