@@ -90,3 +90,17 @@ def test_context_options_reach_the_compiler(capfd: pytest.CaptureFixture[str]) -
     assert np.allclose(r, (a + 1) * 3)
     assert '"daphne.vectorizedPipeline"' in capfd.readouterr().err
     assert dc._settings.config.numberOfThreads == 2
+
+
+def test_files_read_by_name_recompile_when_their_meta_changes(dc: DaphneContext, tmp_path) -> None:  # noqa: ANN001
+    """`readMatrix(file)` compiles the type and shape of the file's .meta into the program: a changed .meta (a
+    rewritten file) compiles again instead of failing the check of the compiled reader."""
+    path = str(tmp_path / "m.csv")
+    dc.fill(1.5, 2, 3).write(path).compute()
+    M = dc.readMatrix(path)
+    assert M.compute().shape == (2, 3)
+    n = _compiles()
+    assert dc.readMatrix(path).compute().shape == (2, 3) and _compiles() == n  # unchanged: cached
+    dc.fill(7, 4, 1).write(path).compute()
+    r = dc.readMatrix(path).compute()
+    assert r.shape == (4, 1) and r.dtype == np.int64

@@ -202,6 +202,11 @@ class Builder:
         self.signature.append(write_input_file(node.payload, path))
         return f"{'readFrame' if node.kind == FRAME else 'readMatrix'}({format_literal(path)})"
 
+    def _call(self, scope: Scope, node: Node) -> str:
+        if node.name in ("readMatrix", "readFrame") and isinstance(node.args[0], str):
+            self.signature.append(_meta_of(node.args[0]))  # its type is compiled in from the file's .meta
+        return f"{node.name}({self.args(scope, node.args)})"
+
     def _index(self, scope: Scope, node: Node) -> str:
         x, rows, cols = node.args
         return f"{self.name(scope, x)}[{self.arg(scope, rows)}, {self.arg(scope, cols)}]"
@@ -234,7 +239,7 @@ class Builder:
 
 
 _ASSIGNING = {
-    "call": lambda b, s, n: f"{n.name}({b.args(s, n.args)})",
+    "call": Builder._call,
     "binary": lambda b, s, n: f"{b.arg(s, n.args[0])} {n.name} {b.arg(s, n.args[1])}",
     "unary": lambda b, s, n: f"{n.name}{b.arg(s, n.args[0])}",
     "ternary": lambda b, s, n: f"{b.arg(s, n.args[0])} ? {b.arg(s, n.args[1])} : {b.arg(s, n.args[2])}",
@@ -244,6 +249,15 @@ _ASSIGNING = {
     "sql": Builder._sql,
 }
 """Emitters of the nodes that become `V<k>=<expression>;`."""
+
+
+def _meta_of(path: str) -> tuple[str, str | None]:
+    """A data file's `.meta` text (None if unreadable): a compiled reader is only valid while it is unchanged."""
+    try:
+        with open(path + ".meta", encoding="utf-8") as f:
+            return (path, f.read())
+    except OSError:
+        return (path, None)
 
 
 def raise_outside_use(node: Node) -> None:
