@@ -1,4 +1,4 @@
-"""DaphneDSL builtins of the Python API's data exchange (see frontend/builtins.py for `Builtin` and the helpers).
+"""DaphneDSL builtins of the Python API's data exchange (see frontend/builtins_base.py for `Builtin`).
 
 `receiveFromNumpy(slot, rows, cols, vt)` and `saveDaphneLibResult(x)` appear in the programs that DaphneLib (the
 Python API, `tools/daphnelib`) generates, as in DAPHNE (src/parser/daphnedsl/DaphneDSLBuiltins.cpp); their ops and
@@ -8,9 +8,9 @@ the meaning of `slot` are described in dialects/ops_daphnelib.py.
 from __future__ import annotations
 
 from daphnec.dialects.ops_daphnelib import ReceiveFromNumpyOp, SaveDaphneLibResultOp
-from daphnec.frontend.builtins import Builtin, _op, _p
+from daphnec.frontend.builtins_base import Builtin, op_builder, params
 
 BUILTINS: dict[str, Builtin] = {
-    "receiveFromNumpy": Builtin(_p("slot", "rows", "cols", "valueType"), _op(ReceiveFromNumpyOp)),
-    "saveDaphneLibResult": Builtin(_p("arg"), _op(SaveDaphneLibResultOp)),
+    "receiveFromNumpy": Builtin(params("slot", "rows", "cols", "valueType"), op_builder(ReceiveFromNumpyOp)),
+    "saveDaphneLibResult": Builtin(params("arg"), op_builder(SaveDaphneLibResultOp)),
 }

@@ -22,11 +22,10 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from daphnec.tools.daphnelib.dag import FRAME, MATRIX, SCALAR, Node, is_literal, literal_vt, next_serial
-from daphnec.tools.daphnelib.operation_node import OperationNode, operand, wrap
+from daphnec.tools.daphnelib.operation_node import ContextLike, OperationNode, operand, wrap
 
 if TYPE_CHECKING:
     from daphnec.tools.daphnelib.codegen import Builder, Scope
-    from daphnec.tools.daphnelib.context import DaphneContext
 
 
 def placeholder(kind: str, vt: str | None = None) -> Node:
@@ -41,7 +40,7 @@ def _placeholders_for(inits: Sequence[object]) -> list[Node]:
     return [placeholder(_kind_of(x), x.vt if isinstance(x, Node) else literal_vt(x)) for x in inits]
 
 
-def values_of(ctx: DaphneContext, values: Sequence[object], what: str) -> list[object]:
+def values_of(ctx: ContextLike, values: Sequence[object], what: str) -> list[object]:
     out = []
     for v in values:
         x = operand(ctx, v)
@@ -51,7 +50,7 @@ def values_of(ctx: DaphneContext, values: Sequence[object], what: str) -> list[o
     return out
 
 
-def _results(ctx: DaphneContext, produced: object, n: int, who: str) -> list[object]:
+def _results(ctx: ContextLike, produced: object, n: int, who: str) -> list[object]:
     """A callback's return value as n nodes or literals."""
     items = list(produced) if isinstance(produced, (tuple, list)) else [produced]
     if len(items) != n:
@@ -70,7 +69,7 @@ def _check_arity(callback: Callable[..., Any], n: int, message: str) -> None:
         raise ValueError(message)
 
 
-def _handles(ctx: DaphneContext, nodes: Sequence[Node]) -> list[Any]:
+def _handles(ctx: ContextLike, nodes: Sequence[Node]) -> list[Any]:
     return [wrap(ctx, n) for n in nodes]
 
 
@@ -107,7 +106,7 @@ class Loop:
         return [x for x in self.inits if isinstance(x, Node)]
 
 
-def outputs(ctx: DaphneContext, payload: Any, like: Sequence[object], name: str, inputs: Sequence[object]) -> tuple:
+def outputs(ctx: ContextLike, payload: Any, like: Sequence[object], name: str, inputs: Sequence[object]) -> tuple:
     """The construct node and one output handle per result, of the kind and value type of `like`'s values."""
     construct = Node("none", "construct", name, tuple(x for x in inputs if isinstance(x, Node)), payload)
     nodes = [
@@ -121,7 +120,7 @@ def outputs(ctx: DaphneContext, payload: Any, like: Sequence[object], name: str,
 
 
 class ForLoop(Loop):
-    def __init__(self, ctx: DaphneContext, inits: list[object], callback: Callable[..., Any], bounds: tuple):
+    def __init__(self, ctx: ContextLike, inits: list[object], callback: Callable[..., Any], bounds: tuple):
         _check_arity(
             callback, len(inits) + 1, f"{callback} does not have the same number of arguments as input nodes + 1"
         )
@@ -150,7 +149,7 @@ class ForLoop(Loop):
 
 
 class WhileLoop(Loop):
-    def __init__(self, ctx: DaphneContext, inits: list[object], cond: Callable, callback: Callable, do: bool):
+    def __init__(self, ctx: ContextLike, inits: list[object], cond: Callable, callback: Callable, do: bool):
         super().__init__(inits, _placeholders_for(inits))
         handles = _handles(ctx, self.placeholders)
         self.cond_barrier = next_serial()
@@ -187,7 +186,7 @@ class WhileLoop(Loop):
 
 
 class Cond(Loop):
-    def __init__(self, ctx: DaphneContext, inits: list[object], pred: Callable, then_fn: Callable, else_fn: Any):
+    def __init__(self, ctx: ContextLike, inits: list[object], pred: Callable, then_fn: Callable, else_fn: Any):
         super().__init__(inits, _placeholders_for(inits))
         self.pred = operand(ctx, pred())
         handles = _handles(ctx, self.placeholders)
@@ -230,7 +229,7 @@ def _param_kind(annotation: object) -> str:
 class Function:
     """A user-defined function: its body, built once on argument placeholders (DaphneLib's `MultiReturn`)."""
 
-    def __init__(self, ctx: DaphneContext, callback: Callable[..., Any]):
+    def __init__(self, ctx: ContextLike, callback: Callable[..., Any]):
         params = list(inspect.signature(callback).parameters.values())
         self.barrier = next_serial()
         self.params = [placeholder(_param_kind(p.annotation)) for p in params]
@@ -280,7 +279,7 @@ class Call:
         return [*(a for a in self.args if isinstance(a, Node)), *self.function.nodes()]
 
 
-def call_function(ctx: DaphneContext, function: Function, args: Sequence[object]) -> tuple:
+def call_function(ctx: ContextLike, function: Function, args: Sequence[object]) -> tuple:
     if len(args) != len(function.params):
         raise TypeError(f"{function.name}() takes {len(function.params)} argument(s) but {len(args)} were given")
     values = values_of(ctx, args, function.name)

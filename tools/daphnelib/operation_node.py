@@ -6,7 +6,7 @@ what `print()`, `write()` and `registerView()` return: computing it runs the sta
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -23,17 +23,24 @@ from daphnec.tools.daphnelib.dag import (
 )
 from daphnec.tools.daphnelib.errors import DaphneLibError
 
-if TYPE_CHECKING:
-    from daphnec.tools.daphnelib.context import DaphneContext
+
+class ContextLike(Protocol):
+    """What the lazy values use of their `DaphneContext` (context.py; a protocol keeps the import one-way)."""
+
+    _views: dict[str, Node]
+
+    def from_numpy(self, mat: np.ndarray) -> Any: ...
+
+    def _compute(self, node: Node, transfer_type: str, **kwargs: Any) -> Any: ...
+
 
 HANDLES: dict[str, type[OperationNode]] = {}
-"""The handle class of each node kind (filled by matrix.py, frame.py and scalar.py)."""
+"""The handle class of each node kind: matrix.py, frame.py and scalar.py register theirs (context.py imports them
+all, and every node is made through a context or a handle)."""
 
 
-def wrap(ctx: DaphneContext, node: Node) -> Any:
+def wrap(ctx: ContextLike, node: Node) -> Any:
     """The handle for `node` (a Matrix, Frame, Scalar or plain OperationNode)."""
-    if len(HANDLES) < 4:  # the value classes register themselves when their modules are imported
-        from daphnec.tools.daphnelib import frame, matrix, scalar  # noqa: F401 - they register their handles
     return HANDLES[node.kind](ctx, node)
 
 
@@ -44,12 +51,12 @@ class OperationNode:
     __array_ufunc__ = None  # numpy operands defer to our reflected operators (`a * X` is `X.__rmul__(a)`)
     __hash__ = object.__hash__  # subclasses overload `==` to build comparisons, as DaphneLib does
 
-    def __init__(self, daphne_context: DaphneContext, node: Node):
+    def __init__(self, daphne_context: ContextLike, node: Node):
         self._ctx = daphne_context
         self._node = node
 
     @property
-    def daphne_context(self) -> DaphneContext:
+    def daphne_context(self) -> ContextLike:
         return self._ctx
 
     def compute(
@@ -124,7 +131,7 @@ class OperationNode:
         return f"{head} lazy: {expression(self._node)}"
 
 
-def operand(ctx: DaphneContext, x: object) -> Any:
+def operand(ctx: ContextLike, x: object) -> Any:
     """A node or literal for an operand (see `OperationNode._operand`)."""
     if isinstance(x, OperationNode):
         return x._node
