@@ -13,28 +13,14 @@ the top-level package `daphne`, DaphneLib's import path. See docs/python-api.md.
 
 from __future__ import annotations
 
-from daphnec.tools.daphnelib.context import DaphneContext
-from daphnec.tools.daphnelib.errors import (
-    DaphneCompileError,
-    DaphneExecutionError,
-    DaphneLibError,
-    DaphneParseError,
-    DaphneUsageError,
-)
-from daphnec.tools.daphnelib.frame import Frame
-from daphnec.tools.daphnelib.matrix import Matrix
-from daphnec.tools.daphnelib.operation_node import OperationNode
-from daphnec.tools.daphnelib.scalar import Scalar
-
-__all__ = [
-    "DaphneContext",
-    "Matrix",
-    "Frame",
-    "Scalar",
-    "OperationNode",
-    "DaphneLibError",
-    "DaphneParseError",
-    "DaphneCompileError",
-    "DaphneExecutionError",
-    "DaphneUsageError",
-]
+# Re-exported names (`X as X`); `daphnec/__init__.py` lists the same ones for its lazy attributes.
+from daphnec.tools.daphnelib.context import DaphneContext as DaphneContext
+from daphnec.tools.daphnelib.errors import DaphneCompileError as DaphneCompileError
+from daphnec.tools.daphnelib.errors import DaphneExecutionError as DaphneExecutionError
+from daphnec.tools.daphnelib.errors import DaphneLibError as DaphneLibError
+from daphnec.tools.daphnelib.errors import DaphneParseError as DaphneParseError
+from daphnec.tools.daphnelib.errors import DaphneUsageError as DaphneUsageError
+from daphnec.tools.daphnelib.frame import Frame as Frame
+from daphnec.tools.daphnelib.matrix import Matrix as Matrix
+from daphnec.tools.daphnelib.operation_node import OperationNode as OperationNode
+from daphnec.tools.daphnelib.scalar import Scalar as Scalar

@@ -10,13 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from daphnec.tools.daphnelib.dag import FRAME, MATRIX, NONE, SCALAR
+from daphnec.tools.daphnelib.dag import FRAME, MATRIX, NONE
 from daphnec.tools.daphnelib.matrix import Matrix
-from daphnec.tools.daphnelib.operation_node import HANDLES, OperationNode
-from daphnec.tools.daphnelib.scalar import Scalar
+from daphnec.tools.daphnelib.operation_node import HANDLES, Dimensions, OperationNode
 
 
-class Frame(OperationNode):
+class Frame(Dimensions, OperationNode):
     """A lazy DAPHNE frame; `compute()` returns a pandas DataFrame (numeric columns zero-copy)."""
 
     __slots__ = ()
@@ -59,15 +58,6 @@ class Frame(OperationNode):
         """`as.matrix<value_type>(F)` (DaphneLib's source names the parameter `vt`; both are accepted)."""
         v = vt or value_type
         return self._call(MATRIX, f"as.matrix<{v}>", vt=v, shape=self._node.shape)  # type: ignore[no-any-return]
-
-    def nrow(self) -> Scalar:
-        return self._call(SCALAR, "nrow", vt="index")  # type: ignore[no-any-return]
-
-    def ncol(self) -> Scalar:
-        return self._call(SCALAR, "ncol", vt="index")  # type: ignore[no-any-return]
-
-    def ncell(self) -> Scalar:
-        return self._call(SCALAR, "ncell", vt="index")  # type: ignore[no-any-return]
 
     def registerView(self, table_name: str) -> OperationNode:
         """Register this frame as the SQL view `table_name` for later `dc.sql(...)` queries of the context."""

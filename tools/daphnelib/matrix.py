@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from daphnec.tools.daphnelib.dag import FRAME, MATRIX, SCALAR, Node, Span, float_vt, joint_vt, shape_of
-from daphnec.tools.daphnelib.operation_node import HANDLES, OperationNode
-from daphnec.tools.daphnelib.scalar import Scalar, _floor_div, add_operators
+from daphnec.tools.daphnelib.operation_node import HANDLES, Dimensions, OperationNode
+from daphnec.tools.daphnelib.scalar import _floor_div, add_operators
 
 _OUTER = ("Add", "Sub", "Mul", "Div", "Pow", "Log", "Mod", "Min", "Max", "And", "Or", "Xor", "Concat")
 _OUTER += ("Eq", "Neq", "Lt", "Le", "Gt", "Ge")
@@ -21,7 +21,7 @@ _AGGREGATIONS = {"sum": False, "aggMin": False, "aggMax": False, "mean": True, "
 _CUMULATIVE = ("cumSum", "cumProd", "cumMin", "cumMax")
 
 
-class Matrix(OperationNode):
+class Matrix(Dimensions, OperationNode):
     """A lazy DAPHNE matrix; `compute()` returns a 2-D numpy array (zero-copy)."""
 
     __slots__ = ()
@@ -106,17 +106,6 @@ class Matrix(OperationNode):
             raise RuntimeError(f"parameter axis must be provided for {name}")
         rows, cols = self._node.shape
         return self._call(MATRIX, name, axis, vt="index", shape=(rows, 1) if axis == 0 else (1, cols))
-
-    # -- dimensions --------------------------------------------------------------------------------------------------
-
-    def nrow(self) -> Scalar:
-        return self._call(SCALAR, "nrow", vt="index")  # type: ignore[no-any-return]
-
-    def ncol(self) -> Scalar:
-        return self._call(SCALAR, "ncol", vt="index")  # type: ignore[no-any-return]
-
-    def ncell(self) -> Scalar:
-        return self._call(SCALAR, "ncell", vt="index")  # type: ignore[no-any-return]
 
     # -- reorganisation ----------------------------------------------------------------------------------------------
 

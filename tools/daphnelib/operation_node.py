@@ -131,6 +131,21 @@ class OperationNode:
         return f"{head} lazy: {expression(self._node)}"
 
 
+class Dimensions:
+    """`nrow()`, `ncol()`, `ncell()` of matrices and frames (Scalars: `index` values)."""
+
+    __slots__ = ()
+
+    def nrow(self) -> Any:
+        return self._call(SCALAR, "nrow", vt="index")  # type: ignore[attr-defined]
+
+    def ncol(self) -> Any:
+        return self._call(SCALAR, "ncol", vt="index")  # type: ignore[attr-defined]
+
+    def ncell(self) -> Any:
+        return self._call(SCALAR, "ncell", vt="index")  # type: ignore[attr-defined]
+
+
 def operand(ctx: ContextLike, x: object) -> Any:
     """A node or literal for an operand (see `OperationNode._operand`)."""
     if isinstance(x, OperationNode):
