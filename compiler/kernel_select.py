@@ -18,7 +18,7 @@ from daphnec.compiler import select_frame, select_io, select_matrix
 from daphnec.compiler.kernel_spec import Kernel, KernelSpec, fixed, result_typed
 from daphnec.compiler.select_core import is_noop_cast
 from daphnec.compiler.sparsity import meet_representations, select_sparsity
-from daphnec.dialects import ops, ops_frame, ops_io, ops_paramserv
+from daphnec.dialects import ops, ops_daphnelib, ops_frame, ops_io, ops_paramserv
 from daphnec.dialects import ops_matrix as om
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
@@ -118,6 +118,9 @@ KERNELS: dict[type[Operation], Kernel] = {
     ops_io.ReadOp: Kernel(select_io.select_read),
     ops_io.WriteOp: Kernel(select_io.select_write, csr=True),
     ops_paramserv.ParamservOp: fixed("paramserv.paramserv"),
+    # --- the Python API's data exchange ------------------------------------------------------------------------------
+    ops_daphnelib.ReceiveFromNumpyOp: fixed("daphnelib.receive"),
+    ops_daphnelib.SaveDaphneLibResultOp: fixed("daphnelib.save_result"),
 }
 """Op class -> its kernels. `csr`: the kernels take CSR operands as they are (see `compiler/sparsity.py`)."""
 

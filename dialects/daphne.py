@@ -4,7 +4,16 @@ from xdsl.dialect_interfaces.constant_materialization import ConstantMaterializa
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr
 from xdsl.ir import Attribute, Dialect, Operation
 
-from daphnec.dialects import ops, ops_distributed, ops_frame, ops_io, ops_matrix, ops_paramserv, ops_pipeline
+from daphnec.dialects import (
+    ops,
+    ops_daphnelib,
+    ops_distributed,
+    ops_frame,
+    ops_io,
+    ops_matrix,
+    ops_paramserv,
+    ops_pipeline,
+)
 from daphnec.dialects.types import FrameType, ListType, MatrixType, StringType, UnknownType
 
 DAPHNE_OPS = [
@@ -15,6 +24,7 @@ DAPHNE_OPS = [
     *ops_pipeline.OPS,
     *ops_distributed.OPS,
     *ops_paramserv.OPS,
+    *ops_daphnelib.OPS,
 ]
 
 
