@@ -6,12 +6,12 @@ wraps); mean/var/stddev give the argument's type if it is f32/f64, else f64. The
 first (CastArgsToResType).
 
 Reductions reproduce DAPHNE's `AggAll.h`/`AggRow.h`/`AggCol.h` loops exactly, so results are deterministic and bit-
-identical to the C++ ones: float sums are sequential left folds (numpy's pairwise `sum` is NOT used; native loops from
-`native_folds` for large inputs, `cumsum` for small ones), full aggregation starts from the neutral element (0, +inf,
--inf), row/column aggregation starts from the first element. min/max are `std::min`/`std::max` folds: NaNs after the
-first element are ignored, a NaN first element of a row/column wins, and of equal values (+0/-0) the first is kept. var
-is the population variance (divides by n) and stddev its square root. Empty input: sum 0, min +inf (integer max), max
--inf (integer min), mean/var/stddev -nan (0/0 on x86).
+identical to the C++ ones: float sums are sequential left folds (numpy's pairwise `sum` is NOT used; native loops
+from `native_folds` for large inputs, `cumsum` for small ones), full aggregation starts from the neutral element (0,
++inf, -inf), row/column aggregation starts from the first element. min/max are `std::min`/`std::max` folds: NaNs
+after the first element are ignored, a NaN first element of a row/column wins, and of equal values (+0/-0) the first
+is kept. var is the population variance (divides by n) and stddev its square root. Empty input: sum 0, min +inf
+(integer max), max -inf (integer min), mean/var/stddev -nan (0/0 on x86).
 """
 
 from __future__ import annotations
