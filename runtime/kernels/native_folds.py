@@ -23,9 +23,9 @@ import numpy as np
 
 #: Once the loops are built (or llvmlite is loaded anyway, e.g. by `--vec`), inputs of this many cells use them.
 MIN_NATIVE_CELLS = 1 << 12
-#: The first input this large builds them: its cumsum would cost about what loading llvmlite and compiling costs
-#: (~30 ms + a few ms on a quiet machine), so scripts that only sum small matrices never pay for it.
-MIN_FIRST_CELLS = 1 << 21
+#: The first input this large builds them: its cumsum costs about what loading llvmlite and compiling the loops
+#: costs (~0.1 s, more on a loaded machine), so scripts that only sum small matrices never pay for it.
+MIN_FIRST_CELLS = 1 << 23
 
 _TEMPLATE = """
 define void @rows_{t}(ptr noalias %a, i64 %rows, i64 %cols, ptr noalias %out) {{

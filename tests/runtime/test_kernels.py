@@ -580,6 +580,15 @@ def test_transpose():
     assert t.tolist() == [[1], [2], [3]] and t.flags.c_contiguous
 
 
+@pytest.mark.parametrize("shape", [(300, 1000), (1000, 300), (257, 1031), (5000, 3), (3, 5000)])
+@pytest.mark.parametrize("dt", [np.float64, np.int32, np.bool_])
+def test_transpose_of_large_matrices_in_tiles(shape, dt):
+    X = (np.random.default_rng(1).random(shape) * 100).astype(dt)
+    for src in (X, X[:, ::-1]):  # contiguous and strided inputs
+        t = reorg.transpose(src)
+        assert np.array_equal(t, src.T) and t.flags.c_contiguous and t.dtype == src.dtype
+
+
 def test_matmul():
     a = np.array([[1, 2], [3, 4]])
     assert matmul.matmul(a, a, "si64").tolist() == [[7, 10], [15, 22]]
