@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -226,24 +225,38 @@ def write_inputs(data: dict[str, object], folder: Path) -> tuple[dict[str, str],
     return paths, arrays
 
 
+#: Runs a command from a small process and reports its wall time and peak RSS. Linux charges a process that
+#: `exec`s the peak RSS of the memory it had before (a child forked from this big bench process starts at the
+#: bench's size), so the measured process is forked from this small one instead.
+MEASURE = """import os, sys, time
+t0 = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+sys.stderr.write(f"\\nMEASURED {time.perf_counter() - t0} {usage.ru_maxrss}\\n")
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def measured(cmd: list[str]) -> tuple[int, str, str, float, float]:
+    """Exit code, stdout, stderr, wall seconds and peak RSS (MiB) of `cmd` (a process of its own)."""
+    res = subprocess.run([sys.executable, "-c", MEASURE, *cmd], capture_output=True, text=True, cwd=ROOT)
+    head, _, tail = res.stderr.rpartition("\nMEASURED ")
+    wall, rss_kb = tail.split()[:2] if tail else ("nan", "nan")
+    return res.returncode, res.stdout, head, float(wall), float(rss_kb) / 1024
+
+
 def run_daphnec(flags: list[str], script: Path, args: dict[str, object]) -> dict[str, object]:
     """One process: compute seconds (`t=` line), wall seconds, peak RSS (MiB) and the `--timing` JSON."""
     cmd = [sys.executable, "-m", "daphnec.tools.daphnec", "--timing", *flags, str(script)]
     cmd += [f"{k}={v}" for k, v in args.items()]
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=ROOT)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        stdout, stderr = out.read().decode(), err.read().decode()
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{stderr[-2000:]}")
+    code, stdout, stderr, wall, rss = measured(cmd)
+    if code != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({code}):\n{stderr[-2000:]}")
     compute = next(int(x[2:]) / 1e9 for x in stdout.splitlines() if x.startswith("t="))
     timing = next((json.loads(x) for x in stderr.splitlines() if x.startswith('{"startup_seconds"')), {})
-    return {"compute": compute, "wall": wall, "rss": usage.ru_maxrss / 1024, "timing": timing}
+    return {"compute": compute, "wall": wall, "rss": rss, "timing": timing}
 
 
 def rel_error(got: np.ndarray, want: np.ndarray) -> float:
