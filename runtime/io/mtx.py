@@ -85,13 +85,19 @@ def read(path: str, rows: int, cols: int, vt: str, sparse: bool, who: str = "rea
 
 def _symmetric_csr(path: str, symmetry: str):
     """CSR of a (skew-)symmetric coordinate file: the stored triangle T plus the transpose of its off-diagonal part
-    (negated if skew). Building T from the file's (usually row-major) order and adding a transpose is about twice
-    as fast as sorting the mirrored triplets, which arrive in column order."""
+    (negated if skew). A lower triangle in row-major order (what writers emit, `tools/gen_graph.py` too) is merged
+    with its mirror straight into the result (`lower_symmetric_to_csr`: ~1x the result's memory on top of the
+    triplets); other files build T and add its transpose, which is about twice as fast as sorting the mirrored
+    triplets (they arrive in column order) but holds T, its transpose and the sum at once."""
     import fast_matrix_market as fmm
 
-    from daphnec.runtime.io.sparse import coo_to_csr
+    from daphnec.runtime.io.sparse import coo_to_csr, lower_sorted, lower_symmetric_to_csr
 
     (data, (r, c)), shape = fmm.read_coo(path, generalize_symmetry=False)
+    if max(shape) < 2**31:  # 32-bit positions halve what the triplets hold while the result is built
+        r, c = r.astype(np.int32), c.astype(np.int32)
+    if lower_sorted(r, c):
+        return lower_symmetric_to_csr(data, r, c, shape, symmetry == "skew-symmetric")
     stored = coo_to_csr(data, r, c, shape)
     off = r != c
     mirror = coo_to_csr(data[off], r[off], c[off], shape) if not off.all() else stored
