@@ -288,7 +288,7 @@ def bench_workload(name: str, wl: Workload, scale: float, repeat: int, folder: P
             try:
                 run = run_daphnec(wl.flags + flags, ALGOS / wl.script, args)
             except RuntimeError as e:
-                failed[cfg] = str(e).splitlines()[-1]
+                failed[cfg] = str(e).splitlines()[-1].replace(f"{ROOT}/", "")
                 res[cfg] = [{"failed": failed[cfg]}]
                 continue
             run["error"] = rel_error(read_matrix(str(out), vt="f64"), want)

@@ -10,7 +10,7 @@ formulation of the same script (interpreter start and numpy import included on b
 `--before PYTHON` adds a column for another installation's interpreter (e.g. a venv of the main branch), so the
 effect of a change is measured in the same run. Ratios > 1 mean daphnec is faster than numpy.
 
-    .venv/bin/python bench/plain_bench.py [--repeat 3] [--log2n 24] [--before ../main/.venv/bin/python]
+    .venv/bin/python bench/plain_bench.py [--repeat 3] [--log2n 24] [--before OTHER_CHECKOUT/.venv/bin/python]
 """
 
 from __future__ import annotations
