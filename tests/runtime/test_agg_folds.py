@@ -96,12 +96,15 @@ def test_native_sums_equal_cumsum_on_large_inputs(monkeypatch, shape):
     assert _same_bits(native_folds.fold_rows(view), np.cumsum(view, axis=1)[:, -1])
 
 
-def test_var_of_large_input_uses_sequential_sums(monkeypatch):
+def test_mean_var_stddev_equal_on_both_paths(monkeypatch):
     rng = np.random.default_rng(3)
     A = rng.random((3000, 7))
-    expected = [agg.full_kernel(op, "f64")(A) for op in ("mean", "var", "stddev")]
+    kernels = [
+        k(op, "f64") for op in ("mean", "var", "stddev") for k in (agg.full_kernel, agg.row_kernel, agg.col_kernel)
+    ]
+    monkeypatch.setattr(native_folds, "MIN_NATIVE_CELLS", 1 << 62)
+    expected = [np.asarray(k(A)) for k in kernels]  # numpy's cumsum
     monkeypatch.setattr(native_folds, "MIN_NATIVE_CELLS", 0)
     monkeypatch.setattr(native_folds, "MIN_FIRST_CELLS", 0)
-    assert [agg.full_kernel(op, "f64")(A) for op in ("mean", "var", "stddev")] == expected
-    for k in (agg.row_kernel, agg.col_kernel):
-        assert _same_bits(k("var", "f64")(A), np.asarray(k("var", "f64")(A)))
+    for k, want in zip(kernels, expected):
+        assert _same_bits(k(A), want)
