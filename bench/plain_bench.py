@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from vec_bench import timeit as best_of  # a sibling script: best of `repeat` calls
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -170,15 +171,6 @@ def run(python: str, args: list[str]) -> tuple[str, float]:
 def kernel_times(python: str, script: Path) -> float:
     out, _ = run(python, ["-m", "daphnec.tools.daphnec", str(script)])
     return min(int(x[2:]) / 1e9 for x in out.splitlines() if x.startswith("t="))
-
-
-def best_of(fn: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def main() -> None:
