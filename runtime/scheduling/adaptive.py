@@ -8,10 +8,11 @@ another process taking a core only ever adds time to a run:
 1. The first run uses STATIC (the cheapest scheme: one task per worker) and measures the *imbalance*: how long
    the workers wait for the slowest one, `1 - mean(busy) / max(busy)` over the workers' busy times.
 2. If the imbalance is below `BALANCED` (and always with one worker), no dynamic scheme can gain more than it
-   costs: STATIC is chosen right away. Otherwise every candidate (`CANDIDATES`: STATIC and the dynamic schemes
-   that hand out few large chunks first, GSS, TSS, FAC2) runs `SAMPLES` times, interleaved, and the scheme with
-   the lowest best time (seconds per row) wins: the best of a few runs is what the scheme itself costs, one run
-   alone may have shared its core.
+   costs: STATIC is chosen right away. Otherwise every candidate (`CANDIDATES`: STATIC, the dynamic schemes that
+   hand out few large chunks first, GSS, TSS, FAC2, and the fine-grained AUTO and SS, which win when another
+   process takes a core away for part of a run) runs `SAMPLES` times, interleaved, and the scheme with the lowest
+   best time (seconds per row) wins: the best of a few runs is what the scheme itself costs, one run alone may
+   have shared its core.
 3. While exploiting, every `CHALLENGE` runs one other candidate (in turn) runs once; it takes over if its best
    sample beats the chosen scheme's best recent run by `MARGIN`. So a choice that noise made is corrected at a
    cost of one run in `CHALLENGE`, where a full re-exploration would cost several runs in poor schemes.
@@ -28,7 +29,7 @@ import threading
 from dataclasses import dataclass, field
 
 FIRST = "STATIC"
-DYNAMIC = ("GSS", "TSS", "FAC2")
+DYNAMIC = ("GSS", "TSS", "FAC2", "AUTO", "SS")
 CANDIDATES = (FIRST, *DYNAMIC)
 BALANCED = 0.05
 SAMPLES = 2
