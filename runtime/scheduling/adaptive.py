@@ -16,9 +16,10 @@ another process taking a core only ever adds time to a run:
 3. While exploiting, every `CHALLENGE` runs one other candidate (in turn) runs once; it takes over if its best
    sample beats the chosen scheme's best recent run by `MARGIN`. So a choice that noise made is corrected at a
    cost of one run in `CHALLENGE`, where a full re-exploration would cost several runs in poor schemes.
-4. If the chosen scheme's recent runs are all more than `DRIFT` away from its time when chosen (the input
-   changed: another graph, other sizes), the pipeline is explored again from step 1. A slower machine alone does
-   not trigger it while the best recent run stays close.
+4. If the chosen scheme's recent runs all took more than `1 + DRIFT` times its best time when chosen (the input
+   changed: another graph), the pipeline is explored again from step 1. The bound is wide on purpose: on a
+   shared machine runs of one scheme vary by 2x, and measured against the best sample a tighter bound
+   re-explored (running the poor schemes again) over and over; gradual changes are the challengers' job.
 
 So a balanced pipeline is settled after 1 run and an imbalanced one after `SAMPLES * len(CANDIDATES)` runs.
 """
@@ -35,7 +36,7 @@ BALANCED = 0.05
 SAMPLES = 2
 CHALLENGE = 25
 MARGIN = 0.05
-DRIFT = 0.5
+DRIFT = 2.0
 WINDOW = 8  # recent runs of the chosen scheme that are kept
 
 
