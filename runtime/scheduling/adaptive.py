@@ -11,8 +11,9 @@ another process taking a core only ever adds time to a run:
    costs: STATIC is chosen right away. Otherwise every candidate (`CANDIDATES`: STATIC, the dynamic schemes that
    hand out few large chunks first, GSS, TSS, FAC2, and the fine-grained AUTO and SS, which win when another
    process takes a core away for part of a run) runs `SAMPLES` times, interleaved, and the scheme with the lowest
-   best time (seconds per row) wins: the best of a few runs is what the scheme itself costs, one run alone may
-   have shared its core.
+   best time (seconds per row) wins. One sample each keeps the exploration within the first round of a short loop
+   (components on a skewed graph runs its pipeline only a few times per loop); a choice that a noisy sample made
+   is corrected by the challengers.
 3. While exploiting, every `CHALLENGE` runs one other candidate (in turn) runs once; it takes over if its best
    sample beats the chosen scheme's best recent run by `MARGIN`. So a choice that noise made is corrected at a
    cost of one run in `CHALLENGE`, where a full re-exploration would cost several runs in poor schemes.
@@ -33,7 +34,7 @@ FIRST = "STATIC"
 DYNAMIC = ("GSS", "TSS", "FAC2", "AUTO", "SS")
 CANDIDATES = (FIRST, *DYNAMIC)
 BALANCED = 0.05
-SAMPLES = 2
+SAMPLES = 1
 CHALLENGE = 25
 MARGIN = 0.05
 DRIFT = 2.0
