@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import assert_same, run_dsl
+from api_harness import assert_same, run_dsl
 
 from daphnec import DaphneContext, DaphneUsageError, Frame, Matrix, Scalar
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import assert_same, run_dsl
+from api_harness import assert_same, run_dsl
 
 from daphnec import DaphneContext
 

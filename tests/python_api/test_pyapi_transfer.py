@@ -8,7 +8,7 @@ import tracemalloc
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import run_dsl
+from api_harness import run_dsl
 
 from daphnec import DaphneContext
 
