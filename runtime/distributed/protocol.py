@@ -40,7 +40,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
 
@@ -90,7 +90,11 @@ class Timing:
     ping_interval: float = _env_float("DAPHNEC_DIST_PING_INTERVAL", 0.25)
     """Seconds between liveness pings of the coordinator to each worker."""
     deadline: float = _env_float("DAPHNEC_DIST_DEADLINE", 4.0)
-    """A worker that has not answered a ping for this long is declared failed (ping_interval + deadline < 10 s)."""
+    """A rank whose process stays stopped (SIGSTOP) this long hangs; after hydra's SIGUSR1, a worker that hears no
+    ping for this long concludes the coordinator died (ping_interval + deadline < 10 s)."""
+    hang: float = _env_float("DAPHNEC_DIST_HANG", 60.0)
+    """A worker that answers no ping for this long while its process uses no CPU time (or, on another machine,
+    shows no other sign of life) hangs. Never a verdict on speed: a busy worker that computes is only slow."""
     spin: float = 0.005
     """Seconds a rank re-tests in-flight transfers without sleeping (keeps MPI bandwidth on large messages)."""
     max_sleep: float = 0.001
@@ -125,6 +129,8 @@ class Comms:
     ctrl: Any
     data: Any
     live: Any
+    peers: list[Any] = field(default_factory=list)
+    """Per rank, who its MPI process is (`liveness.Peer`), exchanged at start-up."""
 
     @property
     def rank(self) -> int:
