@@ -21,6 +21,7 @@ from typing import BinaryIO
 import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.memory import check_alloc
 
 VT_CODES: dict[str, int] = {"si8": 0, "si32": 1, "si64": 2, "ui8": 3, "ui32": 4, "ui64": 5, "f32": 6, "f64": 7}
 _CODE_VTS = {c: vt for vt, c in VT_CODES.items()}
@@ -129,6 +130,8 @@ def read(path: str, rows: int, cols: int, vt: str, sparse: bool):
         raise DaphneRuntimeError(f'readMatrix: \'{path}\' holds {fvt} values, but its .meta says "valueType": "{vt}"')
     with open(path, "rb") as f:
         f.seek(_HEADER.size)
+        if not sparse:
+            check_alloc("readMatrix", rows, cols, vt)
         m = _read_block(f, path, rows, cols, vt)
         if f.read(1):
             raise DaphneRuntimeError(f"readMatrix: '{path}' has unexpected bytes after the matrix data")
