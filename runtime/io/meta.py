@@ -99,7 +99,36 @@ def read_meta(data_path: str) -> FileMeta:
         raise MetaDataError(f"cannot read meta data file '{path}': {e.strerror or e}") from None
     except UnicodeDecodeError:
         raise MetaDataError(f"meta data file '{path}' is not valid UTF-8 text") from None
-    return parse_meta(text, path, data_path)
+    meta = parse_meta(text, path, data_path)
+    _check_pair(meta, data_path, path)
+    return meta
+
+
+def _check_pair(meta: FileMeta, data_path: str, where: str) -> None:
+    """A data file written by daphnec records its `.meta` (runtime/io/atomic.py): a different shape, type or
+    labels means the two files do not belong together (a write killed between its two renames)."""
+    from daphnec.runtime.io.atomic import written_meta
+
+    text = written_meta(data_path)
+    if text is None:
+        return
+    try:
+        then = parse_meta(text, where)
+    except MetaDataError:
+        return
+    if (then.num_rows, then.num_cols, then.labels) == (meta.num_rows, meta.num_cols, meta.labels) and (
+        then.value_types == meta.value_types
+    ):
+        return
+    raise MetaDataError(f"'{data_path}' and its .meta do not belong together: the data was written as "
+                        f"{_describe(then)}, but '{where}' describes {_describe(meta)} (was writing them "
+                        "interrupted? write both again)")  # fmt: skip
+
+
+def _describe(m: FileMeta) -> str:
+    if m.labels is None:
+        return f"a {m.num_rows}x{m.num_cols} {m.value_type} matrix"
+    return f"a {m.num_rows}x{m.num_cols} frame ({', '.join(m.value_types)})"
 
 
 def parse_meta(text: str, where: str, data_path: str | None = None) -> FileMeta:

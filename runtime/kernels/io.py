@@ -149,7 +149,7 @@ def write(arg, filename: str) -> None:
         if extension(filename) != ".csv":
             raise _unsupported("write", filename, (".csv",)) from None
         meta = frame_meta_json(arg.nrow, arg.labels, [vt_of(c) for c in arg.columns])
-        atomic.write_files([(filename, lambda f: csv.write_frame(arg, f)), (filename + ".meta", _text(meta))])
+        atomic.write_files([(filename, lambda f: csv.write_frame(arg, f)), (filename + ".meta", _text(meta))], meta)
         return
     if not (isinstance(arg, np.ndarray) or is_csr(arg)):
         raise DaphneRuntimeError(f"write: expects a matrix or a frame, got a {type(arg).__name__}")
@@ -157,7 +157,7 @@ def write(arg, filename: str) -> None:
     if writer is None:
         raise _unsupported("write", filename, WRITE_MATRIX_EXTS)
     meta = matrix_meta_json(arg.shape[0], arg.shape[1], vt_of(arg))
-    atomic.write_files([(filename, lambda f: writer(arg, f)), (filename + ".meta", _text(meta))])
+    atomic.write_files([(filename, lambda f: writer(arg, f)), (filename + ".meta", _text(meta))], meta)
 
 
 def _text(s: str) -> atomic.Writer:
