@@ -37,7 +37,7 @@ from daphnec.dialects.value_types import Combine, Split
 from daphnec.runtime.distributed import serialization as ser
 from daphnec.runtime.distributed.liveness import CoordinatorLiveness, watchable
 from daphnec.runtime.distributed.placement import PlacementCache
-from daphnec.runtime.distributed.protocol import Backoff, Comms, Tag, send_control, try_recv_control
+from daphnec.runtime.distributed.protocol import Backoff, Comms, Tag, pmi_abort, send_control, try_recv_control
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.scheduling.partitioning import SCHEMES, tasks
 from daphnec.runtime.values import INT_VTS, is_csr, wrap_int
@@ -601,8 +601,8 @@ def _wrap(results: Results, result_vts: Sequence[str | None] | None) -> Results:
 
 
 def report_and_abort(message: str | None, comms: Comms, code: int = 3) -> None:
-    """Print the failure (if not None) after whatever the script printed so far and end every rank (MPI_Abort:
-    the process manager kills the job, so no worker is left behind)."""
+    """Print the failure (if not None) after whatever the script printed so far and end every rank: the process
+    manager kills the job (`pmi_abort`, else MPI_Abort), so no worker is left behind."""
     try:
         sys.stdout.flush()
     except (OSError, ValueError):
@@ -610,6 +610,8 @@ def report_and_abort(message: str | None, comms: Comms, code: int = 3) -> None:
     if message is not None:
         sys.stderr.write(f"error: {message}\n")
         sys.stderr.flush()
+    if pmi_abort(code):
+        time.sleep(10)  # hydra kills this process within milliseconds; if not, MPI_Abort does
     comms.world.Abort(code)
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from daphnec.runtime.distributed import coordinator as coord
 from daphnec.runtime.distributed import liveness
-from daphnec.runtime.distributed.protocol import COORDINATOR, Comms, make_comms
+from daphnec.runtime.distributed.protocol import COORDINATOR, Comms, make_comms, pmi_abort
 from daphnec.runtime.distributed.worker import Worker, redirect_stdout
 
 COORDINATOR_ROLE, WORKER_ROLE, LOCAL_ROLE = "coordinator", "worker", "local"
@@ -121,7 +121,7 @@ def supervise() -> int | None:
     sys.stderr.write(f"daphnec: distributed {role} rank {rank} (pid {pid}) {how}{when}\n")
     sys.stderr.flush()
     if not started:
-        _abort_job(code)
+        pmi_abort(code)
     _close_pmi_socket()  # only now does hydra learn that this rank is gone
     return code
 
@@ -160,20 +160,6 @@ def _started() -> None:
         _READY_FD = None
     if _SIGUSR1_SEEN:  # hydra reported a dead process while this rank was still starting
         signal.raise_signal(signal.SIGUSR1)
-
-
-def _abort_job(code: int) -> None:
-    """End the whole job through the process manager: PMI-1's `abort` command on the inherited PMI socket (what
-    MPI_Abort sends; hydra then kills every rank, on every node)."""
-    import os
-
-    pmi_fd = os.environ.get("PMI_FD", "")
-    if not pmi_fd.isdigit():
-        return
-    try:
-        os.write(int(pmi_fd), f"cmd=abort exitcode={code}\n".encode("ascii"))
-    except OSError:
-        pass
 
 
 def _close_pmi_socket() -> None:

@@ -121,6 +121,20 @@ def indexed_hook(variable: str, least: float) -> tuple[int, float]:
         return -1, least
 
 
+def pmi_abort(code: int) -> bool:
+    """Ask the process manager to end the whole job: PMI-1's `abort` command on the PMI socket (what MPI_Abort
+    sends, without mpich's `Abort(n) on node ...` banner; hydra then kills every rank on every node). False when
+    this process has no PMI socket (not started by mpiexec)."""
+    pmi_fd = os.environ.get("PMI_FD", "")
+    if not pmi_fd.isdigit():
+        return False
+    try:
+        os.write(int(pmi_fd), f"cmd=abort exitcode={code}\n".encode("ascii"))
+    except OSError:
+        return False
+    return True
+
+
 @dataclass
 class Comms:
     """The three communicators of the protocol, duplicated from COMM_WORLD at start-up."""
