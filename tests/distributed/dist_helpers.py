@@ -7,10 +7,9 @@ import os
 import signal
 import subprocess
 import sys
-import threading
+import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -85,30 +84,27 @@ def rank_pid(marker: str, rank: int, timeout: float = 60) -> int:
 
 
 class Job:
-    """An `mpiexec` job started in its own session, so a failed test can end everything it started. Its output is
-    read as it comes, so a test can wait for a line (`wait_for`) before it strikes."""
+    """An `mpiexec` job started in its own session, so a failed test can end everything it started. Its output goes
+    to files (no reader threads, no pipe a stray process could keep open), so a test can wait for a line
+    (`wait_for`) before it strikes."""
 
     def __init__(self, cmd: list[str], **extra_env: str):
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                                     env=env(**extra_env), start_new_session=True)  # fmt: skip
-        self.out: list[str] = []
-        self.err: list[str] = []
-        self._readers = [threading.Thread(target=self._read, args=(f, lines), daemon=True)
-                         for f, lines in ((self.proc.stdout, self.out), (self.proc.stderr, self.err))]  # fmt: skip
-        for r in self._readers:
-            r.start()
+        self._dir = tempfile.TemporaryDirectory(prefix="daphnec-job-")
+        self._out = Path(self._dir.name) / "stdout"
+        self._err = Path(self._dir.name) / "stderr"
+        with open(self._out, "wb") as out, open(self._err, "wb") as err:
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=ROOT, env=env(**extra_env),
+                                         start_new_session=True)  # fmt: skip
 
-    @staticmethod
-    def _read(f: Any, lines: list[str]) -> None:
-        for line in f:
-            lines.append(line)
+    def stderr(self) -> str:
+        return self._err.read_text(errors="replace")
 
     def wait_for(self, text: str, timeout: float = 120) -> None:
-        """Until `text` appears in a line of stderr (the job's own progress marks)."""
+        """Until `text` appears on stderr (the job's own progress marks)."""
         deadline = time.monotonic() + timeout
-        while not any(text in ln for ln in list(self.err)):
-            assert self.proc.poll() is None, "".join(self.err)
-            assert time.monotonic() < deadline, f"no {text!r} on stderr within {timeout} s: " + "".join(self.err)
+        while text not in self.stderr():
+            assert self.proc.poll() is None, self.stderr()
+            assert time.monotonic() < deadline, f"no {text!r} on stderr within {timeout} s: " + self.stderr()
             time.sleep(0.02)
 
     def wait(self, timeout: float) -> tuple[int | None, str, str, float]:
@@ -122,9 +118,7 @@ class Job:
             self.proc.wait()
             code = None
         waited = time.monotonic() - t0
-        for r in self._readers:
-            r.join(timeout=10)
-        return code, "".join(self.out), "".join(self.err), waited
+        return code, self._out.read_text(errors="replace"), self.stderr(), waited
 
     def kill(self) -> None:
         try:
