@@ -127,10 +127,10 @@ def test_killed_worker_during_pipelines(tmp_path: Path, mpiexec_flags: tuple[str
     what = f"worker killed during pipelines ({mpiexec_flags or 'default'})"
     pid, err = _strike(tmp_path, "long_loop.daph", 2, what, mpiexec_flags=mpiexec_flags)
     by_coordinator = f"error: distributed worker rank 2 failed: its process (pid {pid}) has ended"
-    if mpiexec_flags:  # the survivors live on: the coordinator notices the failure and says so itself
-        assert by_coordinator in err, err
-    else:  # hydra ends the job once the supervisor has named the rank, unless the coordinator was quicker
-        assert KILLED.format(role="worker", rank=2, pid=pid) in err or by_coordinator in err, err
+    # the supervisor names the rank, then hydra ends the job (by default, and with -disable-auto-cleanup in some
+    # runs too: hydra 5.0.2 still SIGKILLs the survivors' process groups now and then), unless the coordinator,
+    # which watches the worker's process, was quicker and said so itself
+    assert KILLED.format(role="worker", rank=2, pid=pid) in err or by_coordinator in err, err
     assert "Abort(" not in err, err  # no mpich banner after daphnec's message
 
 
