@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import signal
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -29,6 +30,12 @@ COORDINATOR_ROLE, WORKER_ROLE, LOCAL_ROLE = "coordinator", "worker", "local"
 
 _WORKER: Worker | None = None
 _COMMS: Comms | None = None
+REPORT_GRACE = 2.0
+"""Seconds the supervisor of a rank that died after start-up waits before hydra learns of it (its PMI socket
+closes). A coordinator on the same machine sees the dead process itself within a fraction of a second and ends the
+job with a located `distributed worker rank N failed` (exit 3); hydra would otherwise kill every rank at once (its
+default) or now and then even with -disable-auto-cleanup. A coordinator on another machine learns of the death
+only from hydra: the job then ends about this much later (well within 10 s)."""
 _READY_FD: int | None = None
 """The child of `supervise`: the pipe on which it tells its parent that it has started."""
 _SIGUSR1_SEEN = False
@@ -122,6 +129,8 @@ def supervise() -> int | None:
     sys.stderr.flush()
     if not started:
         pmi_abort(code)
+    else:
+        time.sleep(REPORT_GRACE)  # the coordinator may end the job first, with the failure's location
     _close_pmi_socket()  # only now does hydra learn that this rank is gone
     return code
 

@@ -126,11 +126,10 @@ def _strike(tmp_path: Path, name: str, rank: int, what: str, sig: int = signal.S
 def test_killed_worker_during_pipelines(tmp_path: Path, mpiexec_flags: tuple[str, ...]) -> None:
     what = f"worker killed during pipelines ({mpiexec_flags or 'default'})"
     pid, err = _strike(tmp_path, "long_loop.daph", 2, what, mpiexec_flags=mpiexec_flags)
-    by_coordinator = f"error: distributed worker rank 2 failed: its process (pid {pid}) has ended"
-    # the supervisor names the rank, then hydra ends the job (by default, and with -disable-auto-cleanup in some
-    # runs too: hydra 5.0.2 still SIGKILLs the survivors' process groups now and then), unless the coordinator,
-    # which watches the worker's process, was quicker and said so itself
-    assert KILLED.format(role="worker", rank=2, pid=pid) in err or by_coordinator in err, err
+    # the coordinator, which watches the worker's process, ends the job with the failure's location; the worker's
+    # supervisor gives it the time before hydra learns of the death (launch.REPORT_GRACE) and often names the rank
+    # first (hydra's abort may end it before it has)
+    assert f"error: distributed worker rank 2 failed: its process (pid {pid}) has ended" in err, err
     assert "Abort(" not in err, err  # no mpich banner after daphnec's message
 
 
