@@ -22,6 +22,7 @@ from lark.tree import Meta
 
 from daphnec.dialects.errors import Loc, ParseError
 from daphnec.frontend import ast
+from daphnec.frontend.sources import SourceFiles
 
 _GRAMMAR_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grammar.lark")
 _lark: Lark | None = None
@@ -33,11 +34,11 @@ _UI64_MAX = 2**64 - 1
 # ---------------------------------------------------------------------------------------------- public API
 
 
-def parse_file(path: str) -> ast.Script:
-    """Parse the script stored at `path` (UTF-8); unreadable files are reported as ParseError too."""
+def parse_file(path: str, sources: SourceFiles | None = None) -> ast.Script:
+    """Parse the script stored at `path` (UTF-8), reporting the read to `sources`; unreadable files are reported
+    as ParseError too."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        text = (sources if sources is not None else SourceFiles()).read_text(path)
     except (OSError, UnicodeDecodeError) as e:
         raise ParseError(f"cannot read script file '{path}': {e}") from None
     return parse_source(text, path)

@@ -46,6 +46,8 @@ from typing import Any
 
 import numpy as np
 
+from daphnec.runtime import testing_hooks
+
 COORDINATOR = 0
 """Rank 0 coordinates; ranks 1..size-1 are workers (DAPHNE's roles)."""
 
@@ -75,24 +77,17 @@ class Tag(IntEnum):
     PS_FINAL = 38
 
 
-def _env_float(name: str, default: float) -> float:
-    try:
-        return float(os.environ.get(name, default))
-    except ValueError:
-        return default
-
-
 @dataclass(frozen=True)
 class Timing:
-    """Liveness and polling knobs. Environment variables override them on every rank (mpiexec passes the
-    environment on), which the fault tests use to make failures quick to detect."""
+    """Liveness and polling knobs. The fault tests shorten the liveness times on every rank to make failures quick
+    to detect (runtime.testing_hooks)."""
 
-    ping_interval: float = _env_float("DAPHNEC_DIST_PING_INTERVAL", 0.25)
+    ping_interval: float = testing_hooks.dist_ping_interval(0.25)
     """Seconds between liveness pings of the coordinator to each worker."""
-    deadline: float = _env_float("DAPHNEC_DIST_DEADLINE", 4.0)
+    deadline: float = testing_hooks.dist_deadline(4.0)
     """A rank whose process stays stopped (SIGSTOP) this long hangs; after hydra's SIGUSR1, a worker that hears no
     ping for this long concludes the coordinator died (ping_interval + deadline < 10 s)."""
-    hang: float = _env_float("DAPHNEC_DIST_HANG", 60.0)
+    hang: float = 60.0
     """A worker that answers no ping for this long while its process uses no CPU time (or, on another machine,
     shows no other sign of life) hangs. Never a verdict on speed: a busy worker that computes is only slow."""
     spin: float = 0.005
@@ -102,23 +97,6 @@ class Timing:
 
 
 TIMING = Timing()
-
-
-def slow_rank_hook() -> tuple[int, float]:
-    """Test hook `DAPHNEC_DIST_SLOW_RANK=<rank>:<factor>`: that worker takes `factor` times as long for every task
-    (it sleeps (factor - 1) x the task's compute time afterwards), a node `factor` times slower than the others.
-    bench/dist_bench.py and the tests use it to show what dynamic inter-node scheduling buys."""
-    return indexed_hook("DAPHNEC_DIST_SLOW_RANK", 1.0)
-
-
-def indexed_hook(variable: str, least: float) -> tuple[int, float]:
-    """A test hook `<variable>=<index>:<amount>` as (index, max(amount, least)); (-1, least) when unset or
-    malformed (shared by the slow-rank and paramserv's slow-worker hooks)."""
-    index, _, amount = os.environ.get(variable, "").partition(":")
-    try:
-        return int(index), max(float(amount or least), least)
-    except ValueError:
-        return -1, least
 
 
 def pmi_abort(code: int) -> bool:
