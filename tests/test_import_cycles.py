@@ -24,17 +24,7 @@ LAYERS = ("frontend", "dialects", "compiler", "runtime", "tools")
 
 #: Cycles hidden behind deferred imports in modules being reshaped at the time of writing (issue 11). A cycle
 #: passes if all its modules belong to one entry; an entry that no longer holds a cycle must be removed.
-KNOWN_HIDDEN_CYCLES: tuple[frozenset[str], ...] = (
-    frozenset(
-        {
-            "daphnec.compiler.host_codegen",
-            "daphnec.compiler.paramserv_udfs",
-            "daphnec.compiler.passes",
-            "daphnec.compiler.passes.distribute",
-            "daphnec.compiler.pipeline",
-        }
-    ),
-)
+KNOWN_HIDDEN_CYCLES: tuple[frozenset[str], ...] = ()
 
 
 def _modules() -> dict[str, Path]:
