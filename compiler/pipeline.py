@@ -69,7 +69,7 @@ STAGES: tuple[Stage, ...] = (
     ((), "columnar"),
     ((("select-matrix-repr", "select_matrix_repr"),), "select_matrix_repr"),
     ((), "transfer_data_props"),
-    ((), "phy_op_selection"),
+    ((("fold-transpose", "phy_op_selection"),), "phy_op_selection"),
     ((), "type_adaptation"),
     ((("vectorize", "vec"), ("canonicalize", "vec"), ("dce", "vec"), ("distribute", "distributed")), "vectorized"),
     ((), "obj_ref_mgnt"),
@@ -92,6 +92,8 @@ def options_from_config(config: object) -> frozenset[str]:
             opts.add("native")
     if getattr(config, "use_distributed", False):
         opts.add("distributed")  # every vectorized pipeline becomes a daphne.distributedPipeline
+    if getattr(config, "use_phy_op_selection", True):
+        opts.add("phy_op_selection")  # `--no-phy-op-selection` keeps matMul's operands as written
     if getattr(config, "select_matrix_repr", False):
         opts.add("select_matrix_repr")
     return frozenset(opts)

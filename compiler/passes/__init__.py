@@ -23,6 +23,12 @@ def _dce() -> type[ModulePass]:
     return DcePass
 
 
+def _fold_transpose() -> type[ModulePass]:
+    from daphnec.compiler.passes.fold_transpose import FoldTransposePass
+
+    return FoldTransposePass
+
+
 def _infer() -> type[ModulePass]:
     from daphnec.compiler.passes.infer import InferPass
 
@@ -70,6 +76,7 @@ PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
     "cse": _cse,
     "dce": _dce,
     "infer": _infer,
+    "fold-transpose": _fold_transpose,
     "specialize": _specialize,
     "select-matrix-repr": _select_matrix_repr,
     "vectorize": _vectorize,
