@@ -29,7 +29,7 @@ from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops import ConstantOp, DaphneOp, MapOp
 from daphnec.dialects.ops_distributed import DistributedPipelineOp
 from daphnec.dialects.ops_paramserv import ParamservOp
-from daphnec.dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
+from daphnec.dialects.ops_pipeline import ORDERED_ATTR, PipelineReturnOp, VectorizedPipelineOp
 from daphnec.dialects.types import MatrixType, vt_name
 from daphnec.runtime.values import as_dense, to_csr
 from daphnec.runtime.vectorized.kernel import NativeKernel, PendingKernel
@@ -193,7 +193,8 @@ class HostCodegen:
         kernel = self.kernels.get(sym) if sym is not None else None
         body = name if kernel is None else f"{e.bind(kernel.bind, 'native_' + kernel.name)}({name})"
         modes = f"{tuple(op.split_modes)!r}, {tuple(op.combine_modes)!r}, {_result_vts(op)!r}"
-        call = f"{e.bind(run_pipeline, 'run_pipeline')}({body}, ({inputs}), {modes})"
+        ordered = ", ordered=True" if ORDERED_ATTR in op.attributes else ""  # fuse-sums: one call, DAPHNE's order
+        call = f"{e.bind(run_pipeline, 'run_pipeline')}({body}, ({inputs}), {modes}{ordered})"
         e.emit(f"{''.join(o + ', ' for o in outs)}= {call}" if outs else call, op)
         self._promised_forms(outs, op)
 

@@ -71,6 +71,7 @@ STAGES: tuple[Stage, ...] = (
     ((), "transfer_data_props"),
     ((("fold-transpose", "phy_op_selection"),), "phy_op_selection"),
     ((), "type_adaptation"),
+    ((("fuse-sums", "fuse_sums"),), None),
     ((("vectorize", "vec"), ("canonicalize", "vec"), ("dce", "vec"), ("distribute", "distributed")), "vectorized"),
     ((), "obj_ref_mgnt"),
     ((("lower-pipeline-to-loops", "native"),), "kernels"),
@@ -90,6 +91,8 @@ def options_from_config(config: object) -> frozenset[str]:
         opts.add("vec")
         if native_enabled():
             opts.add("native")
+    elif native_enabled():
+        opts |= {"fuse_sums", "native"}  # plain path: ordered sums of element-wise chains, bit-identical
     if getattr(config, "use_distributed", False):
         opts.add("distributed")  # every vectorized pipeline becomes a daphne.distributedPipeline
     if getattr(config, "use_phy_op_selection", True):

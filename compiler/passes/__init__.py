@@ -29,6 +29,12 @@ def _fold_transpose() -> type[ModulePass]:
     return FoldTransposePass
 
 
+def _fuse_sums() -> type[ModulePass]:
+    from daphnec.compiler.passes.fuse_sums import FuseSumsPass
+
+    return FuseSumsPass
+
+
 def _infer() -> type[ModulePass]:
     from daphnec.compiler.passes.infer import InferPass
 
@@ -77,6 +83,7 @@ PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
     "dce": _dce,
     "infer": _infer,
     "fold-transpose": _fold_transpose,
+    "fuse-sums": _fuse_sums,
     "specialize": _specialize,
     "select-matrix-repr": _select_matrix_repr,
     "vectorize": _vectorize,
