@@ -2,8 +2,18 @@
 
 from xdsl.ir import Dialect
 
-from daphnec.dialects import ops, ops_distributed, ops_frame, ops_io, ops_matrix, ops_paramserv, ops_pipeline
-from daphnec.dialects.types import FrameType, ListType, MatrixType, StringType, UnknownType
+from daphnec.dialects import (
+    ops,
+    ops_columnar,
+    ops_distributed,
+    ops_frame,
+    ops_io,
+    ops_matrix,
+    ops_paramserv,
+    ops_pipeline,
+    ops_relational,
+)
+from daphnec.dialects.types import ColumnType, FrameType, ListType, MatrixType, StringType, UnknownType
 
 DAPHNE_OPS = [
     *ops.CORE_OPS,
@@ -13,6 +23,8 @@ DAPHNE_OPS = [
     *ops_pipeline.OPS,
     *ops_distributed.OPS,
     *ops_paramserv.OPS,
+    *ops_relational.OPS,
+    *ops_columnar.OPS,
 ]
 
-Daphne = Dialect("daphne", DAPHNE_OPS, [UnknownType, StringType, MatrixType, FrameType, ListType])
+Daphne = Dialect("daphne", DAPHNE_OPS, [UnknownType, StringType, MatrixType, FrameType, ListType, ColumnType])
