@@ -16,9 +16,11 @@ from daphnec.compiler.kernel_select import KernelSpec, selects
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops import CastOp
+from daphnec.dialects.ops_columnar import ConvertPosListToBitmapOp
 from daphnec.dialects.ops_frame import GroupOp
-from daphnec.dialects.types import FrameType, ListType, is_matrix, is_scalar, vt_name
-from daphnec.runtime.kernels import frame_ops
+from daphnec.dialects.ops_relational import ThetaJoinOp
+from daphnec.dialects.types import ColumnType, FrameType, ListType, is_matrix, is_scalar, vt_name
+from daphnec.runtime.kernels import columnar, frame_ops, relational
 
 
 @selects(GroupOp)
@@ -27,9 +29,16 @@ def _group(op: GroupOp) -> KernelSpec:
     return KernelSpec(fn, (None,) * len(op.operands), "group")
 
 
+@selects(ThetaJoinOp)
+def _theta_join(op: ThetaJoinOp) -> KernelSpec:
+    fn = functools.partial(relational.theta_join, cmps=tuple(op.cmps))
+    return KernelSpec(fn, (None,) * len(op.operands), "theta_join")
+
+
 def is_frame_or_list_cast(op: CastOp) -> bool:
-    """A cast whose argument or result is a frame or a list (selected here, not by the core's cast rules)."""
-    return any(isinstance(t, (FrameType, ListType)) for t in (op.arg.type, op.res.type))
+    """A cast whose argument or result is a frame, a list or a column (selected here, not by the core's cast
+    rules)."""
+    return any(isinstance(t, (FrameType, ListType, ColumnType)) for t in (op.arg.type, op.res.type))
 
 
 def _identity(x: object) -> object:
@@ -50,6 +59,8 @@ def _known_vt(t: Attribute, op: CastOp, what: str) -> str:
 def select_cast(op: CastOp) -> KernelSpec:
     """The kernel of a cast from or to a frame or a list."""
     src, dst = op.arg.type, op.res.type
+    if isinstance(src, ColumnType) or isinstance(dst, ColumnType):
+        return _column_cast(op, src, dst)
     if isinstance(src, ListType) and isinstance(dst, ListType):
         return _spec(_identity, "cast")
     if isinstance(src, FrameType):
@@ -66,6 +77,29 @@ def select_cast(op: CastOp) -> KernelSpec:
             vt = vt_name(dst.column_types.data[0]) if dst.column_types.data else None
             return _spec(functools.partial(frame_ops.scalar_to_frame, vt=vt or vt_name(src)), "as_frame")
     raise CompileError(f"unsupported cast from {src} to {dst}", loc_of(op))
+
+
+def _column_cast(op: CastOp, src: Attribute, dst: Attribute) -> KernelSpec:
+    """The casts of the columnar rewrite: a single-column frame or matrix to a column and a column back to a
+    matrix or a scalar (zero-copy unless the value type changes)."""
+    if isinstance(src, FrameType):
+        return _spec(columnar.frame_to_column, "frame_to_column")
+    vt = _known_vt(dst, op, "cast")
+    kernel = (
+        columnar.matrix_to_column
+        if is_matrix(src)
+        else columnar.column_to_matrix
+        if is_matrix(dst)
+        else columnar.column_to_scalar
+        if is_scalar(dst)
+        else columnar.column_to_column
+    )
+    return _spec(functools.partial(kernel, vt=vt), kernel.__name__)
+
+
+@selects(ConvertPosListToBitmapOp)
+def _pos_list_to_bitmap(op: ConvertPosListToBitmapOp) -> KernelSpec:
+    return KernelSpec(functools.partial(columnar.pos_list_to_bitmap, vt=op.vt.data), (None, None), "to_bitmap")
 
 
 def _frame_to_frame(src: FrameType, dst: FrameType) -> KernelSpec:

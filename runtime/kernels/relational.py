@@ -28,13 +28,13 @@ _COMBINED_LIMIT = 1 << 62
 # --- key encoding --------------------------------------------------------------------------------------------------
 
 
-def _arrow(col: np.ndarray):  # noqa: ANN202 - a pyarrow array
+def arrow_array(col: np.ndarray):  # noqa: ANN202 - a pyarrow array
     import pyarrow as pa
 
     return pa.array(col, type=pa.string()) if col.dtype == object else pa.array(col)
 
 
-def _canonical(col: np.ndarray) -> np.ndarray:
+def canonical_keys(col: np.ndarray) -> np.ndarray:
     """Key values as compared by C++ `==`: -0.0 is 0.0 (adding 0.0 maps -0.0 to 0.0); bools as integers."""
     if col.dtype.kind == "f":
         return col + col.dtype.type(0)
@@ -54,7 +54,7 @@ def _int_range(col: np.ndarray) -> tuple[int, int] | None:
 def dense_codes(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(codes, uniques): equal values share a code, codes follow ascending value order (NaN last), and
     `uniques[codes]` gives the values back."""
-    col = _canonical(col)
+    col = canonical_keys(col)
     rng = _int_range(col)
     if rng is not None:
         lo, hi = rng
@@ -64,7 +64,7 @@ def dense_codes(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return rank[offs], (np.flatnonzero(present) + lo).astype(col.dtype)
     if len(col) == 0:
         return np.zeros(0, dtype=np.int64), col[:0]
-    enc = _arrow(col).dictionary_encode()
+    enc = arrow_array(col).dictionary_encode()
     idx = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     dictionary = enc.dictionary.to_numpy(zero_copy_only=False)
     if col.dtype == object:
@@ -139,7 +139,7 @@ def aggregate(func: str, col: np.ndarray, gid: np.ndarray, ngroups: int) -> np.n
     if col.dtype == object:
         return _aggregate_str(func, col, gid, ngroups)
     if func == "SUM":
-        return _grouped_sum(col, gid, ngroups)
+        return grouped_sum(col, gid, ngroups)
     if func == "AVG":
         sums = np.bincount(gid, weights=col.astype(np.float64), minlength=ngroups)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -147,7 +147,7 @@ def aggregate(func: str, col: np.ndarray, gid: np.ndarray, ngroups: int) -> np.n
     return _grouped_extreme(func, col, gid, ngroups)
 
 
-def _grouped_sum(col: np.ndarray, gid: np.ndarray, ngroups: int) -> np.ndarray:
+def grouped_sum(col: np.ndarray, gid: np.ndarray, ngroups: int) -> np.ndarray:
     """Sums in row order: float64 through bincount (sequential, like std::accumulate); integers through bincount
     when every partial sum is exact in a double, else with wrapping integer adds."""
     if col.dtype == np.float64:
@@ -220,7 +220,7 @@ def get_col_idx(F: Frame, label: str) -> int:
 # --- joins ---------------------------------------------------------------------------------------------------------
 
 
-def _comparable(lk: np.ndarray, rk: np.ndarray, who: str) -> tuple[np.ndarray, np.ndarray]:
+def comparable_keys(lk: np.ndarray, rk: np.ndarray, who: str) -> tuple[np.ndarray, np.ndarray]:
     """Two key columns in one representation: numbers of different types compare by value."""
     if (lk.dtype == object) != (rk.dtype == object):
         raise DaphneRuntimeError(f"{who}: cannot compare a {vt_of(lk)} key column with a {vt_of(rk)} key column")
@@ -233,8 +233,8 @@ def _comparable(lk: np.ndarray, rk: np.ndarray, who: str) -> tuple[np.ndarray, n
 def equi_pairs(lkeys: np.ndarray, rkeys: np.ndarray, who: str = "innerJoin") -> tuple[np.ndarray, np.ndarray]:
     """All (i, j) with lkeys[i] == rkeys[j], ordered by i then j (InnerJoin.h's order); unique right keys take
     a hash lookup (a direct-address table for small integer ranges), duplicates a sort of the right side."""
-    lk, rk = _comparable(lkeys, rkeys, who)
-    lk, rk = _canonical(lk), _canonical(rk)
+    lk, rk = comparable_keys(lkeys, rkeys, who)
+    lk, rk = canonical_keys(lk), canonical_keys(rk)
     hit = _unique_lookup(lk, rk)
     if hit is not None:
         li = np.flatnonzero(hit >= 0)
@@ -259,10 +259,10 @@ def _unique_lookup(lk: np.ndarray, rk: np.ndarray) -> np.ndarray | None:
         return np.full(len(lk), -1, dtype=np.int64)
     import pyarrow.compute as pc
 
-    right = _arrow(rk)
+    right = arrow_array(rk)
     if pc.count_distinct(right, mode="all").as_py() != len(rk):
         return None
-    idx = pc.index_in(_arrow(lk), value_set=right)
+    idx = pc.index_in(arrow_array(lk), value_set=right)
     out = idx.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     if lk.dtype.kind == "f":
         out[np.isnan(lk)] = -1  # C++ `==`: NaN matches nothing
@@ -321,7 +321,7 @@ def theta_pairs(
 
 def _first_condition(lk: np.ndarray, rk: np.ndarray, cmp: str) -> tuple[np.ndarray, np.ndarray]:
     if cmp == "Equal":
-        return _sorted_pairs(_canonical(lk), _canonical(rk))
+        return _sorted_pairs(canonical_keys(lk), canonical_keys(rk))
     if cmp == "NotEqual" or len(lk) == 0 or len(rk) == 0:
         li, ri = np.nonzero(_CMP[cmp](lk[:, None], rk[None, :]))
         return li.astype(np.int64), ri.astype(np.int64)
