@@ -19,7 +19,7 @@ from xdsl.passes import ModulePass
 
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
-from daphnec.dialects.ops import constant_value
+from daphnec.dialects.ops import DaphneOp, constant_value
 from daphnec.dialects.ops_relational import RegisterViewOp, SqlOp
 
 
@@ -59,9 +59,22 @@ def _rewrite(op: SqlOp, views: dict[str, SSAValue]) -> None:
         raise CompileError(e.message, locator.loc(e.offset)) from None
     visible = {name: v for name, v in views.items() if _visible(v, op)}
     res = translate(op, visible, set(views) - set(visible), locator, tree)
-    op.res.replace_all_uses_with(res)
+    _replace_result(op, res)
     op.detach()
     op.erase()
+
+
+def _replace_result(op: SqlOp, res: SSAValue) -> None:
+    """Uses by daphne ops take the query's result and infer again; structural uses whose types must match exactly
+    (a typed function's `return`, a call's argument, a yield of `if`/loops) see it through a merge cast to the
+    type they were built with, which inference then generalises like any merged value."""
+    from daphnec.compiler.inference import insert_merge_cast
+
+    structural = [u.operation for u in op.res.uses if not isinstance(u.operation, DaphneOp)]
+    for user in dict.fromkeys(structural):
+        cast = insert_merge_cast(res, op.res.type, user)
+        op.res.replace_uses_with_if(cast, lambda u, user=user: u.operation is user)
+    op.res.replace_all_uses_with(res)
 
 
 def _visible(v: SSAValue, at: Operation) -> bool:

@@ -35,12 +35,25 @@ class SqlError(Exception):
         self.offset = offset
 
 
+class _KeepReserved:
+    """A pass-through post-lexer: its `always_accept` keeps the keywords no rule uses (UNION, LEFT, ...) in the
+    lexer, so that they stay reserved instead of lexing as identifiers."""
+
+    always_accept = ("ALL", "UNIQUE", "UNION", "INTERSECT", "MINUS", "WITH", "ONLY", "USING", "CROSS", "NATURAL",
+                     "FULL", "LEFT", "RIGHT", "OUTER")  # fmt: skip
+
+    def process(self, stream: Any) -> Any:
+        return stream
+
+
 def _get_lark() -> Lark:
     global _lark
     if _lark is None:
         with open(_GRAMMAR, encoding="utf-8") as f:
             grammar = f.read()
-        _lark = Lark(grammar, parser="lalr", lexer="basic", propagate_positions=True, cache=True)
+        _lark = Lark(
+            grammar, parser="lalr", lexer="basic", propagate_positions=True, postlex=_KeepReserved(), cache=True
+        )
     return _lark
 
 
@@ -77,6 +90,10 @@ _RESERVED = {
 """DAPHNE's SQL keywords (SQLGrammar.g4): all reserved, even those no rule uses."""
 
 
+_NAME_BEFORE = {"SELECT", "DISTINCT", "FROM", "JOIN", "AS", "ON", "BY", "AND", "OR", "WHERE", "HAVING", "("}
+"""Tokens after which a reserved keyword was probably meant as a table or column name."""
+
+
 def _syntax_error(query: str, e: UnexpectedInput) -> SqlError:
     if isinstance(e, UnexpectedCharacters):
         ch = query[e.pos_in_stream]
@@ -98,12 +115,13 @@ def _previous_token(query: str, pos: int) -> str:
 
 def _hint(tok: Token, before: str) -> str:
     """Why a token is unexpected, when it is a common construct of standard SQL."""
+    name_expected = before.endswith((".", ",")) or before.upper() in _NAME_BEFORE
+    if str(tok).upper() in _RESERVED and name_expected:
+        return f" ('{tok}' is a reserved keyword of DAPHNE's SQL and cannot be used as a name)"
     for word in (str(tok), before):
         up = word.upper()
         if up in _UNSUPPORTED:
             return f" ({up} is not supported by DAPHNE's SQL)"
-    if str(tok).upper() in _RESERVED and before.endswith("."):
-        return f" ('{tok}' is a reserved keyword of DAPHNE's SQL and cannot be used as a column name)"
     if tok.type in ("INT", "FLOAT") and str(tok).startswith("-"):
         return f" (a minus sign directly before a number belongs to the number; write '- {str(tok)[1:]}')"
     if str(tok) == ";" or before.endswith(";"):
