@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -65,16 +66,39 @@ def _rewrite(op: SqlOp, views: dict[str, SSAValue]) -> None:
 
 
 def _replace_result(op: SqlOp, res: SSAValue) -> None:
-    """Uses by daphne ops take the query's result and infer again; structural uses whose types must match exactly
-    (a typed function's `return`, a call's argument, a yield of `if`/loops) see it through a merge cast to the
-    type they were built with, which inference then generalises like any merged value."""
+    """Uses by daphne ops take the query's result and infer again. A `return` of a function whose result types are
+    inferred gives the function (and its calls) the new type; other structural uses whose types must match
+    exactly (a declared result, a call's argument, a yield of `if`/loops) see the result through a merge cast to
+    the type they were built with, which inference then generalises like any merged value."""
     from daphnec.compiler.inference import insert_merge_cast
 
     structural = [u.operation for u in op.res.uses if not isinstance(u.operation, DaphneOp)]
     for user in dict.fromkeys(structural):
+        fn = user.parent_op()
+        if isinstance(user, func.ReturnOp) and isinstance(fn, func.FuncOp) and _DECLARED not in fn.attributes:
+            _retype_results(fn, [res if v is op.res else v for v in user.arguments])
+            continue
         cast = insert_merge_cast(res, op.res.type, user)
         op.res.replace_uses_with_if(cast, lambda u, user=user: u.operation is user)
     op.res.replace_all_uses_with(res)
+
+
+_DECLARED = "daphne.declared_results"
+"""The attribute of a function whose result types the script declares (frontend/ir_builder.py)."""
+
+
+def _retype_results(fn: func.FuncOp, results: list[SSAValue]) -> None:
+    """A function whose result types are inferred returns `results`: its signature and its calls follow."""
+    from daphnec.compiler.inference import set_type
+
+    types = [v.type for v in results]
+    fn.function_type = FunctionType.from_lists(list(fn.function_type.inputs.data), types)
+    module = fn.parent_op()
+    assert module is not None
+    for call in module.walk():
+        if isinstance(call, func.CallOp) and call.callee.root_reference.data == fn.sym_name.data:
+            for r, t in zip(call.results, types):
+                set_type(r, t)
 
 
 def _visible(v: SSAValue, at: Operation) -> bool:
