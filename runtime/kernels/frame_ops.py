@@ -142,6 +142,8 @@ def frame_to_matrix(F: Frame, vt: str) -> np.ndarray:
     """`as.matrix<vt>(F)`: column-major to row-major, each value cast like C++ `static_cast` (CastObj.h)."""
     if F.ncol == 0:
         return np.empty((F.nrow, 0), dtype=dtype_of(vt))
+    if F.ncol == 1:  # one column (SQL's extractCol + cast): a view, no copy
+        return cast_matrix(F.columns[0].reshape(-1, 1), vt)
     cols = [cast_matrix(c.reshape(-1, 1), vt) for c in F.columns]
     return np.ascontiguousarray(np.hstack(cols))
 
