@@ -1,9 +1,10 @@
 """Kernel selection for frames and lists (see compiler/kernel_select.py).
 
 Most frame and list ops name their kernel declaratively (`KERNEL = "frame_ops.cartesian"`); this module holds the
-choices that depend on types or properties: `daphne.group` (the aggregation functions are a property) and casts
-from or to frames and lists (`as.matrix(F)`, `as.matrix<f64>(F)`, `as.frame(X)`, `as.scalar(F)`, and the casts
-inference inserts where a frame or list variable is merged at control flow).
+choices that depend on types or properties: `daphne.group` (the aggregation functions are a property),
+`daphne.thetaJoin` (its comparisons) and `daphne.convertPosListToBitmap` (the bits' value type), and casts from or to
+frames, lists and columns (`as.matrix(F)`, `as.matrix<f64>(F)`, `as.frame(X)`, `as.scalar(F)`, the casts inference
+inserts where a frame or list variable is merged at control flow, and the column casts of `--columnar`).
 """
 
 from __future__ import annotations
