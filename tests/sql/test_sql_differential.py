@@ -231,13 +231,22 @@ def run_duckdb(t: list[tuple], u: list[tuple], query: str, header: str) -> str:
         data = {c: [r[j] for r in rows] for j, (c, _) in enumerate(cols)}
         data["rid"] = list(range(len(rows)))
         con.register(name, pa.table(data))
-    result = con.execute(query).fetchall()
+    result = con.execute(_doubles(query)).fetchall()
     types = re.findall(r":([^,\]]+)", header)
     cols = []
     for j, ty in enumerate(types):
         vals = [r[j] for r in result]
         cols.append(np.array([str(v) if ty == "std::string" else v for v in vals], dtype=_DTYPES[ty]))
     return format_frame(Frame(cols, [f"c{j}" for j in range(len(cols))]))
+
+
+_FLOAT = re.compile(r"(?<![\w.'])-?\d+\.\d+(?![\w'])")
+
+
+def _doubles(query: str) -> str:
+    """DuckDB reads `0.25` as a DECIMAL (whose products have no sign bit: `0.0 * -6` is 0); DAPHNE's literals are
+    doubles (`-0` is printed as `-0`), so the DuckDB query casts them."""
+    return _FLOAT.sub(lambda m: f"CAST({m.group(0)} AS DOUBLE)", query)
 
 
 def rows_of(printed: str) -> list[str]:

@@ -3,29 +3,14 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from test_examples import run_example  # tests/test_examples.py: the CLI on examples/, stdout lines
 
 from daphnec.runtime.kernels.datagen import rand
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
 AGE = [20, 30, 23, 65, 70, 42, 34, 55, 76, 32, 53, 40, 42, 69, 63, 26, 70, 36, 21, 23]
 DATA = ('houses="examples/data/sql_houses.csv"', 'districts="examples/data/sql_districts.csv"')
-
-
-def run_example(name: str, *args: str, flags: tuple[str, ...] = ()) -> list[str]:
-    res = subprocess.run(
-        [sys.executable, "-m", "daphnec.tools.daphnec", *flags, str(EXAMPLES / name), *args],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
-    )  # fmt: skip
-    assert res.returncode == 0, res.stderr
-    assert res.stderr == ""
-    return res.stdout.splitlines()
 
 
 def rows(lines: list[str]) -> list[list[float]]:

@@ -4,18 +4,13 @@ else `X.txt`. The plain and `--vec` runs of the same scripts are in tests/test_s
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from test_scripts import run_daphnec  # tests/test_scripts.py: the CLI in a fresh interpreter
 
 SQL = Path(__file__).resolve().parents[1] / "scripts" / "sql"
 CASES = sorted(SQL.glob("*.daph"))
-
-
-def run_daphnec(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "daphnec.tools.daphnec", *args], capture_output=True, text=True)
 
 
 def expected(script: Path) -> str:
