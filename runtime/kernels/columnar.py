@@ -43,14 +43,26 @@ col_select_lt = _select(np.less)
 col_select_le = _select(np.less_equal)
 
 
+def _mask(pos: np.ndarray, size: int) -> np.ndarray:
+    m = np.zeros(size, dtype=bool)
+    m[pos] = True
+    return m
+
+
 def col_intersect(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The positions in both sorted lists."""
-    return np.intersect1d(a, b, assume_unique=True).astype(_POS)
+    """The positions in both sorted lists (a mask over the positions: linear, no sort)."""
+    if len(a) == 0 or len(b) == 0:
+        return np.zeros(0, dtype=_POS)
+    return b[_mask(a, int(max(a[-1], b[-1])) + 1)[b]].astype(_POS, copy=False)
 
 
 def col_merge(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The positions in either sorted list, once, ascending."""
-    return np.union1d(a, b).astype(_POS)
+    if len(a) == 0 or len(b) == 0:
+        return (b if len(a) == 0 else a).astype(_POS, copy=False)
+    m = _mask(a, int(max(a[-1], b[-1])) + 1)
+    m[b] = True
+    return _positions(m)
 
 
 def col_project(col: np.ndarray, pos: np.ndarray) -> np.ndarray:
@@ -146,13 +158,13 @@ col_calc_mul = _calc(np.multiply)
 
 
 def pos_list_to_bitmap(pos: np.ndarray, num_rows: int, vt: str) -> np.ndarray:
-    """`convertPosListToBitmap`: an n x 1 matrix of value type `vt`, 1 at the positions, else 0."""
-    bits = np.zeros((int(num_rows), 1), dtype=dtype_of(vt))
-    p = as_dense(pos).ravel().astype(np.int64)
-    if len(p) and (p.min() < 0 or p.max() >= num_rows):
+    """`convertPosListToBitmap`: an n x 1 matrix of value type `vt`, 1 at the (ascending) positions, else 0."""
+    p = as_dense(pos).ravel()
+    if len(p) and int(p.max()) >= num_rows:
         raise DaphneRuntimeError(f"convertPosListToBitmap: a position is out of bounds for {num_rows} rows")
-    bits[p, 0] = 1
-    return bits
+    bits = np.zeros(int(num_rows), dtype=dtype_of(vt))
+    bits[p] = 1
+    return bits.reshape(-1, 1)
 
 
 def bitmap_to_pos_list(bits: np.ndarray) -> np.ndarray:
