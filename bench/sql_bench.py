@@ -138,9 +138,16 @@ def polars_times(lineitem: dict, orders: dict, repeat: int) -> dict[str, float]:
 
     li, od = pl.DataFrame(lineitem), pl.DataFrame(orders)
     c = pl.col
-    q6 = li.lazy().filter(
-        (c("shipdate") >= 8766) & (c("shipdate") < 9131) & c("discount").is_between(0.05, 0.07) & (c("quantity") < 24)
-    ).select((c("price") * c("discount")).sum())
+    q6 = (
+        li.lazy()
+        .filter(
+            (c("shipdate") >= 8766)
+            & (c("shipdate") < 9131)
+            & c("discount").is_between(0.05, 0.07)
+            & (c("quantity") < 24)
+        )
+        .select((c("price") * c("discount")).sum())
+    )
     disc = c("price") * (1 - c("discount"))
     q1 = (
         li.lazy().filter(c("shipdate") <= 10471).group_by("returnflag", "linestatus")
@@ -156,34 +163,34 @@ def polars_times(lineitem: dict, orders: dict, repeat: int) -> dict[str, float]:
 
 
 def numpy_times(lineitem: dict, orders: dict, repeat: int) -> dict[str, float]:
-    L, O = lineitem, orders  # noqa: N806 - table names
+    li, od = lineitem, orders
 
     def q6() -> float:
-        m = (L["shipdate"] >= 8766) & (L["shipdate"] < 9131) & (L["discount"] >= 0.05) & (L["discount"] <= 0.07)
-        m &= L["quantity"] < 24
-        return float(np.dot(L["price"][m], L["discount"][m]))
+        m = (li["shipdate"] >= 8766) & (li["shipdate"] < 9131) & (li["discount"] >= 0.05) & (li["discount"] <= 0.07)
+        m &= li["quantity"] < 24
+        return float(np.dot(li["price"][m], li["discount"][m]))
 
-    flag = np.searchsorted(np.array(["A", "N", "R"]), L["returnflag"].astype("U1"))
-    status = np.searchsorted(np.array(["F", "O"]), L["linestatus"].astype("U1"))
+    flag = np.searchsorted(np.array(["A", "N", "R"]), li["returnflag"].astype("U1"))
+    status = np.searchsorted(np.array(["F", "O"]), li["linestatus"].astype("U1"))
 
     def q1() -> list[np.ndarray]:
-        m = L["shipdate"] <= 10471
+        m = li["shipdate"] <= 10471
         g = (flag * 2 + status)[m]
-        p, d = L["price"][m], L["discount"][m]
+        p, d = li["price"][m], li["discount"][m]
         disc = p * (1 - d)
         cnt = np.bincount(g, minlength=6)
-        sums = [np.bincount(g, w, minlength=6) for w in (L["quantity"][m], p, disc, disc * (1 + L["tax"][m]), d)]
+        sums = [np.bincount(g, w, minlength=6) for w in (li["quantity"][m], p, disc, disc * (1 + li["tax"][m]), d)]
         return [*sums, sums[0] / cnt, sums[1] / cnt, sums[4] / cnt, cnt]
 
-    pos = np.empty(len(O["orderkey"]) + 1, dtype=np.int64)
-    pos[O["orderkey"]] = np.arange(len(O["orderkey"]))
-    prio = np.searchsorted(PRIORITIES.astype(str), O["priority"].astype(str))
+    pos = np.empty(len(od["orderkey"]) + 1, dtype=np.int64)
+    pos[od["orderkey"]] = np.arange(len(od["orderkey"]))
+    prio = np.searchsorted(PRIORITIES.astype(str), od["priority"].astype(str))
 
     def qj() -> tuple[np.ndarray, np.ndarray]:
-        o = pos[L["orderkey"]]
-        keep = O["orderdate"][o] < 9500
+        o = pos[li["orderkey"]]
+        keep = od["orderdate"][o] < 9500
         g = prio[o[keep]]
-        return np.bincount(g, minlength=5), np.bincount(g, L["price"][keep], minlength=5)
+        return np.bincount(g, minlength=5), np.bincount(g, li["price"][keep], minlength=5)
 
     return {"Q6": best_of(q6, repeat), "Q1": best_of(q1, repeat), "join": best_of(qj, repeat)}
 
