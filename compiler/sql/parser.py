@@ -37,7 +37,8 @@ class SqlError(Exception):
 
 class _KeepReserved:
     """A pass-through post-lexer: its `always_accept` keeps the keywords no rule uses (UNION, LEFT, ...) in the
-    lexer, so that they stay reserved instead of lexing as identifiers."""
+    lexer, so that they stay reserved instead of lexing as identifiers. (Lark's grammar cache is keyed by the grammar
+    text, not the post-lexer: the grammar says that it needs one.)"""
 
     always_accept = ("ALL", "UNIQUE", "UNION", "INTERSECT", "MINUS", "WITH", "ONLY", "USING", "CROSS", "NATURAL",
                      "FULL", "LEFT", "RIGHT", "OUTER")  # fmt: skip
