@@ -18,9 +18,9 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
+from daphnec.compiler.host_program import HOST_FILENAME, HostProgram  # noqa: F401 - HOST_FILENAME: distribute.py
 from daphnec.compiler.kernel_select import is_noop_cast, select_kernel
 from daphnec.compiler.paramserv_udfs import shipped_udfs
-from daphnec.compiler.program_cache import HOST_FILENAME, HostProgram  # noqa: F401 - HostProgram lives there (no xDSL)
 from daphnec.dialects.errors import CompileError, Loc
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops import ConstantOp, DaphneOp, MapOp

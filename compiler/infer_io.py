@@ -19,7 +19,6 @@ import os
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Operation
 
-from daphnec.compiler.inference import infers
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops import constant_value
@@ -28,9 +27,8 @@ from daphnec.dialects.types import FrameType, MatrixType, value_type, vt_name
 from daphnec.runtime.io.meta import FileMeta, MetaDataError, meta_path, meta_value_type, read_meta
 
 
-@infers(ReadOp)
-def infer_read(op: Operation) -> tuple[Attribute, ...]:
-    assert isinstance(op, ReadOp)
+def infer_read(op: ReadOp) -> tuple[Attribute, ...]:
+    """ReadOp's type from the `.meta` of a constant file name (see the module docstring)."""
     name = constant_value(op.file_name)
     if not isinstance(name, str):
         return op.infer()

@@ -9,18 +9,18 @@ Unknown is the bottom of the type lattice).
 
 from __future__ import annotations
 
-import functools
-import importlib
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from daphnec.compiler.infer_io import infer_read
 from daphnec.dialects.calls import callees
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import MERGE_CAST, loc_of
 from daphnec.dialects.ops import CastOp, DaphneOp, GenericCallOp, MapOp
+from daphnec.dialects.ops_io import ReadOp
 from daphnec.dialects.ops_paramserv import AGG_PARAMS, UPD_PARAMS, VAL_PARAMS, ParamservOp
 from daphnec.dialects.types import (
     FrameType,
@@ -35,27 +35,9 @@ from daphnec.dialects.types import (
 
 _MAX_ROUNDS = 16
 
-TYPE_HOOKS: dict[type, Callable[[Operation], tuple[Attribute, ...]]] = {}
-"""Inference that needs the compiler's view of the world (e.g. a `.meta` file read at compile time) instead of
-the op's own `infer()`; registered with `@infers(OpClass)` by `compiler/infer_*.py` modules."""
-_HOOK_MODULES = ("daphnec.compiler.infer_io",)
-
-
-def infers(
-    *op_classes: type,
-) -> Callable[[Callable[[Operation], tuple[Attribute, ...]]], Callable[[Operation], tuple[Attribute, ...]]]:
-    def register(fn: Callable[[Operation], tuple[Attribute, ...]]) -> Callable[[Operation], tuple[Attribute, ...]]:
-        for cls in op_classes:
-            TYPE_HOOKS[cls] = fn
-        return fn
-
-    return register
-
-
-@functools.cache
-def _load_hooks() -> None:
-    for name in _HOOK_MODULES:
-        importlib.import_module(name)
+TYPE_HOOKS: dict[type[Operation], Callable[[Operation], tuple[Attribute, ...]]] = {ReadOp: infer_read}
+"""Inference that needs the compiler's view of the world (a `.meta` file read at compile time) instead of the
+op's own `infer()`."""
 
 
 def set_type(v: SSAValue, t: Attribute) -> bool:
@@ -210,7 +192,6 @@ class Inference:
         elif isinstance(op, DaphneOp):
             if isinstance(op, CastOp) and MERGE_CAST in op.attributes:
                 return
-            _load_hooks()
             hook = TYPE_HOOKS.get(type(op))
             for res, t in zip(op.results, hook(op) if hook is not None else op.infer()):
                 set_type(res, t)

@@ -1,10 +1,10 @@
-"""Kernel selection for frames and lists (see compiler/kernel_select.py).
+"""Kernel selectors for frames and lists (see compiler/kernel_select.py).
 
-Most frame and list ops name their kernel declaratively (`KERNEL = "frame_ops.cartesian"`); this module holds the
-choices that depend on types or properties: `daphne.group` (the aggregation functions are a property),
-`daphne.thetaJoin` (its comparisons) and `daphne.convertPosListToBitmap` (the bits' value type), and casts from or to
-frames, lists and columns (`as.matrix(F)`, `as.matrix<f64>(F)`, `as.frame(X)`, `as.scalar(F)`, the casts inference
-inserts where a frame or list variable is merged at control flow, and the column casts of `--columnar`).
+Most frame and list ops have one kernel each (named in the kernel table); this module holds the choices that
+depend on types or properties: `daphne.group` (the aggregation functions are a property) and casts
+from or to frames and lists (`as.matrix(F)`, `as.matrix<f64>(F)`, `as.frame(X)`, `as.scalar(F)`, and the casts
+inference inserts where a frame or list variable is merged at control flow), and `cbind`/`rbind` of frames. Casts
+from or to columns (`--columnar`) are chosen in compiler/select_sql.py.
 """
 
 from __future__ import annotations
@@ -13,27 +13,19 @@ import functools
 
 from xdsl.ir import Attribute, Operation
 
-from daphnec.compiler.kernel_select import KernelSpec, selects
+from daphnec.compiler.kernel_spec import KernelSpec
+from daphnec.compiler.select_sql import select_column_cast
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops import CastOp
-from daphnec.dialects.ops_columnar import ConvertPosListToBitmapOp
 from daphnec.dialects.ops_frame import GroupOp
-from daphnec.dialects.ops_relational import ThetaJoinOp
 from daphnec.dialects.types import ColumnType, FrameType, ListType, is_matrix, is_scalar, vt_name
-from daphnec.runtime.kernels import columnar, frame_ops, relational
+from daphnec.runtime.kernels import frame_ops
 
 
-@selects(GroupOp)
-def _group(op: GroupOp) -> KernelSpec:
+def select_group(op: GroupOp) -> KernelSpec:
     fn = functools.partial(frame_ops.group, n_keys=len(op.key_cols), funcs=tuple(op.funcs))
     return KernelSpec(fn, (None,) * len(op.operands), "group")
-
-
-@selects(ThetaJoinOp)
-def _theta_join(op: ThetaJoinOp) -> KernelSpec:
-    fn = functools.partial(relational.theta_join, cmps=tuple(op.cmps))
-    return KernelSpec(fn, (None,) * len(op.operands), "theta_join")
 
 
 def is_frame_or_list_cast(op: CastOp) -> bool:
@@ -57,11 +49,11 @@ def _known_vt(t: Attribute, op: CastOp, what: str) -> str:
     return vt
 
 
-def select_cast(op: CastOp) -> KernelSpec:
+def select_frame_cast(op: CastOp) -> KernelSpec:
     """The kernel of a cast from or to a frame or a list."""
     src, dst = op.arg.type, op.res.type
     if isinstance(src, ColumnType) or isinstance(dst, ColumnType):
-        return _column_cast(op, src, dst)
+        return select_column_cast(op)
     if isinstance(src, ListType) and isinstance(dst, ListType):
         return _spec(_identity, "cast")
     if isinstance(src, FrameType):
@@ -80,29 +72,6 @@ def select_cast(op: CastOp) -> KernelSpec:
     raise CompileError(f"unsupported cast from {src} to {dst}", loc_of(op))
 
 
-def _column_cast(op: CastOp, src: Attribute, dst: Attribute) -> KernelSpec:
-    """The casts of the columnar rewrite: a single-column frame or matrix to a column and a column back to a
-    matrix or a scalar (zero-copy unless the value type changes)."""
-    if isinstance(src, FrameType):
-        return _spec(columnar.frame_to_column, "frame_to_column")
-    vt = _known_vt(dst, op, "cast")
-    kernel = (
-        columnar.matrix_to_column
-        if is_matrix(src)
-        else columnar.column_to_matrix
-        if is_matrix(dst)
-        else columnar.column_to_scalar
-        if is_scalar(dst)
-        else columnar.column_to_column
-    )
-    return _spec(functools.partial(kernel, vt=vt), kernel.__name__)
-
-
-@selects(ConvertPosListToBitmapOp)
-def _pos_list_to_bitmap(op: ConvertPosListToBitmapOp) -> KernelSpec:
-    return KernelSpec(functools.partial(columnar.pos_list_to_bitmap, vt=op.vt.data), (None, None), "to_bitmap")
-
-
 def _frame_to_frame(src: FrameType, dst: FrameType) -> KernelSpec:
     """A frame-to-frame cast changes column value types only where a merge generalised them."""
     svts = [vt_name(t) for t in src.column_types.data]
@@ -113,6 +82,6 @@ def _frame_to_frame(src: FrameType, dst: FrameType) -> KernelSpec:
 
 
 def select_frame_bind(op: Operation) -> KernelSpec:
-    """cbind/rbind of frames (called by the matrix selectors for `daphne.colBind`/`daphne.rowBind`)."""
+    """cbind/rbind of frames (chosen by the matrix selector for `daphne.colBind`/`daphne.rowBind`)."""
     kind = "cbind" if op.name == "daphne.colBind" else "rbind"
     return KernelSpec(functools.partial(frame_ops.bind, kind=kind), (None, None), f"{kind}_frame")

@@ -18,6 +18,7 @@ from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, tra
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from daphnec.dialects.constraints import COLUMN, MATRIX, SCALAR
 from daphnec.dialects.ops import DaphneOp, NumRowsOp, vt_from_args
 from daphnec.dialects.types import (
     INDEX,
@@ -25,8 +26,6 @@ from daphnec.dialects.types import (
     ColumnType,
     MatrixType,
     is_matrix,
-    is_scalar,
-    is_unknown,
     value_type,
     vt_name,
 )
@@ -35,11 +34,10 @@ POS_LIST = ColumnType(INDEX)
 """A position list of unknown length: row positions (size type), ascending."""
 
 
-def _check_column(op: Operation, v: SSAValue, what: str, positions: bool = False) -> None:
+def _check_positions(op: Operation, v: SSAValue, what: str) -> None:
+    """A position list is a column (the operand's constraint) of size type."""
     t = v.type
-    if not (isinstance(t, ColumnType) or is_unknown(t)):
-        raise VerifyException(f"{op.name}: {what} must be a column, got {t}")
-    if positions and isinstance(t, ColumnType) and vt_name(t) not in (None, "index"):
+    if isinstance(t, ColumnType) and vt_name(t) not in (None, "index"):
         raise VerifyException(f"{op.name}: {what} must be a position list (a column of size type), got {t}")
 
 
@@ -62,59 +60,49 @@ class ColSelectOp(_ColumnarOp):
     """`colSelect<Cmp>(col, value)`: the positions of the rows whose value compares true with a scalar."""
 
     KIND: ClassVar[str]
-    col = operand_def()
-    value = operand_def()
+    col = operand_def(COLUMN)
+    value = operand_def(SCALAR)
     res = result_def()
+    ROLES: ClassVar = {"col": "the argument", "value": "the compared value"}
 
     def infer(self) -> tuple[Attribute, ...]:
         return (POS_LIST,)
-
-    def verify_(self) -> None:
-        _check_column(self, self.col, "the argument")
-        if not (is_scalar(self.value.type) or is_unknown(self.value.type)):
-            raise VerifyException(f"{self.name}: the compared value must be a scalar, got {self.value.type}")
 
 
 @irdl_op_definition
 class ColSelectEqOp(ColSelectOp):
     name = "daphne.colSelectEq"
     KIND: ClassVar[str] = "eq"
-    KERNEL: ClassVar[str] = "columnar.col_select_eq"
 
 
 @irdl_op_definition
 class ColSelectNeqOp(ColSelectOp):
     name = "daphne.colSelectNeq"
     KIND: ClassVar[str] = "neq"
-    KERNEL: ClassVar[str] = "columnar.col_select_neq"
 
 
 @irdl_op_definition
 class ColSelectGtOp(ColSelectOp):
     name = "daphne.colSelectGt"
     KIND: ClassVar[str] = "gt"
-    KERNEL: ClassVar[str] = "columnar.col_select_gt"
 
 
 @irdl_op_definition
 class ColSelectGeOp(ColSelectOp):
     name = "daphne.colSelectGe"
     KIND: ClassVar[str] = "ge"
-    KERNEL: ClassVar[str] = "columnar.col_select_ge"
 
 
 @irdl_op_definition
 class ColSelectLtOp(ColSelectOp):
     name = "daphne.colSelectLt"
     KIND: ClassVar[str] = "lt"
-    KERNEL: ClassVar[str] = "columnar.col_select_lt"
 
 
 @irdl_op_definition
 class ColSelectLeOp(ColSelectOp):
     name = "daphne.colSelectLe"
     KIND: ClassVar[str] = "le"
-    KERNEL: ClassVar[str] = "columnar.col_select_le"
 
 
 COL_SELECT_OPS: dict[str, type[ColSelectOp]] = {
@@ -124,16 +112,17 @@ COL_SELECT_OPS: dict[str, type[ColSelectOp]] = {
 
 
 class _PosSetOp(_ColumnarOp):
-    lhs = operand_def()
-    rhs = operand_def()
+    lhs = operand_def(COLUMN)
+    rhs = operand_def(COLUMN)
     res = result_def()
+    ROLES: ClassVar = {"lhs": "the left position list", "rhs": "the right position list"}
 
     def infer(self) -> tuple[Attribute, ...]:
         return (POS_LIST,)
 
     def verify_(self) -> None:
-        _check_column(self, self.lhs, "the left position list", positions=True)
-        _check_column(self, self.rhs, "the right position list", positions=True)
+        _check_positions(self, self.lhs, "the left position list")
+        _check_positions(self, self.rhs, "the right position list")
 
 
 @irdl_op_definition
@@ -141,7 +130,6 @@ class ColIntersectOp(_PosSetOp):
     """`colIntersect(a, b)`: the positions in both sorted lists (AND of two selections)."""
 
     name = "daphne.colIntersect"
-    KERNEL: ClassVar[str] = "columnar.col_intersect"
 
 
 @irdl_op_definition
@@ -149,7 +137,6 @@ class ColMergeOp(_PosSetOp):
     """`colMerge(a, b)`: the positions in either sorted list, once (OR of two selections)."""
 
     name = "daphne.colMerge"
-    KERNEL: ClassVar[str] = "columnar.col_merge"
 
 
 @irdl_op_definition
@@ -157,26 +144,26 @@ class ColProjectOp(_ColumnarOp):
     """`colProject(col, positions)`: the values at the given positions, in their order."""
 
     name = "daphne.colProject"
-    col = operand_def()
-    pos = operand_def()
+    col = operand_def(COLUMN)
+    pos = operand_def(COLUMN)
     res = result_def()
-    KERNEL: ClassVar[str] = "columnar.col_project"
+    ROLES: ClassVar = {"col": "the argument", "pos": "the positions"}
 
     def infer(self) -> tuple[Attribute, ...]:
         t = self.col.type
         return (ColumnType(t.element_type if isinstance(t, ColumnType) else UNKNOWN, _rows(self.pos.type)),)
 
     def verify_(self) -> None:
-        _check_column(self, self.col, "the argument")
-        _check_column(self, self.pos, "the positions", positions=True)
+        _check_positions(self, self.pos, "the positions")
 
 
 # --- joins and grouping --------------------------------------------------------------------------------------------
 
 
+_KEY_ROLES = {"lhs": "the left keys", "rhs": "the right keys"}
+
+
 def _check_keys(op: Operation, lhs: SSAValue, rhs: SSAValue) -> None:
-    _check_column(op, lhs, "the left keys")
-    _check_column(op, rhs, "the right keys")
     lk, rk = vt_name(lhs.type), vt_name(rhs.type)
     if lk and rk and (lk == "str") != (rk == "str"):
         raise VerifyException(f"{op.name}: cannot join {lk} keys with {rk} keys")
@@ -188,12 +175,12 @@ class ColJoinOp(_ColumnarOp):
     order with the last right row of equal key, if any."""
 
     name = "daphne.colJoin"
-    lhs = operand_def()
-    rhs = operand_def()
+    lhs = operand_def(COLUMN)
+    rhs = operand_def(COLUMN)
     num_res = operand_def()
     res_lhs_pos = result_def()
     res_rhs_pos = result_def()
-    KERNEL: ClassVar[str] = "columnar.col_join"
+    ROLES: ClassVar = _KEY_ROLES
 
     def infer(self) -> tuple[Attribute, ...]:
         return (POS_LIST, POS_LIST)
@@ -207,11 +194,11 @@ class ColSemiJoinOp(_ColumnarOp):
     """`lhsPos = colSemiJoin(lhsKeys, rhsKeys, numRes)`: the left positions whose key occurs on the right."""
 
     name = "daphne.colSemiJoin"
-    lhs = operand_def()
-    rhs = operand_def()
+    lhs = operand_def(COLUMN)
+    rhs = operand_def(COLUMN)
     num_res = operand_def()
     res = result_def()
-    KERNEL: ClassVar[str] = "columnar.col_semi_join"
+    ROLES: ClassVar = _KEY_ROLES
 
     def infer(self) -> tuple[Attribute, ...]:
         return (POS_LIST,)
@@ -226,16 +213,13 @@ class ColGroupFirstOp(_ColumnarOp):
     position of each group's first row."""
 
     name = "daphne.colGroupFirst"
-    keys = operand_def()
+    keys = operand_def(COLUMN)
     res_grp_ids = result_def()
     res_repr_pos = result_def()
-    KERNEL: ClassVar[str] = "columnar.col_group_first"
+    ROLES: ClassVar = {"keys": "the keys"}
 
     def infer(self) -> tuple[Attribute, ...]:
         return (_col("index", _rows(self.keys.type)), POS_LIST)
-
-    def verify_(self) -> None:
-        _check_column(self, self.keys, "the keys")
 
 
 @irdl_op_definition
@@ -243,18 +227,17 @@ class ColGroupNextOp(_ColumnarOp):
     """`grpIds, reprPos = colGroupNext(keys, grpIds)`: refines the groups of an earlier key column by one more."""
 
     name = "daphne.colGroupNext"
-    keys = operand_def()
-    grp_ids = operand_def()
+    keys = operand_def(COLUMN)
+    grp_ids = operand_def(COLUMN)
     res_grp_ids = result_def()
     res_repr_pos = result_def()
-    KERNEL: ClassVar[str] = "columnar.col_group_next"
+    ROLES: ClassVar = {"keys": "the keys", "grp_ids": "the group ids"}
 
     def infer(self) -> tuple[Attribute, ...]:
         return (_col("index", _rows(self.keys.type)), POS_LIST)
 
     def verify_(self) -> None:
-        _check_column(self, self.keys, "the keys")
-        _check_column(self, self.grp_ids, "the group ids", positions=True)
+        _check_positions(self, self.grp_ids, "the group ids")
 
 
 @irdl_op_definition
@@ -262,20 +245,19 @@ class ColSumGrpOp(_ColumnarOp):
     """`colSumGrp(col, grpIds, numDistinct, optimisticSplit)`: the sum of every group, in the column's type."""
 
     name = "daphne.colSumGrp"
-    col = operand_def()
-    grp_ids = operand_def()
+    col = operand_def(COLUMN)
+    grp_ids = operand_def(COLUMN)
     num_distinct = operand_def()
     optimistic_split = operand_def()
     res = result_def()
-    KERNEL: ClassVar[str] = "columnar.col_sum_grp"
+    ROLES: ClassVar = {"col": "the argument", "grp_ids": "the group ids"}
 
     def infer(self) -> tuple[Attribute, ...]:
         t = self.col.type
         return (ColumnType(t.element_type if isinstance(t, ColumnType) else UNKNOWN),)
 
     def verify_(self) -> None:
-        _check_column(self, self.col, "the argument")
-        _check_column(self, self.grp_ids, "the group ids", positions=True)
+        _check_positions(self, self.grp_ids, "the group ids")
         if vt_name(self.col.type) == "str":
             raise VerifyException(f"{self.name}: cannot sum a str column")
 
@@ -288,24 +270,21 @@ class ColSumAllOp(_ColumnarOp):
     """`colSumAll(col)`: a single-element column holding the sum of all values, in the column's type."""
 
     name = "daphne.colSumAll"
-    col = operand_def()
+    col = operand_def(COLUMN)
     res = result_def()
-    KERNEL: ClassVar[str] = "columnar.col_sum_all"
+    ROLES: ClassVar = {"col": "the argument"}
 
     def infer(self) -> tuple[Attribute, ...]:
         t = self.col.type
         return (ColumnType(t.element_type if isinstance(t, ColumnType) else UNKNOWN, 1),)
-
-    def verify_(self) -> None:
-        _check_column(self, self.col, "the argument")
 
 
 class ColCalcOp(_ColumnarOp):
     """`colCalc<Op>(a, b)`: element-wise arithmetic on two columns of equal length (most general value type)."""
 
     KIND: ClassVar[str]
-    lhs = operand_def()
-    rhs = operand_def()
+    lhs = operand_def(COLUMN)
+    rhs = operand_def(COLUMN)
     res = result_def()
 
     def infer(self) -> tuple[Attribute, ...]:
@@ -314,8 +293,6 @@ class ColCalcOp(_ColumnarOp):
         return (_col(vt, rows if rows >= 0 else _rows(self.rhs.type)),)
 
     def verify_(self) -> None:
-        _check_column(self, self.lhs, "the left operand")
-        _check_column(self, self.rhs, "the right operand")
         lr, rr = _rows(self.lhs.type), _rows(self.rhs.type)
         if lr >= 0 and rr >= 0 and lr != rr:
             raise VerifyException(f"{self.name}: the columns have different lengths ({lr} and {rr})")
@@ -325,14 +302,12 @@ class ColCalcOp(_ColumnarOp):
 class ColCalcSubOp(ColCalcOp):
     name = "daphne.colCalcSub"
     KIND: ClassVar[str] = "sub"
-    KERNEL: ClassVar[str] = "columnar.col_calc_sub"
 
 
 @irdl_op_definition
 class ColCalcMulOp(ColCalcOp):
     name = "daphne.colCalcMul"
     KIND: ClassVar[str] = "mul"
-    KERNEL: ClassVar[str] = "columnar.col_calc_mul"
 
 
 COL_CALC_OPS: dict[str, type[ColCalcOp]] = {c.KIND: c for c in (ColCalcSubOp, ColCalcMulOp)}
@@ -356,10 +331,11 @@ class ConvertPosListToBitmapOp(_ColumnarOp):
     value type of the bits (that of the element-wise op the bit vector replaces)."""
 
     name = "daphne.convertPosListToBitmap"
-    pos = operand_def()
+    pos = operand_def(MATRIX)
     num_rows = operand_def()
     vt = prop_def(StringAttr)
     res = result_def()
+    ROLES: ClassVar = {"pos": "the positions"}
 
     def __init__(self, pos: SSAValue, num_rows: SSAValue, vt: str):
         super().__init__(operands=[pos, num_rows], result_types=[UNKNOWN], properties={"vt": StringAttr(vt)})
@@ -367,26 +343,18 @@ class ConvertPosListToBitmapOp(_ColumnarOp):
     def infer(self) -> tuple[Attribute, ...]:
         return (MatrixType(value_type(self.vt.data), _rows_of_count(self.num_rows), 1),)
 
-    def verify_(self) -> None:
-        if not (is_matrix(self.pos.type) or is_unknown(self.pos.type)):
-            raise VerifyException(f"{self.name}: the positions must be a column matrix, got {self.pos.type}")
-
 
 @irdl_op_definition
 class ConvertBitmapToPosListOp(_ColumnarOp):
     """`convertBitmapToPosList(bits)`: the positions (size type, ascending) of the non-zero entries."""
 
     name = "daphne.convertBitmapToPosList"
-    arg = operand_def()
+    arg = operand_def(MATRIX)
     res = result_def()
-    KERNEL: ClassVar[str] = "columnar.bitmap_to_pos_list"
+    ROLES: ClassVar = {"arg": "the bit vector"}
 
     def infer(self) -> tuple[Attribute, ...]:
         return (MatrixType(INDEX, -1, 1),)
-
-    def verify_(self) -> None:
-        if not (is_matrix(self.arg.type) or is_unknown(self.arg.type)):
-            raise VerifyException(f"{self.name}: the bit vector must be a column matrix, got {self.arg.type}")
 
 
 OPS: list[type[Operation]] = [

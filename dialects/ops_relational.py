@@ -28,14 +28,10 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from daphnec.dialects.constraints import FRAME, STRING
 from daphnec.dialects.ops import DaphneOp
-from daphnec.dialects.ops_frame import check_frame_operand, check_label
-from daphnec.dialects.types import INDEX, UNKNOWN, FrameType, StringType, is_unknown
-
-
-def _check_string(op: Operation, v: SSAValue, what: str) -> None:
-    if not isinstance(v.type, StringType) and not is_unknown(v.type):
-        raise VerifyException(f"{op.name}: {what} must be a string, got {v.type}")
+from daphnec.dialects.ops_frame import check_label
+from daphnec.dialects.types import INDEX, UNKNOWN, FrameType
 
 
 @irdl_op_definition
@@ -44,15 +40,12 @@ class RegisterViewOp(DaphneOp):
     queries as table `name`. No result; the `sql` pass erases it. Not pure: CSE and DCE must keep it in place."""
 
     name = "daphne.registerView"
-    view_name = operand_def()
-    view = operand_def()
+    view_name = operand_def(STRING)
+    view = operand_def(FRAME)
+    ROLES: ClassVar = {"view_name": "the view name", "view": "the view"}
 
     def infer(self) -> tuple[Attribute, ...]:
         return ()
-
-    def verify_(self) -> None:
-        _check_string(self, self.view_name, "the view name")
-        check_frame_operand(self, self.view.type, "the view")
 
 
 SQL_PLACEHOLDER = FrameType([], -1, None)
@@ -66,14 +59,12 @@ class SqlOp(DaphneOp):
     different views (a name can be registered again in between), so CSE must not merge them."""
 
     name = "daphne.sql"
-    query = operand_def()
+    query = operand_def(STRING)
     res = result_def()
+    ROLES: ClassVar = {"query": "the query"}
 
     def infer(self) -> tuple[Attribute, ...]:
         return (SQL_PLACEHOLDER,)
-
-    def verify_(self) -> None:
-        _check_string(self, self.query, "the query")
 
 
 THETA_CMPS = ("Equal", "NotEqual", "LessThan", "LessEqual", "GreaterThan", "GreaterEqual")
@@ -86,14 +77,15 @@ class ThetaJoinOp(DaphneOp):
     `lhs.lhsOn[i] cmp[i] rhs.rhsOn[i]` holds; all columns of lhs, then of rhs."""
 
     name = "daphne.thetaJoin"
-    lhs = operand_def()
-    rhs = operand_def()
+    lhs = operand_def(FRAME)
+    rhs = operand_def(FRAME)
     lhs_on = var_operand_def()
     rhs_on = var_operand_def()
     cmp = prop_def(ArrayAttr[StringAttr])
     res = result_def()
     traits = traits_def(Pure())
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    ROLES: ClassVar = {"lhs": "the left argument", "rhs": "the right argument"}
 
     def __init__(
         self, lhs: SSAValue, rhs: SSAValue, lhs_on: Sequence[SSAValue], rhs_on: Sequence[SSAValue], cmps: Sequence[str]
@@ -114,8 +106,6 @@ class ThetaJoinOp(DaphneOp):
         return (FrameType([*lt.column_types.data, *rt.column_types.data], -1, labels),)
 
     def verify_(self) -> None:
-        check_frame_operand(self, self.lhs.type, "the left argument")
-        check_frame_operand(self, self.rhs.type, "the right argument")
         if not (len(self.lhs_on) == len(self.rhs_on) == len(self.cmps) >= 1):
             raise VerifyException(
                 f"{self.name}: expects one left column, one right column and one comparison per condition"
@@ -135,18 +125,14 @@ class GetColIdxOp(DaphneOp):
     """DAPHNE's GetColIdxOp: the position (size type) of the column with this label; ORDER BY sorts by it."""
 
     name = "daphne.getColIdx"
-    frame = operand_def()
-    label = operand_def()
+    frame = operand_def(FRAME)
+    label = operand_def(STRING)
     res = result_def()
     traits = traits_def(Pure())
-    KERNEL: ClassVar[str] = "relational.get_col_idx"
+    ROLES: ClassVar = {"frame": "the argument", "label": "the label"}
 
     def infer(self) -> tuple[Attribute, ...]:
         return (INDEX,)
-
-    def verify_(self) -> None:
-        check_frame_operand(self, self.frame.type, "the argument")
-        _check_string(self, self.label, "the label")
 
 
 OPS: list[type[Operation]] = [RegisterViewOp, SqlOp, ThetaJoinOp, GetColIdxOp]

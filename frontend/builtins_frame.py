@@ -1,4 +1,4 @@
-"""DaphneDSL builtins for frames and lists (see frontend/builtins.py for `Builtin` and the helpers).
+"""DaphneDSL builtins for frames and lists (see frontend/builtins_base.py for `Builtin` and the helpers).
 
 Frames: `createFrame`, the relational builtins of Builtins.md's "Extended relational algebra" (`cartesian`,
 `innerJoin`, `semiJoin`, `groupJoin`, `groupSum`, `intersect`, `merge`, `except`) and the label builtins
@@ -8,36 +8,24 @@ Frames: `createFrame`, the relational builtins of Builtins.md's "Extended relati
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
-
 from xdsl.ir import Operation, SSAValue
 
 from daphnec.dialects import ops, ops_frame, ops_relational
 from daphnec.dialects.errors import Loc, ParseError
 from daphnec.dialects.types import StringType, is_matrix, is_unknown
-from daphnec.frontend.builtins import Builtin, _op, _p
-
-if TYPE_CHECKING:
-    from daphnec.frontend.ir_builder import IRBuilder
-
-Build = Callable[["IRBuilder", list[SSAValue], Loc], SSAValue | list[SSAValue] | None]
+from daphnec.frontend.builtins_base import Build, Builder, Builtin, all_results, op_builder, params
 
 
-def _add(b: IRBuilder, o: Operation, loc: Loc) -> list[SSAValue]:
+def _add(b: Builder, o: Operation, loc: Loc) -> list[SSAValue]:
     """Insert an op built by its own constructor (properties, operand segments) with inferred result types."""
-    b._infer(o)  # noqa: SLF001 - the builder's own helpers, shared with the category modules
-    b._add(o, loc)  # noqa: SLF001
-    return list(o.results)
+    return list(b.insert_inferred(o, loc).results)
 
 
 def _all_results(cls: type) -> Build:
     """A builder for an op with several results (assigned with `a, b = f(...)`)."""
 
-    def build(b: IRBuilder, args: list[SSAValue], loc: Loc) -> list[SSAValue]:
-        v = b.op(cls, args, loc)
-        assert v is not None
-        return list(v.owner.results)  # type: ignore[union-attr]
+    def build(b: Builder, args: list[SSAValue], loc: Loc) -> list[SSAValue]:
+        return all_results(b.op(cls, args, loc))
 
     return build
 
@@ -52,7 +40,7 @@ def _at_least(name: str, n: int, what: str, args: list[SSAValue], loc: Loc) -> N
 # --- frames --------------------------------------------------------------------------------------------------------
 
 
-def _create_frame(b: IRBuilder, args: list[SSAValue], loc: Loc) -> SSAValue:
+def _create_frame(b: Builder, args: list[SSAValue], loc: Loc) -> SSAValue:
     """`createFrame(column, ...[, label, ...])`: n column matrices, then n or 0 labels (default `col_i`)."""
     _at_least("createFrame", 1, "column, ...[, label, ...]", args, loc)
     cols: list[SSAValue] = []
@@ -78,13 +66,13 @@ def _create_frame(b: IRBuilder, args: list[SSAValue], loc: Loc) -> SSAValue:
             f"columns, but got {len(cols)} column(s) and {len(labels)} label(s)",
             loc,
         )
-    return b._frame(cols, labels, loc)  # noqa: SLF001 - the same path as frame literals
+    return b.frame(cols, labels, loc)  # the same path as frame literals
 
 
 def _join(cls: type, n_results: int) -> Build:
     """innerJoin/semiJoin: the optional result-size hint `numRowRes` is an si64 (-1 = unknown)."""
 
-    def build(b: IRBuilder, args: list[SSAValue], loc: Loc) -> SSAValue | list[SSAValue]:
+    def build(b: Builder, args: list[SSAValue], loc: Loc) -> SSAValue | list[SSAValue]:
         args = [*args[:4], b.cast(args[4], "si64", "scalar", loc)]
         v = b.op(cls, args, loc)
         assert v is not None
@@ -93,13 +81,13 @@ def _join(cls: type, n_results: int) -> Build:
     return build
 
 
-def _group_sum(b: IRBuilder, args: list[SSAValue], loc: Loc) -> SSAValue:
+def _group_sum(b: Builder, args: list[SSAValue], loc: Loc) -> SSAValue:
     """`groupSum(frame, groupColumn, ..., sumColumn)`: DAPHNE's GroupOp with one SUM aggregate."""
     _at_least("groupSum", 3, "frame, groupColumn, ..., sumColumn", args, loc)
     return _add(b, ops_frame.GroupOp(args[0], args[1:-1], [args[-1]], ["SUM"]), loc)[0]
 
 
-def _set_col_labels(b: IRBuilder, args: list[SSAValue], loc: Loc) -> SSAValue:
+def _set_col_labels(b: Builder, args: list[SSAValue], loc: Loc) -> SSAValue:
     """`setColLabels(frame, label, ...)`: one label per column."""
     _at_least("setColLabels", 2, "frame, label, ...", args, loc)
     v = b.op(ops_frame.SetColLabelsOp, args, loc)
@@ -110,13 +98,13 @@ def _set_col_labels(b: IRBuilder, args: list[SSAValue], loc: Loc) -> SSAValue:
 # --- lists ---------------------------------------------------------------------------------------------------------
 
 
-def _create_list(b: IRBuilder, args: list[SSAValue], loc: Loc) -> SSAValue:
+def _create_list(b: Builder, args: list[SSAValue], loc: Loc) -> SSAValue:
     """`createList(X, ...)`: a list of one or more matrices of the same value type."""
     _at_least("createList", 1, "element, ...", args, loc)
     return _add(b, ops_frame.CreateListOp(args), loc)[0]
 
 
-def _remove(b: IRBuilder, args: list[SSAValue], loc: Loc) -> list[SSAValue]:
+def _remove(b: Builder, args: list[SSAValue], loc: Loc) -> list[SSAValue]:
     """`L2, X = remove(L, i)`: the position is cast to the size type, like DAPHNE's `castSizeIf`."""
     idx = b.cast(args[1], "index", "scalar", loc)
     return _all_results(ops_frame.RemoveOp)(b, [args[0], idx], loc)  # type: ignore[return-value]
@@ -125,45 +113,45 @@ def _remove(b: IRBuilder, args: list[SSAValue], loc: Loc) -> list[SSAValue]:
 # --- SQL (resolved at compile time by the `sql` pass, DAPHNE's RewriteSqlOpPass) ---------------------------------
 
 
-def _constant_string(b: IRBuilder, v: SSAValue, message: str, loc: Loc) -> None:
+def _constant_string(b: Builder, v: SSAValue, message: str, loc: Loc) -> None:
     """DAPHNE checks only the defining op (no folding): `q = "..."; sql(q)` works, `sql("a" + b)` does not."""
     if not isinstance(ops.constant_value(v), str):
         raise ParseError(message, loc)
 
 
-def _register_view(b: IRBuilder, args: list[SSAValue], loc: Loc) -> None:
+def _register_view(b: Builder, args: list[SSAValue], loc: Loc) -> None:
     """`registerView(viewName, view)`: the name must be a constant string (DaphneDSLBuiltins.cpp)."""
     _constant_string(b, args[0], "registerView requires a view name as a constant string", loc)
     _add(b, ops_relational.RegisterViewOp.create(operands=args), loc)
 
 
-def _sql(b: IRBuilder, args: list[SSAValue], loc: Loc) -> SSAValue:
+def _sql(b: Builder, args: list[SSAValue], loc: Loc) -> SSAValue:
     """`sql(query)`: the query must be a constant string; the `sql` pass parses it and replaces the op."""
     _constant_string(b, args[0], "SqlOp requires a SQL query as a constant string", loc)
     op = ops_relational.SqlOp.create(operands=args, result_types=[ops_relational.SQL_PLACEHOLDER])
     return _add(b, op, loc)[0]
 
 
-_JOIN_PARAMS = _p("lhs", "rhs", "lhsOn", "rhsOn", "numRowRes", numRowRes=-1)
+_JOIN_PARAMS = params("lhs", "rhs", "lhsOn", "rhsOn", "numRowRes", numRowRes=-1)
 
 BUILTINS: dict[str, Builtin] = {
     # frames
     "createFrame": Builtin((), _create_frame, variadic=True),
-    "cartesian": Builtin(_p("lhs", "rhs"), _op(ops_frame.CartesianOp)),
+    "cartesian": Builtin(params("lhs", "rhs"), op_builder(ops_frame.CartesianOp)),
     "innerJoin": Builtin(_JOIN_PARAMS, _join(ops_frame.InnerJoinOp, 1)),
     "semiJoin": Builtin(_JOIN_PARAMS, _join(ops_frame.SemiJoinOp, 2)),
-    "groupJoin": Builtin(_p("lhs", "rhs", "lhsOn", "rhsOn", "rhsAgg"), _all_results(ops_frame.GroupJoinOp)),
+    "groupJoin": Builtin(params("lhs", "rhs", "lhsOn", "rhsOn", "rhsAgg"), _all_results(ops_frame.GroupJoinOp)),
     "groupSum": Builtin((), _group_sum, variadic=True),
-    "intersect": Builtin(_p("lhs", "rhs"), _op(ops_frame.IntersectOp)),
-    "merge": Builtin(_p("lhs", "rhs"), _op(ops_frame.MergeOp)),
-    "except": Builtin(_p("lhs", "rhs"), _op(ops_frame.ExceptOp)),
+    "intersect": Builtin(params("lhs", "rhs"), op_builder(ops_frame.IntersectOp)),
+    "merge": Builtin(params("lhs", "rhs"), op_builder(ops_frame.MergeOp)),
+    "except": Builtin(params("lhs", "rhs"), op_builder(ops_frame.ExceptOp)),
     "setColLabels": Builtin((), _set_col_labels, variadic=True),
-    "setColLabelsPrefix": Builtin(_p("arg", "prefix"), _op(ops_frame.SetColLabelsPrefixOp)),
-    "registerView": Builtin(_p("viewName", "view"), _register_view),
-    "sql": Builtin(_p("query"), _sql),
+    "setColLabelsPrefix": Builtin(params("arg", "prefix"), op_builder(ops_frame.SetColLabelsPrefixOp)),
+    "registerView": Builtin(params("viewName", "view"), _register_view),
+    "sql": Builtin(params("query"), _sql),
     # lists
     "createList": Builtin((), _create_list, variadic=True),
-    "length": Builtin(_p("arg"), _op(ops_frame.LengthOp)),
-    "append": Builtin(_p("argList", "elem"), _op(ops_frame.AppendOp)),
-    "remove": Builtin(_p("argList", "idx"), _remove),
+    "length": Builtin(params("arg"), op_builder(ops_frame.LengthOp)),
+    "append": Builtin(params("argList", "elem"), op_builder(ops_frame.AppendOp)),
+    "remove": Builtin(params("argList", "idx"), _remove),
 }

@@ -38,6 +38,8 @@ from daphnec.dialects.types import (
 from daphnec.frontend import ast
 from daphnec.frontend.builtins import all_builtins
 from daphnec.frontend.paramserv import build_paramserv
+from daphnec.frontend.parser import parse_file, parse_literal
+from daphnec.frontend.sources import SourceFiles
 
 _BINARY_KINDS = {
     "+": "add", "-": "sub", "*": "mul", "/": "div", "^": "pow", "%": "mod",
@@ -176,8 +178,16 @@ class _Function:
 class IRBuilder:
     """Builds one module from a script's AST (and the scripts it imports)."""
 
-    def __init__(self, filename: str, script_args: dict[str, str] | None = None, import_paths: Sequence[str] = ()):
+    def __init__(
+        self,
+        filename: str,
+        script_args: dict[str, str] | None = None,
+        import_paths: Sequence[str] = (),
+        sources: SourceFiles | None = None,
+    ):
         self.filename = filename
+        self.sources = sources if sources is not None else SourceFiles()
+        """Where the imported scripts and the import search are reported."""
         self.script_args = dict(script_args or {})
         self.import_paths = list(import_paths)
         self.module = ModuleOp([])
@@ -202,7 +212,7 @@ class IRBuilder:
         self.scope = Scope(None)
         for s in script.stmts:
             self.stmt(s)
-        self._add(func.ReturnOp(), script.loc)
+        self.insert(func.ReturnOp(), script.loc)
         self._build_function_bodies()
         return self.module
 
@@ -221,14 +231,12 @@ class IRBuilder:
                 self._import(s, base_dir)
 
     def _import(self, s: ast.Import, base_dir: str) -> None:
-        from daphnec.frontend.parser import parse_file
-
         path = self._resolve_import(s.path, base_dir, s.loc)
         if path in self.imported:
             raise ParseError(f"file '{s.path}' is imported more than once", s.loc)
         self.imported.add(path)
         alias = s.alias if s.alias is not None else os.path.splitext(os.path.basename(s.path))[0]
-        script = parse_file(path)
+        script = parse_file(path, self.sources)
         for x in script.stmts:
             if not isinstance(x, (ast.FuncDef, ast.Import)):
                 continue  # only function definitions are taken from an imported file
@@ -239,29 +247,37 @@ class IRBuilder:
     def _resolve_import(self, path: str, base_dir: str, loc: Loc) -> str:
         for d in [base_dir, *self.import_paths]:
             cand = os.path.abspath(os.path.join(d, path))
-            if os.path.isfile(cand):
+            if self.sources.is_file(cand):
                 return cand
         raise ParseError(f"cannot find imported file '{path}'", loc)
 
     # -- op creation ----------------------------------------------------------------------------------------------
 
-    def _add(self, op: Operation, loc: Loc) -> Operation:
+    def insert(self, op: Operation, loc: Loc) -> Operation:
+        """Place an op whose result types are already set at the insertion point, with its source location."""
         op.location = to_attr(loc)
         assert self.block is not None
         self.block.add_op(op)
         return op
 
+    def insert_inferred(self, op: Operation, loc: Loc) -> Operation:
+        """Place an op built by its own constructor (properties, operand segments) after inferring its result
+        types."""
+        if isinstance(op, ops.DaphneOp):
+            for r, t in zip(op.results, op.infer()):
+                r._type = t  # noqa: SLF001 - types are filled right after creation
+        return self.insert(op, loc)
+
     def op(self, cls: type, operands: Sequence[SSAValue], loc: Loc) -> SSAValue | None:
         """Create a daphne op with inferred result types at the insertion point; its first result (if any)."""
         o = cls.create(operands=list(operands), result_types=[UNKNOWN] * len(cls.get_irdl_definition().results))
-        self._infer(o)
-        self._add(o, loc)
+        self.insert_inferred(o, loc)
         return o.results[0] if o.results else None
 
-    def _infer(self, o: Operation) -> None:
-        if isinstance(o, ops.DaphneOp):
-            for r, t in zip(o.results, o.infer()):
-                r._type = t  # noqa: SLF001 - types are filled right after creation
+    def function_symbol(self, name: str) -> str | None:
+        """The IR symbol of the user-defined function `name` (as written in the script), None if there is none."""
+        f = self.functions.get(name)
+        return f.sym if f is not None else None
 
     def constant(self, v: object, loc: Loc, vt: str | None = None) -> SSAValue:
         if vt is None:
@@ -274,12 +290,12 @@ class IRBuilder:
                 if isinstance(v, float)
                 else "str"
             )
-        return self._add(ops.ConstantOp.of(v, vt), loc).results[0]  # type: ignore[arg-type]
+        return self.insert(ops.ConstantOp.of(v, vt), loc).results[0]  # type: ignore[arg-type]
 
     def cast(self, v: SSAValue, vt: str | None, dt: str | None, loc: Loc) -> SSAValue:
         if vt is not None and dt == "scalar" and v.type == value_type(vt):
             return v
-        return self._add(ops.CastOp(v, vt, dt), loc).results[0]
+        return self.insert(ops.CastOp(v, vt, dt), loc).results[0]
 
     def as_bool(self, v: SSAValue, loc: Loc) -> SSAValue:
         return self.cast(v, "bool", "scalar", loc)
@@ -408,7 +424,7 @@ class IRBuilder:
         for blk, vals in zip((then_b, else_b), yields):
             self._yield(blk, vals, types, s.loc)
         op = scf.IfOp(cond, types, Region(then_b), Region(else_b))
-        self._add(op, s.loc)
+        self.insert(op, s.loc)
         for n, r in zip(names, op.results):
             self.scope.assign(n, r)
         return list(op.results) if returning else None
@@ -449,7 +465,7 @@ class IRBuilder:
             scope = self._region(after, body_stmts, dict(zip(names, after.args)))
             self._yield(after, [scope.vars[n] for n in names], types, loc)
         op = scf.WhileOp(inits, types, Region(before), Region(after))  # type: ignore[arg-type]
-        self._add(op, loc)
+        self.insert(op, loc)
         for n, r in zip(names, op.results):
             self.scope.assign(n, r)
 
@@ -457,10 +473,10 @@ class IRBuilder:
         start = self.cast(self.expr(s.start), "si64", "scalar", s.start.loc)
         stop = self.cast(self.expr(s.stop), "si64", "scalar", s.stop.loc)
         step = self.cast(self.expr(s.step), "si64", "scalar", s.step.loc) if s.step is not None else None
-        rng = self._add(ops.ForRangeOp(start, stop, step), s.loc)
+        rng = self.insert(ops.ForRangeOp(start, stop, step), s.loc)
         count, step_v = rng.results
-        zero = self._add(ops.ConstantOp(IntegerAttr(0, IndexType())), s.loc).results[0]
-        one = self._add(ops.ConstantOp(IntegerAttr(1, IndexType())), s.loc).results[0]
+        zero = self.insert(ops.ConstantOp(IntegerAttr(0, IndexType())), s.loc).results[0]
+        one = self.insert(ops.ConstantOp(IntegerAttr(1, IndexType())), s.loc).results[0]
         body_stmts = _stmts(s.body)
         names = [n for n in self._carried(body_stmts) if n != s.var]
         inits = [self.scope.lookup(n) for n in names]
@@ -477,7 +493,7 @@ class IRBuilder:
         scope = self._region(body, body_stmts, bind, readonly=[s.var])
         self._yield(body, [scope.vars[n] for n in names], [v.type for v in inits], s.loc)  # type: ignore[union-attr]
         op = scf.ForOp(zero, count, one, inits, body)  # type: ignore[arg-type]
-        self._add(op, s.loc)
+        self.insert(op, s.loc)
         for n, r in zip(names, op.results):
             self.scope.assign(n, r)
 
@@ -528,7 +544,7 @@ class IRBuilder:
                 )
             if n.returns:  # cast to the declared result types, so the IR verifies before inference
                 vals = [self._coerce(v, t, stmts[-1].loc) for v, t in zip(vals, f.op.function_type.outputs.data)]
-            self._add(func.ReturnOp(*vals), stmts[-1].loc)
+            self.insert(func.ReturnOp(*vals), stmts[-1].loc)
             if not n.returns:
                 f.op.function_type = FunctionType.from_lists(
                     list(f.op.function_type.inputs.data), [v.type for v in vals]
@@ -562,7 +578,7 @@ class IRBuilder:
         else:
             args = [self._coerce(a, t, e.loc) for a, t in zip(args, ins)]
             call = func.CallOp(f.sym, args, list(f.op.function_type.outputs.data))
-        self._add(call, e.loc)
+        self.insert(call, e.loc)
         return list(call.results)
 
     def _yield(
@@ -591,7 +607,7 @@ class IRBuilder:
         cast = ops.CastOp(v, vt_name(t), "matrix" if is_matrix(t) else "scalar")
         cast.attributes[MERGE_CAST] = UnitAttr()
         cast.res._type = t  # noqa: SLF001 - the declared type, not the inferred one
-        return self._add(cast, loc).results[0]
+        return self.insert(cast, loc).results[0]
 
     # -- expressions ----------------------------------------------------------------------------------------------
 
@@ -669,14 +685,12 @@ class IRBuilder:
         if isinstance(e, ast.FrameLitCols):
             labels = [self.cast(self.expr(x), "str", "scalar", x.loc) for x in e.labels]
             cols = [self._as_column(self.expr(x), x.loc) for x in e.cols]
-            return self._frame(cols, labels, loc)
+            return self.frame(cols, labels, loc)
         if isinstance(e, ast.FrameLitRows):
             return self._frame_rows(e)
         raise ParseError(f"unsupported expression {type(e).__name__}", loc)  # pragma: no cover
 
     def _script_arg(self, e: ast.ScriptArg) -> SSAValue:
-        from daphnec.frontend.parser import parse_literal
-
         if e.name not in self.script_args:
             raise ParseError(f"script argument '{e.name}' is used but not given (pass {e.name}=<value>)", e.loc)
         lit = parse_literal(self.script_args[e.name], f"<argument {e.name}>")
@@ -710,7 +724,7 @@ class IRBuilder:
             blocks.append(blk)
         t = vals[0].type if not is_unknown(vals[0].type) else vals[1].type
         op = scf.IfOp(cond, [t], Region(blocks[0]), Region(blocks[1]))
-        self._add(op, e.loc)
+        self.insert(op, e.loc)
         return op.results[0]
 
     def _call(self, e: ast.Call) -> list[SSAValue]:
@@ -756,7 +770,7 @@ class IRBuilder:
                 f"map: function '{f.sym}' must take exactly one argument, it takes {len(f.node.params)}", udf.loc
             )
         o = ops.MapOp(self.expr(e.args[0]), f.sym)
-        return self._add(o, e.loc).results[0]
+        return self.insert(o, e.loc).results[0]
 
     def _cast(self, e: ast.Cast) -> SSAValue:
         v = self.expr(e.expr)
@@ -764,7 +778,7 @@ class IRBuilder:
         dt = t.data_type
         if dt == "scalar" and t.value_type is None:
             return self.cast(v, None, "scalar", e.loc)
-        return self._add(ops.CastOp(v, t.value_type, dt), e.loc).results[0]
+        return self.insert(ops.CastOp(v, t.value_type, dt), e.loc).results[0]
 
     def _index(self, e: ast.Index) -> SSAValue:
         v = self.expr(e.obj)
@@ -810,8 +824,7 @@ class IRBuilder:
         if isinstance(r, int) and isinstance(c, int) and r * c != n:
             raise ParseError(f"matrix literal with {n} element(s) cannot have shape {r}x{c}", loc)
         o = ops.MatrixLiteralOp(elems, rows, cols)
-        self._infer(o)
-        return self._add(o, loc).results[0]
+        return self.insert_inferred(o, loc).results[0]
 
     def _div_or_const(self, n: int, d: SSAValue, loc: Loc) -> SSAValue:
         c = ops.constant_value(d)
@@ -826,13 +839,13 @@ class IRBuilder:
             raise ParseError("frame literal columns must be matrices", loc)
         return v
 
-    def _frame(self, cols: list[SSAValue], labels: list[SSAValue], loc: Loc) -> SSAValue:
+    def frame(self, cols: list[SSAValue], labels: list[SSAValue], loc: Loc) -> SSAValue:
+        """A frame of the given column matrices and label strings (frame literals and `createFrame`)."""
         names = [ops.constant_value(x) for x in labels]
         if len(set(names)) != len(names) and all(isinstance(x, str) for x in names):
             raise ParseError("frame labels must be unique", loc)
         o = ops.CreateFrameOp(cols, labels)
-        self._infer(o)
-        return self._add(o, loc).results[0]
+        return self.insert_inferred(o, loc).results[0]
 
     def _frame_rows(self, e: ast.FrameLitRows) -> SSAValue:
         labels = [self.cast(self.expr(x), "str", "scalar", x.loc) for x in e.labels]
@@ -846,7 +859,7 @@ class IRBuilder:
         for j in range(len(labels)):
             col = ast.MatrixLit(tuple(r[j] for r in e.rows), None, None, False, e.loc)
             cols.append(self._matrix_literal(col))
-        return self._frame(cols, labels, e.loc)
+        return self.frame(cols, labels, e.loc)
 
 
 def _count_returns(n: ast.FuncDef) -> int:
@@ -870,6 +883,11 @@ def _count_returns(n: ast.FuncDef) -> int:
 
 
 def build_module(
-    script: ast.Script, filename: str, script_args: dict[str, str] | None = None, import_paths: Sequence[str] = ()
+    script: ast.Script,
+    filename: str,
+    script_args: dict[str, str] | None = None,
+    import_paths: Sequence[str] = (),
+    sources: SourceFiles | None = None,
 ) -> ModuleOp:
-    return IRBuilder(filename, script_args, import_paths).build(script)
+    """The IR of `script` (parsed from `filename`); the scripts it imports are reported to `sources`."""
+    return IRBuilder(filename, script_args, import_paths, sources).build(script)

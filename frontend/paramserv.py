@@ -10,19 +10,15 @@ at run time, by the runtime (runtime/paramserv/options.py).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from xdsl.ir import SSAValue
 
 from daphnec.dialects.errors import CompileError, ParseError
 from daphnec.dialects.ops_paramserv import FUNCTION_ARGS, INT_ARGS, VALUE_ARGS, ParamservOp
 from daphnec.frontend import ast
-
-if TYPE_CHECKING:
-    from daphnec.frontend.ir_builder import IRBuilder
+from daphnec.frontend.builtins_base import Builder
 
 
-def build_paramserv(b: IRBuilder, e: ast.Call) -> SSAValue:
+def build_paramserv(b: Builder, e: ast.Call) -> SSAValue:
     if e.args:
         raise ParseError(
             "paramserv takes named arguments only: paramserv(model=..., features=..., labels=..., "
@@ -48,11 +44,10 @@ def build_paramserv(b: IRBuilder, e: ast.Call) -> SSAValue:
         if role not in udfs:
             raise CompileError(f"paramserv: missing argument '{role}'", e.loc)
     op = ParamservOp(values, names, udfs["upd"], udfs["agg"], udfs.get("val"))
-    b._infer(op)  # noqa: SLF001 - the builder's own helper, shared with its op factory
-    return b._add(op, e.loc).results[0]  # noqa: SLF001
+    return b.insert_inferred(op, e.loc).results[0]
 
 
-def _function(b: IRBuilder, arg: str, value: ast.Expr) -> str:
+def _function(b: Builder, arg: str, value: ast.Expr) -> str:
     """The IR symbol of the user-defined function named by `upd=`/`agg=` (a bare or dotted name, or a string)."""
     if isinstance(value, ast.Ident):
         name = value.name
@@ -60,7 +55,7 @@ def _function(b: IRBuilder, arg: str, value: ast.Expr) -> str:
         name = value.value.rpartition("::")[2]
     else:
         raise CompileError(f"paramserv: '{arg}' must name a user-defined function", value.loc)
-    f = b.functions.get(name)
-    if f is None:
+    sym = b.function_symbol(name)
+    if sym is None:
         raise CompileError(f"paramserv: '{name}' ({arg}) is not a user-defined function", value.loc)
-    return f.sym
+    return sym

@@ -21,7 +21,9 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 from lark.tree import Meta
 
 from daphnec.dialects.errors import Loc, ParseError
+from daphnec.dialects.value_types import VALUE_TYPE_NAMES
 from daphnec.frontend import ast
+from daphnec.frontend.sources import SourceFiles
 
 _GRAMMAR_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grammar.lark")
 _lark: Lark | None = None
@@ -33,11 +35,11 @@ _UI64_MAX = 2**64 - 1
 # ---------------------------------------------------------------------------------------------- public API
 
 
-def parse_file(path: str) -> ast.Script:
-    """Parse the script stored at `path` (UTF-8); unreadable files are reported as ParseError too."""
+def parse_file(path: str, sources: SourceFiles | None = None) -> ast.Script:
+    """Parse the script stored at `path` (UTF-8), reporting the read to `sources`; unreadable files are reported
+    as ParseError too."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        text = (sources if sources is not None else SourceFiles()).read_text(path)
     except (OSError, UnicodeDecodeError) as e:
         raise ParseError(f"cannot read script file '{path}': {e}") from None
     return parse_source(text, path)
@@ -130,7 +132,7 @@ _EXPR_START = {
 }
 _STMT_START = _EXPR_START | {"if", "while", "do", "for", "def", "return", "import"}
 _OPERATORS = {"@", "^", "%", "*", "/", "+", "-", "==", "!=", "<", "<=", ">", ">=", "&&", "||", "?", "[", "[["}
-_VALUE_TYPES = {"f64", "f32", "si64", "si32", "si8", "ui64", "ui32", "ui8", "str", "bool"}
+_VALUE_TYPES = set(VALUE_TYPE_NAMES) - {"index"}  # DaphneDSL spells every value type but the size type
 _TYPES = _VALUE_TYPES | {"matrix", "frame", "scalar"}
 _MAX_LISTED = 6
 

@@ -1,10 +1,13 @@
 """The user configuration (DAPHNE's `DaphneUserConfig`) and its JSON config file (`UserConfig.json`).
 
-The cascade is DAPHNE's: hard-coded defaults (the dataclass defaults below), then the JSON file given by
-`--config=FILE` (read only if the file exists), then the command-line flags, which the CLI (`tools/daphnec.py`)
-applies on top. Field names are DAPHNE's C++ member names, so that a key of the JSON file and the field it sets
-have the same spelling (`use_vectorized_exec`, `taskPartitioningScheme`, `numberOfThreads`, ...). A few
-snake_case aliases (`grain_size`, `num_threads`, `queue_layout`, ...) are provided as properties, see `_ALIASES`.
+Both are derived from the one table of settings, `runtime.options.OPTIONS`: `DaphneConfig` has one field per
+setting (DAPHNE's C++ member names, so a key of the JSON file and the field it sets have the same spelling:
+`use_vectorized_exec`, `taskPartitioningScheme`, `numberOfThreads`, ...), and the JSON reader accepts exactly the
+settings the table marks as config-file keys. The command-line name of a setting is also an alias of its field
+(`config.num_threads` reads and writes `numberOfThreads`).
+
+The cascade is DAPHNE's: the defaults, then the JSON file given by `--config=FILE` (read only if the file exists),
+then the command-line values (`apply_command_line`, each option's `apply` rule).
 
 The JSON parser follows DAPHNE's `ConfigParser::readUserConfig`:
 - an unknown key is an error naming the key (`Unexpected key 'foo' in 'cfg.json' file`);
@@ -13,24 +16,40 @@ The JSON parser follows DAPHNE's `ConfigParser::readUserConfig`:
 - `taskPartitioningScheme` must be one of DAPHNE's JSON enum names; `"AUTO"` is **not** among them (it is accepted
   only by the CLI's `--partitioning`). `"ADAPTIVE"` is a daphnec extension and is accepted.
 
-This module imports only the standard library and the scheduler's enum modules (runtime/ layer rule).
+This module imports only the standard library and runtime.options (runtime/ layer rule; `daphnec --help` is cheap).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import math
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import field, fields, make_dataclass
 from typing import Any
 
-from daphnec.runtime.scheduling.partitioning import SCHEMES
-from daphnec.runtime.scheduling.queues import LAYOUTS
-from daphnec.runtime.scheduling.victim_selection import STRATEGIES
+from daphnec.runtime.options import (
+    ALWAYS,
+    CONFIG_PARTITIONING_SCHEMES,
+    DEFAULT_MAX_DISTR_CHUNK_SIZE,
+    DIST_BACKENDS,
+    EXPLAIN_ALIASES,
+    EXPLAIN_VALUES,
+    IF_SET,
+    NEVER,
+    OPTIONS,
+    PARTITIONING_SCHEMES,
+    QUEUE_LAYOUTS,
+    VICTIM_SELECTIONS,
+    Option,
+)
 
 __all__ = [
     "ConfigError",
     "DaphneConfig",
+    "apply_command_line",
     "load_user_config",
+    "parse_user_config",
     "EXPLAIN_VALUES",
     "EXPLAIN_ALIASES",
     "PARTITIONING_SCHEMES",
@@ -51,47 +70,6 @@ class ConfigError(Exception):
         self.message = message
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# Enumerations (DAPHNE's spellings)
-# ---------------------------------------------------------------------------------------------------------------
-
-#: `--explain` values in pipeline order (src/compiler/execution/DaphneIrExecutor.cpp). The three
-#: `mlir_codegen_*` values are accepted by DAPHNE but never read, so they print nothing.
-EXPLAIN_VALUES: tuple[str, ...] = (
-    "parsing",
-    "parsing_simplified",
-    "sql",
-    "property_inference",
-    "columnar",
-    "select_matrix_repr",
-    "transfer_data_props",
-    "phy_op_selection",
-    "type_adaptation",
-    "vectorized",
-    "obj_ref_mgnt",
-    "codegen",
-    "kernels",
-    "llvm",
-    "mlir_codegen_sparsity_exploiting_op_fusion",
-    "mlir_codegen_daphneir_to_mlir",
-    "mlir_codegen_mlir_specific",
-)
-
-#: Older DAPHNE spellings accepted as well and mapped to the canonical value.
-EXPLAIN_ALIASES: dict[str, str] = {"mlir_codegen": "codegen"}
-
-#: `--partitioning` values: DAPHNE's list (AUTO included) plus daphnec's ADAPTIVE extension.
-PARTITIONING_SCHEMES: tuple[str, ...] = (*SCHEMES, "ADAPTIVE")
-#: `taskPartitioningScheme` values of the JSON config: DAPHNE's JSON enum has no AUTO.
-CONFIG_PARTITIONING_SCHEMES: tuple[str, ...] = tuple(s for s in PARTITIONING_SCHEMES if s != "AUTO")
-
-QUEUE_LAYOUTS: tuple[str, ...] = LAYOUTS
-VICTIM_SELECTIONS: tuple[str, ...] = STRATEGIES
-DIST_BACKENDS: tuple[str, ...] = ("MPI", "sync-gRPC", "async-gRPC")
-
-#: INT_MAX - 1024, DAPHNE's default for `--max-distr-chunk-size`.
-DEFAULT_MAX_DISTR_CHUNK_SIZE = 2**31 - 1 - 1024
-
 #: spdlog level names (`spdlog::level::from_str`; an unknown name means `off`).
 _LOG_LEVELS = ("trace", "debug", "info", "warning", "warn", "error", "err", "critical", "off")
 
@@ -100,87 +78,28 @@ _LOG_LEVELS = ("trace", "debug", "info", "warning", "warn", "error", "err", "cri
 # The configuration
 # ---------------------------------------------------------------------------------------------------------------
 
+_FIELD_TYPES: dict[str, object] = {
+    "flag": bool,
+    "int": int,
+    "uint": int,
+    "float": float,
+    "str": str,
+    "enum": str,
+    "explain": list[str],
+    "uintlist": list[int],
+    "intlist": list[int],
+    "paths": dict[str, list[str]],
+    "logging": list[dict[str, str]],
+    "dict": dict[str, str],
+}
 
-@dataclass
-class DaphneConfig:
-    """Every user-configurable setting. Defaults are DAPHNE's, except where noted."""
 
-    # --- compiler switches -------------------------------------------------------------------------------------
-    use_cuda: bool = False
-    use_vectorized_exec: bool = False  # --vec
-    use_vectorized_restricted: bool = False  # --vec-restricted: only ops with `vec=true`
-    use_distributed: bool = False  # --distributed
-    use_obj_ref_mgnt: bool = True  # --no-obj-ref-mgnt
-    use_optimistic_splitting: bool = False
-    use_ipa_const_propa: bool = True  # --no-ipa-const-propa
-    use_phy_op_selection: bool = True  # --no-phy-op-selection
-    use_mlir_codegen: bool = False  # --codegen (never supported by daphnec)
-    use_mlir_hybrid_codegen: bool = False  # --mlir-hybrid-codegen (never supported by daphnec)
-    use_columnar: bool = False  # --columnar
-    use_fpgaopencl: bool = False  # --fpgaopencl (never supported by daphnec)
-    force_cuda: bool = False
-    cuda_fuse_any: bool = False
-    cuda_devices: list[int] = field(default_factory=list)
-    select_matrix_repr: bool = False  # --select-matrix-repr (DAPHNE passes it to the executor, not the struct)
-    sparsity_threshold: float = 0.25  # CSR when the estimated non-zero fraction is below this
+class _ConfigMethods:
+    """The methods of `DaphneConfig` (its fields come from `runtime.options.OPTIONS`)."""
 
-    # --- MLIR codegen knobs (only meaningful with --codegen) -----------------------------------------------------
-    matmul_vec_size_bits: int = 0
-    matmul_tile: bool = False
-    matmul_fixed_tile_sizes: list[int] = field(default_factory=lambda: [4, 4])
-    matmul_use_fixed_tile_sizes: bool = False
-    matmul_unroll_factor: int = 1
-    matmul_unroll_jam_factor: int = 4
-    matmul_num_vec_registers: int = 16
-    matmul_invert_loops: bool = False
+    explain: list[str]
+    minimumTaskSize: int
 
-    # --- vectorized engine / scheduling ------------------------------------------------------------------------
-    taskPartitioningScheme: str = "STATIC"  # --partitioning
-    queueSetupScheme: str = "CENTRALIZED"  # --queue_layout
-    victimSelection: str = "SEQ"  # --victim_selection (the CLI default SEQ always overrides the struct's SEQPRI)
-    numberOfThreads: int = -1  # --num-threads; -1 (or 0) = number of physical cores
-    minimumTaskSize: int = 1  # --grain-size; values <= 0 act as 1 (see `grain_size`)
-    phyBatchSize: int = 98304  # --phy-batch-size, bytes per pipeline call
-    pinWorkers: bool = False  # --pin-workers
-    hyperthreadingEnabled: bool = False  # --hyperthreading
-    prePartitionRows: bool = False  # --pre-partition
-    debugMultiThreading: bool = False  # --debug-mt
-    vectorized_single_queue: bool = False
-
-    # --- distributed runtime -----------------------------------------------------------------------------------
-    distributedBackEndSetup: str = "MPI"  # --dist_backend
-    max_distr_chunk_size: int = DEFAULT_MAX_DISTR_CHUNK_SIZE  # --max-distr-chunk-size
-
-    # --- HDFS (config file only) -------------------------------------------------------------------------------
-    useHdfs: bool = False
-    hdfsAddress: str = ""
-    hdfsUsername: str = ""
-
-    # --- output and debugging ----------------------------------------------------------------------------------
-    explain: list[str] = field(default_factory=list)  # --explain, canonical names in pipeline order
-    timing: bool = False  # --timing
-    statistics: bool = False  # --statistics
-    debug_llvm: bool = False
-    enable_profiling: bool = False  # --enable-profiling
-    enable_property_recording: bool = False
-    enable_property_insert: bool = False
-    properties_file_path: str = "properties.json"
-
-    # --- paths and logging -------------------------------------------------------------------------------------
-    libdir: str = "{exedir}/../lib"  # --libdir
-    kernel_ext: str = ""  # --kernel-ext
-    daphnedsl_import_paths: dict[str, list[str]] = field(default_factory=dict)
-    logging: list[dict[str, str]] = field(default_factory=list)
-    log_level_limit: str = "off"
-
-    # --- script arguments (name -> DSL literal text), from `--args` and after the script ----------------------------
-    args: dict[str, str] = field(default_factory=dict)
-
-    # --- daphnec extras ----------------------------------------------------------------------------------------
-    debug: bool = False  # --debug: print Python tracebacks for errors
-    no_kernel_cache: bool = False  # --no-kernel-cache: do not reuse compiled kernels across runs
-
-    # ---------------------------------------------------------------------------------------------------------
     def explains(self, value: str) -> bool:
         """True if `--explain=value` (or the config key `explain_<value>`) was requested."""
         return EXPLAIN_ALIASES.get(value, value) in self.explain
@@ -199,54 +118,75 @@ class DaphneConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """All fields as a plain dict (for debugging and for shipping the config to MPI workers)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {f.name: getattr(self, f.name) for f in fields(self)}  # type: ignore[arg-type]
+
+    @property
+    def grain_size(self) -> int:
+        """The effective minimum chunk size: `minimumTaskSize`, at least 1."""
+        return max(1, int(self.minimumTaskSize))
+
+    @grain_size.setter
+    def grain_size(self, value: int) -> None:
+        self.minimumTaskSize = value
 
 
-#: Snake-case / CLI-style names for DAPHNE's fields: `config.grain_size` reads and writes `minimumTaskSize`.
-_ALIASES: dict[str, str] = {
-    "vec": "use_vectorized_exec",
-    "vec_restricted": "use_vectorized_restricted",
-    "distributed": "use_distributed",
-    "partitioning": "taskPartitioningScheme",
-    "queue_layout": "queueSetupScheme",
-    "victim_selection": "victimSelection",
-    "num_threads": "numberOfThreads",
-    "phy_batch_size": "phyBatchSize",
-    "pin_workers": "pinWorkers",
-    "hyperthreading": "hyperthreadingEnabled",
-    "pre_partition": "prePartitionRows",
-    "debug_mt": "debugMultiThreading",
-    "dist_backend": "distributedBackEndSetup",
-    "columnar": "use_columnar",
-    "script_args": "args",
-}
+def _config_field(o: Option) -> tuple[str, object, Any]:
+    """The dataclass field of a setting; list and dict defaults are copied for every configuration."""
+    assert o.field is not None
+    default = o.default
+    if isinstance(default, (list, tuple, dict)):
+        make = dict if isinstance(default, dict) else list
+        return o.field, _FIELD_TYPES[o.kind], field(default_factory=lambda: make(copy.deepcopy(default)))
+    return o.field, _FIELD_TYPES[o.kind], field(default=default)
+
+
+DaphneConfig = make_dataclass(
+    "DaphneConfig",
+    [_config_field(o) for o in OPTIONS if o.field is not None],
+    bases=(_ConfigMethods,),
+    namespace={"__module__": __name__, "__doc__": "Every user-configurable setting (runtime.options.OPTIONS)."},
+)
 
 
 def _make_alias(target: str) -> property:
-    def get(self: DaphneConfig) -> Any:
+    def get(self: Any) -> Any:
         return getattr(self, target)
 
-    def set_(self: DaphneConfig, value: Any) -> None:
+    def set_(self: Any, value: Any) -> None:
         setattr(self, target, value)
 
     return property(get, set_, doc=f"Alias of `{target}`.")
 
 
+#: Command-line names of the fields (`config.num_threads` is `numberOfThreads`); `grain_size` has its own property.
+_ALIASES: dict[str, str] = {
+    o.dest: o.field
+    for o in OPTIONS
+    if o.field is not None and o.cli is not None and not o.invert and o.dest not in (o.field, "grain_size")
+}
 for _alias, _target in _ALIASES.items():
     setattr(DaphneConfig, _alias, _make_alias(_target))
 
 
-def _get_grain_size(self: DaphneConfig) -> int:
-    return max(1, int(self.minimumTaskSize))
-
-
-def _set_grain_size(self: DaphneConfig, value: int) -> None:
-    self.minimumTaskSize = value
-
-
-DaphneConfig.grain_size = property(  # type: ignore[attr-defined]
-    _get_grain_size, _set_grain_size, doc="The effective minimum chunk size: `minimumTaskSize`, at least 1."
-)
+def apply_command_line(cfg: Any, values: Mapping[str, object], given: Collection[str]) -> None:
+    """Apply parsed command-line values (`values`, keyed by option `dest`; `given`: the dests given) to `cfg`,
+    each by its option's `apply` rule (DAPHNE's: see runtime/options.py). An `ALWAYS` option that is not given
+    sets the field's default, which is also its command-line default."""
+    for o in OPTIONS:
+        if o.field is None or o.cli is None or o.apply == NEVER:
+            continue
+        if o.kind == "explain":
+            for e in values.get(o.dest, ()):  # type: ignore[attr-defined]
+                cfg.set_explain(e, True)
+        elif o.dest in given:
+            value = values[o.dest]
+            if o.apply == IF_SET and not value:
+                continue
+            setattr(cfg, o.field, (not value) if o.invert else copy.copy(value))
+            for name, implied in o.implies:
+                setattr(cfg, name, implied)
+        elif o.apply == ALWAYS:
+            setattr(cfg, o.field, copy.copy(o.default))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -325,17 +265,7 @@ def _as_import_paths(key: str, v: Any) -> dict[str, list[str]]:
     return out
 
 
-def _as_partitioning(key: str, v: Any) -> str:
-    if not isinstance(v, str) or v not in CONFIG_PARTITIONING_SCHEMES:
-        shown = json.dumps(v)
-        raise ConfigError(
-            f"Invalid value for enum \"SelfSchedulingScheme\": {shown} in config key '{key}' "
-            f"(valid values: {', '.join(CONFIG_PARTITIONING_SCHEMES)})"
-        )
-    return v
-
-
-def _apply_logging(cfg: DaphneConfig, key: str, v: Any) -> None:
+def _apply_logging(cfg: Any, key: str, v: Any) -> None:
     entries = list(v.values()) if isinstance(v, dict) else v
     if not isinstance(entries, list):
         raise _type_error(key, "array", v)
@@ -357,80 +287,62 @@ def _apply_logging(cfg: DaphneConfig, key: str, v: Any) -> None:
         # DAPHNE logs and skips any other entry
 
 
-def _bool_setter(attr: str):
-    def apply(cfg: DaphneConfig, key: str, v: Any) -> None:
-        setattr(cfg, attr, _as_bool(key, v))
+def _as_enum(o: Option) -> Callable[[str, Any], str]:
+    def parse(key: str, v: Any) -> str:
+        if not isinstance(v, str) or v not in o.json_choices:
+            raise ConfigError(
+                f"Invalid value for enum \"{o.enum_name}\": {json.dumps(v)} in config key '{key}' "
+                f"(valid values: {', '.join(o.json_choices)})"
+            )
+        return v
+
+    return parse
+
+
+_READERS: dict[str, Callable[[str, Any], Any]] = {
+    "flag": _as_bool,
+    "int": _as_int,
+    "uint": lambda key, v: _as_int(key, v, unsigned=True),
+    "float": _as_float,
+    "str": _as_str,
+    "intlist": _as_int_list,
+    "uintlist": _as_int_list,
+    "paths": _as_import_paths,
+}
+
+
+def _setter(o: Option) -> Callable[[Any, str, Any], None]:
+    """What the JSON key of `o` does with its value."""
+    if o.kind == "logging":
+        return _apply_logging
+    read = _as_enum(o) if o.kind == "enum" else _READERS[o.kind]
+    name = o.field
+
+    def apply(cfg: Any, key: str, v: Any) -> None:
+        setattr(cfg, name, read(key, v))  # type: ignore[arg-type]
 
     return apply
 
 
-def _int_setter(attr: str, *, unsigned: bool = False):
-    def apply(cfg: DaphneConfig, key: str, v: Any) -> None:
-        setattr(cfg, attr, _as_int(key, v, unsigned=unsigned))
-
-    return apply
-
-
-def _str_setter(attr: str):
-    def apply(cfg: DaphneConfig, key: str, v: Any) -> None:
-        setattr(cfg, attr, _as_str(key, v))
-
-    return apply
-
-
-def _explain_setter(value: str):
-    def apply(cfg: DaphneConfig, key: str, v: Any) -> None:
+def _explain_setter(value: str) -> Callable[[Any, str, Any], None]:
+    def apply(cfg: Any, key: str, v: Any) -> None:
         cfg.set_explain(value, _as_bool(key, v))
 
     return apply
 
 
-def _build_key_table() -> dict[str, Any]:
-    t: dict[str, Any] = {}
-    for name in (
-        "use_cuda",
-        "use_vectorized_exec",
-        "use_vectorized_restricted",
-        "use_obj_ref_mgnt",
-        "use_optimistic_splitting",
-        "use_ipa_const_propa",
-        "use_phy_op_selection",
-        "use_mlir_codegen",
-        "use_columnar",
-        "matmul_tile",
-        "matmul_use_fixed_tile_sizes",
-        "matmul_invert_loops",
-        "cuda_fuse_any",
-        "vectorized_single_queue",
-        "debug_llvm",
-        "enable_property_recording",
-        "enable_property_insert",
-        "useHdfs",
-        "force_cuda",
-    ):
-        t[name] = _bool_setter(name)
-    for name in (
-        "matmul_vec_size_bits",
-        "matmul_unroll_factor",
-        "matmul_unroll_jam_factor",
-        "matmul_num_vec_registers",
-        "numberOfThreads",
-        "minimumTaskSize",
-    ):
-        t[name] = _int_setter(name)
-    t["phyBatchSize"] = _int_setter("phyBatchSize", unsigned=True)
-    for name in ("properties_file_path", "hdfsAddress", "hdfsUsername", "libdir"):
-        t[name] = _str_setter(name)
-    t["matmul_fixed_tile_sizes"] = lambda c, k, v: setattr(c, "matmul_fixed_tile_sizes", _as_int_list(k, v))
-    t["cuda_devices"] = lambda c, k, v: setattr(c, "cuda_devices", _as_int_list(k, v))
-    t["sparsity_threshold"] = lambda c, k, v: setattr(c, "sparsity_threshold", _as_float(k, v))
-    t["taskPartitioningScheme"] = lambda c, k, v: setattr(c, "taskPartitioningScheme", _as_partitioning(k, v))
-    t["daphnedsl_import_paths"] = lambda c, k, v: setattr(c, "daphnedsl_import_paths", _as_import_paths(k, v))
-    t["logging"] = _apply_logging
-    for value in EXPLAIN_VALUES:
-        t[f"explain_{value}"] = _explain_setter(value)
-    for old, new in EXPLAIN_ALIASES.items():
-        t[f"explain_{old}"] = _explain_setter(new)
+def _build_key_table() -> dict[str, Callable[[Any, str, Any], None]]:
+    t: dict[str, Callable[[Any, str, Any], None]] = {}
+    for o in OPTIONS:
+        if not o.json:
+            continue
+        if o.kind == "explain":
+            for value in EXPLAIN_VALUES:
+                t[f"explain_{value}"] = _explain_setter(value)
+            for old, new in EXPLAIN_ALIASES.items():
+                t[f"explain_{old}"] = _explain_setter(new)
+        else:
+            t[o.field] = _setter(o)  # type: ignore[index]
     return t
 
 
@@ -444,7 +356,7 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"invalid literal '{name}'")
 
 
-def parse_user_config(text: str, filename: str = "<config>", base: DaphneConfig | None = None) -> DaphneConfig:
+def parse_user_config(text: str, filename: str = "<config>", base: Any = None) -> Any:
     """Parse the text of a JSON user config onto `base` (default: a fresh `DaphneConfig`) and return it."""
     try:
         data = json.loads(text, parse_constant=_reject_constant)
@@ -466,7 +378,7 @@ def parse_user_config(text: str, filename: str = "<config>", base: DaphneConfig 
     return cfg
 
 
-def load_user_config(path: str, base: DaphneConfig | None = None) -> DaphneConfig:
+def load_user_config(path: str, base: Any = None) -> Any:
     """Read the JSON user config file `path` onto `base` (default: the defaults). Raises `ConfigError`."""
     try:
         with open(path, encoding="utf-8") as f:

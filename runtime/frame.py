@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
-from daphnec.runtime.values import vt_of
+from daphnec.runtime.values import CPP_NAMES, vt_of
 
 
 def default_label(pos: int) -> str:
@@ -120,7 +120,11 @@ class Frame:
         """The same columns (shared, not copied) under new labels."""
         return Frame(self.columns, labels, who="setColLabels")
 
-    def __repr__(self) -> str:
-        from daphnec.runtime.printing import format_obj
+    def header(self) -> str:
+        """`Frame(RxC, [label:cpptype, ...])`: the first line DaphneDSL `print` writes (runtime.printing)."""
+        schema = ", ".join(f"{lbl}:{CPP_NAMES[vt_of(c)]}" for lbl, c in zip(self.labels, self.columns, strict=True))
+        return f"Frame({self.nrow}x{self.ncol}, [{schema}])"
 
-        return format_obj(self)
+    def __repr__(self) -> str:
+        """The header only: the values are printed by `runtime.printing.format_frame`."""
+        return self.header()

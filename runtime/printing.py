@@ -16,6 +16,7 @@ import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.frame import Frame
+from daphnec.runtime.kernels.lists import list_kind
 from daphnec.runtime.values import CPP_NAMES, as_dense, is_csr, vt_of
 
 _copysign = math.copysign
@@ -128,8 +129,7 @@ def _format_csr(m) -> str:
 def format_frame(f: Frame) -> str:
     """`Frame(RxC, [label:cpptype, ...])` header plus space-separated rows."""
     rows, cols = f.nrow, f.ncol
-    schema = ", ".join(f"{lbl}:{CPP_NAMES[vt_of(c)]}" for lbl, c in zip(f.labels, f.columns, strict=True))
-    header = f"Frame({rows}x{cols}, [{schema}])\n"
+    header = f.header() + "\n"
     if rows == 0:
         return header
     if cols == 0:
@@ -146,10 +146,14 @@ def format_obj(x) -> str:
     if isinstance(x, Frame):
         return format_frame(x)
     if isinstance(x, tuple):  # a list (runtime.kernels.lists)
-        from daphnec.runtime.kernels.lists import format_list
-
         return format_list(x)
     return format_scalar(x)
+
+
+def format_list(lst: tuple) -> str:
+    """DAPHNE's `List::print`: `List(n, DenseMatrix, double)` and then every element."""
+    dt, vt = list_kind(lst)
+    return f"List({len(lst)}, {dt}, {CPP_NAMES[vt]})\n" + "".join(format_obj(x) for x in lst)
 
 
 def type_name(x) -> str:

@@ -519,17 +519,32 @@ def test_config_errors_in_process(tmp_path, content, fragment):
     assert fragment in e.value.message
 
 
-def test_cli_enums_agree_with_config_module():
+def test_one_option_table_gives_parser_help_config_and_json_keys():
+    from dataclasses import fields
+
     import daphnec.runtime.config as rc
+    import daphnec.runtime.options as spec
     import daphnec.tools.daphnec as cli
 
-    assert cli.EXPLAIN_VALUES == rc.EXPLAIN_VALUES
-    assert cli.EXPLAIN_ALIASES == rc.EXPLAIN_ALIASES
-    assert cli.PARTITIONING_SCHEMES == rc.PARTITIONING_SCHEMES
-    assert cli.QUEUE_LAYOUTS == rc.QUEUE_LAYOUTS
-    assert cli.VICTIM_SELECTIONS == rc.VICTIM_SELECTIONS
-    assert cli.DIST_BACKENDS == rc.DIST_BACKENDS
-    assert "AUTO" not in rc.CONFIG_PARTITIONING_SCHEMES
+    rows = spec.OPTIONS
+    assert set(cli._BY_NAME) == {n for o in rows if o.cli for n in (o.cli, *o.aliases)}
+    assert [f.name for f in fields(rc.DaphneConfig)] == [o.field for o in rows if o.field]
+    explain_keys = {f"explain_{v}" for v in (*spec.EXPLAIN_VALUES, *spec.EXPLAIN_ALIASES)}
+    assert set(rc.CONFIG_KEYS) == {o.field for o in rows if o.json and o.kind != "explain"} | explain_keys
+    text = cli.help_text()
+    assert all(f"  --{o.cli}" in text for o in rows if o.cli)
+    assert all(o.group == "file" for o in rows if o.cli is None)  # not a command-line option: not in --help
+    assert rc.DaphneConfig().to_dict() == {o.field: list(o.default) if isinstance(o.default, tuple) else o.default
+                                          for o in rows if o.field}  # fmt: skip
+    assert "AUTO" not in spec.CONFIG_PARTITIONING_SCHEMES and "AUTO" in spec.PARTITIONING_SCHEMES
+
+
+def test_the_parser_records_which_options_were_given():
+    import daphnec.tools.daphnec as cli
+
+    p = cli.parse_command_line(["--num-threads=0", "--no-obj-ref-mgnt=false", "--explain=llvm", "s.daph", "--vec"])
+    assert p.given == {"num_threads", "no_obj_ref_mgnt", "explain"}
+    assert p.values["num_threads"] == 0 and p.values["no_obj_ref_mgnt"] is False and p.script_args == ["--vec"]
 
 
 def test_cli_flags_overwrite_config_file(tmp_path):

@@ -152,7 +152,7 @@ def test_every_script_test_program_is_cacheable_and_prints_the_same(
     output (every kernel closure, constant and native kernel of the corpus survives the round trip)."""
     from daphnec.compiler import program_cache
     from daphnec.tools.daphnec import build_config, parse_command_line, parse_script_args
-    from daphnec.tools.driver import compile_script
+    from daphnec.tools.driver import compile_with_inputs
 
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("DAPHNEC_CACHE_DIR", str(shared_caches / "kernels"))
@@ -163,10 +163,9 @@ def test_every_script_test_program_is_cacheable_and_prints_the_same(
     script_args: dict[str, str] = {}
     parse_script_args(sargs_file.read_text().split() if sargs_file.exists() else [], script_args)
     key = program_cache.lookup_key(str(script), script_args, cfg)
-    with program_cache.Recorder() as rec:
-        compiled = compile_script(str(script), script_args, cfg, {})
-    assert [p for p, _ in rec.dependencies()[0]][:1] == [str(script)]
-    assert program_cache.store(key, rec, compiled.host)  # type: ignore[arg-type]
+    compiled, inputs = compile_with_inputs(str(script), script_args, cfg, {})
+    assert list(inputs.files)[:1] == [str(script)]
+    assert program_cache.store(key, inputs, compiled.host)
     loaded = program_cache.load(key)
     assert loaded is not None
     capsys.readouterr()
@@ -221,6 +220,36 @@ def test_an_import_found_elsewhere_compiles_again(cache: Cache, tmp_path: Path) 
     (tmp_path / "lib.daph").write_text("def f() { return 2; }\n")  # the script's own folder is searched first
     assert cache.run(cfg, str(s)).stdout == "2\n"
     assert cache.events()[0] == "miss"
+
+
+def test_the_driver_reports_what_the_program_depends_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The inputs come from the frontend (the scripts it parsed, each import-search candidate it tried) and the
+    driver (the `.meta` of each read), each with the digest of its contents when compiled; nothing else."""
+    import hashlib
+
+    from daphnec.runtime.config import DaphneConfig
+    from daphnec.tools.driver import compile_with_inputs
+
+    def digest(p: Path) -> str:
+        return hashlib.sha256(p.read_bytes()).hexdigest()
+
+    lib_dir = tmp_path / "lib"
+    lib_dir.mkdir()
+    (lib_dir / "util.daph").write_text("def twice(x) { return 2 * x; }\n")
+    (tmp_path / "m.csv").write_text("1,2\n")
+    (tmp_path / "m.csv.meta").write_text(json.dumps({"numRows": 1, "numCols": 2, "valueType": "f64"}))
+    s = tmp_path / "s.daph"
+    s.write_text('import "util.daph";\nX = readMatrix("m.csv");\nprint(util.twice(sum(X)));\n')
+    monkeypatch.chdir(tmp_path)
+    cfg = DaphneConfig()
+    cfg.daphnedsl_import_paths = {"default_dirs": [str(lib_dir)]}
+    program, inputs = compile_with_inputs("s.daph", {}, cfg, {})
+    assert inputs.files == {
+        "s.daph": digest(s),
+        str(lib_dir / "util.daph"): digest(lib_dir / "util.daph"),
+        "m.csv.meta": digest(tmp_path / "m.csv.meta"),
+    }
+    assert inputs.probes == {str(tmp_path / "util.daph"): False, str(lib_dir / "util.daph"): True}
 
 
 def test_changing_a_meta_file_compiles_again(cache: Cache, tmp_path: Path) -> None:
@@ -372,16 +401,15 @@ def test_a_cached_kernel_binds_like_the_compiled_one(tmp_path: Path, monkeypatch
     """The rebuilt native kernel's body carries what `NativeKernel.bind` gives it (scheduling key, flags)."""
     from daphnec.compiler import program_cache
     from daphnec.runtime.config import DaphneConfig
-    from daphnec.tools.driver import compile_script
+    from daphnec.tools.driver import compile_with_inputs
 
     monkeypatch.setenv("DAPHNEC_CACHE_DIR", str(tmp_path / "k"))
     cfg = DaphneConfig()
     cfg.use_vectorized_exec = True
     key = program_cache.lookup_key(str(FIVE), {}, cfg)
-    with program_cache.Recorder() as rec:
-        compiled = compile_script(str(FIVE), {}, cfg, {})
-    assert any(p == str(FIVE) for p, _ in rec.dependencies()[0])
-    assert program_cache.store(key, rec, compiled.host)  # type: ignore[arg-type]
+    compiled, inputs = compile_with_inputs(str(FIVE), {}, cfg, {})
+    assert list(inputs.files) == [str(FIVE)]
+    assert program_cache.store(key, inputs, compiled.host)
     loaded = program_cache.load(key)
     assert loaded is not None and loaded.source == compiled.host.source  # type: ignore[attr-defined]
     natives = [k for k in compiled.host.globals if k.startswith("_native_")]  # type: ignore[attr-defined]

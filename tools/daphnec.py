@@ -29,388 +29,15 @@ PARSER_ERROR = 1
 PASS_ERROR = 2
 EXECUTION_ERROR = 3
 
-# Option enums: runtime/config.py is their one home (it imports only the standard library, so this stays cheap).
-from daphnec.runtime.config import (  # noqa: E402
-    DIST_BACKENDS,
-    EXPLAIN_ALIASES,
-    EXPLAIN_VALUES,
-    PARTITIONING_SCHEMES,
-    QUEUE_LAYOUTS,
-    VICTIM_SELECTIONS,
-)
-
-_EXPLAIN_HELP = {
-    "parsing": "Show DaphneIR after parsing",
-    "parsing_simplified": "Show DaphneIR after parsing and some simplifications",
-    "sql": "Show DaphneIR after SQL parsing",
-    "property_inference": "Show DaphneIR after property inference",
-    "columnar": "Show DaphneIR after lowering to columnar operations",
-    "select_matrix_repr": "Show DaphneIR after selecting physical matrix representations",
-    "transfer_data_props": "Show DaphneIR after transferring data properties",
-    "phy_op_selection": "Show DaphneIR after selecting physical operators",
-    "type_adaptation": "Show DaphneIR after adapting types to available kernels",
-    "vectorized": "Show DaphneIR after vectorization",
-    "obj_ref_mgnt": "Show DaphneIR after managing object references",
-    "codegen": "Show DaphneIR before and after the codegen pipeline (with --codegen)",
-    "kernels": "Show DaphneIR after kernel lowering",
-    "llvm": "Show DaphneIR after llvm lowering",
-    "mlir_codegen_sparsity_exploiting_op_fusion": "Accepted for compatibility; prints nothing",
-    "mlir_codegen_daphneir_to_mlir": "Accepted for compatibility; prints nothing",
-    "mlir_codegen_mlir_specific": "Accepted for compatibility; prints nothing",
-}
-
-_PARTITIONING_HELP = {
-    "STATIC": "Static (default)",
-    "SS": "Self-scheduling",
-    "GSS": "Guided self-scheduling",
-    "TSS": "Trapezoid self-scheduling",
-    "FAC2": "Factoring self-scheduling",
-    "TFSS": "Trapezoid Factoring self-scheduling",
-    "FISS": "Fixed-increase self-scheduling",
-    "VISS": "Variable-increase self-scheduling",
-    "PLS": "Performance loop-based self-scheduling",
-    "MSTATIC": "Modified version of Static, i.e., n/(4*p) instead of n/p",
-    "MFSC": "Modified version of fixed size chunk self-scheduling",
-    "PSS": "Probabilistic self-scheduling",
-    "AUTO": "Automatic partitioning",
-    "ADAPTIVE": "daphnec extension: adaptive chunk sizes",
-}
-_QUEUE_HELP = {
-    "CENTRALIZED": "One queue (default)",
-    "PERGROUP": "One queue per CPU group",
-    "PERCPU": "One queue per CPU core",
-}
-_VICTIM_HELP = {
-    "SEQ": "Steal from next adjacent worker (default)",
-    "SEQPRI": "Steal from next adjacent worker, prioritize same NUMA domain",
-    "RANDOM": "Steal from random worker",
-    "RANDOMPRI": "Steal from random worker, prioritize same NUMA domain",
-}
-_BACKEND_HELP = {
-    "MPI": "Use message passing interface for internode data exchange (default)",
-    "sync-gRPC": "Use synchronous gRPC (not supported by daphnec)",
-    "async-gRPC": "Use asynchronous gRPC (not supported by daphnec)",
-}
-
-_VEC_NOTE = "(takes effect with the vectorized engine, --vec)"
+# The options are runtime/options.py's table (it imports only the standard library, so this stays cheap).
+from daphnec.runtime.options import EXPLAIN_ALIASES, EXPLAIN_VALUES, GROUPS, OPTIONS, Option  # noqa: E402
 
 
 class UsageError(Exception):
     """A bad command line: printed as `daphnec: <message>`, exit status 1."""
 
 
-@dataclass(frozen=True)
-class Opt:
-    name: str  # without dashes
-    kind: str  # flag | int | uint | str | enum | explain | args | uintlist
-    dest: str
-    group: str
-    help: str
-    choices: tuple[str, ...] = ()
-    choice_help: dict[str, str] | None = None
-    metavar: str = ""
-    aliases: tuple[str, ...] = ()
-
-
-GROUPS = (
-    ("general", "General options"),
-    ("compiler", "Compiler options"),
-    ("sched", "Scheduling options (vectorized engine)"),
-    ("dist", "Distributed options"),
-    ("debug", "Debugging options"),
-)
-
-OPTIONS: tuple[Opt, ...] = (
-    # general
-    Opt(
-        "args",
-        "args",
-        "args",
-        "general",
-        "Alternative way of specifying arguments to the DaphneDSL script; must be a comma-separated list of "
-        "name-value-pairs, e.g., `--args x=1,y=2.2` (a value cannot contain a comma)",
-        metavar="name=value,...",
-    ),
-    Opt(
-        "config",
-        "str",
-        "config",
-        "general",
-        "A JSON file that contains the DAPHNE configuration (read only if the file exists)",
-        metavar="filename",
-    ),
-    Opt(
-        "libdir",
-        "str",
-        "libdir",
-        "general",
-        "The directory containing the kernel catalog files (accepted for compatibility)",
-        metavar="string",
-    ),
-    Opt(
-        "kernel-ext",
-        "str",
-        "kernel_ext",
-        "general",
-        "Additional kernel extension to register (not supported by daphnec)",
-        metavar="string",
-    ),
-    Opt("help", "help", "help", "general", "Display available options", aliases=("h",)),
-    Opt("version", "version", "version", "general", "Display the version of this program"),
-    # compiler
-    Opt(
-        "explain",
-        "explain",
-        "explain",
-        "compiler",
-        "Show DaphneIR after certain compiler passes on stderr (separate multiple values by comma, the order is "
-        "irrelevant)",
-        choices=EXPLAIN_VALUES,
-        choice_help=_EXPLAIN_HELP,
-        metavar="value",
-    ),
-    Opt(
-        "select-matrix-repr",
-        "flag",
-        "select_matrix_repr",
-        "compiler",
-        "Automatically choose physical matrix representations (e.g., dense/sparse)",
-        aliases=("select-matrix-representations",),
-    ),
-    Opt(
-        "no-obj-ref-mgnt",
-        "flag",
-        "no_obj_ref_mgnt",
-        "compiler",
-        "Switch off garbage collection by not managing data objects' reference counters",
-    ),
-    Opt(
-        "no-ipa-const-propa",
-        "flag",
-        "no_ipa_const_propa",
-        "compiler",
-        "Switch off inter-procedural constant propagation",
-    ),
-    Opt(
-        "no-phy-op-selection",
-        "flag",
-        "no_phy_op_selection",
-        "compiler",
-        "Switch off physical operator selection, use default kernels for all operations",
-    ),
-    Opt("columnar", "flag", "columnar", "compiler", "Use columnar operations for frames where possible"),
-    Opt("cuda", "flag", "cuda", "compiler", "Use CUDA (not supported by daphnec: runs on the CPU)"),
-    Opt("fpgaopencl", "flag", "fpgaopencl", "compiler", "Use FPGAOPENCL (not supported by daphnec)"),
-    Opt(
-        "codegen",
-        "flag",
-        "codegen",
-        "compiler",
-        "Lower DaphneIR operations to low-level MLIR code (not supported by daphnec)",
-        aliases=("mlir-codegen",),
-    ),
-    Opt(
-        "mlir-hybrid-codegen",
-        "flag",
-        "mlir_hybrid_codegen",
-        "compiler",
-        "Hybrid code generation combining kernels and MLIR codegen (not supported by daphnec)",
-    ),
-    Opt(
-        "matmul-vec-size-bits",
-        "int",
-        "matmul_vec_size_bits",
-        "compiler",
-        "Vector size for the lowering of MatMul; 0 is off (with --codegen)",
-        metavar="int",
-    ),
-    Opt("matmul-tile", "flag", "matmul_tile", "compiler", "Loop tiling in the lowering of MatMul (with --codegen)"),
-    Opt(
-        "matmul-unroll-factor",
-        "int",
-        "matmul_unroll_factor",
-        "compiler",
-        "Unroll factor of the innermost loop of the lowered MatMul (with --codegen)",
-        metavar="int",
-    ),
-    Opt(
-        "matmul-unroll-jam-factor",
-        "int",
-        "matmul_unroll_jam_factor",
-        "compiler",
-        "Unroll-jam factor of the two innermost loops of the lowered MatMul (with --codegen)",
-        metavar="int",
-    ),
-    Opt(
-        "matmul-num-vec-registers",
-        "int",
-        "matmul_num_vec_registers",
-        "compiler",
-        "Number of vector registers used for tiling MatMul (with --codegen)",
-        metavar="int",
-    ),
-    Opt(
-        "matmul-fixed-tile-sizes",
-        "uintlist",
-        "matmul_fixed_tile_sizes",
-        "compiler",
-        "Fixed tile sizes for the lowering of MatMul; also enables tiling (with --codegen)",
-        metavar="n,n,...",
-    ),
-    Opt(
-        "matmul-invert-loops",
-        "flag",
-        "matmul_invert_loops",
-        "compiler",
-        "Invert the two inner loops of MatMul if tiling is off (with --codegen)",
-    ),
-    # scheduling
-    Opt("vec", "flag", "vec", "sched", "Enable vectorized execution engine"),
-    Opt(
-        "vec-restricted",
-        "flag",
-        "vec_restricted",
-        "sched",
-        "Only vectorize operations marked with `vec=true` " + _VEC_NOTE,
-    ),
-    Opt(
-        "num-threads",
-        "int",
-        "num_threads",
-        "sched",
-        "Define the number of the CPU threads used by the vectorized execution engine (default is equal to the "
-        "number of physical cores) " + _VEC_NOTE,
-        metavar="int",
-    ),
-    Opt(
-        "grain-size",
-        "int",
-        "grain_size",
-        "sched",
-        "Define the minimum grain size of a task (default is 1) " + _VEC_NOTE,
-        metavar="int",
-    ),
-    Opt(
-        "phy-batch-size",
-        "uint",
-        "phy_batch_size",
-        "sched",
-        "Bytes of input rows processed per pipeline call (default is 98304) " + _VEC_NOTE,
-        metavar="bytes",
-    ),
-    Opt(
-        "partitioning",
-        "enum",
-        "partitioning",
-        "sched",
-        "Choose task partitioning scheme " + _VEC_NOTE,
-        choices=PARTITIONING_SCHEMES,
-        choice_help=_PARTITIONING_HELP,
-        metavar="value",
-    ),
-    Opt(
-        "queue_layout",
-        "enum",
-        "queue_layout",
-        "sched",
-        "Choose queue setup scheme " + _VEC_NOTE,
-        choices=QUEUE_LAYOUTS,
-        choice_help=_QUEUE_HELP,
-        metavar="value",
-    ),
-    Opt(
-        "victim_selection",
-        "enum",
-        "victim_selection",
-        "sched",
-        "Choose work stealing victim selection logic " + _VEC_NOTE,
-        choices=VICTIM_SELECTIONS,
-        choice_help=_VICTIM_HELP,
-        metavar="value",
-    ),
-    Opt("pin-workers", "flag", "pin_workers", "sched", "Pin workers to CPU cores " + _VEC_NOTE),
-    Opt(
-        "hyperthreading",
-        "flag",
-        "hyperthreading",
-        "sched",
-        "Utilize multiple logical CPUs located on the same physical CPU " + _VEC_NOTE,
-    ),
-    Opt(
-        "pre-partition",
-        "flag",
-        "pre_partition",
-        "sched",
-        "Partition rows into the number of queues before applying scheduling technique " + _VEC_NOTE,
-    ),
-    # distributed
-    Opt(
-        "distributed",
-        "flag",
-        "distributed",
-        "dist",
-        "Enable distributed runtime (run under mpirun with at least 2 ranks; implies vectorization)",
-    ),
-    Opt(
-        "dist_backend",
-        "enum",
-        "dist_backend",
-        "dist",
-        "Choose the options for the distribution backend",
-        choices=DIST_BACKENDS,
-        choice_help=_BACKEND_HELP,
-        metavar="value",
-    ),
-    Opt(
-        "max-distr-chunk-size",
-        "uint",
-        "max_distr_chunk_size",
-        "dist",
-        "Define the maximum chunk size per message for the distributed runtime in bytes (default is close to the "
-        "maximum allowed, ~2GB) (takes effect with --distributed)",
-        metavar="bytes",
-    ),
-    # debugging
-    Opt(
-        "timing",
-        "flag",
-        "timing",
-        "debug",
-        "Enable timing of high-level steps (start-up, parsing, compilation, execution) and print the times to "
-        "stderr in JSON format",
-    ),
-    Opt("statistics", "flag", "statistics", "debug", "Enable collection and printing of kernel statistics"),
-    Opt("enable-profiling", "flag", "enable_profiling", "debug", "Enable profiling support (accepted, no effect)"),
-    Opt(
-        "debug-mt",
-        "flag",
-        "debug_mt",
-        "debug",
-        "Prints debug information about the Multithreading Wrapper " + _VEC_NOTE,
-    ),
-    Opt("debug", "flag", "debug", "debug", "daphnec: print the Python traceback of errors"),
-    Opt(
-        "no-kernel-cache",
-        "flag",
-        "no_kernel_cache",
-        "debug",
-        "daphnec: do not reuse compiled kernels from the kernel cache",
-    ),
-)
-
-_BY_NAME: dict[str, Opt] = {}
-for _o in OPTIONS:
-    for _n in (_o.name, *_o.aliases):
-        _BY_NAME[_n] = _o
-
-# daphnec never supports these; a one-line warning goes to stderr when they are given.
-_UNSUPPORTED_WARNINGS = {
-    "cuda": "--cuda is not supported by daphnec; running on the CPU",
-    "fpgaopencl": "--fpgaopencl is not supported by daphnec; running on the CPU",
-    "codegen": "--codegen is not supported by daphnec; using the default kernels",
-    "mlir_hybrid_codegen": "--mlir-hybrid-codegen is not supported by daphnec; using the default kernels",
-    "kernel_ext": "--kernel-ext is not supported by daphnec; the kernel extension is ignored",
-}
+_BY_NAME: dict[str, Option] = {n: o for o in OPTIONS if o.cli is not None for n in (o.cli, *o.aliases)}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -418,10 +45,10 @@ _UNSUPPORTED_WARNINGS = {
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _opt_label(o: Opt) -> str:
+def _opt_label(o: Option) -> str:
     if o.kind in ("flag", "help", "version"):
-        return f"--{o.name}"
-    return f"--{o.name}=<{o.metavar or 'value'}>"
+        return f"--{o.cli}"
+    return f"--{o.cli}=<{o.metavar or 'value'}>"
 
 
 def _wrap(head: str, text: str, indent: int, limit: int = 110) -> list[str]:
@@ -464,7 +91,7 @@ def help_text() -> str:
             lines.extend(_wrap(f"  {label}{pad}- ", o.help, width + 2))
             for a in o.aliases:
                 alias = f"--{a}" if len(a) > 1 else f"-{a}"
-                lines.append(f"  {alias}{' ' * max(1, width - len(alias) - 2)}- Alias for --{o.name}")
+                lines.append(f"  {alias}{' ' * max(1, width - len(alias) - 2)}- Alias for --{o.cli}")
             if o.choices:
                 for c in o.choices:
                     clabel = f"    ={c}"
@@ -494,6 +121,8 @@ def help_text() -> str:
 
 @dataclass
 class ParsedArgs:
+    """A parsed command line: option values by `Option.dest`, and which options were given explicitly."""
+
     values: dict[str, object]
     given: set[str]
     script: str | None
@@ -501,16 +130,16 @@ class ParsedArgs:
     cli_args: list[str]  # from --args
 
 
-def _parse_bool(o: Opt, text: str) -> bool:
+def _parse_bool(o: Option, text: str) -> bool:
     low = text.lower()
     if low in ("true", "1"):
         return True
     if low in ("false", "0"):
         return False
-    raise UsageError(f"for the --{o.name} option: '{text}' is invalid value for boolean argument! Try 0 or 1")
+    raise UsageError(f"for the --{o.cli} option: '{text}' is invalid value for boolean argument! Try 0 or 1")
 
 
-def _parse_int(o: Opt, text: str, *, unsigned: bool) -> int:
+def _parse_int(o: Option, text: str, *, unsigned: bool) -> int:
     t = text.strip()
     try:
         v = int(t, 0)
@@ -527,13 +156,13 @@ def _parse_int(o: Opt, text: str, *, unsigned: bool) -> int:
         v = None  # opt<size_t>
     if v is None or (unsigned and v < 0):
         kind = "uint" if unsigned else "integer"
-        raise UsageError(f"for the --{o.name} option: '{text}' value invalid for {kind} argument!")
+        raise UsageError(f"for the --{o.cli} option: '{text}' value invalid for {kind} argument!")
     return v
 
 
-def _bad_choice(o: Opt, value: str) -> UsageError:
+def _bad_choice(o: Option, value: str) -> UsageError:
     return UsageError(
-        f"for the --{o.name} option: Cannot find option named '{value}'! (valid values: {', '.join(o.choices)})"
+        f"for the --{o.cli} option: Cannot find option named '{value}'! (valid values: {', '.join(o.choices)})"
     )
 
 
@@ -545,90 +174,74 @@ def _suggest(name: str) -> str | None:
 
 
 def parse_command_line(argv: list[str]) -> ParsedArgs:
-    values: dict[str, object] = {}
-    given: set[str] = set()
-    cli_args: list[str] = []
-    explain: list[str] = []
-    script: str | None = None
-    script_args: list[str] = []
+    """Options, then the script, then its arguments (LLVM's `cl` semantics, see the module docstring)."""
+    p = ParsedArgs({"explain": []}, set(), None, [], [])
     i = 0
-    n = len(argv)
-    while i < n:
+    while i < len(argv):
         arg = argv[i]
         i += 1
-        if arg == "--":
-            if i < n:
-                script = argv[i]
-                script_args = argv[i + 1 :]
+        if arg == "--" or not arg.startswith("-") or arg == "-":
+            rest = argv[i:] if arg == "--" else argv[i - 1 :]
+            if rest:
+                p.script, p.script_args = rest[0], rest[1:]
             break
-        if not arg.startswith("-") or arg == "-":
-            script = arg
-            script_args = argv[i:]
-            break
-        body = arg[2:] if arg.startswith("--") else arg[1:]
-        name, eq, inline = body.partition("=")
+        name, eq, text = (arg[2:] if arg.startswith("--") else arg[1:]).partition("=")
         o = _BY_NAME.get(name)
         if o is None:
-            msg = f"Unknown command line argument '{arg}'.  Try: '{PROG} --help'"
-            guess = _suggest(name)
-            if guess is not None:
-                msg += f"\n{PROG}: Did you mean '--{guess}'?"
-            raise UsageError(msg)
-        if o.kind == "help":
-            if eq:
-                raise UsageError(f"for the --{o.name} option: '{inline}' is invalid value for boolean argument!")
-            values["help"] = True
-            return ParsedArgs(values, given, script, script_args, cli_args)
-        if o.kind == "version":
-            values["version"] = True
-            return ParsedArgs(values, given, script, script_args, cli_args)
+            raise _unknown(arg, name)
+        if o.kind in ("help", "version"):
+            if eq and o.kind == "help":
+                raise UsageError(f"for the --{o.cli} option: '{text}' is invalid value for boolean argument!")
+            p.values[o.kind] = True
+            return p
         if o.kind == "flag":
-            val: object = _parse_bool(o, inline) if eq else True
-        else:
-            if eq:
-                text = inline
-            elif i < n:
-                text = argv[i]
-                i += 1
-            else:
-                raise UsageError(f"for the --{o.name} option: requires a value!")
-            if o.kind == "int":
-                val = _parse_int(o, text, unsigned=False)
-            elif o.kind == "uint":
-                val = _parse_int(o, text, unsigned=True)
-            elif o.kind == "str":
-                val = text
-            elif o.kind == "enum":
-                if text not in o.choices:
-                    raise _bad_choice(o, text)
-                val = text
-            elif o.kind == "explain":
-                for part in text.split(","):
-                    canon = EXPLAIN_ALIASES.get(part, part)
-                    if canon not in EXPLAIN_VALUES:
-                        raise _bad_choice(o, part)
-                    explain.append(canon)
-                given.add(o.dest)
-                continue
-            elif o.kind == "args":
-                cli_args.extend(text.split(","))
-                given.add(o.dest)
-                continue
-            elif o.kind == "uintlist":
-                val = [_parse_int(o, p, unsigned=True) for p in text.split(",")]
-                if o.dest in given:
-                    val = list(values[o.dest]) + val  # type: ignore[arg-type]
-                values[o.dest] = val
-                given.add(o.dest)
-                continue
-            else:  # pragma: no cover - table error
-                raise AssertionError(o.kind)
-        if o.dest in given:
-            raise UsageError(f"for the --{o.name} option: may only occur zero or one times!")
-        values[o.dest] = val
-        given.add(o.dest)
-    values["explain"] = explain
-    return ParsedArgs(values, given, script, script_args, cli_args)
+            _set_once(p, o, _parse_bool(o, text) if eq else True)
+            continue
+        if not eq:
+            if i == len(argv):
+                raise UsageError(f"for the --{o.cli} option: requires a value!")
+            text = argv[i]
+            i += 1
+        _store(p, o, text)
+    return p
+
+
+def _unknown(arg: str, name: str) -> UsageError:
+    msg = f"Unknown command line argument '{arg}'.  Try: '{PROG} --help'"
+    guess = _suggest(name)
+    if guess is not None:
+        msg += f"\n{PROG}: Did you mean '--{guess}'?"
+    return UsageError(msg)
+
+
+def _store(p: ParsedArgs, o: Option, text: str) -> None:
+    """The value `text` of a (non-flag) option: the repeatable kinds accumulate, the others occur once."""
+    if o.kind == "explain":
+        for part in text.split(","):
+            canon = EXPLAIN_ALIASES.get(part, part)
+            if canon not in EXPLAIN_VALUES:
+                raise _bad_choice(o, part)
+            p.values["explain"].append(canon)  # type: ignore[attr-defined]
+    elif o.kind == "args":
+        p.cli_args.extend(text.split(","))
+    elif o.kind == "uintlist":
+        sizes = [_parse_int(o, x, unsigned=True) for x in text.split(",")]
+        p.values[o.dest] = [*p.values.get(o.dest, []), *sizes]  # type: ignore[misc]
+    elif o.kind in ("int", "uint"):
+        _set_once(p, o, _parse_int(o, text, unsigned=o.kind == "uint"))
+    elif o.kind == "enum" and text not in o.choices:
+        raise _bad_choice(o, text)
+    else:
+        assert o.kind in ("str", "enum"), o.kind
+        _set_once(p, o, text)
+    p.given.add(o.dest)
+
+
+def _set_once(p: ParsedArgs, o: Option, value: object) -> None:
+    if o.dest in p.given:
+        raise UsageError(f"for the --{o.cli} option: may only occur zero or one times!")
+    p.values[o.dest] = value
+    p.given.add(o.dest)
 
 
 def parse_script_args(pairs: list[str], into: dict[str, str]) -> None:
@@ -647,71 +260,16 @@ def parse_script_args(pairs: list[str], into: dict[str, str]) -> None:
 
 
 def build_config(p: ParsedArgs):
-    """Defaults, then the config file (if it exists), then the command-line flags (DAPHNE's overwrite rules)."""
-    from daphnec.runtime.config import DaphneConfig, load_user_config
+    """Defaults, then the config file (if it exists), then the command-line values (DAPHNE's overwrite rules, per
+    option in runtime/options.py)."""
+    from daphnec.runtime.config import DaphneConfig, apply_command_line, load_user_config
 
-    v = p.values
-    cfg_path = v.get("config", "-")
+    cfg_path = p.values.get("config", "-")
     cfg = DaphneConfig()
     if isinstance(cfg_path, str) and cfg_path != "-" and os.path.exists(cfg_path):
         cfg = load_user_config(cfg_path, cfg)
 
-    # Flags that DAPHNE copies into the config unconditionally (the CLI default wins over the file).
-    cfg.use_vectorized_exec = bool(v.get("vec", False))
-    cfg.use_distributed = bool(v.get("distributed", False))
-    cfg.use_obj_ref_mgnt = not v.get("no_obj_ref_mgnt", False)
-    cfg.use_ipa_const_propa = not v.get("no_ipa_const_propa", False)
-    cfg.use_phy_op_selection = not v.get("no_phy_op_selection", False)
-    cfg.use_mlir_codegen = bool(v.get("codegen", False))
-    cfg.use_mlir_hybrid_codegen = bool(v.get("mlir_hybrid_codegen", False))
-    cfg.matmul_vec_size_bits = int(v.get("matmul_vec_size_bits", 0))  # type: ignore[arg-type]
-    cfg.matmul_tile = bool(v.get("matmul_tile", False))
-    cfg.matmul_unroll_factor = int(v.get("matmul_unroll_factor", 1))  # type: ignore[arg-type]
-    cfg.matmul_unroll_jam_factor = int(v.get("matmul_unroll_jam_factor", 4))  # type: ignore[arg-type]
-    cfg.matmul_num_vec_registers = int(v.get("matmul_num_vec_registers", 16))  # type: ignore[arg-type]
-    cfg.matmul_invert_loops = bool(v.get("matmul_invert_loops", False))
-    if v.get("matmul_fixed_tile_sizes"):
-        cfg.matmul_use_fixed_tile_sizes = True
-        cfg.matmul_fixed_tile_sizes = list(v["matmul_fixed_tile_sizes"])  # type: ignore[call-overload]
-        cfg.matmul_tile = True
-    cfg.taskPartitioningScheme = str(v.get("partitioning", "STATIC"))
-    cfg.queueSetupScheme = str(v.get("queue_layout", "CENTRALIZED"))
-    cfg.victimSelection = str(v.get("victim_selection", "SEQ"))
-    cfg.minimumTaskSize = int(v.get("grain_size", 1))  # type: ignore[arg-type]
-    cfg.phyBatchSize = int(v.get("phy_batch_size", 98304))  # type: ignore[arg-type]
-    cfg.pinWorkers = bool(v.get("pin_workers", False))
-    cfg.hyperthreadingEnabled = bool(v.get("hyperthreading", False))
-    cfg.debugMultiThreading = bool(v.get("debug_mt", False))
-    cfg.prePartitionRows = bool(v.get("pre_partition", False))
-    cfg.distributedBackEndSetup = str(v.get("dist_backend", "MPI"))
-    if "max_distr_chunk_size" in v:
-        cfg.max_distr_chunk_size = int(v["max_distr_chunk_size"])  # type: ignore[call-overload]
-    # daphnec: --vec-restricted and --columnar only switch on (the config file may switch them on too).
-    if v.get("vec_restricted"):
-        cfg.use_vectorized_restricted = True
-    if v.get("columnar"):
-        cfg.use_columnar = True
-    # Flags that overwrite the file only when given.
-    num_threads = int(v.get("num_threads", 0))  # type: ignore[arg-type]
-    if num_threads != 0:
-        cfg.numberOfThreads = num_threads
-    libdir = v.get("libdir", "")
-    if libdir:
-        cfg.libdir = str(libdir)
-    if v.get("kernel_ext"):
-        cfg.kernel_ext = str(v["kernel_ext"])
-    for e in v.get("explain", []):  # type: ignore[union-attr]
-        cfg.set_explain(e, True)
-    # --cuda: DAPHNE sets use_cuda only if it finds a CUDA device; daphnec never does (and warns).
-    if v.get("fpgaopencl"):
-        cfg.use_fpgaopencl = True
-    if v.get("enable_profiling"):
-        cfg.enable_profiling = True
-    cfg.select_matrix_repr = bool(v.get("select_matrix_repr", False))
-    cfg.timing = bool(v.get("timing", False))
-    cfg.statistics = bool(v.get("statistics", False))
-    cfg.debug = bool(v.get("debug", False))
-    cfg.no_kernel_cache = bool(v.get("no_kernel_cache", False))
+    apply_command_line(cfg, p.values, p.given)
     return cfg
 
 
@@ -830,9 +388,9 @@ def _run(p: ParsedArgs) -> int:
     cfg.args = dict(script_args)
 
     # 3. warnings for options daphnec will never support
-    for dest, msg in _UNSUPPORTED_WARNINGS.items():
-        if p.values.get(dest):
-            _err(f"{PROG}: warning: {msg}")
+    for o in OPTIONS:
+        if o.unsupported and p.values.get(o.dest):
+            _err(f"{PROG}: warning: {o.unsupported}")
     if cfg.distributedBackEndSetup != "MPI" and "dist_backend" in p.given:
         _err(f"{PROG}: warning: the {cfg.distributedBackEndSetup} backend is not supported by daphnec; using MPI")
 

@@ -11,10 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from daphnec.compiler.host_program import HostProgram
 from daphnec.runtime.config import DaphneConfig
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
+
+    from daphnec.compiler.program_cache import Inputs
+    from daphnec.frontend.sources import SourceFiles
 
 # Nothing heavy is imported at module level: a run whose program comes from the whole-program cache
 # (compiler/program_cache.py) never imports xDSL, the frontend or the compiler.
@@ -26,14 +30,19 @@ class Program:
     program."""
 
     module: ModuleOp | None
-    host: object
+    host: HostProgram
     after_run: Callable[[], None] | None = None
     """Runs once the program has run (or failed): storing it in the program cache, whose native kernels are
     compiled on a background thread while the script runs and are only complete afterwards."""
 
+    runner: Callable[[], None] | None = None
+    """The host program compiled to Python (on the first run); later runs reuse it (the Python API's cache)."""
+
     def run(self) -> None:
         try:
-            self.host.run()  # type: ignore[attr-defined]
+            if self.runner is None:
+                self.runner = self.host.runner()
+            self.runner()
         finally:
             finish_background_kernels()
             if self.after_run is not None:
@@ -83,12 +92,20 @@ def configure_runtime(config: DaphneConfig) -> None:
         ship_config(config.to_dict())
 
 
-def parse_to_ir(path: str, script_args: dict[str, str], config: DaphneConfig) -> ModuleOp:
-    """The IR right after parsing (DAPHNE's `parsing` stage)."""
+def parse_to_ir(
+    path: str,
+    script_args: dict[str, str],
+    config: DaphneConfig,
+    sources: SourceFiles | None = None,
+    text: str | None = None,
+) -> ModuleOp:
+    """The IR right after parsing (DAPHNE's `parsing` stage); the frontend reports the files it read to
+    `sources`. With `text`, the script is that text (held in memory) under the name `path`."""
     from daphnec.frontend.ir_builder import build_module
-    from daphnec.frontend.parser import parse_file
+    from daphnec.frontend.parser import parse_file, parse_source
 
-    return build_module(parse_file(path), path, script_args, import_paths(config))
+    script = parse_file(path, sources) if text is None else parse_source(text, path)
+    return build_module(script, path, script_args, import_paths(config), sources)
 
 
 def compile_script(
@@ -127,12 +144,11 @@ def compile_script(
             pcache.log("skip", reason)
     if key is None:
         return _compile(path, script_args, config, timings)
-    with pcache.Recorder() as recorder:
-        program = _compile(path, script_args, config, timings)
+    program, inputs = compile_with_inputs(path, script_args, config, timings)
 
     def store() -> None:
         try:
-            pcache.store(key, recorder, program.host)  # type: ignore[arg-type]
+            pcache.store(key, inputs, program.host)
         except Exception as e:  # noqa: BLE001 - the cache must never fail a run
             pcache.log("error", f"{type(e).__name__}:{e}"[:300])
 
@@ -140,13 +156,61 @@ def compile_script(
     return program
 
 
-def _compile(path: str, script_args: dict[str, str], config: DaphneConfig, timings: dict[str, float]) -> Program:
+def compile_with_inputs(
+    path: str, script_args: dict[str, str], config: DaphneConfig, timings: dict[str, float]
+) -> tuple[Program, Inputs]:
+    """`_compile`, and what the program depends on besides its cache key: the files the frontend read and the
+    `.meta` of every read of a constant file name, which compiler/infer_io.py reads (if it exists) to type the
+    read. Reads are never dropped (`daphne.read` is not Pure), so each one is still in the compiled module."""
+    from daphnec.compiler.program_cache import Inputs, file_digest
+    from daphnec.dialects.ops import constant_value
+    from daphnec.dialects.ops_io import ReadOp
+    from daphnec.frontend.sources import SourceFiles
+    from daphnec.runtime.io.meta import meta_path
+
+    sources = SourceFiles()
+    program = _compile(path, script_args, config, timings, sources)
+    files: dict[str, str | None] = dict(sources.read)
+    assert program.module is not None
+    for op in program.module.walk():
+        name = constant_value(op.file_name) if isinstance(op, ReadOp) else None
+        if isinstance(name, str):
+            files.setdefault(meta_path(name), file_digest(meta_path(name)))
+    return program, Inputs(files, dict(sources.probed))
+
+
+def compile_source(text: str, filename: str, config: DaphneConfig, timings: dict[str, float]) -> Program:
+    """Compile DaphneDSL source text held in memory (the Python API's generated programs, `tools/daphnelib`) like a
+    script file named `filename`: the same parse, pass pipeline and host code; never the whole-program cache."""
+    from daphnec.compiler import kernel_cache
+
+    kernel_cache.configure(enabled=not config.no_kernel_cache)
+    return _compile(filename, {}, config, timings, text=text)
+
+
+def run_bound(program: Program, inputs: list[object]) -> list[object]:
+    """Run `program` with `inputs` bound to its `receiveFromNumpy` slots; what it passed to `saveDaphneLibResult`."""
+    from daphnec.runtime.kernels.daphnelib import bound
+
+    with bound(inputs) as results:
+        program.run()
+    return results
+
+
+def _compile(
+    path: str,
+    script_args: dict[str, str],
+    config: DaphneConfig,
+    timings: dict[str, float],
+    sources: SourceFiles | None = None,
+    text: str | None = None,
+) -> Program:
     from daphnec.compiler.host_codegen import generate_host
     from daphnec.compiler.pipeline import PassManager, options_from_config, pass_args_from_config
     from daphnec.dialects import make_context
 
     t0 = time.perf_counter()
-    module = parse_to_ir(path, script_args, config)
+    module = parse_to_ir(path, script_args, config, sources, text)
     t1 = time.perf_counter()
     timings["parsing_seconds"] = t1 - t0
     pm = PassManager(

@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from daphnec.dialects.value_types import Combine, Split
+from daphnec.runtime import testing_hooks
 from daphnec.runtime.distributed import serialization as ser
 from daphnec.runtime.distributed.liveness import CoordinatorLiveness
 from daphnec.runtime.distributed.placement import PlacementCache
@@ -124,7 +125,7 @@ def inter_node_scheme(scheme: str) -> str:
 
 @dataclass
 class Stats:
-    """What the coordinator did, for the benchmark (`DAPHNEC_DIST_STATS=<file>` writes it as JSON at the end)."""
+    """What the coordinator did, for the benchmark (the `DAPHNEC_DIST_STATS` test hook writes it as JSON at the end)."""
 
     calls: int = 0
     call_seconds: float = 0.0
@@ -537,7 +538,7 @@ class Coordinator:
                                "shipped_bytes": call.shipped_bytes, "rows": call.n})  # fmt: skip
 
     def _write_stats(self) -> None:
-        path = os.environ.get("DAPHNEC_DIST_STATS")
+        path = testing_hooks.dist_stats_file()
         if path:
             with open(path, "w", encoding="utf-8") as f:
                 json.dump({**asdict(self.stats), "workers": len(self.workers), "scheme": self.scheme}, f)

@@ -36,7 +36,6 @@ Tags (DAPHNE's MPIHelper.h numbers in brackets where the meaning is the same):
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -45,6 +44,8 @@ from enum import IntEnum
 from typing import Any
 
 import numpy as np
+
+from daphnec.runtime import testing_hooks
 
 COORDINATOR = 0
 """Rank 0 coordinates; ranks 1..size-1 are workers (DAPHNE's roles)."""
@@ -75,21 +76,14 @@ class Tag(IntEnum):
     PS_FINAL = 38
 
 
-def _env_float(name: str, default: float) -> float:
-    try:
-        return float(os.environ.get(name, default))
-    except ValueError:
-        return default
-
-
 @dataclass(frozen=True)
 class Timing:
-    """Liveness and polling knobs. Environment variables override them on every rank (mpiexec passes the
-    environment on), which the fault tests use to make failures quick to detect."""
+    """Liveness and polling knobs. The fault tests shorten the liveness times on every rank to make failures quick
+    to detect (runtime.testing_hooks)."""
 
-    ping_interval: float = _env_float("DAPHNEC_DIST_PING_INTERVAL", 0.25)
+    ping_interval: float = testing_hooks.dist_ping_interval(0.25)
     """Seconds between liveness pings of the coordinator to each worker."""
-    deadline: float = _env_float("DAPHNEC_DIST_DEADLINE", 4.0)
+    deadline: float = testing_hooks.dist_deadline(4.0)
     """A worker that has not answered a ping for this long is declared failed (ping_interval + deadline < 10 s)."""
     spin: float = 0.005
     """Seconds a rank re-tests in-flight transfers without sleeping (keeps MPI bandwidth on large messages)."""
@@ -98,23 +92,6 @@ class Timing:
 
 
 TIMING = Timing()
-
-
-def slow_rank_hook() -> tuple[int, float]:
-    """Test hook `DAPHNEC_DIST_SLOW_RANK=<rank>:<factor>`: that worker takes `factor` times as long for every task
-    (it sleeps (factor - 1) x the task's compute time afterwards), a node `factor` times slower than the others.
-    bench/dist_bench.py and the tests use it to show what dynamic inter-node scheduling buys."""
-    return indexed_hook("DAPHNEC_DIST_SLOW_RANK", 1.0)
-
-
-def indexed_hook(variable: str, least: float) -> tuple[int, float]:
-    """A test hook `<variable>=<index>:<amount>` as (index, max(amount, least)); (-1, least) when unset or
-    malformed (shared by the slow-rank and paramserv's slow-worker hooks)."""
-    index, _, amount = os.environ.get(variable, "").partition(":")
-    try:
-        return int(index), max(float(amount or least), least)
-    except ValueError:
-        return -1, least
 
 
 @dataclass

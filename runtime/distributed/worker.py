@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from daphnec.runtime import testing_hooks
 from daphnec.runtime.distributed import serialization as ser
 from daphnec.runtime.distributed.liveness import WorkerLiveness
 from daphnec.runtime.distributed.placement import ObjectStore
@@ -34,7 +35,6 @@ from daphnec.runtime.distributed.protocol import (
     Comms,
     Tag,
     send_control,
-    slow_rank_hook,
     try_recv_control,
     wait_requests,
 )
@@ -65,7 +65,7 @@ class Worker:
         """Seconds spent waiting for shipped data since the last result (reported with it)."""
         self.sending: list[Any] = []
         """Sends of results not known to be complete yet."""
-        slow_rank, factor = slow_rank_hook()
+        slow_rank, factor = testing_hooks.dist_slow_rank()
         self.slowdown = factor if slow_rank == self.rank else 1.0
 
     def serve(self) -> int:

@@ -13,6 +13,9 @@ import numpy as np
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.values import is_csr, vt_of
 
+EMPTY_KIND: tuple[str, str] = ("DenseMatrix", "f64")
+"""The element kind of a list created empty (DAPHNE's default `List<DenseMatrix<double>>`)."""
+
 
 def element_kind(x: object) -> tuple[str, str]:
     """(data type name, value type) of a list element, as DAPHNE's `List::print` names them."""
@@ -35,6 +38,11 @@ class DaphneList(tuple):
 def _kind_of(lst: tuple) -> tuple[str, str] | None:
     kind = getattr(lst, "elem_kind", None)
     return kind if kind is not None else (element_kind(lst[0]) if lst else None)
+
+
+def list_kind(lst: tuple) -> tuple[str, str]:
+    """(data type name, value type) of a list's elements; a plain empty tuple counts as a list of f64 matrices."""
+    return _kind_of(lst) or EMPTY_KIND
 
 
 def create_list(*elems: object) -> DaphneList:
@@ -81,12 +89,3 @@ def get(lst: tuple, idx: int) -> object:
     if not 0 <= i < len(lst):
         raise DaphneRuntimeError(f"list index {i} is out of bounds for a list with {len(lst)} elements")
     return lst[i]
-
-
-def format_list(lst: tuple) -> str:
-    """DAPHNE's `List::print`: `List(n, DenseMatrix, double)` and then every element."""
-    from daphnec.runtime.printing import format_obj
-    from daphnec.runtime.values import cpp_name
-
-    dt, vt = _kind_of(lst) or ("DenseMatrix", "f64")
-    return f"List({len(lst)}, {dt}, {cpp_name(vt)})\n" + "".join(format_obj(x) for x in lst)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from daphnec.runtime.kernels.lists import DaphneList
+from daphnec.runtime.kernels.lists import EMPTY_KIND, DaphneList
 
 
 def paramserv(
@@ -30,6 +30,6 @@ def paramserv(
     from daphnec.runtime.paramserv import paramserv as train
     from daphnec.runtime.paramserv.options import PSOptions
 
-    hp = hyperparams if hyperparams is not None else DaphneList((), ("DenseMatrix", "f64"))
+    hp = hyperparams if hyperparams is not None else DaphneList((), EMPTY_KIND)
     opts = PSOptions(hyperparams=hp, **options)  # type: ignore[arg-type]
     return train(model, features, labels, upd, agg, opts, val_features, val_labels, shipped, val)

@@ -31,11 +31,13 @@ import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.kernels.lists import DaphneList, element_kind
+from daphnec.runtime.paramserv import mpi
 from daphnec.runtime.paramserv import stats as _stats
+from daphnec.runtime.paramserv.local import LocalHub, LocalReducer, run_threads
 from daphnec.runtime.paramserv.options import PSOptions
 from daphnec.runtime.paramserv.partition import Partition, partition, plans
 from daphnec.runtime.paramserv.server import make_server
-from daphnec.runtime.paramserv.stats import STATS, CallStats, EpochLog, EpochStats
+from daphnec.runtime.paramserv.stats import STATS, CallStats, EpochLog, collect, new_call
 from daphnec.runtime.paramserv.udf import as_list
 from daphnec.runtime.paramserv.worker import Job, run_allreduce_worker, run_localsgd_worker, run_server_worker
 from daphnec.runtime.values import is_csr
@@ -57,8 +59,6 @@ def paramserv(model: tuple, features: object, labels: object, upd: Callable[...,
     hp = hyperparams_list(options.hyperparams)
     result, call = None, None
     if options.mode == "MPI":
-        from daphnec.runtime.paramserv import mpi
-
         runtime = mpi.server_runtime()
         if runtime is not None:
             result, call = mpi.run_server(runtime, model_list, features, labels, upd, agg, hp, options, shipped)
@@ -130,35 +130,7 @@ def check_inputs(model: tuple, features: object, labels: object, val_features: o
 
 
 def hyperparams_list(hp: object) -> DaphneList:
-    if isinstance(hp, DaphneList):
-        return hp
-    items = tuple(hp or ())  # type: ignore[arg-type]
-    return as_list(items) if items else DaphneList((), ("DenseMatrix", "f64"))
-
-
-def epoch_seconds(t0: float, ends: list[float], epochs: int) -> list[float]:
-    out, prev = [], t0
-    for e in range(epochs):
-        end = ends[e] if e < len(ends) else (ends[-1] if ends else prev)
-        out.append(max(end - prev, 0.0))
-        prev = end
-    return out
-
-
-def new_call(opts: PSOptions, mode: str, k: int) -> CallStats:
-    return CallStats(mode, opts.utype, k, opts.freq, opts.compressor.spec())
-
-
-def collect(call: CallStats, logs: list[list[EpochStats]], t0: float, ends: list[float], epochs: int,
-            models: list[DaphneList] | None = None) -> None:  # fmt: skip
-    """Merge per-party epoch logs into the call's stats, stamp the epoch times, keep the epochs' models."""
-    call.epoch_models = list(models or [])
-    total = EpochLog(epochs)
-    for log in logs:
-        total.merge(log)
-    for e, sec in enumerate(epoch_seconds(t0, ends, epochs)):
-        total.epochs[e].seconds = sec
-    call.epochs = total.epochs
+    return hp if isinstance(hp, DaphneList) else as_list(tuple(hp or ()))  # type: ignore[arg-type]
 
 
 def make_jobs(model: DaphneList, parts: list[Partition], upd: Callable[..., object], agg: Callable[..., object],
@@ -171,8 +143,6 @@ def make_jobs(model: DaphneList, parts: list[Partition], upd: Callable[..., obje
 def run_local(model: DaphneList, X: object, y: object, upd: Callable[..., object], agg: Callable[..., object],
               hp: DaphneList, opts: PSOptions) -> tuple[DaphneList, CallStats]:  # fmt: skip
     """LOCAL mode: k worker threads (local.py)."""
-    from daphnec.runtime.paramserv.local import LocalHub, LocalReducer, run_threads
-
     n = X.shape[0]  # type: ignore[attr-defined]
     k = opts.workers(n)
     parts = partition(X, y, k, opts.scheme, opts.effective_seed)

@@ -57,7 +57,7 @@ from daphnec.runtime.paramserv import compression as comp
 from daphnec.runtime.paramserv.options import PSOptions
 from daphnec.runtime.paramserv.partition import Partition, partition, plans
 from daphnec.runtime.paramserv.server import STOP, Pulled, make_server
-from daphnec.runtime.paramserv.stats import CallStats, EpochLog, EpochStats
+from daphnec.runtime.paramserv.stats import CallStats, EpochLog, EpochStats, collect, new_call
 from daphnec.runtime.paramserv.udf import as_list, mean_in_order, sum_in_order
 from daphnec.runtime.paramserv.worker import (
     Aborted,
@@ -358,8 +358,6 @@ def run_server(c: Any, model: DaphneList, X: object, y: object, upd: Callable[..
                agg: Callable[..., object], hp: DaphneList, opts: PSOptions,
                shipped: tuple[str, str, str] | None) -> tuple[DaphneList, CallStats]:  # fmt: skip
     """Rank 0 of an MPI-mode call."""
-    from daphnec.runtime.paramserv import collect, new_call
-
     n = X.shape[0]  # type: ignore[attr-defined]
     available = len(c.workers)
     k = opts.k if opts.k > 0 else available
@@ -642,7 +640,7 @@ def serve_job(worker: Any, msg: dict[str, Any]) -> None:
         values = [build() for _, build in allocated]
         nm, nh = len(msg["model"]), len(msg["hp"])
         model = as_list(values[:nm])
-        hp = as_list(values[nm : nm + nh]) if nh else DaphneList((), ("DenseMatrix", "f64"))
+        hp = as_list(values[nm : nm + nh])
         part = Partition(values[-2], values[-1])
         i = msg["index"]
         plan = plans([part.rows], opts.batchsize, opts.freq, opts.nbatches)[0]

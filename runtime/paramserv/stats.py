@@ -26,6 +26,8 @@ import math
 import threading
 from dataclasses import asdict, dataclass, field, fields
 
+from daphnec.runtime.paramserv.options import PSOptions
+
 REPORT = False
 """Print the table of each call on stderr when it ends."""
 
@@ -120,6 +122,33 @@ class Collector:
 
 
 STATS = Collector()
+
+
+def new_call(opts: PSOptions, mode: str, k: int) -> CallStats:
+    """The statistics of a call that is about to start."""
+    return CallStats(mode, opts.utype, k, opts.freq, opts.compressor.spec())
+
+
+def epoch_seconds(t0: float, ends: list[float], epochs: int) -> list[float]:
+    """Each epoch's wall time from the start `t0` and the epochs' end times (missing ends repeat the last)."""
+    out, prev = [], t0
+    for e in range(epochs):
+        end = ends[e] if e < len(ends) else (ends[-1] if ends else prev)
+        out.append(max(end - prev, 0.0))
+        prev = end
+    return out
+
+
+def collect(call: CallStats, logs: list[list[EpochStats]], t0: float, ends: list[float], epochs: int,
+            models: list | None = None) -> None:  # fmt: skip
+    """Merge per-party epoch logs into the call's stats, stamp the epoch times, keep the epochs' models."""
+    call.epoch_models = list(models or [])
+    total = EpochLog(epochs)
+    for log in logs:
+        total.merge(log)
+    for e, sec in enumerate(epoch_seconds(t0, ends, epochs)):
+        total.epochs[e].seconds = sec
+    call.epochs = total.epochs
 
 
 def _mb(n: float) -> str:

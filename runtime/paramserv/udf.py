@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
-from daphnec.runtime.kernels.lists import DaphneList, element_kind
+from daphnec.runtime.kernels.lists import EMPTY_KIND, DaphneList, element_kind
 from daphnec.runtime.values import is_csr
 
 
@@ -23,7 +23,7 @@ def as_list(items: Sequence[object], kind: tuple[str, str] | None = None) -> Dap
     if isinstance(items, DaphneList) and kind is None:
         return items
     if kind is None:
-        kind = element_kind(items[0]) if items else ("DenseMatrix", "f64")
+        kind = element_kind(items[0]) if items else EMPTY_KIND
     return DaphneList(tuple(items), kind)
 
 

@@ -13,9 +13,8 @@ server's model (its local updates are discarded). Three loops:
 - `run_localsgd_worker` (LOCALSGD, period tau): every worker applies its own gradient after each batch; after every
   tau clocks (and at the end) the replicas are replaced by their element-wise mean (`Reducer.average`).
 
-Test hook `DAPHNEC_PS_SLOW_WORKER=<worker index>:<seconds per batch>` (like DAPHNEC_DIST_SLOW_RANK of the
-distributed runtime): that worker (0-based, in LOCAL and MPI mode) sleeps this long after each batch, a straggler.
-The tests and the benchmark use it to show that ASP and SBP do not wait for a slow worker.
+A test hook (`runtime.testing_hooks.ps_slow_worker`) makes one worker sleep after each batch, a straggler: the
+tests and the benchmark use it to show that ASP and SBP do not wait for a slow worker.
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from daphnec.runtime import testing_hooks
 from daphnec.runtime.kernels.lists import DaphneList
 from daphnec.runtime.paramserv.compression import Compressor, Payload, raw_bytes
 from daphnec.runtime.paramserv.options import PSOptions
@@ -33,13 +33,6 @@ from daphnec.runtime.paramserv.partition import Partition, Plan
 from daphnec.runtime.paramserv.server import STOP, Pulled
 from daphnec.runtime.paramserv.stats import EpochLog, EpochStats
 from daphnec.runtime.paramserv.udf import add, call_agg, call_upd
-
-
-def slow_worker_hook() -> tuple[int, float]:
-    """`DAPHNEC_PS_SLOW_WORKER=<index>:<seconds>` as (index, seconds); (-1, 0) when unset or malformed."""
-    from daphnec.runtime.distributed.protocol import indexed_hook
-
-    return indexed_hook("DAPHNEC_PS_SLOW_WORKER", 0.0)
 
 
 class Aborted(Exception):
@@ -95,7 +88,7 @@ class Job:
         self.log = EpochLog(self.opts.epochs)
         c = self.opts.compressor
         self.compressor = Compressor(c) if c else None
-        slow_index, seconds = slow_worker_hook()
+        slow_index, seconds = testing_hooks.ps_slow_worker()
         self.slow = seconds if slow_index == self.index else 0.0
 
     @property

@@ -51,12 +51,12 @@ def test_asp_and_sbp_do_not_wait_for_a_straggler(monkeypatch: pytest.MonkeyPatch
 
 
 def test_slow_hook_format(monkeypatch: pytest.MonkeyPatch) -> None:
-    from daphnec.runtime.paramserv.worker import slow_worker_hook
+    from daphnec.runtime.testing_hooks import ps_slow_worker
 
     monkeypatch.setenv("DAPHNEC_PS_SLOW_WORKER", "2:0.5")
-    assert slow_worker_hook() == (2, 0.5)
+    assert ps_slow_worker() == (2, 0.5)
     monkeypatch.setenv("DAPHNEC_PS_SLOW_WORKER", "garbage")
-    assert slow_worker_hook() == (-1, 0.0)
+    assert ps_slow_worker() == (-1, 0.0)
     monkeypatch.delenv("DAPHNEC_PS_SLOW_WORKER")
-    assert slow_worker_hook() == (-1, 0.0)
+    assert ps_slow_worker() == (-1, 0.0)
     assert np.isfinite(timed("ASP")[0])
