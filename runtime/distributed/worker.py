@@ -27,7 +27,7 @@ from typing import Any
 
 from daphnec.runtime import testing_hooks
 from daphnec.runtime.distributed import serialization as ser
-from daphnec.runtime.distributed.liveness import WorkerLiveness
+from daphnec.runtime.distributed.liveness import WorkerLiveness, watchable
 from daphnec.runtime.distributed.placement import ObjectStore
 from daphnec.runtime.distributed.protocol import (
     COORDINATOR,
@@ -60,7 +60,7 @@ class Worker:
         self.store = ObjectStore()
         self.bodies: dict[int, Callable[..., tuple[object, ...]] | Exception] = {}
         self.chunk = DEFAULT_CHUNK
-        self.liveness = WorkerLiveness(comms.live, self.rank)
+        self.liveness = WorkerLiveness(comms.live, self.rank, watchable(comms.peers).get(COORDINATOR))
         self.received = 0.0
         """Seconds spent waiting for shipped data since the last result (reported with it)."""
         self.sending: list[Any] = []
@@ -69,7 +69,8 @@ class Worker:
         self.slowdown = factor if slow_rank == self.rank else 1.0
 
     def serve(self) -> int:
-        """The worker loop (DAPHNE's joinComputingTeam); returns the exit status after DETACH."""
+        """The worker loop (DAPHNE's joinComputingTeam); returns the exit status after DETACH. The liveness thread
+        stops before DETACHED goes out: the coordinator may end right after it."""
         self.liveness.start()
         try:
             while True:
@@ -84,6 +85,7 @@ class Worker:
 
                     serve_job(self, msg)
                 elif tag == Tag.DETACH:
+                    self.liveness.stop()
                     send_control(self.comms.ctrl, COORDINATOR, Tag.DETACHED)
                     return 0
         finally:

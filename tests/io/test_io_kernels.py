@@ -41,7 +41,7 @@ def test_csr_written_to_csv_is_dense_text(tmp_path: Path) -> None:
 def test_csv_as_csr_needs_num_non_zeros(tmp_path: Path) -> None:
     p = tmp_path / "e.csv"
     p.write_text("0,1\n2,3\n")
-    Path(str(p) + ".meta").write_text('{"numRows": 3, "numCols": 4, "valueType": "f64"}')
+    Path(str(p) + ".meta").write_text('{"numRows": 3, "numCols": 3, "valueType": "f64"}')
     with pytest.raises(DaphneRuntimeError, match='as a sparse \\(CSR\\) matrix needs "numNonZeros"'):
         io.read_matrix(str(p), vt="f64", sparse=True)
     Path(str(p) + ".meta").write_text('{"numRows": 3, "numCols": 4, "valueType": "f64", "numNonZeros": 2}')
