@@ -53,10 +53,10 @@ class FoldTransposeIntoMatMul(RewritePattern):
             operands=operands, result_types=[op.res.type], properties=props, attributes=dict(op.attributes)
         )
         new.location = op.location
-        rewriter.replace_matched_op(new)
+        rewriter.replace(op, new)
         for t in folded:
             if t.parent is not None and not t.res.uses:
-                rewriter.erase_op(t)
+                rewriter.erase(t)
 
 
 @dataclass(frozen=True)
