@@ -42,6 +42,13 @@ CONFIGS: dict[str, list[str]] = {
 }
 
 
+def configs_of(before: str) -> dict[str, list[str]]:
+    """The daphnec configurations of a run; with `--before`, also that installation's plain and 2-thread runs
+    (interleaved with this one's, so that both see the same machine)."""
+    extra = {"before plain": CONFIGS["plain"], "before vec 2T": CONFIGS["vec 2T"]} if before else {}
+    return {**CONFIGS, **extra}
+
+
 @dataclass
 class Workload:
     """A script, its inputs (arrays written as `<name>.dbdf`, passed as `name="path"`), scalar arguments, extra
@@ -247,9 +254,10 @@ def measured(cmd: list[str]) -> tuple[int, str, str, float, float]:
     return res.returncode, res.stdout, head, float(wall), float(rss_kb) / 1024
 
 
-def run_daphnec(flags: list[str], script: Path, args: dict[str, object]) -> dict[str, object]:
-    """One process: compute seconds (`t=` line), wall seconds, peak RSS (MiB) and the `--timing` JSON."""
-    cmd = [sys.executable, "-m", "daphnec.tools.daphnec", "--timing", *flags, str(script)]
+def run_daphnec(flags: list[str], script: Path, args: dict[str, object], python: str = "") -> dict[str, object]:
+    """One process (of `python`'s installation, default this one): compute seconds (`t=` line), wall seconds, peak
+    RSS (MiB) and the `--timing` JSON."""
+    cmd = [python or sys.executable, "-m", "daphnec.tools.daphnec", "--timing", *flags, str(script)]
     cmd += [f"{k}={v}" for k, v in args.items()]
     code, stdout, stderr, wall, rss = measured(cmd)
     if code != 0:
@@ -267,14 +275,17 @@ def rel_error(got: np.ndarray, want: np.ndarray) -> float:
     return float(np.max(np.abs(got - want))) / scale
 
 
-def bench_workload(name: str, wl: Workload, scale: float, repeat: int, folder: Path) -> dict[str, object]:
+def bench_workload(
+    name: str, wl: Workload, scale: float, repeat: int, folder: Path, before: str = ""
+) -> dict[str, object]:
     from daphnec.runtime.kernels.io import read_matrix
 
     rng = np.random.default_rng(abs(hash(name)) % (1 << 32))
     paths, arrays = write_inputs(wl.make(rng, scale), folder)
     out = folder / f"{name}.out.dbdf"
     args = {**paths, **wl.args, "out": f'"{out}"'}
-    res: dict[str, object] = {"numpy": [], **{c: [] for c in CONFIGS}}
+    configs = configs_of(before)
+    res: dict[str, object] = {"numpy": [], **{c: [] for c in configs}}
     want = wl.numpy(**arrays, **wl.args)  # warm-up (BLAS threads); every config runs once untimed as well
     failed: dict[str, str] = {}
     for round_ in range(repeat + 1):
@@ -282,11 +293,12 @@ def bench_workload(name: str, wl: Workload, scale: float, repeat: int, folder: P
             t0 = time.perf_counter()
             want = wl.numpy(**arrays, **wl.args)
             res["numpy"].append(time.perf_counter() - t0)
-        for cfg, flags in CONFIGS.items():
+        for cfg, flags in configs.items():
             if cfg in failed:
                 continue
             try:
-                run = run_daphnec(wl.flags + flags, ALGOS / wl.script, args)
+                python = before if cfg.startswith("before") else ""
+                run = run_daphnec(wl.flags + flags, ALGOS / wl.script, args, python)
             except RuntimeError as e:
                 failed[cfg] = str(e).splitlines()[-1].replace(f"{ROOT}/", "")
                 res[cfg] = [{"failed": failed[cfg]}]
@@ -301,7 +313,7 @@ def summarise(name: str, res: dict[str, object], rtol: float) -> list[str]:
     np_s = min(res["numpy"])
     lines = []
     plain = min((r.get("compute", np.inf) for r in res["plain"]), default=np.inf)
-    for cfg in CONFIGS:
+    for cfg in (c for c in res if c != "numpy"):
         if "failed" in res[cfg][0]:
             lines.append(f"| {name} | {cfg} | failed: {res[cfg][0]['failed']} | | | | | | | | |")
             continue
@@ -326,6 +338,7 @@ def main() -> None:
     ap.add_argument("--only", default="", help="comma-separated workload names")
     ap.add_argument("--keep", default="", help="folder for the data (kept); default: a temporary folder")
     ap.add_argument("--json", default="", help="also write the raw measurements to this file")
+    ap.add_argument("--before", default="", help="another installation's python: its plain and 2-thread runs too")
     a = ap.parse_args()
     names = [n for n in (a.only.split(",") if a.only else WORKLOADS) if n]
     folder = Path(a.keep or tempfile.mkdtemp(prefix="daphnec-algos-"))
@@ -340,7 +353,7 @@ def main() -> None:
     try:
         for name in names:
             wl = WORKLOADS[name]
-            raw[name] = bench_workload(name, wl, a.scale, a.repeat, folder)
+            raw[name] = bench_workload(name, wl, a.scale, a.repeat, folder, a.before)
             print("\n".join(summarise(name, raw[name], wl.rtol)), flush=True)
     finally:
         if not a.keep:

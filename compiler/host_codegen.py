@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func, scf
@@ -29,7 +29,7 @@ from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops import ConstantOp, DaphneOp, MapOp
 from daphnec.dialects.ops_distributed import DistributedPipelineOp
 from daphnec.dialects.ops_paramserv import ParamservOp
-from daphnec.dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
+from daphnec.dialects.ops_pipeline import ORDERED_ATTR, PipelineReturnOp, VectorizedPipelineOp
 from daphnec.dialects.types import MatrixType, vt_name
 from daphnec.runtime.values import as_dense, to_csr
 from daphnec.runtime.vectorized.kernel import NativeKernel, PendingKernel
@@ -42,12 +42,24 @@ def py_function_name(sym: str) -> str:
     return "f_" + _IDENT.sub("_", sym)
 
 
+class _Names(dict):
+    """SSA value -> Python name, also indexed by name (a no-op cast's result shares its operand's name)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.holders: dict[str, list[SSAValue]] = {}
+
+    def __setitem__(self, v: SSAValue, name: str) -> None:
+        super().__setitem__(v, name)
+        self.holders.setdefault(name, []).append(v)
+
+
 @dataclass
 class _Emitter:
     lines: list[str] = field(default_factory=list)
     locs: list[Loc | None] = field(default_factory=list)
     globals: dict[str, object] = field(default_factory=dict)
-    names: dict[SSAValue, str] = field(default_factory=dict)
+    names: _Names = field(default_factory=_Names)
     bound: dict[int, str] = field(default_factory=dict)
     counter: int = 0
     indent: int = 0
@@ -105,8 +117,29 @@ class HostCodegen:
         e.indent -= 1
 
     def _block(self, block: Block) -> None:
-        for op in block.ops:
+        last = _last_uses(block)
+        dies: dict[int, list[SSAValue]] = {}
+        for v, end in last.items():
+            if end is not None:
+                dies.setdefault(end, []).append(v)
+        for i, op in enumerate(block.ops):
             self._op(op)
+            self._drop_dead(dies.get(i, ()), i, last)
+
+    def _drop_dead(self, values: Iterable[SSAValue], i: int, last: dict[SSAValue, int | None]) -> None:
+        """`del` the matrices that no later op of the block reads, so numpy can reuse their memory for the next
+        temporaries (a held 268 MB temporary costs a fresh allocation and its first touch). A name goes only when
+        every value it holds (a no-op cast shares its operand's) is a result of this block read for the last time
+        here: never a parameter, a loop-carried name or a value a terminator passes on."""
+        dead: list[str] = []
+        for v in values:
+            name = self.e.names.get(v)
+            if name is None or not name.isidentifier() or name in dead:
+                continue
+            if all((end := last.get(w)) is not None and end <= i for w in self.e.names.holders[name]):
+                dead.append(name)
+        if dead:
+            self.e.emit(f"del {', '.join(dead)}")
 
     def _op(self, op: Operation) -> None:
         if isinstance(op, ConstantOp):
@@ -193,7 +226,8 @@ class HostCodegen:
         kernel = self.kernels.get(sym) if sym is not None else None
         body = name if kernel is None else f"{e.bind(kernel.bind, 'native_' + kernel.name)}({name})"
         modes = f"{tuple(op.split_modes)!r}, {tuple(op.combine_modes)!r}, {_result_vts(op)!r}"
-        call = f"{e.bind(run_pipeline, 'run_pipeline')}({body}, ({inputs}), {modes})"
+        ordered = ", ordered=True" if ORDERED_ATTR in op.attributes else ""  # fuse-sums: one call, DAPHNE's order
+        call = f"{e.bind(run_pipeline, 'run_pipeline')}({body}, ({inputs}), {modes}{ordered})"
         e.emit(f"{''.join(o + ', ' for o in outs)}= {call}" if outs else call, op)
         self._promised_forms(outs, op)
 
@@ -287,6 +321,32 @@ class HostCodegen:
         e.indent -= 1
         for r, name in zip(op.results, finals):
             e.names[r] = name
+
+
+_TERMINATORS = (scf.YieldOp, scf.ConditionOp, func.ReturnOp, PipelineReturnOp)
+
+
+def _last_uses(block: Block) -> dict[SSAValue, int | None]:
+    """For each matrix result of the block's ops: the position of the last op of the block that reads it (itself
+    or in a nested region), None when a terminator passes it on (it must stay)."""
+    ops = list(block.ops)
+    pos = {op: i for i, op in enumerate(ops)}
+    last: dict[SSAValue, int | None] = {}
+    for i, op in enumerate(ops):
+        for r in op.results:
+            if not isinstance(r.type, MatrixType):
+                continue
+            end: int | None = i
+            for use in r.uses:
+                top = use.operation
+                while top is not None and top.parent is not block:
+                    top = top.parent_op()
+                if top is None or isinstance(top, _TERMINATORS):
+                    end = None
+                    break
+                end = max(end, pos[top])
+            last[r] = end
+    return last
 
 
 def _result_vts(op: VectorizedPipelineOp | DistributedPipelineOp) -> tuple[str | None, ...]:

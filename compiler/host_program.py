@@ -42,10 +42,13 @@ class HostProgram:
         return lambda: self._call(entry)
 
     def _call(self, entry: Callable[[], None]) -> None:
+        from daphnec.runtime.fperr import ignoring  # numpy: imported when a program runs, not with this module
+
         old_limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(old_limit, 20000))
         try:
-            entry()
+            with ignoring():  # one numpy error state for the whole run (runtime/fperr.py)
+                entry()
         except DaphneError:
             raise
         except DaphneRuntimeError as e:  # an error on an MPI worker carries the location of its failing op

@@ -38,13 +38,7 @@ def object_key(pipeline_text: str) -> str:
 
 def compile_llvm_ir(ir_text: str) -> bytes:
     """LLVM IR text -> optimised (O3) object code for the host."""
-    ld = loader()
-    llvm = ld.llvm
-    mod = llvm.parse_assembly(ir_text)
-    mod.verify()
-    pb = llvm.create_pass_builder(ld.tm, llvm.PipelineTuningOptions(speed_level=3))
-    pb.getModulePassManager().run(mod, pb)
-    return ld.tm.emit_object(mod)
+    return loader().compile_ir(ir_text)
 
 
 def compile_module(kernel_module: ModuleOp) -> bytes:

@@ -25,7 +25,7 @@ from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.runtime import printing
 from daphnec.runtime.errors import DaphneRuntimeError
-from daphnec.runtime.kernels import control, datagen, indexing, matmul, meta, misc, reorg, secondorder
+from daphnec.runtime.kernels import control, datagen, indexing, meta, misc, reorg, secondorder
 
 __all__ = ["KERNELS", "evaluate_constant", "is_noop_cast", "kernel_of", "select_kernel"]
 
@@ -66,7 +66,7 @@ KERNELS: dict[type[Operation], Kernel] = {
     # --- reorganisation and linear algebra ---------------------------------------------------------------------------
     ops.TransposeOp: fixed(reorg.transpose, csr=True),
     ops.ReshapeOp: fixed(reorg.reshape, csr=True),
-    ops.MatMulOp: result_typed(matmul.matmul, cast=2, csr=True),
+    ops.MatMulOp: Kernel(select_matrix.select_matmul, csr=True),
     om.ColBindOp: Kernel(select_matrix.select_bind),
     om.RowBindOp: Kernel(select_matrix.select_bind),
     om.ReverseOp: fixed("reorg.reverse"),

@@ -69,8 +69,9 @@ STAGES: tuple[Stage, ...] = (
     ((("columnar", "columnar"), ("infer", "columnar"), ("canonicalize", "columnar"), ("cse", "columnar")), "columnar"),
     ((("select-matrix-repr", "select_matrix_repr"),), "select_matrix_repr"),
     ((), "transfer_data_props"),
-    ((), "phy_op_selection"),
+    ((("fold-transpose", "phy_op_selection"),), "phy_op_selection"),
     ((), "type_adaptation"),
+    ((("fuse-sums", "fuse_sums"),), None),
     ((("vectorize", "vec"), ("canonicalize", "vec"), ("dce", "vec"), ("distribute", "distributed")), "vectorized"),
     ((), "obj_ref_mgnt"),
     ((("lower-pipeline-to-loops", "native"),), "kernels"),
@@ -90,8 +91,12 @@ def options_from_config(config: object) -> frozenset[str]:
         opts.add("vec")
         if native_enabled():
             opts.add("native")
+    elif native_enabled():
+        opts |= {"fuse_sums", "native"}  # plain path: ordered sums of element-wise chains, bit-identical
     if getattr(config, "use_distributed", False):
         opts.add("distributed")  # every vectorized pipeline becomes a daphne.distributedPipeline
+    if getattr(config, "use_phy_op_selection", True):
+        opts.add("phy_op_selection")  # `--no-phy-op-selection` keeps matMul's operands as written
     if getattr(config, "select_matrix_repr", False):
         opts.add("select_matrix_repr")
     if getattr(config, "use_columnar", False):

@@ -6,22 +6,35 @@ Ops with one kernel each are named in the kernel table; the families here pick a
 
 from __future__ import annotations
 
+import functools
+
 from xdsl.ir import Operation
 
-from daphnec.compiler.kernel_spec import KernelSpec, known_vt, value_cast
+from daphnec.compiler.kernel_spec import KernelSpec, known_vt, result_typed, value_cast
 from daphnec.compiler.select_frame import select_frame_bind
 from daphnec.dialects import ops_matrix as om
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.types import FrameType, is_matrix
 from daphnec.runtime.errors import DaphneRuntimeError
-from daphnec.runtime.kernels import agg, cum_agg, ew_binary, outer, reorg
+from daphnec.runtime.kernels import agg, cum_agg, ew_binary, matmul, outer, reorg
 
 
 def _need_matrices(op: Operation) -> None:
     for v in op.operands:
         if not is_matrix(v.type):
             raise CompileError(f"{op.name}: the arguments must be matrices, got {v.type}", loc_of(op))
+
+
+_MATMUL = result_typed(matmul.matmul, cast=2, csr=True)
+
+
+def select_matmul(op: Operation) -> KernelSpec:
+    """`matmul` in the result's value type (both operands cast to it), told the operands that `fold-transpose`
+    marked as transposed (`transa`/`transb`)."""
+    spec = _MATMUL.select(op)
+    flags = {name: True for name in ("transa", "transb") if op.properties.get(name) is not None}
+    return KernelSpec(functools.partial(spec.fn, **flags), spec.arg_casts, spec.name) if flags else spec
 
 
 def select_outer(op: om.OuterBinaryOp) -> KernelSpec:

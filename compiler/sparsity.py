@@ -96,9 +96,8 @@ def _rand(op: ops.RandMatrixOp) -> float:
 def _matmul(op: ops.MatMulOp, sp: Lookup) -> float:
     """DAPHNE's unbiased estimate 1 - (1 - ab)^k, k the inner dimension."""
     a, b = sp(op.lhs), sp(op.rhs)
-    k = op.lhs.type.shape[1] if isinstance(op.lhs.type, MatrixType) else -1
-    if k < 0 and isinstance(op.rhs.type, MatrixType):
-        k = op.rhs.type.shape[0]
+    (_, k), (kb, _) = op.operand_shapes()
+    k = k if k >= 0 else kb
     if a == UNKNOWN or b == UNKNOWN or k < 0:
         return UNKNOWN
     return 1.0 - (1.0 - a * b) ** k

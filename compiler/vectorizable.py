@@ -2,6 +2,11 @@
 
 For a vectorizable op, `splits(op)` gives each operand's split (ROWS: the op consumes it row block by row block;
 NONE: it needs the whole value) and `combines(op)` each result's combine (how per-block results form the whole).
+
+Unlike DAPHNE, `matMul` never joins a pipeline: BLAS multiplies the whole operands faster on its own threads than
+per row block inside the pipeline's tasks (which also oversubscribe the cores), a transposed operand
+(`fold-transpose`) is not split by rows at all, and `t(X) @ X` as one syrk call stays exactly symmetric. The
+element-wise ops around a product still fuse, on either side of it.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ def is_vectorizable(op: Operation) -> bool:
     (DAPHNE's `isMatrixComputation`), whose types are fully inferred."""
     if not any(is_matrix(v.type) for v in (*op.operands, *op.results)):
         return False
-    if isinstance(op, (ops.EwBinaryOp, ops.EwUnaryOp, ops.TransposeOp, ops.MatMulOp)):
+    if isinstance(op, (ops.EwBinaryOp, ops.EwUnaryOp, ops.TransposeOp)):
         return True
     if isinstance(op, ops.AggOp):
         return op.AXIS == "row" or op.KIND in _FULL_AGG_COMBINE
@@ -34,8 +39,6 @@ def is_vectorizable(op: Operation) -> bool:
 
 
 def splits(op: Operation) -> list[int]:
-    if isinstance(op, ops.MatMulOp):
-        return [Split.ROWS, Split.NONE]
     if isinstance(op, ops.ExtractColOp):
         return [Split.ROWS, Split.NONE]
     return _matrix_split(op)

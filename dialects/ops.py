@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, UnitAttr
 from xdsl.interfaces import HasFolderInterface
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
@@ -1032,25 +1032,34 @@ class TransposeOp(UnaryDaphneOp):
 
 @irdl_op_definition
 class MatMulOp(BinaryDaphneOp):
-    """`X @ Y`; the value type is the most general of both."""
+    """`X @ Y`; the value type is the most general of both. `transa`/`transb` (set by `fold-transpose`, DAPHNE's
+    MatMulOp operands of these names in src/ir/daphneir/DaphneOps.td) multiply by an operand's transpose."""
 
     name = "daphne.matMul"
     lhs = operand_def(MATRIX_OR_FRAME)
     rhs = operand_def(MATRIX_OR_FRAME)
+    transa = opt_prop_def(UnitAttr)
+    transb = opt_prop_def(UnitAttr)
     DT_RULE: ClassVar = "mat"
 
+    def operand_shapes(self) -> tuple[Shape, Shape]:
+        """The shapes of the two factors as multiplied (an operand's transposed when its flag is set)."""
+        (ar, ac), (br, bc) = shape_of(self.lhs.type), shape_of(self.rhs.type)
+        return ((ac, ar) if self.transa else (ar, ac)), ((bc, br) if self.transb else (br, bc))
+
     @staticmethod
-    def _mm(op: DaphneOp) -> Shape:
-        return (shape_of(op.operands[0].type)[0], shape_of(op.operands[1].type)[1])
+    def _mm(op: MatMulOp) -> Shape:
+        (ar, _), (_, bc) = op.operand_shapes()
+        return (ar, bc)
 
     SHAPE: ClassVar = staticmethod(_mm)
 
     def verify_(self) -> None:
-        lt, rt = self.lhs.type, self.rhs.type
-        if is_matrix(lt) and is_matrix(rt) and lt.shape[1] >= 0 and rt.shape[0] >= 0 and lt.shape[1] != rt.shape[0]:
-            raise VerifyException(
-                f"daphne.matMul: shape mismatch: lhs {lt.shape[0]}x{lt.shape[1]}, rhs {rt.shape[0]}x{rt.shape[1]}"
-            )
+        if not (is_matrix(self.lhs.type) and is_matrix(self.rhs.type)):
+            return
+        (ar, ac), (br, bc) = self.operand_shapes()
+        if ac >= 0 and br >= 0 and ac != br:
+            raise VerifyException(f"daphne.matMul: shape mismatch: lhs {ar}x{ac}, rhs {br}x{bc}")
 
 
 @irdl_op_definition

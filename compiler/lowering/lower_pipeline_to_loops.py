@@ -20,7 +20,8 @@ Loops: `scf.for %r` over the rows, an inner `scf.for %c` per group of results wi
 when that count is 1), one `scf.for` per row aggregation, and a loop over stored cells for CSR values. When no
 op needs (row, column) coordinates the kernel is a single loop over n * C cells. Full sums of f64 carry
 `fastmath<reassoc, nsz>` so LLVM vectorises them (the result then differs from the sequential fold in the last
-bits, within 1e-12 relative for data without cancellation); every other reduction is the exact sequential fold.
+bits, within 1e-12 relative for data without cancellation), except in an ordered pipeline (`fuse-sums`); every
+other reduction is the exact sequential fold.
 
 A pipeline with opaque ops (numpy math, matMul: see `kernel_plan`) gets one kernel per stage, `@vp_<hash>_s<k>`,
 which also reads the results of the opaque ops run before it (`memref<?xT>`, n x C) and writes the dense operands
@@ -52,7 +53,7 @@ from daphnec.compiler.lowering import elementwise as ew
 from daphnec.compiler.lowering.kernel_plan import KernelPlan, Kind, Stage, Unsupported, annotate, stage_params, try_plan
 from daphnec.compiler.lowering.sparse_aggregations import SparseAggregations
 from daphnec.dialects import ops
-from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
+from daphnec.dialects.ops_pipeline import ORDERED_ATTR, VectorizedPipelineOp
 from daphnec.dialects.types import vt_name
 from daphnec.runtime.kernels import ew_binary
 
@@ -271,7 +272,7 @@ class _KernelGen(SparseAggregations):
         return ew.cast(self.b, self.elem(arg, pos), self.kinds[arg].vt, o.vt)  # type: ignore[attr-defined]
 
     def _full_step(self, v: SSAValue, o: object, acc: SSAValue, pos: Pos) -> SSAValue:
-        reassoc = o.vt == "f64"  # type: ignore[attr-defined]
+        reassoc = o.vt == "f64" and ORDERED_ATTR not in self.op.attributes  # type: ignore[attr-defined]
         return ew.fold(self.b, o.agg, o.vt, acc, self._agg_elem(v, o, pos), reassoc)  # type: ignore[attr-defined]
 
     def _col_step(self, v: SSAValue, o: object, ref: SSAValue, pos: Pos, r: SSAValue | None) -> None:

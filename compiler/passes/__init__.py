@@ -23,6 +23,18 @@ def _dce() -> type[ModulePass]:
     return DcePass
 
 
+def _fold_transpose() -> type[ModulePass]:
+    from daphnec.compiler.passes.fold_transpose import FoldTransposePass
+
+    return FoldTransposePass
+
+
+def _fuse_sums() -> type[ModulePass]:
+    from daphnec.compiler.passes.fuse_sums import FuseSumsPass
+
+    return FuseSumsPass
+
+
 def _infer() -> type[ModulePass]:
     from daphnec.compiler.passes.infer import InferPass
 
@@ -82,6 +94,8 @@ PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
     "cse": _cse,
     "dce": _dce,
     "infer": _infer,
+    "fold-transpose": _fold_transpose,
+    "fuse-sums": _fuse_sums,
     "specialize": _specialize,
     "sql": _sql,
     "columnar": _columnar,

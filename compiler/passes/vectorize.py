@@ -187,6 +187,16 @@ def _build(info: _Block, members: set[Operation]) -> VectorizedPipelineOp:
     return pipe
 
 
+def is_legal_fusion(block: Block, members: set[Operation]) -> bool:
+    """Whether `members` (ops of `block`) may become one pipeline (convex, effect-safe, row-wise inside)."""
+    return _Block(block).classify(members)[1]
+
+
+def fuse_ops(block: Block, members: set[Operation]) -> VectorizedPipelineOp:
+    """One pipeline of a legal set of ops (`is_legal_fusion`), for passes that choose their own sets."""
+    return _build(_Block(block), members)
+
+
 def _reinfer_rows(body: Block) -> None:
     """Row counts inside a pipeline are unknown (-1): re-infer the body's types, but keep every matrix's
     representation and sparsity estimate (a CSR value stays CSR inside the pipeline)."""

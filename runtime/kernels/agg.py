@@ -21,6 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.fperr import quiet
 from daphnec.runtime.kernels import native_folds
 from daphnec.runtime.values import FLOAT_VTS, NEG_NAN, as_dense, cast_matrix, dtype_of, has_implicit_zeros, is_csr
 
@@ -149,7 +150,7 @@ def _minmax_object(is_min: bool, A: np.ndarray, axis: int | None):
 
 def _count_div(x, n: int, dt: np.dtype):
     """`x / n` in the float type `dt` (n is size_t converted to dt); 0/0 gives -nan like x86."""
-    with np.errstate(all="ignore"):
+    with quiet():
         r = np.divide(x, dt.type(n), dtype=dt)
     if n == 0:
         r = np.where(np.isnan(r), dt.type(NEG_NAN), r) if isinstance(r, np.ndarray) else dt.type(NEG_NAN)
@@ -179,7 +180,7 @@ def _stat(op: str, A: np.ndarray, axis: int | None):
         var = _count_div(acc, n, dt)
     if op == "var":
         return var
-    with np.errstate(all="ignore"):
+    with quiet():
         return np.sqrt(var)
 
 
@@ -314,7 +315,7 @@ def full_kernel(op: str, vt_in: str, vt_out: str | None = None) -> Callable[[np.
 
     def kernel(X: np.ndarray):
         A = cast_matrix(X, out)
-        with np.errstate(all="ignore"):
+        with quiet():
             return _to_py(_aggregate(op, A, None), out)
 
     kernel.__name__ = f"{op}All_{vt_in}_{out}"
@@ -327,7 +328,7 @@ def row_kernel(op: str, vt_in: str, vt_out: str | None = None) -> Callable[[np.n
 
     def kernel(X: np.ndarray) -> np.ndarray:
         A = cast_matrix(X, out)
-        with np.errstate(all="ignore"):
+        with quiet():
             r = _aggregate(op, A, 1)
         return np.ascontiguousarray(np.asarray(r, dtype=A.dtype).reshape(A.shape[0], 1))
 
@@ -341,7 +342,7 @@ def col_kernel(op: str, vt_in: str, vt_out: str | None = None) -> Callable[[np.n
 
     def kernel(X: np.ndarray) -> np.ndarray:
         A = cast_matrix(X, out)
-        with np.errstate(all="ignore"):
+        with quiet():
             r = _aggregate(op, A, 0)
         return np.ascontiguousarray(np.asarray(r, dtype=A.dtype).reshape(1, A.shape[1]))
 

@@ -23,6 +23,7 @@ from collections.abc import Callable
 import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.fperr import quiet
 from daphnec.runtime.values import (
     FLOAT_VTS,
     INT_RANGES,
@@ -132,7 +133,7 @@ def _fpow(a: float, b: float) -> float:
     try:
         return math.pow(a, b)
     except (ValueError, OverflowError, ZeroDivisionError):
-        with np.errstate(all="ignore"):
+        with quiet():
             return float(np.power(np.float64(a), np.float64(b)))
 
 
@@ -426,7 +427,7 @@ def _build_matrix(op: str, vt: str, res_vt: str) -> Callable:
             check_shapes(name, lhs, rhs)
         a = (lhs if lhs.dtype == dt else cast_matrix(lhs, vt)) if lm else to_scalar(lhs)
         b = (rhs if rhs.dtype == dt else cast_matrix(rhs, vt)) if rm else to_scalar(rhs)
-        with np.errstate(all="ignore"):
+        with quiet():
             res = core(a, b)
         if res.dtype != res_dt:
             res = cast_matrix(res, res_vt)
@@ -436,7 +437,7 @@ def _build_matrix(op: str, vt: str, res_vt: str) -> Callable:
         check_shapes(name, lhs, rhs)
         a = cast_matrix(lhs, vt) if _is_matrix(lhs) else to_scalar(lhs)
         b = cast_matrix(rhs, vt) if _is_matrix(rhs) else to_scalar(rhs)
-        with np.errstate(all="ignore"):
+        with quiet():
             res = _csr_binary(core, a, b)
         return cast_matrix(res, res_vt) if res.dtype != res_dt else res
 

@@ -22,6 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.fperr import quiet
 from daphnec.runtime.printing import format_scalar
 from daphnec.runtime.values import (
     FLOAT_VTS,
@@ -144,7 +145,7 @@ def _libm(fn: Callable[[float], float], np_fn: Callable) -> Callable[[float], fl
         try:
             return fn(x)
         except (ValueError, OverflowError):
-            with np.errstate(all="ignore"):
+            with quiet():
                 r = float(np_fn(np.float64(x)))
             return NEG_NAN if r != r and x == x else r
 
@@ -333,7 +334,7 @@ def _build_matrix(op: str, vt_in: str, vt_out: str) -> Callable:
 
     def kernel(X):
         A = cast_matrix(X, calc_vt)
-        with np.errstate(all="ignore"):
+        with quiet():
             res = _csr_unary(core, A) if is_csr(A) else core(A)
         return res if res.dtype == dtype_of(vt_out) else cast_matrix(res, vt_out)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.fperr import quiet
 from daphnec.runtime.values import cast_matrix, is_csr, vt_of
 
 
@@ -30,7 +31,7 @@ def matmul(A: np.ndarray, B: np.ndarray, vt: str, transa: bool = False, transb: 
     a, b = cast_matrix(A, vt), cast_matrix(B, vt)
     if is_csr(a) or is_csr(b):
         return _csr_matmul(a, b)
-    with np.errstate(all="ignore"):
+    with quiet():
         res = np.matmul(a, b)
     return np.ascontiguousarray(res)
 
@@ -40,7 +41,7 @@ def _csr_matmul(a, b):
     (scipy's sparse kernels accumulate each dot product sequentially in that type; integers wrap, bool is OR of
     ANDs). Integer and bool results equal the dense product exactly; float sums may round differently from BLAS."""
     dt = a.dtype
-    with np.errstate(all="ignore"):
+    with quiet():
         res = a @ b
     if is_csr(res):
         res.sum_duplicates()

@@ -10,7 +10,7 @@ which vectorises across columns) and the results are bit-identical to the C++ lo
 
 The module (four functions: row and column folds for f64 and f32) is compiled by llvmlite the first time an
 aggregation is large enough to gain (`applies`); smaller inputs keep numpy's `cumsum`, which gives the same
-bits. The runtime never imports the compiler, so this module holds its own tiny MCJIT engine.
+bits. The code lives in the runtime's one llvmlite engine (`runtime.vectorized.loader`), next to the JIT's kernels.
 """
 
 from __future__ import annotations
@@ -93,30 +93,18 @@ _SIG = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, c
 _LLVM_TYPES = {np.dtype(np.float64): "double", np.dtype(np.float32): "float"}
 _lock = threading.Lock()
 _functions: dict[tuple[str, str], object] | None = None
-_engine: object | None = None  # kept alive: the functions live in its memory
 
 
 def _compile() -> dict[tuple[str, str], object]:
-    """Build the module once per process (a few milliseconds at O3; llvmlite is imported only here)."""
-    global _engine
-    import llvmlite.binding as llvm
+    """Build the module once per process (a few milliseconds at O3) into the runtime's one llvmlite engine
+    (`runtime.vectorized.loader`, which the JIT's kernels share; llvmlite is imported only then)."""
+    from daphnec.runtime.vectorized.loader import loader
 
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    tm = llvm.Target.from_default_triple().create_target_machine(
-        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=3
-    )
-    mod = llvm.parse_assembly("".join(_TEMPLATE.format(t=t) for t in _LLVM_TYPES.values()))
-    mod.verify()
-    pb = llvm.create_pass_builder(tm, llvm.PipelineTuningOptions(speed_level=3))
-    pb.getModulePassManager().run(mod, pb)
-    _engine = llvm.create_mcjit_compiler(mod, tm)
-    _engine.finalize_object()
-    return {
-        (kind, t): _SIG(_engine.get_function_address(f"{kind}_{t}"))
-        for kind in ("rows", "cols")
-        for t in _LLVM_TYPES.values()
-    }
+    ld = loader()
+    obj = ld.compile_ir("".join(_TEMPLATE.format(t=t) for t in _LLVM_TYPES.values()))
+    names = [f"{kind}_{t}" for kind in ("rows", "cols") for t in _LLVM_TYPES.values()]
+    addresses = ld.load("daphnec.native_folds", obj, names)
+    return {tuple(name.split("_", 1)): _SIG(addresses[name]) for name in names}  # type: ignore[misc]
 
 
 def _function(kind: str, dt: np.dtype):

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from daphnec.runtime.fperr import ignore_in_this_thread
 from daphnec.runtime.scheduling.partitioning import task_runs
 from daphnec.runtime.scheduling.queues import TaskQueue, home_queue, num_queues
 from daphnec.runtime.scheduling.topology import Cpu, worker_cpus
@@ -123,6 +124,7 @@ class _Pool:
             t.start()
 
     def _loop(self, i: int) -> None:
+        ignore_in_this_thread()  # kernels then skip their own numpy error state (runtime/fperr.py)
         go, done = self._go[i], self._done[i]
         while True:
             go.acquire()  # parked until a pipeline needs this thread

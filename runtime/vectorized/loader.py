@@ -1,8 +1,9 @@
-"""Loading native kernels' object code into the process: one llvmlite MCJIT engine for the host CPU.
+"""Loading native code into the process: the one llvmlite MCJIT engine for the host CPU.
 
 The compiler (`compiler.jit`) emits object code with this loader's target machine and loads it here; a program
-restored from the whole-program cache loads its kernels' object code here too, without the compiler. Object code
-is loaded once per key (loading the same symbols twice would clash).
+restored from the whole-program cache loads its kernels' object code here too, without the compiler, and the
+runtime's own native loops (`runtime.kernels.native_folds`) are compiled and loaded here as well. Object code is
+loaded once per key (loading the same symbols twice would clash).
 
 `DAPHNEC_JIT_LOG=<file>` appends one line per kernel (`compiled`, `loaded`, `fallback` or `error`, the kernel
 name or reason, milliseconds), for tests and benchmarks.
@@ -35,6 +36,15 @@ class Loader:
         self.ee = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self.tm)
         self.lock = threading.Lock()
         self.loaded: dict[str, dict[str, int]] = {}
+
+    def compile_ir(self, ir_text: str) -> bytes:
+        """LLVM IR text -> optimised (O3) object code for the host (the JIT's kernels, the runtime's native
+        folds)."""
+        mod = self.llvm.parse_assembly(ir_text)
+        mod.verify()
+        pb = self.llvm.create_pass_builder(self.tm, self.llvm.PipelineTuningOptions(speed_level=3))
+        pb.getModulePassManager().run(mod, pb)
+        return self.tm.emit_object(mod)
 
     def load(self, key: str, obj: bytes, symbols: list[str]) -> dict[str, int]:
         """Add the object code `key` to the engine (once) and return the addresses of `symbols` in it."""

@@ -125,12 +125,14 @@ def run_pipeline(
     splits: Sequence[int],
     combines: Sequence[int],
     result_vts: Sequence[str | None] | None = None,
+    ordered: bool = False,
 ) -> tuple[object, ...]:
     """Run the body over row blocks of the ROWS inputs (1-row inputs and NONE inputs are passed whole): a Python
     function, or a native kernel's `PipelineBody`.
 
     `result_vts` names the value type of each scalar result (None for matrices): partial sums of integers are
-    wrapped to it once more after combining, as one sum over all rows would be."""
+    wrapped to it once more after combining, as one sum over all rows would be. `ordered` (the plain path's fused
+    sums): one call over all rows on this thread, so sums fold in DAPHNE's sequential order."""
     native = pipeline_body if isinstance(pipeline_body, PipelineBody) else None
     body = native.body if native is not None else pipeline_body
     key = native.key if native is not None else getattr(body, "__code__", None) or type(body)
@@ -138,7 +140,7 @@ def run_pipeline(
     row_bytes = _row_bytes(inputs, splits, n)
     step = max(1, SETTINGS.phy_batch_size // row_bytes)
     whole = [s != Split.ROWS or (_rows(x) == 1 and n != 1) for x, s in zip(inputs, splits)]
-    serial = n * row_bytes < SETTINGS.min_parallel_bytes  # too little work to share between threads
+    serial = ordered or n * row_bytes < SETTINGS.min_parallel_bytes  # too little work to share between threads
 
     # Row blocks of a CSR input share its arrays (scipy's slicing would copy every stored value per block).
     views = [None if w or not is_csr(x) or not x.has_canonical_format else x for x, w in zip(inputs, whole)]  # type: ignore[attr-defined]
@@ -155,11 +157,11 @@ def run_pipeline(
 
     ready = native.prepare(n, *inputs) if native is not None and native.prepare is not None else None
     if ready is not None:
-        batch = max(step, min(SETTINGS.native_batch_bytes // row_bytes, n // (4 * _workers())))
+        batch = n if ordered else max(step, min(SETTINGS.native_batch_bytes // row_bytes, n // (4 * _workers())))
         return _finish(_run_ranges(ready, body, blocks, key, n, batch, serial, combines), result_vts)
 
     # A native body fuses the whole row loop (no intermediates to keep in cache): one call per task, not per batch.
-    per_call = n if native is not None and native.whole_tasks else step
+    per_call = n if ordered or (native is not None and native.whole_tasks) else step
 
     def run_task(start: int, end: int) -> list[tuple[object, ...]]:
         return [body(*blocks(a, min(a + per_call, end))) for a in range(start, end, per_call)]
