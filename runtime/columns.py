@@ -20,19 +20,22 @@ Rows = slice | np.ndarray
 
 
 class DictColumn:
-    """A str column: `dictionary[codes]`, the dictionary holding each distinct string once (in no particular order)."""
+    """A str column: `dictionary[codes]`, the dictionary holding each distinct string once; `ordered`: the
+    dictionary is in ascending order, so codes compare like the strings (as C++ `std::string`'s byte-wise `<`)."""
 
-    __slots__ = ("_value", "codes", "dictionary")
+    __slots__ = ("_value", "codes", "dictionary", "ordered")
     dtype = np.dtype(object)
 
-    def __init__(self, codes: np.ndarray, dictionary: np.ndarray):
+    def __init__(self, codes: np.ndarray, dictionary: np.ndarray, ordered: bool = False):
         self.codes = codes
         self.dictionary = dictionary
+        self.ordered = ordered
         self._value: np.ndarray | None = None
 
     @classmethod
     def from_arrow(cls, arr) -> DictColumn:  # noqa: ANN001 - a pyarrow (chunked) string array
-        """Encode a pyarrow string array (one hash pass in Arrow; codes as narrow as the dictionary allows)."""
+        """Encode a pyarrow string array: one hash pass in Arrow, then a small dictionary sorted (a large one is
+        sorted by the grouping that needs it, restricted to the strings present); codes as narrow as possible."""
         import pyarrow as pa
 
         if isinstance(arr, pa.ChunkedArray):
@@ -40,7 +43,13 @@ class DictColumn:
         enc = arr.dictionary_encode()
         dictionary = enc.dictionary.to_numpy(zero_copy_only=False).astype(object)
         codes = enc.indices.to_numpy(zero_copy_only=False)
-        return cls(codes.astype(_code_dtype(len(dictionary)), copy=False), dictionary)
+        n = len(dictionary)
+        if n > _ORDER_LIMIT:
+            return cls(codes.astype(_code_dtype(n), copy=False), dictionary)
+        order = np.argsort(dictionary, kind="stable")
+        rank = np.empty(n, dtype=_code_dtype(n))
+        rank[order] = np.arange(n)
+        return cls(rank[codes], dictionary[order], ordered=True)
 
     @classmethod
     def encode(cls, values: np.ndarray) -> DictColumn:
@@ -59,11 +68,16 @@ class DictColumn:
         return self._value
 
     def take(self, rows: Rows) -> DictColumn:
-        return DictColumn(self.codes[rows], self.dictionary)
+        return DictColumn(self.codes[rows], self.dictionary, self.ordered)
+
+    def keys(self) -> tuple[np.ndarray, np.ndarray]:
+        """(codes, uniques) with codes in ascending string order, not necessarily dense (`uniques[codes]` gives
+        the values back): grouping keys without hashing, and with an ordered dictionary without a pass."""
+        return (self.codes, self.dictionary) if self.ordered else self.dense()
 
     def dense(self) -> tuple[np.ndarray, np.ndarray]:
-        """(codes, uniques) of the strings present, codes in ascending string order (`uniques[codes]` gives the
-        values back): the key encoding of grouping (runtime/kernels/relational.dense_codes) without hashing."""
+        """(codes, uniques) of the strings present, codes dense and in ascending string order (`uniques[codes]`
+        gives the values back): runtime/kernels/relational.dense_codes without hashing."""
         present = np.flatnonzero(np.bincount(self.codes, minlength=len(self.dictionary)))
         values = self.dictionary[present]
         order = np.argsort(values, kind="stable")
@@ -97,6 +111,10 @@ class GatherColumn:
 
 LazyColumn = DictColumn | GatherColumn
 Column = np.ndarray | DictColumn | GatherColumn
+
+
+_ORDER_LIMIT = 1 << 16
+"""Dictionaries up to this size are sorted when encoded (a sort of Python strings; larger ones cost seconds)."""
 
 
 def _code_dtype(n: int) -> np.dtype:

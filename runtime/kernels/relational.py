@@ -83,8 +83,8 @@ def group_codes(cols: Sequence[Column], n: int) -> tuple[np.ndarray, int, list[n
     groups and, per key column, the key of every group."""
     if not cols:
         return np.zeros(n, dtype=np.int64), (1 if n else 0), []
-    encoded = [dense_codes(c) for c in cols]
-    key = encoded[0][0]
+    encoded = [c.keys() if isinstance(c, DictColumn) else dense_codes(c) for c in cols]
+    key = encoded[0][0].astype(np.int64, copy=False)
     cards = [len(u) for _, u in encoded]
     combined = 1
     for card in cards:

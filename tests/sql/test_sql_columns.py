@@ -72,3 +72,19 @@ def test_read_frame_encodes_strings_once(tmp_path) -> None:  # noqa: ANN001 - py
     F = io.read_frame(str(tmp_path / "f.csv"), schema=("si64", "str"))
     assert isinstance(F.raw_columns[1], DictColumn) and F.header() == "Frame(3x2, [k:int64_t, s:std::string])"
     assert F.columns[1].tolist() == ["b", "a", "b"]
+
+
+@SETTINGS
+@given(a=words, data=st.data())
+def test_group_codes_of_ordered_and_unordered_dictionaries(a: list[str], data: st.DataObject) -> None:
+    """Grouping by an ordered dictionary's codes (no pass over the rows) or an unordered one's (compacted and
+    sorted) numbers the groups as grouping the strings does."""
+    b = data.draw(st.lists(st.sampled_from(["q", "p", "pp"]), min_size=len(a), max_size=len(a)))
+    ordered = DictColumn.encode(_strs(a))
+    dictionary = _strs(sorted(set(b), reverse=True))
+    unordered = DictColumn(np.array([dictionary.tolist().index(x) for x in b], dtype=np.uint8), dictionary)
+    assert ordered.ordered and not unordered.ordered
+    gid, ng, keys = relational.group_codes([ordered, unordered], len(a))
+    ref_gid, ref_ng, ref_keys = relational.group_codes([_strs(a), _strs(b)], len(a))
+    assert gid.tolist() == ref_gid.tolist() and ng == ref_ng
+    assert [k.tolist() for k in keys] == [k.tolist() for k in ref_keys]
