@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from daphnec.dialects.frame_labels import is_star, star_positions, with_prefix
+from daphnec.runtime.columns import Column, DictColumn
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.frame import Frame, default_label
 from daphnec.runtime.kernels import relational
@@ -233,9 +234,11 @@ def bind(lhs: object, rhs: object, kind: str) -> Frame:
 # --- joins ---------------------------------------------------------------------------------------------------------
 
 
-def _key(F: Frame, label: str, who: str, side: str) -> np.ndarray:
+def _key(F: Frame, label: str, who: str, side: str, encoded: bool = False) -> Column:
+    """The key column `label`; with `encoded`, a dictionary-encoded str column as it is (runtime/columns.py)."""
     try:
-        return F.column_at(F.column_index(label))
+        i = F.column_index(label)
+        return F.raw_columns[i] if encoded and isinstance(F.raw_columns[i], DictColumn) else F.column_at(i)
     except DaphneRuntimeError as e:
         raise DaphneRuntimeError(
             f"{who}: the {side} frame has no column labeled '{label}' (labels: {', '.join(F.labels)})"
@@ -258,7 +261,8 @@ def inner_join(lhs: Frame, rhs: Frame, lhs_on: str, rhs_on: str, num_row_res: in
 
     `num_row_res` is DAPHNE's optional size hint for the result (-1 = unknown); it does not change the result.
     """
-    li, ri = match_pairs(_key(lhs, lhs_on, "innerJoin", "left"), _key(rhs, rhs_on, "innerJoin", "right"), "innerJoin")
+    lk, rk = _key(lhs, lhs_on, "innerJoin", "left", True), _key(rhs, rhs_on, "innerJoin", "right", True)
+    li, ri = relational.equi_pairs(lk, rk, "innerJoin")
     return relational.joined(lhs, li, rhs, ri, "innerJoin")
 
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from daphnec.runtime.columns import Column, DictColumn
+from daphnec.runtime.columns import Column, DictColumn, materialize
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.frame import Frame
 from daphnec.runtime.values import vt_of
@@ -229,6 +229,22 @@ def get_col_idx(F: Frame, label: str) -> int:
 # --- joins ---------------------------------------------------------------------------------------------------------
 
 
+def shared_codes(lk: Column, rk: Column) -> tuple[np.ndarray, np.ndarray]:
+    """Two dictionary-encoded str key columns as integer codes of one dictionary (the left one's; right strings
+    it lacks get codes past it), so that equal strings have equal codes; other columns as arrays."""
+    if not (isinstance(lk, DictColumn) and isinstance(rk, DictColumn)):
+        return materialize(lk), materialize(rk)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    left = pa.array(lk.dictionary, type=pa.string())
+    pos = pc.index_in(pa.array(rk.dictionary, type=pa.string()), value_set=left)
+    right = pos.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    missing = right < 0
+    right[missing] = len(left) + np.arange(np.count_nonzero(missing))
+    return lk.codes.astype(np.int64), right[rk.codes]
+
+
 def comparable_keys(lk: np.ndarray, rk: np.ndarray, who: str) -> tuple[np.ndarray, np.ndarray]:
     """Two key columns in one representation: numbers of different types compare by value."""
     if (lk.dtype == object) != (rk.dtype == object):
@@ -239,10 +255,11 @@ def comparable_keys(lk: np.ndarray, rk: np.ndarray, who: str) -> tuple[np.ndarra
     return lk, rk
 
 
-def equi_pairs(lkeys: np.ndarray, rkeys: np.ndarray, who: str = "innerJoin") -> tuple[np.ndarray, np.ndarray]:
+def equi_pairs(lkeys: Column, rkeys: Column, who: str = "innerJoin") -> tuple[np.ndarray, np.ndarray]:
     """All (i, j) with lkeys[i] == rkeys[j], ordered by i then j (InnerJoin.h's order); unique right keys take
-    a hash lookup (a direct-address table for small integer ranges), duplicates a sort of the right side."""
-    lk, rk = comparable_keys(lkeys, rkeys, who)
+    a hash lookup (a direct-address table for small integer ranges), duplicates a sort of the right side.
+    Dictionary-encoded str keys join by their codes."""
+    lk, rk = comparable_keys(*shared_codes(lkeys, rkeys), who)
     lk, rk = canonical_keys(lk), canonical_keys(rk)
     hit = _unique_lookup(lk, rk)
     if hit is not None:

@@ -88,3 +88,15 @@ def test_group_codes_of_ordered_and_unordered_dictionaries(a: list[str], data: s
     ref_gid, ref_ng, ref_keys = relational.group_codes([_strs(a), _strs(b)], len(a))
     assert gid.tolist() == ref_gid.tolist() and ng == ref_ng
     assert [k.tolist() for k in keys] == [k.tolist() for k in ref_keys]
+
+
+@SETTINGS
+@given(a=words, b=words)
+def test_joins_on_encoded_strings(a: list[str], b: list[str]) -> None:
+    """Two dictionaries (each with strings the other lacks) join by codes exactly as the strings join."""
+    li, ri = relational.equi_pairs(DictColumn.encode(_strs(a)), DictColumn.encode(_strs(b)))
+    ref_li, ref_ri = relational.equi_pairs(_strs(a), _strs(b))
+    assert li.tolist() == ref_li.tolist() and ri.tolist() == ref_ri.tolist()
+    lhs = Frame([DictColumn.encode(_strs(a))], ["k"])
+    rhs = Frame([_strs(b)], ["k2"])  # one side encoded: joined as strings
+    assert frame_ops.inner_join(lhs, rhs, "k", "k2").columns[1].tolist() == [b[j] for j in ref_ri]
