@@ -32,6 +32,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from daphnec.runtime.columns import DictColumn
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.memory import check_alloc
 from daphnec.runtime.values import dtype_of, object_matrix, parse_int, to_f32
@@ -212,15 +213,22 @@ def _exact_column_array(values: list, vt: str) -> np.ndarray:
 # --- reading: public entry points ----------------------------------------------------------------------------------
 
 
-def read_columns(path: str, vts: Sequence[str], nrows: int, who: str) -> list[np.ndarray]:
-    """The first `nrows` rows of a CSV file as one 1-D array per column, typed by `vts`."""
+def read_columns(
+    path: str, vts: Sequence[str], nrows: int, who: str, encode_str: bool = False
+) -> list[np.ndarray | DictColumn]:
+    """The first `nrows` rows of a CSV file as one 1-D array per column, typed by `vts`; with `encode_str`, str
+    columns dictionary-encoded (runtime/columns.py: a frame's strings are hashed once, when read)."""
     if nrows == 0 or not vts:
         return [_exact_column_array([], vt) for vt in vts]
     table = _arrow_table(path, vts, nrows)
     if table is not None:
-        return [_cast_column(table.column(j).to_numpy(), vt) for j, vt in enumerate(vts)]
-    exact = _exact_columns(path, vts, nrows, who)
-    return [_exact_column_array(c, vt) for c, vt in zip(exact, vts)]
+        return [
+            DictColumn.from_arrow(table.column(j)) if vt == "str" and encode_str
+            else _cast_column(table.column(j).to_numpy(), vt)
+            for j, vt in enumerate(vts)
+        ]  # fmt: skip
+    exact = [_exact_column_array(c, vt) for c, vt in zip(_exact_columns(path, vts, nrows, who), vts)]
+    return [DictColumn.encode(c) if vt == "str" and encode_str else c for c, vt in zip(exact, vts)]
 
 
 def read_matrix(path: str, rows: int, cols: int, vt: str, who: str = "readMatrix") -> np.ndarray:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from daphnec.dialects.frame_labels import is_star, star_positions, with_prefix
+from daphnec.runtime.columns import Column, DictColumn
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.frame import Frame, default_label
 from daphnec.runtime.kernels import relational
@@ -143,7 +144,7 @@ def frame_to_matrix(F: Frame, vt: str) -> np.ndarray:
     if F.ncol == 0:
         return np.empty((F.nrow, 0), dtype=dtype_of(vt))
     if F.ncol == 1:  # one column (SQL's extractCol + cast): a view, no copy
-        return cast_matrix(F.columns[0].reshape(-1, 1), vt)
+        return cast_matrix(F.column_at(0).reshape(-1, 1), vt)
     cols = [cast_matrix(c.reshape(-1, 1), vt) for c in F.columns]
     return np.ascontiguousarray(np.hstack(cols))
 
@@ -165,7 +166,7 @@ def frame_to_scalar(F: Frame, vt: str) -> object:
     """`as.scalar(F)`: the only value of a 1x1 frame, cast to `vt`."""
     if F.shape != (1, 1):
         raise DaphneRuntimeError(f"as.scalar: the frame must have exactly one element (1x1), but it is {_shape_txt(F)}")
-    v = F.columns[0][0]
+    v = F.column_at(0)[0]
     return cast_scalar(v.item() if isinstance(v, np.generic) else v, vt)
 
 
@@ -203,7 +204,7 @@ def cbind(lhs: Frame, rhs: Frame) -> Frame:
         raise DaphneRuntimeError(
             f"cbind: both input frames must have the same number of rows, got {lhs.nrow} and {rhs.nrow}"
         )
-    return Frame(lhs.columns + rhs.columns, lhs.labels + rhs.labels, who="cbind")
+    return Frame(lhs.raw_columns + rhs.raw_columns, lhs.labels + rhs.labels, who="cbind")
 
 
 def rbind(ups: Frame, lows: Frame) -> Frame:
@@ -233,9 +234,11 @@ def bind(lhs: object, rhs: object, kind: str) -> Frame:
 # --- joins ---------------------------------------------------------------------------------------------------------
 
 
-def _key(F: Frame, label: str, who: str, side: str) -> np.ndarray:
+def _key(F: Frame, label: str, who: str, side: str, encoded: bool = False) -> Column:
+    """The key column `label`; with `encoded`, a dictionary-encoded str column as it is (runtime/columns.py)."""
     try:
-        return F.columns[F.column_index(label)]
+        i = F.column_index(label)
+        return F.raw_columns[i] if encoded and isinstance(F.raw_columns[i], DictColumn) else F.column_at(i)
     except DaphneRuntimeError as e:
         raise DaphneRuntimeError(
             f"{who}: the {side} frame has no column labeled '{label}' (labels: {', '.join(F.labels)})"
@@ -250,8 +253,7 @@ def match_pairs(lkeys: np.ndarray, rkeys: np.ndarray, who: str = "join") -> tupl
 def cartesian(lhs: Frame, rhs: Frame) -> Frame:
     """`cartesian(F, G)`: every row of F combined with every row of G (F's row order outermost)."""
     n, m = lhs.nrow, rhs.nrow
-    cols = [np.repeat(c, m) for c in lhs.columns] + [np.tile(c, n) for c in rhs.columns]
-    return Frame(cols, lhs.labels + rhs.labels, who="cartesian")
+    return relational.joined(lhs, np.repeat(np.arange(n), m), rhs, np.tile(np.arange(m), n), "cartesian")
 
 
 def inner_join(lhs: Frame, rhs: Frame, lhs_on: str, rhs_on: str, num_row_res: int = -1) -> Frame:
@@ -259,9 +261,9 @@ def inner_join(lhs: Frame, rhs: Frame, lhs_on: str, rhs_on: str, num_row_res: in
 
     `num_row_res` is DAPHNE's optional size hint for the result (-1 = unknown); it does not change the result.
     """
-    li, ri = match_pairs(_key(lhs, lhs_on, "innerJoin", "left"), _key(rhs, rhs_on, "innerJoin", "right"), "innerJoin")
-    cols = [c[li] for c in lhs.columns] + [c[ri] for c in rhs.columns]
-    return Frame(cols, lhs.labels + rhs.labels, who="innerJoin")
+    lk, rk = _key(lhs, lhs_on, "innerJoin", "left", True), _key(rhs, rhs_on, "innerJoin", "right", True)
+    li, ri = relational.equi_pairs(lk, rk, "innerJoin")
+    return relational.joined(lhs, li, rhs, ri, "innerJoin")
 
 
 def semi_join(lhs: Frame, rhs: Frame, lhs_on: str, rhs_on: str, num_row_res: int = -1) -> tuple[Frame, np.ndarray]:

@@ -131,7 +131,7 @@ def _read_frame(filename: str, schema: tuple[str, ...], labels: tuple[str, ...] 
     if rows >= 0:
         _check_same(who, filename, "numRows", rows, meta.num_rows)
     _check_readable(who, filename)
-    columns = csv.read_columns(filename, schema, meta.num_rows, who)
+    columns = csv.read_columns(filename, schema, meta.num_rows, who, encode_str=True)
     return Frame(columns, list(labels) if labels is not None else frame_labels(meta))
 
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from daphnec.runtime.columns import Column, DictColumn, materialize
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.frame import Frame
 from daphnec.runtime.values import vt_of
@@ -51,9 +52,11 @@ def _int_range(col: np.ndarray) -> tuple[int, int] | None:
     return (lo, hi) if hi - lo < max(_DIRECT_LIMIT, 4 * len(col)) else None
 
 
-def dense_codes(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def dense_codes(col: Column) -> tuple[np.ndarray, np.ndarray]:
     """(codes, uniques): equal values share a code, codes follow ascending value order (NaN last), and
-    `uniques[codes]` gives the values back."""
+    `uniques[codes]` gives the values back. A dictionary-encoded str column is not hashed again."""
+    if isinstance(col, DictColumn):
+        return col.dense()
     col = canonical_keys(col)
     rng = _int_range(col)
     if rng is not None:
@@ -75,13 +78,13 @@ def dense_codes(col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rank[idx], dictionary[order].astype(col.dtype, copy=False)
 
 
-def group_codes(cols: Sequence[np.ndarray], n: int) -> tuple[np.ndarray, int, list[np.ndarray]]:
+def group_codes(cols: Sequence[Column], n: int) -> tuple[np.ndarray, int, list[np.ndarray]]:
     """Group ids for rows keyed by `cols` (groups numbered in ascending lexicographic key order), the number of
     groups and, per key column, the key of every group."""
     if not cols:
         return np.zeros(n, dtype=np.int64), (1 if n else 0), []
-    encoded = [dense_codes(c) for c in cols]
-    key = encoded[0][0]
+    encoded = [c.keys() if isinstance(c, DictColumn) else dense_codes(c) for c in cols]
+    key = encoded[0][0].astype(np.int64, copy=False)
     cards = [len(u) for _, u in encoded]
     combined = 1
     for card in cards:
@@ -191,12 +194,18 @@ def group_frame(F: Frame, keys: Sequence[str], aggs: Sequence[str], funcs: Seque
     from daphnec.dialects.frame_labels import group_key_labels
 
     keys = group_key_labels(F.labels, keys, aggs)
-    key_cols = [F.columns[_col_idx(F, k, "group")] for k in keys]
-    agg_cols = [F.columns[_col_idx(F, a, "group")] for a in aggs]
+    key_cols = [_key_column(F, _col_idx(F, k, "group")) for k in keys]
+    agg_cols = [F.column_at(_col_idx(F, a, "group")) for a in aggs]
     gid, ngroups, key_values = group_codes(key_cols, F.nrow)
     cols = [v.astype(c.dtype, copy=False) for v, c in zip(key_values, key_cols)]
     cols += [aggregate(f, c, gid, ngroups) for f, c in zip(funcs, agg_cols)]
     return Frame(cols, [*keys, *(f"{f}({a})" for f, a in zip(funcs, aggs))], who="group")
+
+
+def _key_column(F: Frame, i: int) -> Column:
+    """A grouping key: dictionary-encoded strings as they are (grouped by their codes), else the array."""
+    c = F.raw_columns[i]
+    return c if isinstance(c, DictColumn) else F.column_at(i)
 
 
 # --- labels --------------------------------------------------------------------------------------------------------
@@ -220,6 +229,22 @@ def get_col_idx(F: Frame, label: str) -> int:
 # --- joins ---------------------------------------------------------------------------------------------------------
 
 
+def shared_codes(lk: Column, rk: Column) -> tuple[np.ndarray, np.ndarray]:
+    """Two dictionary-encoded str key columns as integer codes of one dictionary (the left one's; right strings
+    it lacks get codes past it), so that equal strings have equal codes; other columns as arrays."""
+    if not (isinstance(lk, DictColumn) and isinstance(rk, DictColumn)):
+        return materialize(lk), materialize(rk)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    left = pa.array(lk.dictionary, type=pa.string())
+    pos = pc.index_in(pa.array(rk.dictionary, type=pa.string()), value_set=left)
+    right = pos.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    missing = right < 0
+    right[missing] = len(left) + np.arange(np.count_nonzero(missing))
+    return lk.codes.astype(np.int64), right[rk.codes]
+
+
 def comparable_keys(lk: np.ndarray, rk: np.ndarray, who: str) -> tuple[np.ndarray, np.ndarray]:
     """Two key columns in one representation: numbers of different types compare by value."""
     if (lk.dtype == object) != (rk.dtype == object):
@@ -230,10 +255,11 @@ def comparable_keys(lk: np.ndarray, rk: np.ndarray, who: str) -> tuple[np.ndarra
     return lk, rk
 
 
-def equi_pairs(lkeys: np.ndarray, rkeys: np.ndarray, who: str = "innerJoin") -> tuple[np.ndarray, np.ndarray]:
+def equi_pairs(lkeys: Column, rkeys: Column, who: str = "innerJoin") -> tuple[np.ndarray, np.ndarray]:
     """All (i, j) with lkeys[i] == rkeys[j], ordered by i then j (InnerJoin.h's order); unique right keys take
-    a hash lookup (a direct-address table for small integer ranges), duplicates a sort of the right side."""
-    lk, rk = comparable_keys(lkeys, rkeys, who)
+    a hash lookup (a direct-address table for small integer ranges), duplicates a sort of the right side.
+    Dictionary-encoded str keys join by their codes."""
+    lk, rk = comparable_keys(*shared_codes(lkeys, rkeys), who)
     lk, rk = canonical_keys(lk), canonical_keys(rk)
     hit = _unique_lookup(lk, rk)
     if hit is not None:
@@ -343,8 +369,14 @@ def _first_condition(lk: np.ndarray, rk: np.ndarray, cmp: str) -> tuple[np.ndarr
 def theta_join(lhs: Frame, rhs: Frame, *labels: str, cmps: Sequence[str]) -> Frame:
     """`daphne.thetaJoin`: all columns of lhs then rhs for every pair of rows satisfying all conditions."""
     k = len(cmps)
-    lkeys = [lhs.columns[_col_idx(lhs, lbl, "thetaJoin")] for lbl in labels[:k]]
-    rkeys = [rhs.columns[_col_idx(rhs, lbl, "thetaJoin")] for lbl in labels[k:]]
+    lkeys = [lhs.column_at(_col_idx(lhs, lbl, "thetaJoin")) for lbl in labels[:k]]
+    rkeys = [rhs.column_at(_col_idx(rhs, lbl, "thetaJoin")) for lbl in labels[k:]]
     li, ri = theta_pairs(lkeys, rkeys, cmps)
-    cols = [c[li] for c in lhs.columns] + [c[ri] for c in rhs.columns]
-    return Frame(cols, lhs.labels + rhs.labels, who="thetaJoin")
+    return joined(lhs, li, rhs, ri, "thetaJoin")
+
+
+def joined(lhs: Frame, li: np.ndarray, rhs: Frame, ri: np.ndarray, who: str) -> Frame:
+    """All columns of lhs at rows `li` then of rhs at rows `ri`, gathered when read (runtime/columns.py): a query
+    that reads few of the joined columns gathers only those."""
+    cols = lhs.take_rows(li).raw_columns + rhs.take_rows(ri).raw_columns
+    return Frame(cols, lhs.labels + rhs.labels, who=who)
