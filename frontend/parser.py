@@ -24,6 +24,7 @@ from lark.tree import Meta
 from daphnec.dialects.errors import Loc, ParseError
 from daphnec.dialects.value_types import VALUE_TYPE_NAMES
 from daphnec.frontend import ast
+from daphnec.frontend.nesting import check_nesting
 from daphnec.frontend.sources import SourceFiles
 
 _GRAMMAR_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grammar.lark")
@@ -41,8 +42,8 @@ def parse_file(path: str, sources: SourceFiles | None = None) -> ast.Script:
     as ParseError too."""
     try:
         text = (sources if sources is not None else SourceFiles()).read_text(path)
-    except (OSError, UnicodeDecodeError) as e:
-        raise ParseError(f"cannot read script file '{path}': {e}") from None
+    except OSError as e:
+        raise ParseError(f"cannot read script file '{path}': {e.strerror or e}") from None
     return parse_source(text, path)
 
 
@@ -184,7 +185,9 @@ def _parse(text: str, filename: str, start: str) -> Any:
         raise _syntax_error(e, text, filename, start) from None
     except _LexicalError as e:
         raise ParseError(e.message, Loc(filename, e.line, e.column)) from None
-    return _AstBuilder(filename).build(tree)
+    node = _AstBuilder(filename).build(tree)
+    check_nesting(node)
+    return node
 
 
 # ---------------------------------------------------------------------------------------------- syntax errors

@@ -399,6 +399,10 @@ def _run(p: ParsedArgs) -> int:
     assert script is not None
     if not os.path.isfile(script):
         reason = "Is a directory" if os.path.isdir(script) else "No such file or directory"
+        if os.path.exists(script) and reason != "Is a directory":
+            from daphnec.frontend.sources import file_kind
+
+            reason = f"it is {file_kind(os.stat(script).st_mode)}"
         _err(f"error: could not open file '{script}' for parsing: {reason}")
         return PARSER_ERROR
 
