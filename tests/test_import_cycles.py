@@ -166,3 +166,33 @@ def test_known_cycles_still_exist() -> None:
     cycles = strongly_connected(import_graph(deferred=True))
     stale = [sorted(known) for known in KNOWN_HIDDEN_CYCLES if not any(c <= known for c in cycles)]
     assert stale == []
+
+
+#: Which layers each layer may import (docs/architecture.md): frontend -> dialects <- compiler -> runtime, and the
+#: runtime reads only the dialect's pure-Python rule tables (value types, frame-label rules: no xDSL import).
+LAYER_IMPORTS: dict[str, frozenset[str]] = {
+    "frontend": frozenset({"dialects"}),
+    "dialects": frozenset(),
+    "compiler": frozenset({"dialects", "runtime"}),
+    "runtime": frozenset({"dialects.value_types", "dialects.frame_labels"}),
+    "tools": frozenset({"frontend", "dialects", "compiler", "runtime", "tools"}),
+}
+
+
+def _allowed(source_layer: str, target: str) -> bool:
+    rest = target.removeprefix(PACKAGE + ".")
+    return rest.split(".")[0] == source_layer or any(
+        rest == allowed or rest.startswith(allowed + ".") for allowed in LAYER_IMPORTS[source_layer]
+    )
+
+
+def test_layers_import_one_way() -> None:
+    """Every import, deferred ones included, follows the layer order; the runtime never imports the compiler."""
+    leaks = sorted(
+        f"{module} -> {target}"
+        for module, targets in import_graph(deferred=True).items()
+        if module != PACKAGE
+        for target in targets
+        if target != PACKAGE and not _allowed(module.split(".")[1], target)
+    )
+    assert leaks == [], "imports against the layer order:\n" + "\n".join(leaks)
