@@ -3,8 +3,7 @@
 The grammar (`grammar.lark`) is parsed by Lark's LALR(1) parser with its basic lexer; the parse tree is then
 turned into AST nodes by `_AstBuilder`, which also validates and decodes literals. The Lark object is built once
 per process, lazily; its analysed grammar (the LALR tables) is kept in daphnec's own cache folder as JSON
-(`_ParserTables`), so later processes skip the table construction. Never Lark's own `cache=True`: that is a pickle
-at a predictable path in the shared temp folder, which any local user could plant.
+(`runtime.cache_files.lark_parser`), so later processes skip the table construction.
 
 All problems are reported as `dialects.errors.ParseError` with a 1-based `Loc`.
 """
@@ -26,6 +25,7 @@ from daphnec.dialects.value_types import VALUE_TYPE_NAMES
 from daphnec.frontend import ast
 from daphnec.frontend.nesting import check_nesting
 from daphnec.frontend.sources import SourceFiles
+from daphnec.runtime.cache_files import lark_parser
 
 _GRAMMAR_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grammar.lark")
 _lark: Lark | None = None
@@ -91,90 +91,12 @@ _LARK_OPTIONS: dict[str, Any] = {
 
 
 def _get_lark() -> Lark:
-    """Build (or load from the parser-table cache) the parser once per process."""
+    """Build (or load from daphnec's parser-table cache, `runtime.cache_files.lark_parser`) the parser once per
+    process."""
     global _lark
     if _lark is None:
-        callbacks = {"BLOCK_COMMENT": _check_block_comment}
-        tables = _ParserTables()
-        _lark = tables.load(callbacks)
-        if _lark is None:
-            _lark = Lark.open(_GRAMMAR_PATH, lexer_callbacks=callbacks, **_LARK_OPTIONS)
-            tables.store(_lark)
+        _lark = lark_parser(_GRAMMAR_PATH, _LARK_OPTIONS, lexer_callbacks={"BLOCK_COMMENT": _check_block_comment})
     return _lark
-
-
-class _ParserTables:
-    """The analysed grammar as a JSON entry of daphnec's cache folder (`runtime.cache_files`: a folder only this
-    user can write, regular files of bounded size), keyed by the grammar, the options and Lark's version. JSON has
-    no int keys: dicts with other keys are stored as `{"\u0000items": [[key, value], ...]}`."""
-
-    _MAGIC = b"daphnec-parser-1\n"
-    _LIMIT = 16 << 20
-
-    def __init__(self) -> None:
-        import hashlib
-
-        import lark
-
-        from daphnec.runtime import cache_files
-
-        with open(_GRAMMAR_PATH, "rb") as f:
-            digest = hashlib.sha256(f.read() + repr((_LARK_OPTIONS, lark.__version__)).encode()).hexdigest()
-        self.folder = cache_files.cache_root()
-        self.path = self.folder / f"parser-{digest}.json"
-
-    def load(self, callbacks: dict[str, Any]) -> Lark | None:
-        import json
-
-        from daphnec.runtime import cache_files
-
-        if not cache_files.trusted_folder(self.folder):
-            return None
-        try:
-            entry = _json_decode(json.loads(cache_files.read_entry(self.path, self._MAGIC, self._LIMIT)))
-            options = {k: _LARK_OPTIONS[k] for k in ("propagate_positions",)}
-            return Lark._load_from_dict(entry["data"], entry["memo"], lexer_callbacks=callbacks, **options)
-        except Exception:  # noqa: BLE001 - a missing or damaged entry: build the tables from the grammar
-            return None
-
-    def store(self, parser: Lark) -> None:
-        import json
-
-        from lark.grammar import Rule
-        from lark.lexer import TerminalDef
-
-        from daphnec.runtime import cache_files
-
-        if not cache_files.trusted_folder(self.folder):
-            return
-        data, memo = parser.memo_serialize([TerminalDef, Rule])
-        data["options"] = {k: v for k, v in data["options"].items() if k != "lexer_callbacks"}  # given on load
-        try:
-            cache_files.write_entry(
-                self.path, self._MAGIC, json.dumps(_json_encode({"data": data, "memo": memo})).encode()
-            )
-        except (OSError, TypeError, ValueError):
-            pass
-
-
-def _json_encode(value: Any) -> Any:
-    if isinstance(value, dict):
-        if all(isinstance(k, str) for k in value):
-            return {k: _json_encode(v) for k, v in value.items()}
-        return {"\0items": [[_json_encode(k), _json_encode(v)] for k, v in value.items()]}
-    if isinstance(value, (list, tuple)):
-        return [_json_encode(v) for v in value]
-    return value
-
-
-def _json_decode(value: Any) -> Any:
-    if isinstance(value, dict):
-        if "\0items" in value:
-            return {_json_decode(k): _json_decode(v) for k, v in value["\0items"]}
-        return {k: _json_decode(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json_decode(v) for v in value]
-    return value
 
 
 def _parse(text: str, filename: str, start: str) -> Any:

@@ -4,6 +4,10 @@
 **Folder.** `cache_root()` is `$DAPHNEC_CACHE_DIR` (`~` expanded), else `$XDG_CACHE_HOME/daphnec`, else
 `~/.cache/daphnec`.
 
+**Parser tables.** `lark_parser` keeps the analysed grammar of a Lark LALR parser (DaphneDSL's, SQL's) as a
+JSON entry here, never Lark's own `cache=True`: that is a pickle at a predictable path in the shared temp folder,
+which any local user could plant.
+
 **Trust.** Entries are code or steer code (object code, pickled Python code objects, parser tables), so a cache
 folder is used only if this user alone can write it (`trusted_folder`): it is created `0700`; a folder owned by
 another user or writable by group/others, a relative path (which would put entries in the working directory),
@@ -19,6 +23,7 @@ import os
 import stat
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def cache_root() -> Path:
@@ -104,3 +109,61 @@ def write_entry(path: Path, magic: bytes, payload: bytes) -> None:
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+_PARSER_MAGIC = b"daphnec-parser-1\n"
+_PARSER_LIMIT = 16 << 20
+
+
+def lark_parser(grammar_path: str, options: dict[str, Any], **load_options: Any) -> Any:
+    """A Lark parser of the grammar file with `options` (plain data), its tables loaded from this cache folder
+    when an intact entry exists, else built and stored; `load_options` are the objects it is given either way
+    (`lexer_callbacks`, `postlex`). The key covers the grammar, the options and Lark's version."""
+    import json
+
+    import lark
+
+    with open(grammar_path, "rb") as f:
+        grammar = f.read()
+    digest = hashlib.sha256(grammar + repr((sorted(options.items()), lark.__version__)).encode()).hexdigest()
+    folder = cache_root()
+    path = folder / f"parser-{digest}.json"
+    if trusted_folder(folder):
+        try:
+            entry = _json_decode(json.loads(read_entry(path, _PARSER_MAGIC, _PARSER_LIMIT)))
+            return lark.Lark._load_from_dict(entry["data"], entry["memo"], **load_options)
+        except Exception:  # noqa: BLE001, S110 - a missing or damaged entry: build the tables from the grammar
+            pass
+    parser = lark.Lark(grammar.decode(), **options, **load_options)
+    if trusted_folder(folder):
+        from lark.grammar import Rule
+        from lark.lexer import TerminalDef
+
+        data, memo = parser.memo_serialize([TerminalDef, Rule])
+        data["options"] = {k: v for k, v in data["options"].items() if k not in load_options}  # given on load
+        try:
+            write_entry(path, _PARSER_MAGIC, json.dumps(_json_encode({"data": data, "memo": memo})).encode())
+        except (OSError, TypeError, ValueError):
+            pass
+    return parser
+
+
+def _json_encode(value: Any) -> Any:
+    """Plain data -> JSON values; dicts with keys other than strings become `{"\\u0000items": [[k, v], ...]}`."""
+    if isinstance(value, dict):
+        if all(isinstance(k, str) for k in value):
+            return {k: _json_encode(v) for k, v in value.items()}
+        return {"\0items": [[_json_encode(k), _json_encode(v)] for k, v in value.items()]}
+    if isinstance(value, (list, tuple)):
+        return [_json_encode(v) for v in value]
+    return value
+
+
+def _json_decode(value: Any) -> Any:
+    if isinstance(value, dict):
+        if "\0items" in value:
+            return {_json_decode(k): _json_decode(v) for k, v in value["\0items"]}
+        return {k: _json_decode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_decode(v) for v in value]
+    return value
