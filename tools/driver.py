@@ -225,13 +225,15 @@ def with_deep_stack(fn: Callable[[], T]) -> T:
 
     old_size, old_limit = threading.stack_size(DEEP_STACK_BYTES), sys.getrecursionlimit()
     sys.setrecursionlimit(max(old_limit, DEEP_RECURSION_LIMIT))
-    try:
-        thread = threading.Thread(target=run, name="daphnec-compile")
+    try:  # a daemon: Ctrl-C while compiling ends the process without waiting for the compilation
+        thread = threading.Thread(target=run, name="daphnec-compile", daemon=True)
         thread.start()
+        threading.stack_size(old_size)
+        while thread.is_alive():  # short waits: a signal (Ctrl-C) is handled on this thread between them
+            thread.join(0.05)
     finally:
         threading.stack_size(old_size)
-    thread.join()
-    sys.setrecursionlimit(old_limit)
+        sys.setrecursionlimit(old_limit)
     if error:
         raise error[0]
     return result[0]
