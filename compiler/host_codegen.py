@@ -7,10 +7,15 @@ inlined as literals, casts that change nothing at run time are plain aliases, an
 a run-time failure is reported at the DaphneDSL source location of the failing operation. A pipeline with a native
 kernel (`daphne.kernel`, written by `lower-pipeline-to-loops`) runs the loaded kernel of that symbol
 (`compiler.native` builds them), bound to its Python body as the fallback.
+
+Python limits how deep code may nest (20 statically nested loops, 100 indentation levels), DaphneDSL does not: a
+structured op nested `OUTLINE_DEPTH` deep in a function is outlined into a module-level function of its own, whose
+parameters are the outer values it reads and whose result is the op's results (`_outline`).
 """
 
 from __future__ import annotations
 
+import keyword
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -36,6 +41,8 @@ from daphnec.runtime.vectorized.kernel import NativeKernel, PendingKernel
 from daphnec.runtime.vectorized.pipeline import run_pipeline
 
 _IDENT = re.compile(r"[^A-Za-z0-9_]")
+OUTLINE_DEPTH = 8
+"""Structured ops (if/for/while) nested this deep in one generated function go to a function of their own."""
 
 
 def py_function_name(sym: str) -> str:
@@ -98,11 +105,17 @@ class HostCodegen:
         self.module = module
         self.kernels = kernels
         self.e = _Emitter()
+        self.depth = 0
+        """How many structured ops enclose the op being generated, in the current Python function."""
+        self.outlined: list[tuple[list[str], list[Loc | None]]] = []
 
     def generate(self) -> HostProgram:
         for op in self.module.ops:
             if isinstance(op, func.FuncOp):
                 self._function(op)
+        for lines, locs in self.outlined:
+            self.e.lines += lines
+            self.e.locs += locs
         return HostProgram("\n".join(self.e.lines) + "\n", self.e.globals, self.e.locs)
 
     # -- structure ------------------------------------------------------------------------------------------------
@@ -146,12 +159,8 @@ class HostCodegen:
             self.e.names[op.res] = self._literal(op.python_value())
         elif isinstance(op, DaphneOp):
             self._daphne_op(op)
-        elif isinstance(op, scf.IfOp):
-            self._if(op)
-        elif isinstance(op, scf.ForOp):
-            self._for(op)
-        elif isinstance(op, scf.WhileOp):
-            self._while(op)
+        elif isinstance(op, (scf.IfOp, scf.ForOp, scf.WhileOp)):
+            self._structured(op)
         elif isinstance(op, func.CallOp):
             self._call(op)
         elif isinstance(op, func.ReturnOp):
@@ -169,6 +178,53 @@ class HostCodegen:
             pass  # handled by the enclosing structured op
         else:
             raise CompileError(f"no host lowering for operation '{op.name}'", loc_of(op))
+
+    # -- nesting: outlining deep structured ops (see the module docstring) ---------------------------------------
+
+    def _structured(self, op: scf.IfOp | scf.ForOp | scf.WhileOp) -> None:
+        if self.depth >= OUTLINE_DEPTH:
+            self._outline(op)
+            return
+        self.depth += 1
+        if isinstance(op, scf.IfOp):
+            self._if(op)
+        elif isinstance(op, scf.ForOp):
+            self._for(op)
+        else:
+            self._while(op)
+        self.depth -= 1
+
+    def _outline(self, op: scf.IfOp | scf.ForOp | scf.WhileOp) -> None:
+        """`op` as a module-level function over the outer values it reads (under their outer names), returning its
+        results, which the call assigns to the names the op's results get inside it."""
+        e = self.e
+        params = self._free_names(op)
+        name = e.fresh("outlined")
+        outer = (e.lines, e.locs, e.indent, self.depth)
+        e.lines, e.locs, e.indent, self.depth = [], [], 0, 0
+        e.emit(f"def {name}({', '.join(params)}):", op)
+        e.indent = 1
+        self._structured(op)
+        results = [e.ref(r) for r in op.results]
+        e.emit(f"return ({''.join(r + ', ' for r in results)})")
+        self.outlined.append((e.lines, e.locs))
+        e.lines, e.locs, e.indent, self.depth = outer
+        call = f"{name}({', '.join(params)})"
+        e.emit(f"{''.join(r + ', ' for r in results)}= {call}" if results else call, op)
+
+    def _free_names(self, op: Operation) -> list[str]:
+        """The generated names of the values defined outside `op` that ops inside it read (constants are literals
+        and kernels globals: neither is passed)."""
+        inner: set[SSAValue] = set()
+        used: list[SSAValue] = []
+        for o in op.walk():
+            inner.update(o.results)
+            for region in o.regions:
+                for block in region.blocks:
+                    inner.update(block.args)
+            used.extend(o.operands)
+        names = dict.fromkeys(self.e.ref(v) for v in used if v not in inner)
+        return [n for n in names if n.isidentifier() and not keyword.iskeyword(n) and n not in self.e.globals]
 
     def _literal(self, v: object) -> str:
         if isinstance(v, float) and not math.isfinite(v):

@@ -58,6 +58,10 @@ def store(key: str, obj: bytes) -> None:
     kernel_cache.store(key, obj)
 
 
+def drop(key: str) -> None:
+    kernel_cache.drop(key)
+
+
 def load(key: str, obj: bytes, symbols: list[str]) -> dict[str, int]:
     return loader().load(key, obj, symbols)
 

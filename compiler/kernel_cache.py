@@ -5,21 +5,30 @@ engine costs about one. An entry is keyed by a hash of everything the code depen
 (before lowering), the host (CPU name and features, llvmlite and LLVM versions, numpy's array layout: the
 runtime loader's `host`), and the source of the lowering itself, so editing a pass never loads stale code.
 
-The folder is `$DAPHNEC_CACHE_DIR`, else `$XDG_CACHE_HOME/daphnec`, else `~/.cache/daphnec`. Writers never leave
-a partial file behind: each entry is written to a temporary file in the same folder and moved into place with
-`os.replace` (atomic on POSIX), so concurrent runs at worst compile the same kernel twice. Unreadable or
+The folder is `runtime.cache_files.cache_root()` (`$DAPHNEC_CACHE_DIR`, default `~/.cache/daphnec`). Writers
+never leave a partial file behind: each entry is written to a temporary file in the same folder and moved into
+place with `os.replace` (atomic on POSIX), so concurrent runs at worst compile the same kernel twice. Unreadable or
 unwritable folders simply disable the cache for that run. `--no-kernel-cache` disables it.
+
+Entries are code, so the folder must be one only this user can write, and entries are opened only if they are
+regular files below `MAX_OBJECT_BYTES` (`runtime.cache_files`); loaded object code is checked again by the loader
+(`runtime.vectorized.loader`: an ELF object of this host defining the kernel's symbols and no loaded ones), and an
+entry that fails is dropped and recompiled.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from daphnec.runtime import cache_files
+from daphnec.runtime.cache_files import read_entry, trusted_folder, write_entry
+
 _SUFFIX = ".o"
 _MAGIC = b"daphnec-kernel-1\n"
+MAX_OBJECT_BYTES = 64 << 20
+"""The largest kernel entry read (a kernel's object code is a few KiB)."""
 
 
 @dataclass
@@ -36,11 +45,8 @@ def configure(enabled: bool) -> None:
 
 
 def cache_dir() -> Path:
-    env = os.environ.get("DAPHNEC_CACHE_DIR")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "daphnec"
+    """The kernel cache folder as configured (checked by `trusted_folder` before any use)."""
+    return cache_files.cache_root()
 
 
 _SOURCE_HASH: str | None = None
@@ -73,49 +79,28 @@ def cache_key(ir_text: str, host: str) -> str:
 def load(key: str) -> bytes | None:
     """The cached object code for `key`, or None (also when the cache is off, unreadable or the entry damaged:
     an entry carries the SHA-256 of its object code, and loading broken code would crash the process)."""
-    if not SETTINGS.enabled:
+    if not SETTINGS.enabled or not trusted_folder(cache_dir()):
         return None
     try:
-        return read_entry(cache_dir() / (key + _SUFFIX), _MAGIC)
+        return read_entry(cache_dir() / (key + _SUFFIX), _MAGIC, MAX_OBJECT_BYTES)
     except (OSError, ValueError):
         return None
 
 
+def drop(key: str) -> None:
+    """Remove an entry whose object code failed the loader's checks, so the next run recompiles it."""
+    try:
+        (cache_dir() / (key + _SUFFIX)).unlink()
+    except OSError:
+        pass
+
+
 def store(key: str, obj: bytes) -> bool:
     """Write an entry atomically; False when the cache is off or the folder is not writable."""
-    if not SETTINGS.enabled:
+    if not SETTINGS.enabled or len(obj) > MAX_OBJECT_BYTES or not trusted_folder(cache_dir()):
         return False
     try:
         write_entry(cache_dir() / (key + _SUFFIX), _MAGIC, obj)
     except OSError:
         return False
     return True
-
-
-# -- the entry format, shared with the whole-program cache (compiler/program_cache.py) --------------------------------
-
-
-def read_entry(path: Path, magic: bytes) -> bytes:
-    """The payload of a cache entry (`magic`, the payload's SHA-256, the payload). Raises OSError when it cannot
-    be read and ValueError when it is damaged or of another format (using broken entries could crash the run)."""
-    raw = path.read_bytes()
-    head = len(magic) + 32
-    if raw[: len(magic)] != magic or hashlib.sha256(raw[head:]).digest() != raw[len(magic) : head]:
-        raise ValueError(f"damaged cache entry {path}")
-    return raw[head:]
-
-
-def write_entry(path: Path, magic: bytes, payload: bytes) -> None:
-    """Write a cache entry atomically (a temporary file in the same folder, renamed into place), so concurrent
-    runs never see half an entry; raises OSError when the folder is not writable."""
-    import tempfile
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(magic + hashlib.sha256(payload).digest() + payload)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise

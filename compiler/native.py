@@ -40,7 +40,7 @@ from daphnec.compiler.pipeline import KERNEL_SLOTS, KERNEL_STAGES, PassManager
 from daphnec.dialects.errors import DaphneError
 from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
 from daphnec.runtime.vectorized.kernel import NativeKernel, PendingKernel
-from daphnec.runtime.vectorized.loader import log, log_error
+from daphnec.runtime.vectorized.loader import BadObjectCode, log, log_error
 
 Kernel = NativeKernel | PendingKernel
 
@@ -107,7 +107,11 @@ def _kernel(
         key = jit.object_key(plan.text)
         obj = jit.cached(key)
         if obj is not None:
-            return _install(pipe, plan, key, obj, "loaded", t0)
+            try:
+                return _install(pipe, plan, key, obj, "loaded", t0)
+            except BadObjectCode as e:  # a cache entry with a valid hash but wrong code: drop it, recompile
+                log("dropped", str(e).replace(" ", "_")[:200], 0.0)
+                jit.drop(key)
 
         def build() -> NativeKernel:
             t1 = time.perf_counter()

@@ -24,6 +24,11 @@ still be a file or not as before.
 a second pickle of the program. Generated closures (kernels specialised at compile time) are stored by value (code
 object + captured values); functions and classes of light modules (`runtime`, numpy, ...) by reference; anything
 that would need the compiler or xDSL to rebuild makes the program uncacheable (it then simply compiles every time).
+Loading never unpickles arbitrary classes: the outer payload may name no class or function at all, the program only
+those `_Unpickler` allows (daphnec's runtime, numpy's array and scalar types, this module's rebuilders, ...; never
+`os`, `subprocess`, `eval`, `getattr`, ...). Code objects of generated closures are code by design, so the folder
+itself must be trusted: like the kernel cache's, it is created `0700` and refused (one warning, no caching) when
+another user could write it (`runtime.cache_files.trusted_folder`); entries are regular files below `MAX_ENTRY_BYTES`.
 
 **Folder**: `$DAPHNEC_PROGRAM_CACHE_DIR`, else the kernel cache folder's name plus `-programs` next to it
 (`~/.cache/daphnec-programs` by default, `$DAPHNEC_CACHE_DIR-programs` with `$DAPHNEC_CACHE_DIR`). Entries are
@@ -43,6 +48,7 @@ import builtins
 import hashlib
 import io
 import os
+import pickle
 import sys
 import time
 from dataclasses import dataclass, field
@@ -51,11 +57,13 @@ from typing import Any
 
 from daphnec.compiler import kernel_cache
 from daphnec.compiler.host_program import HostProgram
-from daphnec.compiler.kernel_cache import read_entry, write_entry
+from daphnec.runtime.cache_files import read_entry, trusted_folder, write_entry
 
-FORMAT = "daphnec-program-2"
+FORMAT = "daphnec-program-3"
 _MAGIC = (FORMAT + "\n").encode()
 _SUFFIX = ".prog"
+MAX_ENTRY_BYTES = 256 << 20
+"""The largest program entry read or written (a program with its constants; most are a few KiB)."""
 _ROOT = Path(__file__).resolve().parents[1]
 _PACKAGES = ("frontend", "dialects", "compiler", "runtime", "tools")
 _LIBRARIES = ("numpy", "scipy", "llvmlite", "xdsl", "lark", "pyarrow", "fast_matrix_market", "numba")
@@ -98,11 +106,20 @@ _ENV_IGNORED = frozenset(
 
 
 def cache_dir() -> Path:
+    """The program cache folder as configured (checked by `kernel_cache.trusted_folder` before any use)."""
     env = os.environ.get("DAPHNEC_PROGRAM_CACHE_DIR")
     if env:
-        return Path(env)
+        return Path(os.path.expanduser(env))
     kernels = kernel_cache.cache_dir()
-    return kernels.with_name(kernels.name + "-programs")
+    return kernels.parent / (kernels.name + "-programs")
+
+
+def _trusted() -> bool:
+    """Whether the folder may be used: the kernel cache folder it derives from must be one too (so an odd
+    `DAPHNEC_CACHE_DIR` such as `.` or `/` is refused under its own name)."""
+    if not os.environ.get("DAPHNEC_PROGRAM_CACHE_DIR") and not trusted_folder(kernel_cache.cache_dir()):
+        return False
+    return trusted_folder(cache_dir())
 
 
 def skip_reason(config: Any) -> str | None:
@@ -259,7 +276,6 @@ class _Uncacheable(Exception):
 def _make_pickler(buf: io.BytesIO) -> Any:
     import ctypes
     import marshal
-    import pickle
     import types
 
     from daphnec.runtime.vectorized.kernel import NativeKernel, PendingKernel
@@ -289,7 +305,7 @@ def _make_pickler(buf: io.BytesIO) -> Any:
                 kernel = obj.__self__.kernel()  # compiled in the background: the program is stored after its run
                 if kernel is None:
                     raise _Uncacheable(f"native kernel {obj.__self__.name} failed to build")
-                return getattr, (kernel, "bind")
+                return _kernel_bind, (kernel,)
             if isinstance(obj, NativeKernel):
                 return self._native_kernel(obj)
             cls = type(obj)
@@ -344,6 +360,9 @@ def _make_pickler(buf: io.BytesIO) -> Any:
 def _import_module(name: str) -> Any:
     import importlib
 
+    if not _allowed_module(name):
+        raise pickle.UnpicklingError(f"a cache entry may not import {name}")
+
     return importlib.import_module(name)
 
 
@@ -384,6 +403,10 @@ def _loaded_kernel(name: str, factory: Any, key: str, symbols: tuple[str, ...]) 
     return NativeKernel(name, factory, key, tuple((s, addresses[s]) for s in symbols))
 
 
+def _kernel_bind(kernel: Any) -> Any:
+    return kernel.bind
+
+
 def _native_function(key: str, symbol: str, restype: Any, argtypes: tuple[Any, ...]) -> Any:
     import ctypes
 
@@ -399,7 +422,6 @@ def _native_function(key: str, symbol: str, restype: Any, argtypes: tuple[Any, .
 
 def store(key: str, inputs: Inputs, host: HostProgram) -> bool:
     """Write the entry for `key` (atomically); False if the program cannot be cached or the folder is unwritable."""
-    import pickle
 
     buf = io.BytesIO()
     pickler = _make_pickler(buf)
@@ -421,6 +443,9 @@ def store(key: str, inputs: Inputs, host: HostProgram) -> bool:
         },
         protocol=5,
     )
+    if len(payload) > MAX_ENTRY_BYTES or not _trusted():
+        log("unwritable", f"{key} too large or untrusted folder")
+        return False
     try:
         write_entry(cache_dir() / (key + _SUFFIX), _MAGIC, payload)
     except OSError as e:
@@ -432,10 +457,10 @@ def store(key: str, inputs: Inputs, host: HostProgram) -> bool:
 
 def load(key: str) -> HostProgram | None:
     """The cached program for `key` if its entry is intact and every input it recorded is unchanged, else None."""
-    import pickle
-
+    if not _trusted():
+        return None
     try:
-        payload = read_entry(cache_dir() / (key + _SUFFIX), _MAGIC)
+        payload = read_entry(cache_dir() / (key + _SUFFIX), _MAGIC, MAX_ENTRY_BYTES)
     except OSError:
         log("miss", f"{key} absent")
         return None
@@ -443,7 +468,7 @@ def load(key: str) -> HostProgram | None:
         log("miss", f"{key} damaged")
         return None
     try:
-        entry = pickle.loads(payload)  # plain data only: imports nothing
+        entry = _Unpickler(payload, plain=True).load()  # plain data only: imports nothing
         why = _inputs_hold(entry["files"], entry["probes"])
         if why is not None:
             log("miss", f"{key} {why}")
@@ -452,7 +477,7 @@ def load(key: str) -> HostProgram | None:
         if loaded is None:
             log("miss", f"{key} kernels")
             return None
-        source, glob, line_locs, entry_fn = pickle.loads(entry["program"])
+        source, glob, line_locs, entry_fn = _Unpickler(entry["program"], plain=False).load()
     except Exception as e:  # noqa: BLE001 - a stale or damaged entry is a miss, never an error
         log("miss", f"{key} {type(e).__name__}:{e}".replace("\n", " ")[:300])
         return None
@@ -462,6 +487,75 @@ def load(key: str) -> HostProgram | None:
         jit_log("loaded", name, seconds)
     log("hit", key)
     return HostProgram(source, glob, line_locs, entry_fn)
+
+
+# What a program entry may name (`_Unpickler.find_class`): module -> names (None: any name of the module).
+_REBUILDERS = ("_import_module", "_module_attr", "_make_function", "_set_function_state", "_loaded_kernel")
+_ALLOWED: dict[str, frozenset[str] | None] = {
+    __name__: frozenset({*_REBUILDERS, "_kernel_bind", "_native_function"}),
+    "daphnec.dialects.errors": None,
+    "functools": frozenset({"partial"}),
+    "math": None,
+    "builtins": frozenset(
+        {"bool", "int", "float", "complex", "str", "bytes", "bytearray", "list", "tuple", "dict", "set", "frozenset"}
+        | {"slice", "range", "print", "len", "min", "max", "abs", "round", "ValueError", "TypeError", "Exception"}
+    ),
+    "numpy": None,
+    "numpy.core.multiarray": frozenset({"_reconstruct", "scalar"}),
+    "numpy._core.multiarray": frozenset({"_reconstruct", "scalar"}),
+    "numpy.core.numeric": frozenset({"_frombuffer"}),
+    "numpy._core.numeric": frozenset({"_frombuffer"}),
+    "ctypes": None,
+}
+_NUMPY_FUNCTIONS = frozenset({"empty", "zeros", "ones", "array", "asarray"})
+
+
+_OPERATORS = frozenset(
+    f"__{op}__" for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "neg", "pos", "abs", "invert")
+)
+
+
+def _safe_getattr(obj: object, name: str) -> object:
+    """`getattr` as pickle uses it for bound methods, limited to what programs hold: public methods of daphnec's
+    runtime objects and the operators of builtin/numpy types (never `__globals__`, `__subclasses__`, ...)."""
+    cls = obj if isinstance(obj, type) else type(obj)
+    runtime = cls.__module__.startswith("daphnec.runtime.") and not isinstance(obj, type)
+    if (runtime and not name.startswith("_")) or (
+        isinstance(obj, type) and cls.__module__ in ("builtins", "numpy") and name in _OPERATORS
+    ):
+        return getattr(obj, name)
+    raise pickle.UnpicklingError(f"a cache entry may not read {cls.__qualname__}.{name}")
+
+
+def _allowed_module(name: str) -> bool:
+    """Modules a program entry may import (`_import_module`): daphnec's runtime, numpy, math."""
+    return name in ("numpy", "math") or name.startswith("daphnec.runtime.")
+
+
+def _allowed(module: str, name: str) -> bool:
+    """Whether a program entry may name `module.name` (before importing it): daphnec's runtime and the names above."""
+    if module == "daphnec.runtime" or module.startswith("daphnec.runtime."):
+        return "." not in name
+    names = _ALLOWED.get(module, frozenset())
+    return "." not in name and (names is None or name in names)
+
+
+class _Unpickler(pickle.Unpickler):
+    """Loads a cache payload: a `plain` payload may name no class or function, a program only what `_allowed`
+    says (of numpy and ctypes only their types and a few array constructors, never a loader like `numpy.load`)."""
+
+    def __init__(self, data: bytes, plain: bool) -> None:
+        super().__init__(io.BytesIO(data))
+        self.plain = plain
+
+    def find_class(self, module: str, name: str) -> Any:
+        if not self.plain and (module, name) == ("builtins", "getattr"):
+            return _safe_getattr
+        if not self.plain and _allowed(module, name):
+            value = super().find_class(module, name)
+            if module not in ("numpy", "ctypes") or isinstance(value, type) or name in _NUMPY_FUNCTIONS:
+                return value
+        raise pickle.UnpicklingError(f"a cache entry may not name {module}.{name}")
 
 
 def _native_host() -> str:
@@ -476,7 +570,7 @@ def _load_kernels(kernels: list[tuple[str, str, list[str]]], native: str | None)
     or built for another host. Returns (kernel name, seconds) for `DAPHNEC_JIT_LOG`."""
     if not kernels:
         return []
-    from daphnec.runtime.vectorized.loader import loader
+    from daphnec.runtime.vectorized.loader import BadObjectCode, loader
 
     t0 = time.perf_counter()
     if _native_host() != native:
@@ -488,7 +582,11 @@ def _load_kernels(kernels: list[tuple[str, str, list[str]]], native: str | None)
     setup = time.perf_counter() - t0  # the loader's set-up is charged to the first kernel, as compiler.native does
     for (key, name, symbols), obj in zip(kernels, objects):
         t1 = time.perf_counter()
-        loader().load(key, obj, symbols)  # type: ignore[arg-type]
+        try:
+            loader().load(key, obj, symbols)  # type: ignore[arg-type]
+        except BadObjectCode:  # dropped: the compilation this miss causes rebuilds the kernel
+            kernel_cache.drop(key)
+            return None
         done.append((name, time.perf_counter() - t1 + setup))
         setup = 0.0
     return done

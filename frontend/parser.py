@@ -2,8 +2,8 @@
 
 The grammar (`grammar.lark`) is parsed by Lark's LALR(1) parser with its basic lexer; the parse tree is then
 turned into AST nodes by `_AstBuilder`, which also validates and decodes literals. The Lark object is built once
-per process, lazily, and Lark's `cache=True` stores the analysed grammar in the temp directory so that later
-processes skip the LALR table construction.
+per process, lazily; its analysed grammar (the LALR tables) is kept in daphnec's own cache folder as JSON
+(`runtime.cache_files.lark_parser`), so later processes skip the table construction.
 
 All problems are reported as `dialects.errors.ParseError` with a 1-based `Loc`.
 """
@@ -23,7 +23,9 @@ from lark.tree import Meta
 from daphnec.dialects.errors import Loc, ParseError
 from daphnec.dialects.value_types import VALUE_TYPE_NAMES
 from daphnec.frontend import ast
+from daphnec.frontend.nesting import check_nesting
 from daphnec.frontend.sources import SourceFiles
+from daphnec.runtime.cache_files import lark_parser
 
 _GRAMMAR_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grammar.lark")
 _lark: Lark | None = None
@@ -40,8 +42,8 @@ def parse_file(path: str, sources: SourceFiles | None = None) -> ast.Script:
     as ParseError too."""
     try:
         text = (sources if sources is not None else SourceFiles()).read_text(path)
-    except (OSError, UnicodeDecodeError) as e:
-        raise ParseError(f"cannot read script file '{path}': {e}") from None
+    except OSError as e:
+        raise ParseError(f"cannot read script file '{path}': {e.strerror or e}") from None
     return parse_source(text, path)
 
 
@@ -79,20 +81,21 @@ def _check_block_comment(tok: Token) -> Token:
     return tok
 
 
+_LARK_OPTIONS: dict[str, Any] = {
+    "parser": "lalr",
+    "lexer": "basic",
+    "start": ["script", "arg_literal"],
+    "propagate_positions": True,
+    "maybe_placeholders": True,
+}
+
+
 def _get_lark() -> Lark:
-    """Build (or load from Lark's on-disk cache) the parser once per process."""
+    """Build (or load from daphnec's parser-table cache, `runtime.cache_files.lark_parser`) the parser once per
+    process."""
     global _lark
     if _lark is None:
-        _lark = Lark.open(
-            _GRAMMAR_PATH,
-            parser="lalr",
-            lexer="basic",
-            start=["script", "arg_literal"],
-            propagate_positions=True,
-            maybe_placeholders=True,
-            cache=True,
-            lexer_callbacks={"BLOCK_COMMENT": _check_block_comment},
-        )
+        _lark = lark_parser(_GRAMMAR_PATH, _LARK_OPTIONS, lexer_callbacks={"BLOCK_COMMENT": _check_block_comment})
     return _lark
 
 
@@ -104,7 +107,9 @@ def _parse(text: str, filename: str, start: str) -> Any:
         raise _syntax_error(e, text, filename, start) from None
     except _LexicalError as e:
         raise ParseError(e.message, Loc(filename, e.line, e.column)) from None
-    return _AstBuilder(filename).build(tree)
+    node = _AstBuilder(filename).build(tree)
+    check_nesting(node)
+    return node
 
 
 # ---------------------------------------------------------------------------------------------- syntax errors

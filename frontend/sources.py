@@ -11,7 +11,10 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import stat
 from dataclasses import dataclass, field
+
+from daphnec.dialects.errors import Loc, ParseError
 
 
 @dataclass
@@ -24,15 +27,44 @@ class SourceFiles:
     """Path -> whether it was a regular file when the import search tried it."""
 
     def read_text(self, path: str) -> str:
-        """The UTF-8 text of `path` as `open(path, encoding="utf-8")` reads it (universal newlines), noting the
-        digest of its bytes; raises OSError or UnicodeDecodeError."""
-        with open(path, "rb") as f:
+        """The UTF-8 text of `path` as `open(path, encoding="utf-8-sig")` reads it (universal newlines, a leading
+        BOM dropped), noting the digest of its bytes; raises OSError (also for a FIFO, device or folder: never
+        blocks) or `ParseError` at the line and column of the first byte that is not UTF-8."""
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                raise OSError(f"it is {file_kind(mode)}")
             data = f.read()
         self.read.setdefault(path, hashlib.sha256(data).hexdigest())
-        return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8").read()
+        return decode_source(data, path)
 
     def is_file(self, path: str) -> bool:
         """`os.path.isfile(path)`, noting the answer."""
         answer = os.path.isfile(path)
         self.probed.setdefault(path, answer)
         return answer
+
+
+def decode_source(data: bytes, path: str) -> str:
+    """Script bytes -> text (UTF-8, a leading BOM dropped, universal newlines); a byte that is not UTF-8 is a
+    `ParseError` at its line and column (columns count characters, as the parser's do)."""
+    body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError as e:
+        before = body[: e.start]
+        line_start = max(before.rfind(b"\n"), before.rfind(b"\r")) + 1
+        line = before.count(b"\n") + before.replace(b"\r\n", b"\n").count(b"\r") + 1
+        col = len(before[line_start:].decode("utf-8")) + 1
+        raise ParseError(f"invalid UTF-8 byte 0x{body[e.start]:02x} in the script", Loc(path, line, col)) from None
+    return io.TextIOWrapper(io.BytesIO(body), encoding="utf-8").read()
+
+
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, for messages ("a directory", "a FIFO", ...)."""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    return "a device or socket, not a regular file"

@@ -6,18 +6,28 @@ daphne-opt ir.mlir -p infer --print-op-generic
 daphne-opt script.daph -p specialize -t host   # the generated Python host code
 daphne-opt pipeline.mlir -p lower-pipeline-to-loops,convert-to-llvm    # the kernel stages
 daphne-opt --list-passes
+
+Targets are the ones that apply to daphnec IR: `mlir` (the default), `host` and `llvm` (LLVM IR of a module the
+kernel stages lowered to the llvm dialect). Bad input is reported like `daphnec` does, without a traceback: a
+missing or unreadable input file or an unknown pass exits 1, an error in a pass or a target 2.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from collections.abc import Sequence
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import DiagnosticException
+from xdsl.utils.exceptions import ParseError as MLIRParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from daphnec.dialects.errors import DaphneError
+from daphnec.dialects.errors import DaphneError, ParseError
+
+PROG = "daphne-opt"
 
 
 class DaphneOptMain(xDSLOptMain):
@@ -52,15 +62,44 @@ class DaphneOptMain(xDSLOptMain):
         def parse_daph(io: IO[bytes]) -> ModuleOp:
             from daphnec.frontend.ir_builder import build_module
             from daphnec.frontend.parser import parse_source
+            from daphnec.frontend.sources import decode_source
 
             name = self.get_input_name()
-            return build_module(parse_source(io.read().decode(), name), name)
+            return build_module(parse_source(decode_source(io.read(), name), name), name)
 
         self.available_frontends["daph"] = parse_daph
         self.available_frontends["daphne"] = parse_daph
 
+    def get_input_stream(self) -> tuple[IO[bytes], str]:
+        """xDSL's input stream, but a FIFO, device or folder is refused instead of read (it could block forever)."""
+        path = self.args.input_file
+        if path is not None:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            mode = os.fstat(fd).st_mode
+            os.close(fd)
+            if not stat.S_ISREG(mode):
+                from daphnec.frontend.sources import file_kind
+
+                raise ParseError(f"could not open file '{path}': it is {file_kind(mode)}")
+        return super().get_input_stream()
+
     def register_all_targets(self) -> None:
         super().register_all_targets()
+        llvm = self.available_targets["llvm"]
+        self.available_targets = {"mlir": self.available_targets["mlir"]}
+
+        def emit_llvm(module: ModuleOp, out: IO[str]) -> None:
+            from xdsl.utils.arg_spec import parse_spec
+
+            try:
+                llvm().from_spec(parse_spec("llvm")).emit(self.ctx, module, out)
+            except NotImplementedError as e:
+                raise DaphneError(
+                    f"the llvm target translates llvm-dialect IR ({e}); lower a pipeline module first with "
+                    "-p lower-pipeline-to-loops,convert-to-llvm"
+                ) from None
+
+        self.available_targets["llvm"] = emit_llvm
 
         def emit_host(module: ModuleOp, out: IO[str]) -> None:
             from daphnec.compiler.host_codegen import generate_host
@@ -76,6 +115,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DaphneError as e:
         print(e.render(), file=sys.stderr)
         return e.code
+    except OSError as e:
+        print(f"{PROG}: error: could not open file '{e.filename}': {e.strerror}", file=sys.stderr)
+        return 1
+    except MLIRParseError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1
+    except DiagnosticException as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    except ValueError as e:  # xDSL's pass pipeline: unknown passes or bad pass arguments
+        if "pass" not in str(e).lower():
+            raise
+        print(f"{PROG}: error: {e} (see --list-passes)", file=sys.stderr)
+        return 1
     return 0
 
 

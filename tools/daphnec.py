@@ -295,6 +295,20 @@ def timing_json(startup: float, parsing: float, compilation: float, execution: f
     )
 
 
+def timing_parts(
+    startup: float, compile_wall: float, timings: dict[str, float], execution: float
+) -> tuple[float, float, float, float, float]:
+    """`--timing`'s parts, which add up to the total: parsing as the frontend measured it, compilation the rest of
+    the time between start-up and execution (imports, passes, host code, the JIT). A program served from the
+    whole-program cache was not parsed or compiled: loading it counts as start-up."""
+    if timings.get("program_cache_hit"):
+        startup, parsing, compilation = startup + compile_wall, 0.0, 0.0
+    else:
+        parsing = min(float(timings.get("parsing_seconds", 0.0)), compile_wall)
+        compilation = compile_wall - parsing
+    return startup, parsing, compilation, execution, startup + parsing + compilation + execution
+
+
 def _flush_stdout() -> None:
     try:
         sys.stdout.flush()
@@ -399,6 +413,10 @@ def _run(p: ParsedArgs) -> int:
     assert script is not None
     if not os.path.isfile(script):
         reason = "Is a directory" if os.path.isdir(script) else "No such file or directory"
+        if os.path.exists(script) and reason != "Is a directory":
+            from daphnec.frontend.sources import file_kind
+
+            reason = f"it is {file_kind(os.stat(script).st_mode)}"
         _err(f"error: could not open file '{script}' for parsing: {reason}")
         return PARSER_ERROR
 
@@ -431,11 +449,14 @@ def _run(p: ParsedArgs) -> int:
     t_end = time.perf_counter()
     _flush_stdout()
 
+    if cfg.statistics:
+        from daphnec.runtime import statistics
+
+        table = statistics.report()
+        if table:
+            _err(table.rstrip("\n"))
     if cfg.timing:
-        compile_wall = t_exec0 - t_comp0
-        parsing = float(timings.get("parsing_seconds", 0.0))
-        compilation = float(timings.get("compilation_seconds", max(0.0, compile_wall - parsing)))
-        _err(timing_json(t_comp0 - _T0, parsing, compilation, t_end - t_exec0, t_end - _T0))
+        _err(timing_json(*timing_parts(t_comp0 - _T0, t_exec0 - t_comp0, timings, t_end - t_exec0)))
     return 0
 
 

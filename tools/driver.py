@@ -9,7 +9,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from daphnec.compiler.host_program import HostProgram
 from daphnec.runtime.config import DaphneConfig
@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
     from daphnec.compiler.program_cache import Inputs
     from daphnec.frontend.sources import SourceFiles
+
+T = TypeVar("T")
 
 # Nothing heavy is imported at module level: a run whose program comes from the whole-program cache
 # (compiler/program_cache.py) never imports xDSL, the frontend or the compiler.
@@ -82,6 +84,10 @@ def configure_runtime(config: DaphneConfig) -> None:
         pre_partition=config.prePartitionRows,
         debug_mt=config.debugMultiThreading,
     )
+    if config.statistics:
+        from daphnec.runtime import statistics
+
+        statistics.ENABLED = True
     if config.statistics or config.timing:  # paramserv prints its per-epoch table of every call
         from daphnec.runtime.paramserv import stats
 
@@ -137,8 +143,8 @@ def compile_script(
                 key = host = None
             if host is not None:
                 configure_runtime(config)
-                timings["parsing_seconds"] = 0.0
-                timings["compilation_seconds"] = time.perf_counter() - t0
+                timings["parsing_seconds"] = timings["compilation_seconds"] = 0.0
+                timings["program_cache_hit"] = time.perf_counter() - t0  # loading, not compiling (`--timing`)
                 return Program(None, host)
         else:
             pcache.log("skip", reason)
@@ -197,6 +203,42 @@ def run_bound(program: Program, inputs: list[object]) -> list[object]:
     return results
 
 
+DEEP_STACK_BYTES = 1 << 30
+"""The compile thread's stack (virtual memory: only the pages a deep program touches are used)."""
+DEEP_RECURSION_LIMIT = 400_000
+
+
+def with_deep_stack(fn: Callable[[], T]) -> T:
+    """`fn()` on a thread with a 1 GiB stack and a high recursion limit, so that compiling a program nested as deep
+    as the frontend allows (`frontend.nesting.MAX_NESTING_DEPTH`) never hits Python's limits in the recursive
+    visitors of xDSL and of the passes (the frontend reports deeper programs with a located error first)."""
+    import threading
+
+    result: list[T] = []
+    error: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            result.append(fn())
+        except BaseException as e:  # noqa: BLE001 - re-raised on the calling thread
+            error.append(e)
+
+    old_size, old_limit = threading.stack_size(DEEP_STACK_BYTES), sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old_limit, DEEP_RECURSION_LIMIT))
+    try:  # a daemon: Ctrl-C while compiling ends the process without waiting for the compilation
+        thread = threading.Thread(target=run, name="daphnec-compile", daemon=True)
+        thread.start()
+        threading.stack_size(old_size)
+        while thread.is_alive():  # short waits: a signal (Ctrl-C) is handled on this thread between them
+            thread.join(0.05)
+    finally:
+        threading.stack_size(old_size)
+        sys.setrecursionlimit(old_limit)
+    if error:
+        raise error[0]
+    return result[0]
+
+
 def _compile(
     path: str,
     script_args: dict[str, str],
@@ -210,21 +252,24 @@ def _compile(
     from daphnec.compiler.pipeline import HOST_STAGES, PassManager, options_from_config, pass_args_from_config
     from daphnec.dialects import make_context
 
-    t0 = time.perf_counter()
-    module = parse_to_ir(path, script_args, config, sources, text)
-    t1 = time.perf_counter()
-    timings["parsing_seconds"] = t1 - t0
-    pm = PassManager(
-        make_context(),
-        explain=frozenset(config.explain),
-        options=options_from_config(config),
-        pass_args=pass_args_from_config(config),
-    )
-    pm.run_stages(module, HOST_STAGES)
-    host = generate_host(module, compile_kernels(module, pm))  # the kernel stages, then the JIT
-    configure_runtime(config)
-    timings["compilation_seconds"] = time.perf_counter() - t1
-    return Program(module, host)
+    def build() -> Program:
+        t0 = time.perf_counter()
+        module = parse_to_ir(path, script_args, config, sources, text)
+        t1 = time.perf_counter()
+        timings["parsing_seconds"] = t1 - t0
+        pm = PassManager(
+            make_context(),
+            explain=frozenset(config.explain),
+            options=options_from_config(config),
+            pass_args=pass_args_from_config(config),
+        )
+        pm.run_stages(module, HOST_STAGES)
+        host = generate_host(module, compile_kernels(module, pm))  # the kernel stages, then the JIT
+        configure_runtime(config)
+        timings["compilation_seconds"] = time.perf_counter() - t1
+        return Program(module, host)
+
+    return with_deep_stack(build)
 
 
 def configure_worker(settings: dict[str, object]) -> None:

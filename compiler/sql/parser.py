@@ -21,6 +21,7 @@ from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from daphnec.compiler.sql import ast
+from daphnec.runtime.cache_files import lark_parser
 
 _GRAMMAR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grammar.lark")
 _lark: Lark | None = None
@@ -37,7 +38,7 @@ class SqlError(Exception):
 
 class _KeepReserved:
     """A pass-through post-lexer: its `always_accept` keeps the keywords no rule uses (UNION, LEFT, ...) in the
-    lexer, so that they stay reserved instead of lexing as identifiers. (Lark's grammar cache is keyed by the grammar
+    lexer, so that they stay reserved instead of lexing as identifiers. (The parser-table cache is keyed by the grammar
     text, not the post-lexer: the grammar says that it needs one.)"""
 
     always_accept = ("ALL", "UNIQUE", "UNION", "INTERSECT", "MINUS", "WITH", "ONLY", "USING", "CROSS", "NATURAL",
@@ -50,11 +51,8 @@ class _KeepReserved:
 def _get_lark() -> Lark:
     global _lark
     if _lark is None:
-        with open(_GRAMMAR, encoding="utf-8") as f:
-            grammar = f.read()
-        _lark = Lark(
-            grammar, parser="lalr", lexer="basic", propagate_positions=True, postlex=_KeepReserved(), cache=True
-        )
+        options = {"parser": "lalr", "lexer": "basic", "propagate_positions": True}
+        _lark = lark_parser(_GRAMMAR, options, postlex=_KeepReserved())  # tables cached in daphnec's own folder
     return _lark
 
 

@@ -5,6 +5,11 @@ restored from the whole-program cache loads its kernels' object code here too, w
 runtime's own native loops (`runtime.kernels.native_folds`) are compiled and loaded here as well. Object code is
 loaded once per key (loading the same symbols twice would clash).
 
+Object code comes from the on-disk kernel cache, so it is checked before LLVM sees it (`check_object`): an ELF
+relocatable object for this machine that defines every symbol asked for and none that is already loaded (a
+duplicate definition would abort the process inside LLVM); after loading, every symbol must have an address.
+A failure raises `BadObjectCode` and the caller drops the cache entry and recompiles.
+
 `DAPHNEC_JIT_LOG=<file>` appends one line per kernel (`compiled`, `loaded`, `fallback` or `error`, the kernel
 name or reason, milliseconds), for tests and benchmarks.
 """
@@ -12,10 +17,46 @@ name or reason, milliseconds), for tests and benchmarks.
 from __future__ import annotations
 
 import os
+import struct
+import sys
 import threading
 from typing import Any
 
 from daphnec.runtime.vectorized.kernel import ARRAY_DATA_OFFSET
+
+
+class BadObjectCode(ValueError):
+    """Object code that must not be loaded (see the module docstring)."""
+
+
+def _host_machine() -> bytes:
+    """The ELF `e_machine` field of this process's own executable (what kernels must be built for)."""
+    with open(sys.executable, "rb") as f:
+        return f.read(20)[18:20]
+
+
+def defined_symbols(obj: bytes) -> set[str]:
+    """The global symbols an ELF64 relocatable object of this machine defines; BadObjectCode for anything else."""
+    little = sys.byteorder == "little"
+    if obj[:6] != b"\x7fELF\x02" + (b"\x01" if little else b"\x02") or obj[18:20] != _host_machine():
+        raise BadObjectCode("not an ELF64 object for this machine")
+    e = "<" if little else ">"
+    try:
+        shoff, shentsize, shnum = struct.unpack_from(e + "Q", obj, 40)[0], *struct.unpack_from(e + "HH", obj, 58)
+        sections = [struct.unpack_from(e + "IIQQQQIIQQ", obj, shoff + i * shentsize) for i in range(shnum)]
+        names: set[str] = set()
+        for _, sh_type, _, _, off, size, link, _, _, entsize in sections:
+            if sh_type != 2 or entsize != 24:  # SHT_SYMTAB of Elf64_Sym entries
+                continue
+            stroff = sections[link][4]
+            for at in range(off, off + size, entsize):
+                st_name, st_info, _, st_shndx = struct.unpack_from(e + "IBBH", obj, at)
+                if st_info >> 4 in (1, 2) and st_shndx != 0:  # a GLOBAL or WEAK symbol defined here
+                    end = obj.index(b"\0", stroff + st_name)
+                    names.add(obj[stroff + st_name : end].decode())
+    except (struct.error, IndexError, ValueError) as err:
+        raise BadObjectCode(f"damaged ELF object ({err})") from None
+    return names
 
 
 class Loader:
@@ -36,6 +77,8 @@ class Loader:
         self.ee = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self.tm)
         self.lock = threading.Lock()
         self.loaded: dict[str, dict[str, int]] = {}
+        self.defined: set[str] = set()
+        """Every global symbol of every object loaded so far."""
 
     def compile_ir(self, ir_text: str) -> bytes:
         """LLVM IR text -> optimised (O3) object code for the host (the JIT's kernels, the runtime's native
@@ -47,16 +90,30 @@ class Loader:
         return self.tm.emit_object(mod)
 
     def load(self, key: str, obj: bytes, symbols: list[str]) -> dict[str, int]:
-        """Add the object code `key` to the engine (once) and return the addresses of `symbols` in it."""
+        """Add the object code `key` to the engine (once) and return the addresses of `symbols` in it; raises
+        BadObjectCode (before loading anything) for object code that fails `check_object`."""
         with self.lock:
             known = self.loaded.get(key)
             if known is None:
+                self.check_object(obj, symbols)
                 self.ee.add_object_file(self.llvm.ObjectFileRef.from_data(obj))
+                self.defined |= defined_symbols(obj)
                 known = self.loaded[key] = {}
             for sym in symbols:
                 if sym not in known:
                     known[sym] = self.ee.get_function_address(sym)
+                    if not known[sym]:
+                        raise BadObjectCode(f"symbol {sym} has no address after loading")
             return {sym: known[sym] for sym in symbols}
+
+    def check_object(self, obj: bytes, symbols: list[str]) -> None:
+        defined = defined_symbols(obj)
+        missing = [s for s in symbols if s not in defined]
+        if missing:
+            raise BadObjectCode(f"object code lacks the symbols {missing}")
+        clash = defined & self.defined
+        if clash:
+            raise BadObjectCode(f"object code redefines loaded symbols {sorted(clash)[:3]}")
 
 
 _LOADER: Loader | None = None

@@ -1,0 +1,169 @@
+"""daphnec's on-disk cache folders and their entry format, shared by every cache: native kernels' object code
+(`compiler.kernel_cache`), whole programs (`compiler.program_cache`) and the parser's tables (`frontend.parser`).
+
+**Folder.** `cache_root()` is `$DAPHNEC_CACHE_DIR` (`~` expanded), else `$XDG_CACHE_HOME/daphnec`, else
+`~/.cache/daphnec`.
+
+**Parser tables.** `lark_parser` keeps the analysed grammar of a Lark LALR parser (DaphneDSL's, SQL's) as a
+JSON entry here, never Lark's own `cache=True`: that is a pickle at a predictable path in the shared temp folder,
+which any local user could plant.
+
+**Trust.** Entries are code or steer code (object code, pickled Python code objects, parser tables), so a cache
+folder is used only if this user alone can write it (`trusted_folder`): it is created `0700`; a folder owned by
+another user or writable by group/others, a relative path (which would put entries in the working directory),
+the file-system root or the home folder itself is refused with one warning on stderr and the run goes on
+without the caches. Entries are opened only if they are regular files (never following a symlink, never blocking
+on a FIFO) no larger than their cache's bound, and carry the SHA-256 of their payload against damage.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def cache_root() -> Path:
+    """daphnec's cache folder as configured (not yet checked: see `trusted_folder`)."""
+    env = os.environ.get("DAPHNEC_CACHE_DIR")
+    if env:
+        return Path(os.path.expanduser(env))
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(os.path.expanduser(base)) / "daphnec"
+
+
+_TRUSTED: dict[Path, bool] = {}
+_WARNED: list[str] = []
+
+
+def trusted_folder(folder: Path) -> bool:
+    """Whether cache entries may be read from and written to `folder` (created `0700` if missing); the first
+    refusal of a run prints one warning (see the module docstring), later ones are silent."""
+    known = _TRUSTED.get(folder)
+    if known is None:
+        why = _distrust(folder)
+        known = _TRUSTED[folder] = why is None
+        if why is not None and not _WARNED:
+            _WARNED.append(why)
+            print(
+                f"daphnec: warning: not using the cache folder '{folder}': {why}; this run does not use it",
+                file=sys.stderr,
+            )
+    return known
+
+
+def _distrust(folder: Path) -> str | None:
+    """Why `folder` cannot hold cache entries, None if it can."""
+    if not folder.is_absolute():
+        return "it is not an absolute path (entries would land in the working directory)"
+    if folder == Path(folder.anchor) or folder == Path(os.path.expanduser("~")):
+        return "it is the file-system root or the home folder, not a folder of its own"
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = os.stat(folder)
+    except OSError as e:
+        return f"it cannot be created ({e.strerror})"
+    if not stat.S_ISDIR(st.st_mode):
+        return "it is not a folder"
+    if st.st_uid != os.geteuid():
+        return "it is owned by another user"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return "other users may write to it (group/others write permission)"
+    return None
+
+
+def read_entry(path: Path, magic: bytes, limit: int) -> bytes:
+    """The payload of a cache entry (`magic`, the payload's SHA-256, the payload). Raises OSError when it cannot
+    be read or is no regular file (a symlink, FIFO or device is never followed or read) and ValueError when it is
+    larger than `limit`, damaged or of another format (using broken entries could crash the run)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"cache entry {path} is not a regular file")
+        head = len(magic) + 32
+        if st.st_size > limit + head:
+            raise ValueError(f"cache entry {path} is larger than {limit} bytes")
+        raw = f.read(limit + head + 1)
+    if len(raw) > limit + head:
+        raise ValueError(f"cache entry {path} is larger than {limit} bytes")
+    if raw[: len(magic)] != magic or hashlib.sha256(raw[head:]).digest() != raw[len(magic) : head]:
+        raise ValueError(f"damaged cache entry {path}")
+    return raw[head:]
+
+
+def write_entry(path: Path, magic: bytes, payload: bytes) -> None:
+    """Write a cache entry atomically (a temporary file in the same folder, renamed into place), so concurrent
+    runs never see half an entry; raises OSError when the folder is not writable."""
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(magic + hashlib.sha256(payload).digest() + payload)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+_PARSER_MAGIC = b"daphnec-parser-1\n"
+_PARSER_LIMIT = 16 << 20
+
+
+def lark_parser(grammar_path: str, options: dict[str, Any], **load_options: Any) -> Any:
+    """A Lark parser of the grammar file with `options` (plain data), its tables loaded from this cache folder
+    when an intact entry exists, else built and stored; `load_options` are the objects it is given either way
+    (`lexer_callbacks`, `postlex`). The key covers the grammar, the options and Lark's version."""
+    import json
+
+    import lark
+
+    with open(grammar_path, "rb") as f:
+        grammar = f.read()
+    digest = hashlib.sha256(grammar + repr((sorted(options.items()), lark.__version__)).encode()).hexdigest()
+    folder = cache_root()
+    path = folder / f"parser-{digest}.json"
+    if trusted_folder(folder):
+        try:
+            entry = _json_decode(json.loads(read_entry(path, _PARSER_MAGIC, _PARSER_LIMIT)))
+            return lark.Lark._load_from_dict(entry["data"], entry["memo"], **load_options)
+        except Exception:  # noqa: BLE001, S110 - a missing or damaged entry: build the tables from the grammar
+            pass
+    parser = lark.Lark(grammar.decode(), **options, **load_options)
+    if trusted_folder(folder):
+        from lark.grammar import Rule
+        from lark.lexer import TerminalDef
+
+        data, memo = parser.memo_serialize([TerminalDef, Rule])
+        data["options"] = {k: v for k, v in data["options"].items() if k not in load_options}  # given on load
+        try:
+            write_entry(path, _PARSER_MAGIC, json.dumps(_json_encode({"data": data, "memo": memo})).encode())
+        except (OSError, TypeError, ValueError):
+            pass
+    return parser
+
+
+def _json_encode(value: Any) -> Any:
+    """Plain data -> JSON values; dicts with keys other than strings become `{"\\u0000items": [[k, v], ...]}`."""
+    if isinstance(value, dict):
+        if all(isinstance(k, str) for k in value):
+            return {k: _json_encode(v) for k, v in value.items()}
+        return {"\0items": [[_json_encode(k), _json_encode(v)] for k, v in value.items()]}
+    if isinstance(value, (list, tuple)):
+        return [_json_encode(v) for v in value]
+    return value
+
+
+def _json_decode(value: Any) -> Any:
+    if isinstance(value, dict):
+        if "\0items" in value:
+            return {_json_decode(k): _json_decode(v) for k, v in value["\0items"]}
+        return {k: _json_decode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_decode(v) for v in value]
+    return value

@@ -1,0 +1,102 @@
+"""`--statistics`: DAPHNE's operator execution statistics for every run.
+
+DAPHNE (`src/runtime/local/instrumentation/KernelInstrumentation.cpp`, `src/util/Statistics.cpp`) times every
+kernel call when `--statistics` is given and prints, after the run, one line per operator (kernel at a source
+location): its total time, call count, average time and `File:Line:Column`, most expensive first. daphnec does
+the same for the kernels its host code calls (a vectorized pipeline counts as one operator, `pipeline(<kernel>)`,
+so its fused body is timed as a whole) and adds the bytes of the results the calls produced.
+
+`instrument(globals, line_locs, host_file)` wraps the callables of a host program's globals; each call is charged
+to the generated line that made it, hence to that line's DaphneDSL location. The report goes to stderr (stdout is
+the script's), as a table under DAPHNE's header line.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+MAX_ROWS = 10
+"""DAPHNE's `Statistics::MAX_STATS_COUNT`: the rows printed (most expensive first)."""
+
+_SUFFIX = re.compile(r"_\d+$")
+
+
+@dataclass
+class OperatorStats:
+    seconds: float = 0.0
+    calls: int = 0
+    bytes: int = 0
+
+
+ENABLED = False
+"""Set by the driver from `--statistics`: host programs built afterwards are instrumented."""
+
+_STATS: dict[tuple[str, str], OperatorStats] = {}
+_LOCK = threading.Lock()
+
+
+def instrument(glob: dict[str, object], line_locs: list[Any], host_file: str) -> dict[str, object]:
+    """A copy of a host program's globals whose kernels (callables bound by host code) record their calls."""
+    out = dict(glob)
+    for name, value in glob.items():
+        if callable(value) and not isinstance(value, type) and not name.startswith("_native_"):
+            out[name] = _timed(_SUFFIX.sub("", name).lstrip("_") or name, value, line_locs, host_file)
+    return out
+
+
+def _timed(name: str, fn: Callable[..., Any], line_locs: list[Any], host_file: str) -> Callable[..., Any]:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        frame = sys._getframe(1)
+        line = frame.f_lineno if frame.f_code.co_filename == host_file else 0
+        loc = line_locs[line - 1] if 0 < line <= len(line_locs) else None
+        where = f"{loc.file}:{loc.line}:{loc.col}" if loc is not None else "-"
+        op = f"pipeline({_body_name(args[0])})" if name == "run_pipeline" and args else name
+        t0 = time.perf_counter()
+        result = fn(*args, **kwargs)
+        seconds = time.perf_counter() - t0
+        with _LOCK:
+            s = _STATS.setdefault((op, where), OperatorStats())
+            s.seconds += seconds
+            s.calls += 1
+            s.bytes += _nbytes(result)
+        return result
+
+    return call
+
+
+def _nbytes(value: object) -> int:
+    """The bytes a result holds (numpy arrays, matrices and frames with `nbytes`; tuples of them)."""
+    if isinstance(value, tuple):
+        return sum(_nbytes(v) for v in value)
+    n = getattr(value, "nbytes", 0)
+    return n if isinstance(n, int) else 0
+
+
+def report() -> str:
+    """DAPHNE's table (plus a Bytes column), most expensive operators first; empty if nothing was recorded."""
+    with _LOCK:
+        rows = sorted(_STATS.items(), key=lambda kv: -kv[1].seconds)[:MAX_ROWS]
+    if not rows:
+        return ""
+    width = max(len("Operator Name"), *(len(op) for (op, _), _ in rows))
+    lines = [
+        "DAPHNE operator execution runtime statistics.",
+        f"{'#':<2}  {'Operator Name':<{width}}  {'Time(s)':<9}{'Count':<11}  {'Avg(s)':<8}{'Bytes':<14}"
+        "File:Line:Column",
+    ]
+    for i, ((op, where), s) in enumerate(rows):
+        lines.append(
+            f"{i:<2}  {op:<{width}}  {s.seconds:<9.4f}{s.calls:<13}{s.seconds / s.calls:<8.4f}{s.bytes:<14}{where}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _body_name(body: object) -> str:
+    """A pipeline body's name: its native kernel's (`PipelineBody.key`) or the generated Python function's."""
+    return str(getattr(body, "key", None) or getattr(body, "__name__", "body"))
