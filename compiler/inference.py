@@ -17,7 +17,7 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from daphnec.dialects.calls import callees
+from daphnec.dialects.calls import OVERLOADS, Overload, callees, choose_overload, overload_error
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import MERGE_CAST, loc_of
 from daphnec.dialects.ops import CastOp, DaphneOp, GenericCallOp, MapOp
@@ -235,9 +235,12 @@ class Inference:
 
     def _infer_generic_call(self, op: GenericCallOp) -> None:
         """Specialize the callee for the argument types and turn the call into a `func.call` of the clone."""
-        callee = self.functions().get(op.callee.data)
         arg_types = tuple(a.type for a in op.args)
-        if callee is None or not self.specialize or any(is_unknown(t) for t in arg_types):
+        if not self.specialize or any(is_unknown(t) for t in arg_types):
+            return
+        self._choose_overload(op, arg_types)
+        callee = self.functions().get(op.callee.data)
+        if callee is None:
             return
         if is_generic(callee):
             spec = self._specialization(callee, arg_types)
@@ -258,11 +261,31 @@ class Inference:
         op.detach()
         op.erase()
 
+    def _choose_overload(self, op: GenericCallOp | MapOp, arg_types: Sequence[Attribute]) -> None:
+        """A call the frontend could not resolve to one overload (argument types unknown then) chooses now, by
+        the same rules (`dialects.calls`)."""
+        syms = op.attributes.pop(OVERLOADS, None)
+        if syms is None:
+            return
+        functions = self.functions()
+        overloads = [Overload(s.data, tuple(functions[s.data].function_type.inputs.data)) for s in syms.data]  # type: ignore[attr-defined]
+        chosen, exact = choose_overload([(o, arg_types) for o in overloads])
+        if not chosen or (not exact and len(chosen) > 1):
+            name = overloads[0].sym.rsplit("-", 1)[0]
+            raise CompileError(overload_error(name, overloads, arg_types, len(chosen)), loc_of(op))
+        if isinstance(op, MapOp):
+            op.func = StringAttr(chosen[0].sym)
+        else:
+            op.callee = StringAttr(chosen[0].sym)
+
     def _infer_map(self, op: MapOp) -> None:
         """Specialize the UDF for the matrix's value type; the result has the UDF's result value type."""
         t = op.arg.type
+        if not isinstance(t, MatrixType) or is_unknown(t):
+            return
+        self._choose_overload(op, [t.element_type])
         callee = self.functions().get(op.func.data)
-        if callee is None or not isinstance(t, MatrixType) or is_unknown(t):
+        if callee is None:
             return
         elem = t.element_type
         if is_generic(callee):

@@ -11,15 +11,15 @@ both branches, so every function ends in exactly one `func.return` (SSA form nee
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import FunctionType, IndexType, IntegerAttr, ModuleOp, StringAttr, UnitAttr
+from xdsl.dialects.builtin import ArrayAttr, FunctionType, IndexType, IntegerAttr, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from daphnec.dialects import ops, ops_frame
+from daphnec.dialects.calls import OVERLOADS, Overload, choose_overload, overload_error
 from daphnec.dialects.errors import Loc, ParseError
 from daphnec.dialects.locations import MERGE_CAST, to_attr
 from daphnec.dialects.types import (
@@ -37,8 +37,11 @@ from daphnec.dialects.types import (
 )
 from daphnec.frontend import ast
 from daphnec.frontend.builtins import all_builtins
+from daphnec.frontend.hints import unknown_function_message
+from daphnec.frontend.imports import ImportResolver
+from daphnec.frontend.modules import Module, ModuleLoader, UserFunction
 from daphnec.frontend.paramserv import build_paramserv
-from daphnec.frontend.parser import parse_file, parse_literal
+from daphnec.frontend.parser import parse_literal
 from daphnec.frontend.sources import SourceFiles
 
 _BINARY_KINDS = {
@@ -166,15 +169,6 @@ def ends_in_return(stmts: Sequence[ast.Stmt]) -> bool:
 # --- the builder ---------------------------------------------------------------------------------------------------
 
 
-@dataclass
-class _Function:
-    """A user function: its AST (with the prefix of the import that brought it) and its IR once declared."""
-
-    node: ast.FuncDef
-    sym: str
-    op: func.FuncOp | None = None
-
-
 class IRBuilder:
     """Builds one module from a script's AST (and the scripts it imports)."""
 
@@ -182,26 +176,32 @@ class IRBuilder:
         self,
         filename: str,
         script_args: dict[str, str] | None = None,
-        import_paths: Sequence[str] = (),
+        import_paths: Mapping[str, Sequence[str]] | None = None,
         sources: SourceFiles | None = None,
     ):
         self.filename = filename
         self.sources = sources if sources is not None else SourceFiles()
         """Where the imported scripts and the import search are reported."""
         self.script_args = dict(script_args or {})
-        self.import_paths = list(import_paths)
+        self.loader = ModuleLoader(ImportResolver(dict(import_paths or {}), self.sources))
         self.module = ModuleOp([])
-        self.functions: dict[str, _Function] = {}
+        self.functions: dict[str, UserFunction] = {}
+        """Every user-defined function of the program by its IR symbol."""
+        self.current: Module | None = None
+        """The source file whose code is being built (the names it sees)."""
         self.block: Block | None = None
         self.scope = Scope(None)
-        self.imported: set[str] = set()
         self.used_args: set[str] = set()
         self.builtins = all_builtins()
 
     # -- entry ----------------------------------------------------------------------------------------------------
 
     def build(self, script: ast.Script) -> ModuleOp:
-        self._collect_functions(script.stmts, prefix="", base_dir=os.path.dirname(os.path.abspath(self.filename)))
+        """Load every module first (so calls may precede definitions and functions may recurse), declare every
+        function, then build the main script (with the top-level code of the files it imports, at each import) and
+        the function bodies."""
+        self.current = self.loader.load(script, self.filename)
+        self.functions = {f.sym: f for f in self.loader.functions}
         main_block = Block()
         main = func.FuncOp("main", FunctionType.from_lists([], []), Region(main_block))
         main.location = to_attr(script.loc)
@@ -216,40 +216,26 @@ class IRBuilder:
         self._build_function_bodies()
         return self.module
 
-    def _collect_functions(self, stmts: Sequence[ast.Stmt], prefix: str, base_dir: str) -> None:
-        """Register all function definitions (and those of imported files) before building any code, so calls may
-        precede definitions and functions may recurse."""
-        for s in stmts:
-            if isinstance(s, ast.FuncDef):
-                sym = prefix + s.name
-                if sym in self.functions:
-                    raise ParseError(f"function '{sym}' is defined more than once", s.loc)
-                self.functions[sym] = _Function(s, sym)
-            elif isinstance(s, ast.Import):
-                if prefix:
-                    raise ParseError("imports are only allowed in the main script", s.loc)
-                self._import(s, base_dir)
-
-    def _import(self, s: ast.Import, base_dir: str) -> None:
-        path = self._resolve_import(s.path, base_dir, s.loc)
-        if path in self.imported:
-            raise ParseError(f"file '{s.path}' is imported more than once", s.loc)
-        self.imported.add(path)
-        alias = s.alias if s.alias is not None else os.path.splitext(os.path.basename(s.path))[0]
-        script = parse_file(path, self.sources)
-        for x in script.stmts:
-            if not isinstance(x, (ast.FuncDef, ast.Import)):
-                continue  # only function definitions are taken from an imported file
-        self._collect_functions(
-            [x for x in script.stmts if isinstance(x, ast.FuncDef)], alias + ".", os.path.dirname(path)
-        )
-
-    def _resolve_import(self, path: str, base_dir: str, loc: Loc) -> str:
-        for d in [base_dir, *self.import_paths]:
-            cand = os.path.abspath(os.path.join(d, path))
-            if self.sources.is_file(cand):
-                return cand
-        raise ParseError(f"cannot find imported file '{path}'", loc)
+    def _import(self, s: ast.Import) -> None:
+        """Run the top-level code of the imported file(s) here, in a scope of their own (an imported file sees none
+        of the importer's variables), then make their variables visible under the import's prefix (`utils.pi`).
+        Names with a dot are those of the imported file's own imports: they stay private (Imports.md)."""
+        assert self.current is not None
+        modules = self.current.imports.get(s)
+        if modules is None or self.scope.parent is not None or self._in_function:
+            raise ParseError("Imports can only be done in the main scope", s.loc)
+        outer_scope, outer_module = self.scope, self.current
+        for target, module in modules:
+            self.scope, self.current = Scope(None), module
+            try:
+                for x in module.script.stmts:
+                    self.stmt(x)
+                names = self.scope.vars
+            finally:
+                self.scope, self.current = outer_scope, outer_module
+            for name, v in names.items():
+                if "." not in name:
+                    self.scope.assign(target.prefix + name, v)
 
     # -- op creation ----------------------------------------------------------------------------------------------
 
@@ -275,9 +261,15 @@ class IRBuilder:
         return o.results[0] if o.results else None
 
     def function_symbol(self, name: str) -> str | None:
-        """The IR symbol of the user-defined function `name` (as written in the script), None if there is none."""
-        f = self.functions.get(name)
-        return f.sym if f is not None else None
+        """The IR symbol of the user-defined function `name` (as written in the script; its first definition), None
+        if there is none."""
+        fs = self.user_functions(name)
+        return fs[0].sym if fs else None
+
+    def user_functions(self, name: str) -> list[UserFunction]:
+        """The definitions of the user-defined function the code being built calls `name` (empty if none)."""
+        assert self.current is not None
+        return self.current.functions.get(name, [])
 
     def constant(self, v: object, loc: Loc, vt: str | None = None) -> SSAValue:
         if vt is None:
@@ -325,7 +317,7 @@ class IRBuilder:
             if self.scope.parent is not None or self._in_function:
                 raise ParseError("functions can only be defined at the top level of a script", s.loc)
         elif isinstance(s, ast.Import):
-            pass  # handled before building
+            self._import(s)
         elif isinstance(s, ast.Return):
             raise ParseError("return outside of a function", s.loc)
         else:  # pragma: no cover - the parser produces no other statements
@@ -509,7 +501,7 @@ class IRBuilder:
             return FrameType([], -1) if t.value_type is None else FrameType([vt], -1)
         return vt if t.data_type in (None, "scalar") else UNKNOWN
 
-    def _declare_function(self, f: _Function) -> None:
+    def _declare_function(self, f: UserFunction) -> None:
         n = f.node
         ins = [self._type(p.type) for p in n.params]
         outs = [self._type(t) for t in n.returns]
@@ -525,6 +517,7 @@ class IRBuilder:
             assert f.op is not None
             n = f.node
             self._in_function = True
+            self.current = f.module
             self.block = f.op.body.block
             self.scope = Scope(None, vars={p.name: a for p, a in zip(n.params, f.op.body.block.args)})
             stmts = list(n.body.stmts)
@@ -551,35 +544,64 @@ class IRBuilder:
                 )
             self._in_function = False
 
-    def _call_function(self, f: _Function, e: ast.Call) -> list[SSAValue]:
-        params = [p.name for p in f.node.params]
+    def _call_user(self, fs: list[UserFunction], e: ast.Call) -> list[SSAValue]:
+        """A call of a user-defined function: its overload is chosen by DAPHNE's rules (`dialects.calls`); a
+        choice that depends on argument types not known yet is made again by specialization."""
+        if e.kernel is not None:
+            raise ParseError("kernel hints are not supported for calls to user-defined functions", e.loc)
         args = [self.expr(a) for a in e.args]
-        if len(args) > len(params):
-            raise ParseError(
-                f"function '{f.sym}' expects {len(params)} argument(s), but got {len(args) + len(e.kwargs)}", e.loc
-            )
-        bound = dict(zip(params, args))
-        for k, v in e.kwargs:
-            if k not in params:
-                raise ParseError(f"function '{f.sym}' has no parameter '{k}'", e.loc)
-            if k in bound:
-                raise ParseError(f"parameter '{k}' of function '{f.sym}' given twice", e.loc)
-            bound[k] = self.expr(v)
-        if len(bound) != len(params):
-            missing = [p for p in params if p not in bound]
-            raise ParseError(
-                f"function '{f.sym}' expects {len(params)} argument(s); missing: {', '.join(missing)}", e.loc
-            )
-        args = [bound[p] for p in params]
-        assert f.op is not None
-        ins = f.op.function_type.inputs.data
-        if any(is_unknown(t) for t in ins) or not f.node.returns:
-            call: Operation = ops.GenericCallOp(f.sym, args, len(f.node.returns) or _count_returns(f.node))
-        else:
-            args = [self._coerce(a, t, e.loc) for a, t in zip(args, ins)]
-            call = func.CallOp(f.sym, args, list(f.op.function_type.outputs.data))
+        kwargs = [(k, self.expr(v)) for k, v in e.kwargs]
+        bound: list[tuple[UserFunction, list[SSAValue]]] = []
+        for f in fs:
+            b = self._bind(f, args, kwargs, e.loc, report=len(fs) == 1)
+            if b is not None:
+                bound.append((f, b))
+        candidates = [(_overload(f), [a.type for a in b]) for f, b in bound]
+        chosen, exact = choose_overload(candidates)
+        if not chosen or (not exact and len(chosen) > 1):
+            types = [a.type for a in args] + [v.type for _, v in kwargs]
+            overloads = [_overload(f) for f in fs]
+            raise ParseError(overload_error(e.name, overloads, types, len(chosen)), e.loc)
+        f, vals = next((f, b) for f, b in bound if f.sym == chosen[0].sym)
+        deferred = len(chosen) > 1 and not kwargs and any(is_unknown(v.type) for v in vals)
+        call = self._call_op(f, vals, e.loc, generic=deferred)
+        if deferred:
+            call.attributes[OVERLOADS] = ArrayAttr([StringAttr(o.sym) for o in chosen])
         self.insert(call, e.loc)
         return list(call.results)
+
+    def _bind(
+        self, f: UserFunction, args: list[SSAValue], kwargs: list[tuple[str, SSAValue]], loc: Loc, report: bool
+    ) -> list[SSAValue] | None:
+        """The arguments of a call in `f`'s parameter order; None (or, with `report`, an error) if they do not
+        bind to its parameters."""
+        params = [p.name for p in f.node.params]
+        problem = None
+        if len(args) > len(params):
+            problem = f"function '{f.sym}' expects {len(params)} argument(s), but got {len(args) + len(kwargs)}"
+        bound = dict(zip(params, args))
+        for k, v in kwargs:
+            if problem is None and k not in params:
+                problem = f"function '{f.sym}' has no parameter '{k}'"
+            elif problem is None and k in bound:
+                problem = f"parameter '{k}' of function '{f.sym}' given twice"
+            bound[k] = v
+        if problem is None and len(bound) != len(params):
+            missing = ", ".join(p for p in params if p not in bound)
+            problem = f"function '{f.sym}' expects {len(params)} argument(s); missing: {missing}"
+        if problem is not None and report:
+            raise ParseError(problem, loc)
+        return None if problem is not None else [bound[p] for p in params]
+
+    def _call_op(self, f: UserFunction, args: list[SSAValue], loc: Loc, generic: bool) -> Operation:
+        """`func.call` of a fully typed function (arguments cast to its parameter types), else (or if the overload
+        is chosen again later) a generic call that specialization resolves."""
+        assert f.op is not None
+        ins = f.op.function_type.inputs.data
+        if generic or any(is_unknown(t) for t in ins) or not f.node.returns:
+            return ops.GenericCallOp(f.sym, args, len(f.node.returns) or _count_returns(f.node))
+        args = [self._coerce(a, t, loc) for a, t in zip(args, ins)]
+        return func.CallOp(f.sym, args, list(f.op.function_type.outputs.data))
 
     def _yield(
         self,
@@ -728,15 +750,18 @@ class IRBuilder:
         return op.results[0]
 
     def _call(self, e: ast.Call) -> list[SSAValue]:
-        if e.name == "map" and e.name not in self.functions:
+        fs = self.user_functions(e.name)
+        if e.name == "map" and not fs:
             return [self._map(e)]
-        if e.name == "paramserv" and e.name not in self.functions:
+        if e.name == "paramserv" and not fs:
             return [build_paramserv(self, e)]
-        if e.name in self.functions:
-            return self._call_function(self.functions[e.name], e)
+        if fs:
+            return self._call_user(fs, e)
         b = self.builtins.get(e.name)
         if b is None:
-            raise ParseError(f"unknown function '{e.name}'", e.loc)
+            assert self.current is not None
+            known = [*self.builtins, *self.current.functions, "map", "paramserv"]
+            raise ParseError(unknown_function_message(e.name, known), e.loc)
         args = [self.expr(a) for a in e.args]
         kwargs: dict[str, SSAValue] = {}
         for k, v in e.kwargs:
@@ -757,19 +782,29 @@ class IRBuilder:
         results[0].owner.attributes["kernel_hint"] = StringAttr(kernel)  # type: ignore[union-attr]
 
     def _map(self, e: ast.Call) -> SSAValue:
-        """`map(X, udf)`: the second argument is the bare name of a user-defined function, not an expression."""
+        """`map(X, udf)`: the second argument is the bare name of a user-defined function, not an expression; of its
+        overloads, the unary one that takes X's value type (DAPHNE's `findMatchingUnaryUDF`)."""
         if len(e.args) != 2 or e.kwargs:
             raise ParseError("built-in function 'map' expects 2 arguments (a matrix and a function name)", e.loc)
         udf = e.args[1]
-        if not isinstance(udf, ast.Ident) or udf.name not in self.functions:
+        fs = self.user_functions(udf.name) if isinstance(udf, ast.Ident) else []
+        if not fs:
             name = udf.name if isinstance(udf, ast.Ident) else "this expression"
             raise ParseError(f"map: '{name}' is not a user-defined function", udf.loc)
-        f = self.functions[udf.name]
-        if len(f.node.params) != 1:
+        x = self.expr(e.args[0])
+        elem = x.type.element_type if isinstance(x.type, MatrixType) else UNKNOWN
+        unary = [f for f in fs if len(f.node.params) == 1]
+        if not unary:
             raise ParseError(
-                f"map: function '{f.sym}' must take exactly one argument, it takes {len(f.node.params)}", udf.loc
+                f"map: function '{fs[0].sym}' must take exactly one argument, it takes {len(fs[0].node.params)}",
+                udf.loc,
             )
-        o = ops.MapOp(self.expr(e.args[0]), f.sym)
+        chosen, exact = choose_overload([(_overload(f), [elem]) for f in unary])
+        if not chosen or (not exact and len(chosen) > 1):
+            raise ParseError(f"No function definition of `{udf.name}` found with matching types", udf.loc)
+        o = ops.MapOp(x, chosen[0].sym)
+        if len(chosen) > 1 and is_unknown(elem):
+            o.attributes[OVERLOADS] = ArrayAttr([StringAttr(c.sym) for c in chosen])
         return self.insert(o, e.loc).results[0]
 
     def _cast(self, e: ast.Cast) -> SSAValue:
@@ -862,6 +897,12 @@ class IRBuilder:
         return self.frame(cols, labels, e.loc)
 
 
+def _overload(f: UserFunction) -> Overload:
+    """A declared function as an overload candidate (its parameter types, Unknown where untyped)."""
+    assert f.op is not None
+    return Overload(f.sym, tuple(f.op.function_type.inputs.data))
+
+
 def _count_returns(n: ast.FuncDef) -> int:
     """The number of values an untyped function returns (from its first `return` statement)."""
 
@@ -886,8 +927,9 @@ def build_module(
     script: ast.Script,
     filename: str,
     script_args: dict[str, str] | None = None,
-    import_paths: Sequence[str] = (),
+    import_paths: Mapping[str, Sequence[str]] | None = None,
     sources: SourceFiles | None = None,
 ) -> ModuleOp:
-    """The IR of `script` (parsed from `filename`); the scripts it imports are reported to `sources`."""
+    """The IR of `script` (parsed from `filename`); the scripts it imports are reported to `sources`.
+    `import_paths` is the user config's `daphnedsl_import_paths` (`default_dirs` and library folders)."""
     return IRBuilder(filename, script_args, import_paths, sources).build(script)

@@ -52,14 +52,6 @@ def finish_background_kernels() -> None:
         jit.finish_background()
 
 
-def import_paths(config: DaphneConfig) -> list[str]:
-    """Directories searched for `import` after the importing script's own folder (`daphnedsl_import_paths`)."""
-    dirs: list[str] = []
-    for key, paths in config.daphnedsl_import_paths.items():
-        dirs.extend(paths if key == "default_dirs" else [])
-    return dirs
-
-
 def configure_runtime(config: DaphneConfig) -> None:
     """Hand the user config's engine knobs to the runtime (the vectorized executor and the task scheduler)."""
     from daphnec.runtime.scheduling.workers import SchedulerConfig
@@ -95,7 +87,7 @@ def parse_to_ir(
     from daphnec.frontend.ir_builder import build_module
     from daphnec.frontend.parser import parse_file
 
-    return build_module(parse_file(path, sources), path, script_args, import_paths(config), sources)
+    return build_module(parse_file(path, sources), path, script_args, config.daphnedsl_import_paths, sources)
 
 
 def compile_script(
@@ -166,7 +158,7 @@ def compile_with_inputs(
         name = constant_value(op.file_name) if isinstance(op, ReadOp) else None
         if isinstance(name, str):
             files.setdefault(meta_path(name), file_digest(meta_path(name)))
-    return program, Inputs(files, dict(sources.probed))
+    return program, Inputs(files, dict(sources.probed), dict(sources.listed))
 
 
 def _compile(
