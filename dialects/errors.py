@@ -58,3 +58,8 @@ class ExecutionError(DaphneError):
 
     def __init__(self, message: str, loc: Loc | None = None):
         super().__init__(message, loc, EXECUTION_ERROR)
+
+
+class ScriptStopped(ExecutionError):
+    """`stop(message)`: DAPHNE's Stop kernel throws "system stopped: <message>" (src/runtime/local/kernels/Stop.h)
+    and its logger writes that to standard output; the exit code is 3 and nothing goes to stderr."""

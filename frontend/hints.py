@@ -1,5 +1,6 @@
-"""Hints for near misses in a script: an unknown function name gets the closest names it may have meant, and the
-name of a DAPHNE builtin daphnec does not have says so (instead of "unknown function").
+"""Hints for near misses in a script: an unknown function name gets the closest names it may have meant, the
+name of a DAPHNE builtin daphnec does not have says so (instead of "unknown function"), and a script argument
+that is not a literal because a string lost its quotes on the shell says how to quote it.
 
 `NOT_SUPPORTED` is the one list of DAPHNE's built-in functions (src/parser/daphnedsl/DaphneDSLBuiltins.cpp) that
 daphnec does not offer, each with the reason; docs/language.md lists the same names.
@@ -56,3 +57,12 @@ def unknown_function_message(name: str, known: Iterable[str]) -> str:
     if name in NOT_SUPPORTED:
         return f"built-in function '{name}' is not supported by daphnec yet: {NOT_SUPPORTED[name]}"
     return f"unknown function '{name}'" + did_you_mean(closest(name, known))
+
+
+def script_arg_message(name: str, text: str) -> str:
+    """The error for script argument `name=text` whose value is not one DaphneDSL literal (DAPHNE's wording),
+    with the quoting to use when it looks like a string whose quotes the shell removed."""
+    message = f"invalid literal value for argument '{name}': {text}"
+    if '"' not in text and text.strip() and not text.lstrip("+-")[:1].isdigit():
+        message += f'; a string needs its quotes: write {name}=\\"{text}\\" on the command line'
+    return message

@@ -23,11 +23,13 @@ from daphnec.dialects.calls import OVERLOADS, Overload, choose_overload, overloa
 from daphnec.dialects.errors import Loc, ParseError
 from daphnec.dialects.locations import MERGE_CAST, to_attr
 from daphnec.dialects.types import (
+    STR,
     UNKNOWN,
     FrameType,
     ListType,
     MatrixType,
     UnknownType,
+    dsl_type,
     is_matrix,
     is_scalar,
     is_unknown,
@@ -37,7 +39,7 @@ from daphnec.dialects.types import (
 )
 from daphnec.frontend import ast
 from daphnec.frontend.builtins import all_builtins
-from daphnec.frontend.hints import unknown_function_message
+from daphnec.frontend.hints import script_arg_message, unknown_function_message
 from daphnec.frontend.imports import ImportResolver
 from daphnec.frontend.modules import Module, ModuleLoader, UserFunction
 from daphnec.frontend.paramserv import build_paramserv
@@ -435,9 +437,10 @@ class IRBuilder:
         types = [v.type for v in inits]  # type: ignore[union-attr]
         before, after = Block(arg_types=types), Block(arg_types=types)
         bind = dict(zip(names, before.args))
-        if do_while:
-            scope = self._region(before, body_stmts, bind)
-            vals = [scope.vars[n] for n in names]
+        if do_while:  # the condition sees the body's updates of outer variables, not the variables it creates
+            body_scope = self._region(before, body_stmts, bind)
+            vals = [body_scope.vars[n] for n in names]
+            scope = Scope(self.scope, region=True, vars=dict(zip(names, vals)))
         else:
             scope = self._region(before, [], bind)
             vals = list(before.args)
@@ -705,7 +708,7 @@ class IRBuilder:
         if isinstance(e, ast.MatrixLit):
             return self._matrix_literal(e)
         if isinstance(e, ast.FrameLitCols):
-            labels = [self.cast(self.expr(x), "str", "scalar", x.loc) for x in e.labels]
+            labels = [self._frame_label(x) for x in e.labels]
             cols = [self._as_column(self.expr(x), x.loc) for x in e.cols]
             return self.frame(cols, labels, loc)
         if isinstance(e, ast.FrameLitRows):
@@ -715,7 +718,11 @@ class IRBuilder:
     def _script_arg(self, e: ast.ScriptArg) -> SSAValue:
         if e.name not in self.script_args:
             raise ParseError(f"script argument '{e.name}' is used but not given (pass {e.name}=<value>)", e.loc)
-        lit = parse_literal(self.script_args[e.name], f"<argument {e.name}>")
+        text = self.script_args[e.name]
+        try:
+            lit = parse_literal(text, f"<argument {e.name}>")
+        except ParseError:
+            raise ParseError(script_arg_message(e.name, text), e.loc) from None
         return self.expr(lit)
 
     def _binary(self, e: ast.Binary) -> SSAValue:
@@ -869,6 +876,14 @@ class IRBuilder:
             return self.constant(n // c, loc)
         return self.op(ops.EwDivOp, [self.constant(n, loc), d], loc)  # type: ignore[return-value]
 
+    def _frame_label(self, e: ast.Expr) -> SSAValue:
+        """A frame literal's column label: a string (DAPHNE's visitor rejects any other type; a value whose type
+        is not known yet, inside an untyped function, is cast once it is)."""
+        v = self.expr(e)
+        if not (v.type == STR or is_unknown(v.type)):
+            raise ParseError(f"labels for frame literals must be strings, but this one is {dsl_type(v.type)}", e.loc)
+        return self.cast(v, "str", "scalar", e.loc)
+
     def _as_column(self, v: SSAValue, loc: Loc) -> SSAValue:
         if not (is_matrix(v.type) or is_unknown(v.type)):
             raise ParseError("frame literal columns must be matrices", loc)
@@ -883,7 +898,7 @@ class IRBuilder:
         return self.insert_inferred(o, loc).results[0]
 
     def _frame_rows(self, e: ast.FrameLitRows) -> SSAValue:
-        labels = [self.cast(self.expr(x), "str", "scalar", x.loc) for x in e.labels]
+        labels = [self._frame_label(x) for x in e.labels]
         for r in e.rows:
             if len(r) != len(labels):
                 raise ParseError(

@@ -97,6 +97,15 @@ CASES: list[tuple[str, str, int, str | None, str]] = [
     ("near_miss_udf", "def square(x) { return x * x; }\nprint(sqare(4));", 1, "2:7", "mean 'square' or 'sqrt'?"),
     ("not_supported_builtin", 'x = sql("SELECT 1");', 1, "1:5", "built-in function 'sql' is not supported by daphnec"),
     ("int_literal_too_large", "print(9223372036854775808);", 1, "1:7", ""),
+    (
+        "do_while_condition_sees_no_body_variable",
+        "i = 0;\ndo { i = i + 1; y = i; } while (y < 3);",
+        1,
+        "2:33",
+        "variable 'y' is used before it is assigned",
+    ),
+    ("frame_label_not_string", 'F = {"a": [1], 2: [3]};', 1, "1:16", "labels for frame literals must be strings"),
+    ("frame_row_label_not_string", 'F = {["a", 1.5], [1, 2]};', 1, "1:12", "but this one is f64"),
     # --- compile errors (exit 2) ---
     ("constant_int_division_by_zero", "x = 5 / 0;\nprint(x);", 2, "1:5", "integer division by zero"),
     ("constant_int_modulo_by_zero", "print(5 % 0);", 2, "1:7", "integer modulo by zero"),
@@ -107,7 +116,6 @@ CASES: list[tuple[str, str, int, str | None, str]] = [
     ("minus_string", 'print(-"a");', 2, "1:7", "not supported"),
     ("transpose_scalar", "print(t(1));", 2, "1:7", "must be a matrix"),
     # --- execution errors (exit 3) ---
-    ("stop_with_message", 'print(1);\nstop("boom");', 3, "2:1", "boom"),
     ("index_out_of_bounds", "X = fill(1.0, 2, 2);\nprint(X[5, 0]);", 3, "2:7", ""),
     ("reshape_mismatch", "print(reshape(seq(1, 6), 4, 2));", 3, "1:7", ""),
     ("parse_str_as_int", 'n = as.si64("abc");\nprint(n);', 3, "1:5", ""),
@@ -126,6 +134,8 @@ CASES: list[tuple[str, str, int, str | None, str]] = [
     ),
     ("insert_out_of_bounds", "X = fill(1, 2, 2);\nX[0:3, 0] = fill(1, 3, 1);\nprint(X);", 3, "2:1", ""),
     ("infinite_recursion", "def f(n) { return f(n + 1); }\nprint(f(0));", 3, None, "recursion"),
+    ("list_remove_out_of_range", "L = createList([1.0]);\nL2, x = remove(L, 1);\nprint(x);", 3, "2:9", "position 1"),
+    ("list_remove_negative", "L = createList([1.0]);\nL2, x = remove(L, -1);\nprint(x);", 3, "2:9", "position -1"),
 ]
 
 
@@ -136,6 +146,15 @@ def test_there_are_many_bad_input_cases() -> None:
 @pytest.mark.parametrize(("name", "source", "code", "where", "fragment"), CASES, ids=[c[0] for c in CASES])
 def test_bad_input(check_bad_input, name: str, source: str, code: int, where: str | None, fragment: str) -> None:
     check_bad_input(source, code, where, fragment)
+
+
+@pytest.mark.parametrize(("call", "message"), [('stop("boom")', "boom"), ("stop()", "unspecified reason")])
+def test_stop_prints_its_message_on_stdout(tmp_path: Path, call: str, message: str) -> None:
+    """`stop(msg)`: DAPHNE throws "system stopped: <msg>" and its logger prints it on standard output; exit 3."""
+    script = tmp_path / "s.daph"
+    script.write_text(f"print(1);\n{call};\nprint(2);\n")
+    res = subprocess.run([sys.executable, "-m", "daphnec.tools.daphnec", str(script)], capture_output=True, text=True)
+    assert (res.returncode, res.stdout, res.stderr) == (3, f"1\nsystem stopped: {message}\n", "")
 
 
 def test_debug_flag_shows_traceback(tmp_path: Path) -> None:

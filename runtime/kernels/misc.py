@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.errors import StopRequested
 from daphnec.runtime.values import cpp_name, vt_of
 
 
-def stop(message: str = "") -> None:
-    """`stop([message])`: abort the script; DAPHNE's Stop.h throws "system stopped: <message>"."""
-    raise DaphneRuntimeError(f"system stopped: {message}")
+def stop(message: str = "unspecified reason") -> None:
+    """`stop([message])`: abort the script; DAPHNE's Stop.h throws "system stopped: <message>" (the message
+    defaults to "unspecified reason", DaphneDSLBuiltins.cpp)."""
+    raise StopRequested(f"system stopped: {message}")
 
 
 def type_of(x: object) -> str:
