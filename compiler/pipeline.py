@@ -73,8 +73,12 @@ def options_from_config(config: object) -> frozenset[str]:
 
 
 def pass_args_from_config(config: object) -> dict[str, dict[str, object]]:
-    """Pass arguments taken from the user config (`sparsity_threshold` for `select-matrix-repr`)."""
-    return {"select-matrix-repr": {"threshold": float(getattr(config, "sparsity_threshold", 0.25))}}
+    """Pass arguments taken from the user config (`sparsity_threshold` for `select-matrix-repr`,
+    `use_ipa_const_propa` for `specialize`)."""
+    return {
+        "select-matrix-repr": {"threshold": float(getattr(config, "sparsity_threshold", 0.25))},
+        "specialize": {"ipa": bool(getattr(config, "use_ipa_const_propa", True))},
+    }
 
 
 def print_module(module: Operation, out: TextIO, locations: bool = False) -> None:

@@ -343,6 +343,12 @@ class IRBuilder:
         base = self.scope.lookup(t.name)
         if base is None:
             raise ParseError(f"variable '{t.name}' is indexed on the left side before it is assigned", t.loc)
+        if not (is_matrix(base.type) or isinstance(base.type, FrameType | UnknownType)):
+            raise ParseError(
+                f"left indexing needs a matrix, but '{t.name}' is a {_kind_name(base.type)} (LanguageRef: left "
+                "indexing is supported only for matrices)",
+                t.loc,
+            )
         idx = t.index
         assert idx is not None
         rlo, rhi = self._insert_bounds(base, idx.rows, ops.NumRowsOp, idx.loc)
@@ -824,6 +830,8 @@ class IRBuilder:
 
     def _index(self, e: ast.Index) -> SSAValue:
         v = self.expr(e.obj)
+        if not (is_matrix(v.type) or isinstance(v.type, FrameType | UnknownType)):
+            raise ParseError(f"indexing needs a matrix or a frame, but this is a {_kind_name(v.type)}", e.loc)
         v = self._select(v, e.rows, ops.SliceRowOp, ops.ExtractRowOp, ops.NumRowsOp, e.loc)
         return self._select(v, e.cols, ops.SliceColOp, ops.ExtractColOp, ops.NumColsOp, e.loc)
 
@@ -910,6 +918,11 @@ class IRBuilder:
             col = ast.MatrixLit(tuple(r[j] for r in e.rows), None, None, False, e.loc)
             cols.append(self._matrix_literal(col))
         return self.frame(cols, labels, e.loc)
+
+
+def _kind_name(t: Attribute) -> str:
+    """`si64 scalar`, `list`: what a value is, in a message."""
+    return f"{dsl_type(t)} scalar" if is_scalar(t) else dsl_type(t)
 
 
 def _overload(f: UserFunction) -> Overload:

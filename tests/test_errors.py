@@ -115,6 +115,13 @@ CASES: list[tuple[str, str, int, str | None, str]] = [
     ("string_times_int", 'print("a" * 2);', 2, "1:7", "not supported"),
     ("minus_string", 'print(-"a");', 2, "1:7", "not supported"),
     ("transpose_scalar", "print(t(1));", 2, "1:7", "must be a matrix"),
+    (
+        "read_name_known_at_run_time",
+        'for (i in 1:1) {\n  X = readMatrix("f" + as.str(i) + ".csv");\n  print(X);\n}',
+        2,
+        "2:7",
+        "for a name known only at run time, give the value type with as.matrix<f64>(readMatrix(...))",
+    ),
     # --- execution errors (exit 3) ---
     ("index_out_of_bounds", "X = fill(1.0, 2, 2);\nprint(X[5, 0]);", 3, "2:7", ""),
     ("reshape_mismatch", "print(reshape(seq(1, 6), 4, 2));", 3, "1:7", ""),
@@ -134,6 +141,13 @@ CASES: list[tuple[str, str, int, str | None, str]] = [
     ),
     ("insert_out_of_bounds", "X = fill(1, 2, 2);\nX[0:3, 0] = fill(1, 3, 1);\nprint(X);", 3, "2:1", ""),
     ("infinite_recursion", "def f(n) { return f(n + 1); }\nprint(f(0));", 3, None, "recursion"),
+    (
+        "read_declared_type_without_meta",
+        'for (i in 1:1) {\n  X = as.matrix<f64>(readMatrix("nofile" + as.str(i) + ".csv"));\n  print(X);\n}',
+        3,
+        "2:22",
+        "nofile1.csv",
+    ),
     ("list_remove_out_of_range", "L = createList([1.0]);\nL2, x = remove(L, 1);\nprint(x);", 3, "2:9", "position 1"),
     ("list_remove_negative", "L = createList([1.0]);\nL2, x = remove(L, -1);\nprint(x);", 3, "2:9", "position -1"),
 ]

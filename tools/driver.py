@@ -158,6 +158,8 @@ def compile_with_inputs(
         name = constant_value(op.file_name) if isinstance(op, ReadOp) else None
         if isinstance(name, str):
             files.setdefault(meta_path(name), file_digest(meta_path(name)))
+            if name.endswith(".parquet") and files[meta_path(name)] is None:  # typed by its own schema
+                files.setdefault(name, file_digest(name))
     return program, Inputs(files, dict(sources.probed), dict(sources.listed))
 
 
