@@ -362,14 +362,14 @@ class IRBuilder:
         if sel is None:
             return self.constant(0, loc), self.cast(self.op(num, [base], loc), "si64", "scalar", loc)  # type: ignore[arg-type]
         if isinstance(sel, ast.Range):
-            lo = self.expr(sel.start) if sel.start is not None else self.constant(0, loc)
+            lo = self._position(sel.start, True) if sel.start is not None else self.constant(0, loc)
             hi = (
-                self.expr(sel.stop)
+                self._position(sel.stop, True)
                 if sel.stop is not None
                 else self.cast(self.op(num, [base], loc), "si64", "scalar", loc)
             )  # type: ignore[arg-type]
             return lo, hi
-        p = self.expr(sel)
+        p = self._position(sel, True)
         if is_matrix(p.type):
             raise ParseError("left indexing supports positions and ranges, not position lists", sel.loc)
         n = self.cast(self.op(num, [base], loc), "si64", "scalar", loc)  # type: ignore[arg-type]
@@ -841,14 +841,24 @@ class IRBuilder:
         if sel is None:
             return v
         if isinstance(sel, ast.Range):
-            lo = self.expr(sel.start) if sel.start is not None else self.constant(0, loc)
+            lo = self._position(sel.start, False) if sel.start is not None else self.constant(0, loc)
             hi = (
-                self.expr(sel.stop)
+                self._position(sel.stop, False)
                 if sel.stop is not None
                 else self.cast(self.op(num, [v], loc), "si64", "scalar", loc)  # type: ignore[arg-type]
             )
             return self.op(slice_op, [v, lo, hi], loc)  # type: ignore[return-value]
-        return self.op(extract_op, [v, self.expr(sel)], loc)  # type: ignore[return-value]
+        return self.op(extract_op, [v, self._position(sel, False)], loc)  # type: ignore[return-value]
+
+    def _position(self, e: ast.Expr, left: bool) -> SSAValue:
+        """A position given as a number is cast to si64, truncating toward zero (DAPHNE's `castSI64If`); a position
+        matrix or a frame label stays as it is. Left indexing takes positions only, so there a value whose type is
+        not known yet is cast too."""
+        p = self.expr(e)
+        t = p.type
+        if (is_scalar(t) and t != STR and vt_name(t) != "si64") or (left and isinstance(t, UnknownType)):
+            return self.cast(p, "si64", "scalar", e.loc)
+        return p
 
     def _matrix_literal(self, e: ast.MatrixLit) -> SSAValue:
         elems = [self.expr(x) for x in e.elems]
