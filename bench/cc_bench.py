@@ -1,14 +1,15 @@
 """Connected components by label propagation, per iteration, on the amazon-sized graph: daphnec against scipy,
 numba and Apache SystemDS, measured in one run (issue "connected components" benchmark).
 
-    .venv/bin/python bench/cc_bench.py [--repeat 3] [--no-systemds] [--systemds-dir DIR] [--keep DIR]
+    .venv/bin/python bench/cc_bench.py [--repeat 3] [--no-systemds] [--systemds-dir DIR] [--keep DIR] [--scale 10]
 
 Every engine runs `c = max(rowmax(G * t(c)), c)` from `c = 1..n` until no label changes, on the same Matrix Market
 file (`tools/gen_graph.py`: 403,394 vertices, 3,387,388 stored non-zeros, pattern symmetric), written into a temp
 folder. Per-iteration time = kernel time / iterations; every engine must report the same iteration and component
 counts. Kernel times:
 
-- daphnec: `bench/cc_bench.daph`, `now()` around the loop (graph read excluded), best of `--repeat` processes;
+- daphnec: `bench/cc_bench.daph`, `now()` around the loop (graph read excluded), best of `--repeat` processes,
+  and each configuration's peak RSS against the CSR size (`--scale 10`: the 10x graph of the scale goal);
 - scipy / numba: in-process, the graph read once by scipy (fast_matrix_market), best of `--repeat` loops (numba
   compiled before timing);
 - SystemDS: its peer folder (`../shared/peers/systemds`, read-only) is copied to the temp folder, its `setup.sh`
@@ -40,13 +41,20 @@ PEER = ROOT.parent / "shared" / "peers" / "systemds"
 # -- daphnec -----------------------------------------------------------------------------------------------------------
 
 
-def daphnec(graph: Path, flags: list[str]) -> tuple[float, int, int]:
-    """(kernel seconds, iterations, components) of one daphnec process."""
+#: configuration -> the largest peak RSS (MiB) of its daphnec processes
+PEAK_RSS: dict[str, float] = {}
+
+
+def daphnec(graph: Path, flags: list[str], name: str = "") -> tuple[float, int, int]:
+    """(kernel seconds, iterations, components) of one daphnec process; its peak RSS goes to `PEAK_RSS[name]`."""
+    from algorithms_bench import measured  # a sibling script: the launcher that measures a process's peak RSS
+
     cmd = [str(DAPHNEC), *flags, str(SCRIPT), f'f="{graph}"']
-    res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
-    if res.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed: {res.stderr.strip()[-300:]}")
-    sec, it, comp = res.stdout.split()
+    code, stdout, stderr, _, rss = measured(cmd)
+    if code != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed: {stderr.strip()[-300:]}")
+    PEAK_RSS[name] = max(PEAK_RSS.get(name, 0.0), rss)
+    sec, it, comp = stdout.split()
     return float(sec), int(it), int(comp)
 
 
@@ -219,6 +227,7 @@ def main() -> int:
         help="a writable copy of the peer folder whose setup.sh already ran (skips pip)",
     )
     ap.add_argument("--keep", type=Path, default=None, help="work in this folder (kept) instead of a temp folder")
+    ap.add_argument("--scale", type=int, default=1, help="vertices and non-zeros x this (10: 4.0 M / 33.9 M)")
     args = ap.parse_args()
 
     tmp_ctx = None
@@ -228,10 +237,13 @@ def main() -> int:
     else:
         tmp = args.keep
         tmp.mkdir(parents=True, exist_ok=True)
-    graph = tmp / "amazon.mtx"
+    graph = tmp / ("amazon.mtx" if args.scale == 1 else f"amazon_x{args.scale}.mtx")
     if not graph.exists():
+        from daphnec.tools.gen_graph import AMAZON_NONZEROS, AMAZON_VERTICES
+
+        size = [f"--vertices={AMAZON_VERTICES * args.scale}", f"--edges={AMAZON_NONZEROS * args.scale}"]
         subprocess.run(
-            [sys.executable, "-m", "daphnec.tools.gen_graph", str(graph)],
+            [sys.executable, "-m", "daphnec.tools.gen_graph", str(graph), *size],
             cwd=ROOT,
             check=True,
             stdout=subprocess.DEVNULL,
@@ -246,7 +258,7 @@ def main() -> int:
     }
     for _ in range(args.repeat):  # interleaved: load changes hit every engine alike
         for name, flags in configs.items():
-            results.setdefault(name, []).append(daphnec(graph, flags))
+            results.setdefault(name, []).append(daphnec(graph, flags, name))
 
     G = load_csr(graph)
     from numba import set_num_threads
@@ -290,6 +302,14 @@ def main() -> int:
         print(f"| {name} | {ms:.1f} | {ms / vec1:.2f}x |")
     for k, v in notes.items():
         print(f"| {k} | {v} | |")
+    csr_mib = (G.data.nbytes + G.indices.nbytes + G.indptr.nbytes) / 2**20
+    print(
+        f"\nCSR size {csr_mib:.0f} MiB; ns per stored non-zero and iteration: daphnec --vec 2 threads "
+        f"{per_iter['daphnec --vec --select-matrix-repr, 2 threads'] * 1e6 / nnz:.1f}, numba 1 thread "
+        f"{numba * 1e6 / nnz:.1f}"
+    )
+    for name, rss in PEAK_RSS.items():
+        print(f"peak RSS {name}: {rss:.0f} MiB = {rss / csr_mib:.2f}x the CSR size (goal <= 2.5x)")
     print()
     print(f"best daphnec --vec: {best_d:.1f} ms/iteration")
     print(

@@ -6,14 +6,19 @@ Workloads (2^25 f64 values per input unless `--log2n` says otherwise), every tim
   the script, so executor overhead, batches and threads included) vs numpy `np.sum((a - b) ** 2 * c)` vs a
   hand-written LLVM IR kernel compiled by llvmlite at O3 (fast-math reduction, one call over all rows) vs the
   1-core read bandwidth (a hand llvmlite kernel that only sums the three arrays);
-- map `o = (a - b) * 3.0 + a * b` (4 ops): `daphnec --vec` vs numpy;
+- the same hand reduction and read-bandwidth kernels on 2 threads (two equal row ranges at once, as STATIC
+  partitions them), so `--vec` at 2 threads is compared with what 2 cores can read here;
+- map `o = (a - b) * 3.0 + a * b` (4 ops): `daphnec --vec` vs numpy vs a hand llvmlite map kernel on 1 and 2
+  threads (writing a freshly allocated output, as the engine does, and a reused one);
+- a roofline chart (`--chart`, default `bench/out/roofline.png`): achieved GB/s per workload and configuration
+  against the measured 1- and 2-core read bandwidth;
 - compile latency per pipeline, cold (empty kernel cache) and cached, from `DAPHNEC_JIT_LOG`, on
   tests/jit/scripts/five_pipelines.daph; and the time from process start to the script's first statement.
 
 Goals (issue "Vectorized pipelines"): reduce >= 3x numpy and >= 0.9x hand llvmlite; map >= 2x numpy; compile
 <= 80 ms cold and <= 5 ms cached per pipeline; start executing within 0.5 s cold / 0.2 s cached.
 
-Usage: `.venv/bin/python bench/vec_bench.py [--log2n 25] [--repeat 3]`.
+Usage: `.venv/bin/python bench/vec_bench.py [--log2n 25] [--repeat 3] [--chart PATH] [--no-compile]`.
 """
 
 from __future__ import annotations
@@ -100,6 +105,27 @@ loop:
 done:
   ret double %acc1
 }
+define void @map(i64 %n, ptr noalias %a, ptr noalias %b, ptr noalias %o) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [0, %entry], [%i1, %loop]
+  %pa = getelementptr inbounds double, ptr %a, i64 %i
+  %pb = getelementptr inbounds double, ptr %b, i64 %i
+  %po = getelementptr inbounds double, ptr %o, i64 %i
+  %x = load double, ptr %pa
+  %y = load double, ptr %pb
+  %d = fsub double %x, %y
+  %d3 = fmul double %d, 3.0
+  %xy = fmul double %x, %y
+  %r = fadd double %d3, %xy
+  store double %r, ptr %po
+  %i1 = add nuw nsw i64 %i, 1
+  %more = icmp ult i64 %i1, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}
 """
 
 
@@ -147,6 +173,33 @@ def hand_kernels():
     return sig(reduce), sig(readsum)
 
 
+def hand_map():
+    from daphnec.compiler.jit import engine
+
+    eng = engine()
+    sig = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+    return sig(eng.load(eng.compile(HAND_REDUCE), ["map"])[0])
+
+
+def on_threads(kernel, n: int, arrays: list[np.ndarray], threads: int) -> None:
+    """Run `kernel(rows, *pointers)` on `threads` equal row ranges at once (ctypes releases the GIL), like the
+    scheduler's STATIC partitioning; the calling thread takes the first range."""
+    import threading
+
+    bounds = [n * t // threads for t in range(threads + 1)]
+
+    def part(t: int) -> None:
+        lo, hi = bounds[t], bounds[t + 1]
+        kernel(hi - lo, *(x.ctypes.data + 8 * lo for x in arrays))
+
+    others = [threading.Thread(target=part, args=(t,)) for t in range(1, threads)]
+    for th in others:
+        th.start()
+    part(0)
+    for th in others:
+        th.join()
+
+
 def bench_reduce(n: int, repeat: int) -> dict[str, float]:
     rng = np.random.default_rng(0)
     a, b, c = (rng.random(n) for _ in range(3))
@@ -155,6 +208,8 @@ def bench_reduce(n: int, repeat: int) -> dict[str, float]:
     pa, pb, pc = a.ctypes.data, b.ctypes.data, c.ctypes.data
     res["hand llvmlite"] = timeit(lambda: reduce(n, pa, pb, pc), repeat)
     res["read bandwidth"] = timeit(lambda: readsum(n, pa, pb, pc), repeat)
+    res["hand llvmlite 2 threads"] = timeit(lambda: on_threads(reduce, n, [a, b, c], 2), repeat)
+    res["read bandwidth 2 threads"] = timeit(lambda: on_threads(readsum, n, [a, b, c], 2), repeat)
     script = REDUCE.format(n=n, repeat=repeat)
     res["daphnec --vec"] = best(script_times(daphnec(script, "--vec"), repeat))
     res["daphnec --vec 1 thread"] = best(script_times(daphnec(script, "--vec", "--num-threads=1"), repeat))
@@ -172,6 +227,12 @@ def bench_map(n: int, repeat: int) -> dict[str, float]:
     rng = np.random.default_rng(0)
     a, b = rng.random(n), rng.random(n)
     res = {"numpy": timeit(lambda: (a - b) * 3.0 + a * b, repeat)}
+    kernel = hand_map()
+    res["hand llvmlite (new output)"] = timeit(lambda: on_threads(kernel, n, [a, b, np.empty(n)], 1), repeat)
+    res["hand llvmlite 2 threads (new output)"] = timeit(lambda: on_threads(kernel, n, [a, b, np.empty(n)], 2), repeat)
+    out = np.empty(n)
+    out.fill(0.0)
+    res["hand llvmlite 2 threads (reused output)"] = timeit(lambda: on_threads(kernel, n, [a, b, out], 2), repeat)
     script = MAP.format(n=n, repeat=repeat)
     res["daphnec --vec"] = best(script_times(daphnec(script, "--vec"), repeat))
     res["daphnec --vec 1 thread"] = best(script_times(daphnec(script, "--vec", "--num-threads=1"), repeat))
@@ -208,10 +269,52 @@ def bench_compile(repeat: int) -> dict[str, object]:
     return out
 
 
+def roofline(n: int, red: dict[str, float], mp: dict[str, float], path: Path) -> None:
+    """Achieved GB/s per fused workload and configuration against the measured 1- and 2-core read bandwidth."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [
+        ("reduce numpy", red["numpy"]),
+        ("reduce --vec 1T", red["daphnec --vec 1 thread"]),
+        ("reduce hand 1T", red["hand llvmlite"]),
+        ("reduce --vec 2T", red["daphnec --vec"]),
+        ("reduce hand 2T", red["hand llvmlite 2 threads"]),
+        ("reduce plain", red["daphnec (no --vec)"]),
+        ("map numpy", mp["numpy"]),
+        ("map --vec 1T", mp["daphnec --vec 1 thread"]),
+        ("map hand 1T", mp["hand llvmlite (new output)"]),
+        ("map --vec 2T", mp["daphnec --vec"]),
+        ("map hand 2T", mp["hand llvmlite 2 threads (new output)"]),
+        ("map plain", mp["daphnec (no --vec)"]),
+    ]
+    gbs = [3 * 8 * n / t / 1e9 for _, t in rows]
+    fig, ax = plt.subplots(figsize=(9, 4))
+    colors = ["tab:green" if "--vec" in k else "tab:gray" if "hand" in k else "tab:blue" for k, _ in rows]
+    ax.bar([k for k, _ in rows], gbs, color=colors)
+    for label, t, style in (
+        ("1-core read", red["read bandwidth"], ":"),
+        ("2-core read", red["read bandwidth 2 threads"], "--"),
+    ):
+        ax.axhline(3 * 8 * n / t / 1e9, linestyle=style, color="black", label=f"{label} {3 * 8 * n / t / 1e9:.1f} GB/s")
+    ax.set_ylabel("GB/s (bytes read + written / time)")
+    ax.set_title(f"fused kernels vs memory bandwidth, 2^{n.bit_length() - 1} f64 per input")
+    ax.tick_params(axis="x", rotation=60)
+    ax.legend()
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    print(f"\nchart written to {path}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--log2n", type=int, default=25)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--chart", default=str(ROOT / "bench" / "out" / "roofline.png"), help="'' for none")
+    ap.add_argument("--no-compile", action="store_true", help="skip the compile-latency and start-up part")
     args = ap.parse_args()
     n = 1 << args.log2n
     print(f"n = 2^{args.log2n} f64 per input, best of {args.repeat}")
@@ -222,10 +325,25 @@ def main() -> None:
             f"  {k:<28} {v * 1000:9.1f} ms   numpy/this {red['numpy'] / v:5.2f}x   hand/this "
             f"{red['hand llvmlite'] / v:5.2f}x   {3 * 8 * n / v / 1e9:5.1f} GB/s"
         )
+    bw1, bw2 = 3 * 8 * n / red["read bandwidth"] / 1e9, 3 * 8 * n / red["read bandwidth 2 threads"] / 1e9
+    print(
+        f"  read bandwidth: 1 core {bw1:.1f} GB/s, 2 cores {bw2:.1f} GB/s; --vec reaches "
+        f"{100 * red['read bandwidth'] / red['daphnec --vec 1 thread']:.0f} % of 1-core (goal 90 %) and "
+        f"{100 * red['read bandwidth 2 threads'] / red['daphnec --vec']:.0f} % of 2-core (goal 85 %)"
+    )
     mp = bench_map(n, args.repeat)
-    print("\nmap o = (a - b) * 3.0 + a * b")
+    print("\nmap o = (a - b) * 3.0 + a * b   (GB/s: 2 arrays read + 1 written)")
     for k, v in mp.items():
-        print(f"  {k:<28} {v * 1000:9.1f} ms   numpy/this {mp['numpy'] / v:5.2f}x")
+        print(f"  {k:<40} {v * 1000:9.1f} ms   numpy/this {mp['numpy'] / v:5.2f}x   {3 * 8 * n / v / 1e9:5.1f} GB/s")
+    print(
+        f"  --vec map vs the hand kernel writing a new output: 1 thread "
+        f"{100 * mp['hand llvmlite (new output)'] / mp['daphnec --vec 1 thread']:.0f} %, 2 threads "
+        f"{100 * mp['hand llvmlite 2 threads (new output)'] / mp['daphnec --vec']:.0f} %"
+    )
+    if args.chart:
+        roofline(n, red, mp, Path(args.chart))
+    if args.no_compile:
+        return
     comp = bench_compile(args.repeat)
     print("\ncompile latency per pipeline (tests/jit/scripts/five_pipelines.daph)")
     for k in ("cold ms", "cached ms"):

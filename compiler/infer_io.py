@@ -22,7 +22,6 @@ import os
 from xdsl.dialects.builtin import ModuleOp, UnitAttr
 from xdsl.ir import Attribute, Operation
 
-from daphnec.compiler.inference import infers
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops import CastOp, constant_value
@@ -32,9 +31,8 @@ from daphnec.runtime.io import parquet
 from daphnec.runtime.io.meta import FileMeta, MetaDataError, meta_path, meta_value_type, read_meta
 
 
-@infers(ReadOp)
-def infer_read(op: Operation) -> tuple[Attribute, ...]:
-    assert isinstance(op, ReadOp)
+def infer_read(op: ReadOp) -> tuple[Attribute, ...]:
+    """ReadOp's type from the `.meta` of a constant file name (see the module docstring)."""
     name = constant_value(op.file_name)
     if not isinstance(name, str):
         declared = _declared_type(op)

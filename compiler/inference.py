@@ -9,14 +9,13 @@ Unknown is the bottom of the type lattice).
 
 from __future__ import annotations
 
-import functools
-import importlib
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, SymbolRefAttr, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from daphnec.compiler.infer_io import infer_read
 from daphnec.dialects.calls import (
     OVERLOADS,
     Overload,
@@ -47,27 +46,9 @@ _MAX_CONSTANT_CLONES = 16
 Constants = tuple[tuple[int, object], ...]
 """Constant arguments inlined into a specialization: (parameter position, value) pairs."""
 
-TYPE_HOOKS: dict[type, Callable[[Operation], tuple[Attribute, ...]]] = {}
-"""Inference that needs the compiler's view of the world (e.g. a `.meta` file read at compile time) instead of
-the op's own `infer()`; registered with `@infers(OpClass)` by `compiler/infer_*.py` modules."""
-_HOOK_MODULES = ("daphnec.compiler.infer_io",)
-
-
-def infers(
-    *op_classes: type,
-) -> Callable[[Callable[[Operation], tuple[Attribute, ...]]], Callable[[Operation], tuple[Attribute, ...]]]:
-    def register(fn: Callable[[Operation], tuple[Attribute, ...]]) -> Callable[[Operation], tuple[Attribute, ...]]:
-        for cls in op_classes:
-            TYPE_HOOKS[cls] = fn
-        return fn
-
-    return register
-
-
-@functools.cache
-def _load_hooks() -> None:
-    for name in _HOOK_MODULES:
-        importlib.import_module(name)
+TYPE_HOOKS: dict[type[Operation], Callable[[Operation], tuple[Attribute, ...]]] = {ReadOp: infer_read}
+"""Inference that needs the compiler's view of the world (a `.meta` file read at compile time) instead of the
+op's own `infer()`."""
 
 
 def set_type(v: SSAValue, t: Attribute) -> bool:
@@ -255,7 +236,6 @@ class Inference:
         elif isinstance(op, DaphneOp):
             if isinstance(op, CastOp) and MERGE_CAST in op.attributes:
                 return
-            _load_hooks()
             hook = TYPE_HOOKS.get(type(op))
             for res, t in zip(op.results, hook(op) if hook is not None else op.infer()):
                 set_type(res, t)

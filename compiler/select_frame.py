@@ -1,9 +1,9 @@
-"""Kernel selection for frames and lists (see compiler/kernel_select.py).
+"""Kernel selectors for frames and lists (see compiler/kernel_select.py).
 
-Most frame and list ops name their kernel declaratively (`KERNEL = "frame_ops.cartesian"`); this module holds the
-choices that depend on types or properties: `daphne.group` (the aggregation functions are a property) and casts
+Most frame and list ops have one kernel each (named in the kernel table); this module holds the choices that
+depend on types or properties: `daphne.group` (the aggregation functions are a property) and casts
 from or to frames and lists (`as.matrix(F)`, `as.matrix<f64>(F)`, `as.frame(X)`, `as.scalar(F)`, and the casts
-inference inserts where a frame or list variable is merged at control flow).
+inference inserts where a frame or list variable is merged at control flow), and `cbind`/`rbind` of frames.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import functools
 
 from xdsl.ir import Attribute, Operation
 
-from daphnec.compiler.kernel_select import KernelSpec, selects
+from daphnec.compiler.kernel_spec import KernelSpec
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops import CastOp
@@ -21,8 +21,7 @@ from daphnec.dialects.types import FrameType, ListType, is_matrix, is_scalar, vt
 from daphnec.runtime.kernels import frame_ops
 
 
-@selects(GroupOp)
-def _group(op: GroupOp) -> KernelSpec:
+def select_group(op: GroupOp) -> KernelSpec:
     fn = functools.partial(frame_ops.group, n_keys=len(op.key_cols), funcs=tuple(op.funcs))
     return KernelSpec(fn, (None,) * len(op.operands), "group")
 
@@ -47,7 +46,7 @@ def _known_vt(t: Attribute, op: CastOp, what: str) -> str:
     return vt
 
 
-def select_cast(op: CastOp) -> KernelSpec:
+def select_frame_cast(op: CastOp) -> KernelSpec:
     """The kernel of a cast from or to a frame or a list."""
     src, dst = op.arg.type, op.res.type
     if isinstance(src, ListType) and isinstance(dst, ListType):
@@ -78,6 +77,6 @@ def _frame_to_frame(src: FrameType, dst: FrameType) -> KernelSpec:
 
 
 def select_frame_bind(op: Operation) -> KernelSpec:
-    """cbind/rbind of frames (called by the matrix selectors for `daphne.colBind`/`daphne.rowBind`)."""
+    """cbind/rbind of frames (chosen by the matrix selector for `daphne.colBind`/`daphne.rowBind`)."""
     kind = "cbind" if op.name == "daphne.colBind" else "rbind"
     return KernelSpec(functools.partial(frame_ops.bind, kind=kind), (None, None), f"{kind}_frame")

@@ -1,4 +1,4 @@
-"""Kernel selectors for the io builtins whose kernel depends on operand types (see compiler/kernel_select.py).
+"""Kernel selectors for the io builtins (see compiler/kernel_select.py).
 
 The read kernel gets the inferred type baked in (value type, shape, dense or CSR, frame schema and labels); if the
 type is still unknown here, the file name was not a compile-time constant, which DAPHNE does not support either.
@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import functools
 
-from xdsl.ir import Operation
-
 from daphnec.compiler.infer_io import DECLARED
-from daphnec.compiler.kernel_select import KernelSpec, selects
+from daphnec.compiler.kernel_spec import KernelSpec
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops_io import ReadOp, WriteOp
@@ -33,9 +31,7 @@ def _unknown_type(op: ReadOp) -> CompileError:
     )
 
 
-@selects(ReadOp)
-def select_read(op: Operation) -> KernelSpec:
-    assert isinstance(op, ReadOp)
+def select_read(op: ReadOp) -> KernelSpec:
     t = op.res.type
     if isinstance(t, FrameType):
         schema = tuple(vt_name(c) for c in t.column_types.data)
@@ -52,9 +48,7 @@ def select_read(op: Operation) -> KernelSpec:
     return KernelSpec(fn, (None,), "read_matrix")
 
 
-@selects(WriteOp)
-def select_write(op: Operation) -> KernelSpec:
-    assert isinstance(op, WriteOp)
+def select_write(op: WriteOp) -> KernelSpec:
     if is_unknown(op.arg.type):
         raise CompileError(
             f"daphne.write: the type of the data to write could not be inferred ({op.arg.type})", loc_of(op)

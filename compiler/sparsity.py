@@ -10,10 +10,11 @@ takes the one known side (a scalar is unknown), `transpose` and `reshape` keep t
 argument's estimate, so CSR survives them. Values merged by control flow keep an estimate only if every incoming
 one agrees; function parameters and results are unknown.
 
-**Kernels** (`adapt_kernel`, applied by `compiler.kernel_select.select_kernel`): the run-time object of a value
-always matches its IR type, so printing says `CSRMatrix` exactly when the type says `rep[sparse]`. Ops whose kernels
-have CSR paths get CSR operands as they are; every other kernel gets them densified. A result typed sparse is built
-as CSR (`rand`, `fill` directly, other kernels' dense results converted), a result typed dense is densified.
+**Kernels** (`meet_representations`, applied by `compiler.kernel_select.select_kernel`): the run-time object of a
+value always matches its IR type, so printing says `CSRMatrix` exactly when the type says `rep[sparse]`. Kernels
+with CSR paths (marked `csr` in the kernel table) get CSR operands as they are; every other kernel gets them
+densified. A result typed sparse is CSR (`rand` and `fill` build it directly, other kernels' dense results are
+converted), a result typed dense is densified.
 """
 
 from __future__ import annotations
@@ -24,23 +25,20 @@ from collections.abc import Callable, Sequence
 from xdsl.dialects import func, scf
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from daphnec.compiler.kernel_select import KernelSpec, selects
+from daphnec.compiler.infer_io import read_sparsity
+from daphnec.compiler.kernel_spec import KernelSpec
 from daphnec.dialects import ops
 from daphnec.dialects.locations import MERGE_CAST
-from daphnec.dialects.ops_io import ReadOp, WriteOp
+from daphnec.dialects.ops_io import ReadOp
 from daphnec.dialects.ops_matrix import SparsityOp
 from daphnec.dialects.types import MatrixType, vt_name
-from daphnec.runtime import printing, values
-from daphnec.runtime.kernels import datagen_csr
+from daphnec.dialects.value_types import NUMERIC_VTS
+from daphnec.runtime import values
 
 UNKNOWN = -1.0
 
-#: Element-wise unary ops with op(0) == 0: their result has (at most) the argument's non-zeros.
-ZERO_PRESERVING_UNARY = frozenset(
-    ("minus", "abs", "sign", "sqrt", "round", "floor", "ceil", "sin", "tan", "sinh", "tanh", "asin", "atan")
-)
-#: Value types a CSR matrix can hold.
-CSR_VALUE_TYPES = frozenset(("f64", "f32", "si64", "si32", "si8", "ui64", "ui32", "ui8", "bool", "index"))
+#: Value types a CSR matrix can hold: the numbers (not strings).
+CSR_VALUE_TYPES = NUMERIC_VTS
 _LITERAL_VALUE_TYPES = CSR_VALUE_TYPES - {"bool"}  # DAPHNE computes no estimate for bool matrix constants
 _MAX_ROUNDS = 32
 
@@ -129,7 +127,7 @@ def op_sparsity(op: Operation, sp: Lookup) -> float:
         return _both(sp(op.lhs), sp(op.rhs))
     if isinstance(op, ops.EwMulOp):
         return _either(sp(op.lhs), sp(op.rhs))
-    if isinstance(op, ops.EwUnaryOp) and op.KIND in ZERO_PRESERVING_UNARY:
+    if isinstance(op, ops.EwUnaryOp) and op.ZERO_PRESERVING:
         return sp(op.arg)
     if isinstance(op, (ops.TransposeOp, ops.ReshapeOp, ops.SliceRowOp)):
         return sp(op.operands[0])
@@ -138,8 +136,6 @@ def op_sparsity(op: Operation, sp: Lookup) -> float:
     if isinstance(op, ops.CastOp):
         return _cast(op, sp)
     if isinstance(op, ReadOp):
-        from daphnec.compiler.infer_io import read_sparsity
-
         return read_sparsity(op)
     return UNKNOWN
 
@@ -277,19 +273,6 @@ def estimate(v: SSAValue) -> float:
 # Kernels and representations
 # ---------------------------------------------------------------------------------------------------------------------
 
-#: Ops whose kernels take CSR operands as they are (their runtime kernels have CSR paths).
-CSR_AWARE_OPS: tuple[type, ...] = (
-    ops.EwBinaryOp, ops.EwUnaryOp, ops.AggOp, ops.MatMulOp, ops.TransposeOp, ops.ReshapeOp, ops.SliceRowOp,
-    ops.SliceColOp, ops.ExtractRowOp, ops.ExtractColOp, ops.PrintOp, ops.NumRowsOp, ops.NumColsOp, ops.NumCellsOp,
-    SparsityOp, WriteOp,
-)  # fmt: skip
-
-
-def _csr_aware(op: Operation) -> bool:
-    if isinstance(op, ops.CastOp):  # value-type casts between matrices keep CSR
-        return isinstance(op.arg.type, MatrixType) and isinstance(op.res.type, MatrixType)
-    return isinstance(op, CSR_AWARE_OPS)
-
 
 def _densifying(fn: Callable[..., object], positions: Sequence[int]) -> Callable[..., object]:
     """`fn` with its CSR operands at `positions` densified first (a kernel without a CSR path)."""
@@ -315,40 +298,24 @@ def _to_dense_result(fn: Callable[..., object]) -> Callable[..., object]:
     return kernel
 
 
-def _direct_csr_kernel(op: Operation, spec: KernelSpec) -> KernelSpec:
-    """Kernels that build a sparse result directly, without a dense intermediate."""
-    vt = vt_name(op.results[0].type)
-    if isinstance(op, ops.RandMatrixOp):
-        return KernelSpec(functools.partial(datagen_csr.rand, vt=vt), spec.arg_casts, "rand_csr")
-    if isinstance(op, ops.FillOp):
-        return KernelSpec(functools.partial(datagen_csr.fill, vt=vt), spec.arg_casts, "fill_csr")
-    return spec
-
-
-def adapt_kernel(op: Operation, spec: KernelSpec) -> KernelSpec:
+def meet_representations(op: Operation, spec: KernelSpec, takes_csr: bool) -> KernelSpec:
     """Make a kernel meet the representations in its op's types (see the module docstring); ops without sparse
     operands or results keep their kernel unchanged."""
     sparse_in = [i for i, v in enumerate(op.operands) if is_sparse_type(v.type)]
     sparse_out = len(op.results) == 1 and is_sparse_type(op.results[0].type)
-    if isinstance(op, ops.TypeOfOp) and sparse_in:
-        return KernelSpec(printing.type_name, spec.arg_casts, "type_of_csr")
     if not sparse_in and not sparse_out:
         return spec
-    if sparse_out:
-        spec = _direct_csr_kernel(op, spec)
     fn = spec.fn
-    aware = _csr_aware(op)
-    if sparse_in and not aware:
+    if sparse_in and not takes_csr:
         fn = _densifying(fn, sparse_in)
-    if sparse_out and spec.name not in ("rand_csr", "fill_csr"):
+    if sparse_out:
         fn = _to_csr_result(fn)
-    elif not sparse_out and aware and len(op.results) == 1 and isinstance(op.results[0].type, MatrixType):
+    elif takes_csr and len(op.results) == 1 and isinstance(op.results[0].type, MatrixType):
         fn = _to_dense_result(fn)
     return KernelSpec(fn, spec.arg_casts, spec.name)
 
 
-@selects(SparsityOp)
-def _sparsity_kernel(op: Operation) -> KernelSpec:
+def select_sparsity(op: SparsityOp) -> KernelSpec:
     """`sparsity(X)` returns the compile-time estimate; X itself is not looked at (DAPHNE folds it to a constant
     when known, and its kernel returns -1 otherwise)."""
     return KernelSpec(functools.partial(_constant, estimate(op.operands[0])), (None,), "sparsity")

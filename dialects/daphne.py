@@ -1,8 +1,19 @@
-"""The `daphne` dialect: every op module's ops and the dialect's types."""
+"""The `daphne` dialect: every op module's ops, the dialect's types, and how folded constants become ops."""
 
-from xdsl.ir import Dialect
+from xdsl.dialect_interfaces.constant_materialization import ConstantMaterializationInterface
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr
+from xdsl.ir import Attribute, Dialect, Operation
 
-from daphnec.dialects import ops, ops_distributed, ops_frame, ops_io, ops_matrix, ops_paramserv, ops_pipeline
+from daphnec.dialects import (
+    ops,
+    ops_daphnelib,
+    ops_distributed,
+    ops_frame,
+    ops_io,
+    ops_matrix,
+    ops_paramserv,
+    ops_pipeline,
+)
 from daphnec.dialects.types import FrameType, ListType, MatrixType, StringType, UnknownType
 
 DAPHNE_OPS = [
@@ -13,6 +24,22 @@ DAPHNE_OPS = [
     *ops_pipeline.OPS,
     *ops_distributed.OPS,
     *ops_paramserv.OPS,
+    *ops_daphnelib.OPS,
 ]
 
-Daphne = Dialect("daphne", DAPHNE_OPS, [UnknownType, StringType, MatrixType, FrameType, ListType])
+
+class DaphneConstantMaterialization(ConstantMaterializationInterface):
+    """A folded scalar (an integer, float or string attribute) becomes a `daphne.constant`."""
+
+    def materialize_constant(self, value: Attribute, type: Attribute) -> Operation | None:
+        if isinstance(value, (IntegerAttr, FloatAttr, StringAttr)):
+            return ops.ConstantOp(value)
+        return None
+
+
+Daphne = Dialect(
+    "daphne",
+    DAPHNE_OPS,
+    [UnknownType, StringType, MatrixType, FrameType, ListType],
+    [DaphneConstantMaterialization()],
+)

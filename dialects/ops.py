@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr
+from xdsl.interfaces import HasFolderInterface
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -31,9 +32,14 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.traits import ConstantLike, Pure
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.traits import ConstantLike, HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
+from daphnec.dialects.constraints import MATRIX, MATRIX_OR_FRAME, type_error
+from daphnec.dialects.errors import CompileError
+from daphnec.dialects.folding import evaluate
+from daphnec.dialects.locations import MERGE_CAST, loc_of
 from daphnec.dialects.types import (
     BOOL,
     INDEX,
@@ -46,15 +52,14 @@ from daphnec.dialects.types import (
     UnknownType,
     frame_label_error,
     frame_width,
-    is_float_vt,
     is_int_vt,
     is_matrix,
     is_scalar,
     is_unknown,
-    most_general,
     value_type,
     vt_name,
 )
+from daphnec.dialects.value_types import is_float_vt, most_general
 
 Shape = tuple[int, int]
 
@@ -144,6 +149,18 @@ class DaphneOp(IRDLOperation):
     SHAPE: ClassVar[Callable[[DaphneOp], Shape]] = staticmethod(shape_unknown)
     VT_OPERANDS: ClassVar[int | None] = None
     """How many leading operands take part in the value-type rule (None = all)."""
+    ROLES: ClassVar[dict[str, str]] = {}
+    """How error messages name operands, by field name, where dialects/constraints.py's defaults do not fit."""
+
+    def verify(self, verify_nested_ops: bool = True) -> None:
+        """IRDL's verification, with DaphneDSL's message for an operand of the wrong data type."""
+        try:
+            super().verify(verify_nested_ops)
+        except VerifyException as e:
+            better = type_error(self, self.ROLES)
+            if better is None:
+                raise
+            raise better from e
 
     def infer(self) -> tuple[Attribute, ...]:
         """Result types from operand types; a rule that cannot decide yet yields Unknown."""
@@ -177,16 +194,38 @@ class BinaryDaphneOp(DaphneOp):
         super().__init__(operands=[lhs, rhs], result_types=[result_type])
 
 
-def _check_data_operand(op: Operation, t: Attribute, what: str) -> None:
-    if not (is_matrix(t) or is_unknown(t) or isinstance(t, FrameType)):
-        raise VerifyException(f"{op.name}: {what} must be a matrix or frame, got {t}")
+def constant_attr(v: int | float | str | bool, vt: str) -> IntegerAttr | FloatAttr | StringAttr:
+    """The attribute of a constant of DAPHNE value type `vt` holding the Python value `v`."""
+    if vt == "str":
+        return StringAttr(str(v))
+    if is_float_vt(vt):
+        return FloatAttr(float(v), value_type(vt))  # type: ignore[arg-type]
+    return IntegerAttr(int(v), value_type(vt))  # type: ignore[arg-type]
+
+
+def fold_constants(
+    op: Operation, check: Callable[[list[object]], None] | None = None
+) -> tuple[IntegerAttr | FloatAttr | StringAttr, ...] | None:
+    """`op`'s scalar results on its constant operands, as the compiler's evaluator computes them (see
+    dialects/folding.py); `check(values)` may raise the compile errors DAPHNE reports for such constants."""
+    if not op.operands or not all(is_scalar(r.type) for r in op.results):
+        return None
+    args = [constant_value(v) for v in op.operands]
+    if any(a is None for a in args):
+        return None
+    if check is not None:
+        check(args)
+    values = evaluate(op, args)
+    if values is None:
+        return None
+    return tuple(constant_attr(v, vt_name(r.type)) for v, r in zip(values, op.results))  # type: ignore[arg-type]
 
 
 # --- constants and casts -----------------------------------------------------------------------------------------
 
 
 @irdl_op_definition
-class ConstantOp(DaphneOp):
+class ConstantOp(DaphneOp, HasFolderInterface):
     """A scalar literal: integer/bool (`IntegerAttr`), float (`FloatAttr`) or string (`StringAttr`)."""
 
     name = "daphne.constant"
@@ -201,11 +240,7 @@ class ConstantOp(DaphneOp):
     @staticmethod
     def of(v: int | float | str | bool, vt: str) -> ConstantOp:
         """Build a constant of DAPHNE value type `vt` from a Python value."""
-        if vt == "str":
-            return ConstantOp(StringAttr(str(v)))
-        if vt in ("f64", "f32"):
-            return ConstantOp(FloatAttr(float(v), value_type(vt)))  # type: ignore[arg-type]
-        return ConstantOp(IntegerAttr(int(v), value_type(vt)))  # type: ignore[arg-type]
+        return ConstantOp(constant_attr(v, vt))
 
     def python_value(self) -> int | float | str | bool:
         v = self.value
@@ -218,6 +253,9 @@ class ConstantOp(DaphneOp):
     def infer(self) -> tuple[Attribute, ...]:
         return (self.res.type,)
 
+    def fold(self) -> Sequence[SSAValue | Attribute]:
+        return (self.value,)
+
     def verify_(self) -> None:
         t = self.res.type
         if isinstance(self.value, StringAttr) != isinstance(t, StringType):
@@ -227,7 +265,7 @@ class ConstantOp(DaphneOp):
 
 
 @irdl_op_definition
-class CastOp(DaphneOp):
+class CastOp(DaphneOp, HasFolderInterface):
     """`as.T(x)`: change value type and/or data type. The properties keep the requested target so that a cast
     built before its argument's type is known can be completed by inference."""
 
@@ -258,10 +296,15 @@ class CastOp(DaphneOp):
             return (MatrixType(elem, rows, cols, rep),)
         return (elem,)
 
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        """A cast to the value's own type is the value (Unknown to Unknown is not: nothing is inferred yet); a
+        constant scalar is cast as the cast kernel does."""
+        if self.arg.type == self.res.type and not is_unknown(self.arg.type):
+            return (self.arg,)
+        return fold_constants(self)
+
     def verify_(self) -> None:
         src, dt = self.arg.type, self.target_dt.data if self.target_dt else None
-        from daphnec.dialects.locations import MERGE_CAST
-
         if not isinstance(src, FrameType) or MERGE_CAST in self.attributes:
             return
         vts = [vt_name(t) for t in src.column_types.data]
@@ -299,11 +342,35 @@ def _frame_cast_result(src: Attribute, vt: str | None, dt: str | None) -> Attrib
 # --- element-wise binary -----------------------------------------------------------------------------------------
 
 
-class EwBinaryOp(BinaryDaphneOp):
+class EwBinaryOp(BinaryDaphneOp, HasFolderInterface):
     """Element-wise binary op on scalars/matrices with matrix-scalar and row/column broadcasting."""
 
     KIND: ClassVar[str]
     SHAPE: ClassVar = staticmethod(shape_ew_binary)
+    UNIT: ClassVar[int | None] = None
+    """The constant u with `x op u == x` (and `u op x == x` if `COMMUTATIVE`): folded away where the result has
+    x's type."""
+    COMMUTATIVE: ClassVar[bool] = False
+
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        same = self._unit_operand()
+        return (same,) if same is not None else fold_constants(self, self._check_constants)
+
+    def _unit_operand(self) -> SSAValue | None:
+        if self.UNIT is None:
+            return None
+        pairs = [(self.lhs, self.rhs), (self.rhs, self.lhs)] if self.COMMUTATIVE else [(self.lhs, self.rhs)]
+        for x, c in pairs:
+            cv = constant_value(c)
+            if cv is not None and not isinstance(cv, (bool, str)) and cv == self.UNIT and x.type == self.res.type:
+                return x
+        return None
+
+    def _check_constants(self, args: list[object]) -> None:
+        """DAPHNE reports an integer division or modulo by a constant zero when it folds constants."""
+        if self.KIND in ("div", "mod") and args[1] == 0 and not is_float_vt(vt_name(self.res.type) or ""):
+            what = "division" if self.KIND == "div" else "modulo"
+            raise CompileError(f"integer {what} by zero in a constant expression", loc_of(self))
 
     def verify_(self) -> None:
         lt, rt = self.lhs.type, self.rhs.type
@@ -314,19 +381,7 @@ class EwBinaryOp(BinaryDaphneOp):
                 raise VerifyException(f"{self.name}: shape mismatch: lhs {lr}x{lc}, rhs {rr}x{rc}")
 
 
-def define_op(cls_name: str, base: type, op_name: str, **consts: object) -> type:
-    """Define an op class programmatically: a family of ops that differ only in name and inference constants."""
-    body = {"name": op_name, **consts, "__annotations__": {k: ClassVar for k in consts}, "__module__": __name__}
-    cls = irdl_op_definition(type(cls_name, (base,), body))
-    globals()[cls_name] = cls  # importable by name like a hand-written op class
-    return cls
-
-
-def _ew_binary(cls_name: str, op_name: str, kind: str, vt_rule=vt_from_args) -> type[EwBinaryOp]:
-    return define_op(cls_name, EwBinaryOp, op_name, KIND=kind, VT_RULE=staticmethod(vt_rule))
-
-
-def _vt_concat(vts: Sequence[str | None]) -> str | None:
+def vt_concat(vts: Sequence[str | None]) -> str | None:
     return "str"
 
 
@@ -336,26 +391,172 @@ def vt_compare(vts: Sequence[str | None]) -> str | None:
     return "si64" if vt == "str" else vt
 
 
-EwAddOp = _ew_binary("EwAddOp", "daphne.ewAdd", "add")
-EwSubOp = _ew_binary("EwSubOp", "daphne.ewSub", "sub")
-EwMulOp = _ew_binary("EwMulOp", "daphne.ewMul", "mul")
-EwDivOp = _ew_binary("EwDivOp", "daphne.ewDiv", "div")
-EwPowOp = _ew_binary("EwPowOp", "daphne.ewPow", "pow")
-EwModOp = _ew_binary("EwModOp", "daphne.ewMod", "mod")
-EwLogOp = _ew_binary("EwLogOp", "daphne.ewLog", "log", vt_from_args_fp)
-EwMinOp = _ew_binary("EwMinOp", "daphne.ewMin", "min")
-EwMaxOp = _ew_binary("EwMaxOp", "daphne.ewMax", "max")
-EwAndOp = _ew_binary("EwAndOp", "daphne.ewAnd", "and", vt_from_args_int)
-EwOrOp = _ew_binary("EwOrOp", "daphne.ewOr", "or", vt_from_args_int)
-EwXorOp = _ew_binary("EwXorOp", "daphne.ewXor", "xor", vt_from_args_int)
-EwBitwiseAndOp = _ew_binary("EwBitwiseAndOp", "daphne.ewBitwiseAnd", "bitwiseAnd", vt_from_args_int)
-EwConcatOp = _ew_binary("EwConcatOp", "daphne.ewConcat", "concat", _vt_concat)
-EwEqOp = _ew_binary("EwEqOp", "daphne.ewEq", "eq", vt_compare)
-EwNeqOp = _ew_binary("EwNeqOp", "daphne.ewNeq", "neq", vt_compare)
-EwLtOp = _ew_binary("EwLtOp", "daphne.ewLt", "lt", vt_compare)
-EwLeOp = _ew_binary("EwLeOp", "daphne.ewLe", "le", vt_compare)
-EwGtOp = _ew_binary("EwGtOp", "daphne.ewGt", "gt", vt_compare)
-EwGeOp = _ew_binary("EwGeOp", "daphne.ewGe", "ge", vt_compare)
+class StringAddCanonicalization(HasCanonicalizationPatternsTrait):
+    """`ewAdd`'s canonicalization: `StringAddIsConcat`."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return (StringAddIsConcat(),)
+
+
+@irdl_op_definition
+class EwAddOp(EwBinaryOp):
+    name = "daphne.ewAdd"
+    KIND: ClassVar = "add"
+    UNIT: ClassVar = 0
+    COMMUTATIVE: ClassVar = True
+    traits = traits_def(StringAddCanonicalization())
+
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        """A sum of strings is a concatenation (see `StringAddIsConcat`), never `x + 0`."""
+        return fold_constants(self) if isinstance(self.res.type, StringType) else super().fold()
+
+
+@irdl_op_definition
+class EwSubOp(EwBinaryOp):
+    name = "daphne.ewSub"
+    KIND: ClassVar = "sub"
+    UNIT: ClassVar = 0
+
+
+@irdl_op_definition
+class EwMulOp(EwBinaryOp):
+    name = "daphne.ewMul"
+    KIND: ClassVar = "mul"
+    UNIT: ClassVar = 1
+    COMMUTATIVE: ClassVar = True
+
+
+@irdl_op_definition
+class EwDivOp(EwBinaryOp):
+    """`lhs / rhs`; integer division truncates (by a constant zero it is a compile error, see `_check_constants`)."""
+
+    name = "daphne.ewDiv"
+    KIND: ClassVar = "div"
+
+
+@irdl_op_definition
+class EwPowOp(EwBinaryOp):
+    name = "daphne.ewPow"
+    KIND: ClassVar = "pow"
+
+
+@irdl_op_definition
+class EwModOp(EwBinaryOp):
+    name = "daphne.ewMod"
+    KIND: ClassVar = "mod"
+
+
+@irdl_op_definition
+class EwLogOp(EwBinaryOp):
+    """`log(lhs, rhs)`: the logarithm of lhs to base rhs (a float)."""
+
+    name = "daphne.ewLog"
+    KIND: ClassVar = "log"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class EwMinOp(EwBinaryOp):
+    name = "daphne.ewMin"
+    KIND: ClassVar = "min"
+
+
+@irdl_op_definition
+class EwMaxOp(EwBinaryOp):
+    name = "daphne.ewMax"
+    KIND: ClassVar = "max"
+
+
+@irdl_op_definition
+class EwAndOp(EwBinaryOp):
+    name = "daphne.ewAnd"
+    KIND: ClassVar = "and"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_int)
+
+
+@irdl_op_definition
+class EwOrOp(EwBinaryOp):
+    name = "daphne.ewOr"
+    KIND: ClassVar = "or"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_int)
+
+
+@irdl_op_definition
+class EwXorOp(EwBinaryOp):
+    name = "daphne.ewXor"
+    KIND: ClassVar = "xor"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_int)
+
+
+@irdl_op_definition
+class EwBitwiseAndOp(EwBinaryOp):
+    name = "daphne.ewBitwiseAnd"
+    KIND: ClassVar = "bitwiseAnd"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_int)
+
+
+@irdl_op_definition
+class EwConcatOp(EwBinaryOp):
+    """`concat(lhs, rhs)`, and `+` on strings (see `StringAddIsConcat`)."""
+
+    name = "daphne.ewConcat"
+    KIND: ClassVar = "concat"
+    VT_RULE: ClassVar = staticmethod(vt_concat)
+
+
+@irdl_op_definition
+class EwEqOp(EwBinaryOp):
+    name = "daphne.ewEq"
+    KIND: ClassVar = "eq"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
+
+
+@irdl_op_definition
+class EwNeqOp(EwBinaryOp):
+    name = "daphne.ewNeq"
+    KIND: ClassVar = "neq"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
+
+
+@irdl_op_definition
+class EwLtOp(EwBinaryOp):
+    name = "daphne.ewLt"
+    KIND: ClassVar = "lt"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
+
+
+@irdl_op_definition
+class EwLeOp(EwBinaryOp):
+    name = "daphne.ewLe"
+    KIND: ClassVar = "le"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
+
+
+@irdl_op_definition
+class EwGtOp(EwBinaryOp):
+    name = "daphne.ewGt"
+    KIND: ClassVar = "gt"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
+
+
+@irdl_op_definition
+class EwGeOp(EwBinaryOp):
+    name = "daphne.ewGe"
+    KIND: ClassVar = "ge"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
+
+
+class StringAddIsConcat(RewritePattern):
+    """`+` on strings is DaphneDSL's concatenation: `ewAdd` with a str result becomes `ewConcat`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: EwAddOp, rewriter: PatternRewriter) -> None:
+        if isinstance(op.res.type, StringType):
+            concat = EwConcatOp(op.lhs, op.rhs, op.res.type)
+            concat.location = op.location
+            rewriter.replace(op, concat)
+
 
 EW_BINARY_OPS: dict[str, type[EwBinaryOp]] = {
     c.KIND: c
@@ -364,35 +565,194 @@ EW_BINARY_OPS: dict[str, type[EwBinaryOp]] = {
         EwXorOp, EwBitwiseAndOp, EwConcatOp, EwEqOp, EwNeqOp, EwLtOp, EwLeOp, EwGtOp, EwGeOp,
     )
 }  # fmt: skip
-COMPARISON_KINDS = frozenset({"eq", "neq", "lt", "le", "gt", "ge"})
+"""DaphneDSL's element-wise binary ops by kind (`add`, `lt`, ...), the name their kernels know them by."""
 
 
 # --- element-wise unary ------------------------------------------------------------------------------------------
 
 
-class EwUnaryOp(UnaryDaphneOp):
+class EwUnaryOp(UnaryDaphneOp, HasFolderInterface):
     """Element-wise unary op; math functions (`exp`, `sqrt`, trig) produce floats from integers like DAPHNE."""
 
     KIND: ClassVar[str]
+    VT_RULE: ClassVar = staticmethod(vt_from_first)
     SHAPE: ClassVar = staticmethod(shape_from_arg)
+    ZERO_PRESERVING: ClassVar[bool] = False
+    """op(0) == 0: the result has at most the argument's non-zeros (its sparsity estimate, compiler/sparsity.py)."""
+
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        return fold_constants(self)
 
 
-def _ew_unary(cls_name: str, op_name: str, kind: str, vt_rule=vt_from_first) -> type[EwUnaryOp]:
-    return define_op(cls_name, EwUnaryOp, op_name, KIND=kind, VT_RULE=staticmethod(vt_rule))
+@irdl_op_definition
+class EwMinusOp(EwUnaryOp):
+    name = "daphne.ewMinus"
+    KIND: ClassVar = "minus"
+    ZERO_PRESERVING: ClassVar = True
 
 
-_FP_UNARY = ("exp", "ln", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan")
-_SAME_UNARY = ("minus", "abs", "sign", "round", "floor", "ceil", "isNan", "lower", "upper")
+@irdl_op_definition
+class EwAbsOp(EwUnaryOp):
+    name = "daphne.ewAbs"
+    KIND: ClassVar = "abs"
+    ZERO_PRESERVING: ClassVar = True
+
+
+@irdl_op_definition
+class EwSignOp(EwUnaryOp):
+    """`sign(x)`: -1, 0 or 1 (NaN for NaN)."""
+
+    name = "daphne.ewSign"
+    KIND: ClassVar = "sign"
+    ZERO_PRESERVING: ClassVar = True
+
+
+@irdl_op_definition
+class EwRoundOp(EwUnaryOp):
+    """`round(x)`: half away from zero."""
+
+    name = "daphne.ewRound"
+    KIND: ClassVar = "round"
+    ZERO_PRESERVING: ClassVar = True
+
+
+@irdl_op_definition
+class EwFloorOp(EwUnaryOp):
+    name = "daphne.ewFloor"
+    KIND: ClassVar = "floor"
+    ZERO_PRESERVING: ClassVar = True
+
+
+@irdl_op_definition
+class EwCeilOp(EwUnaryOp):
+    name = "daphne.ewCeil"
+    KIND: ClassVar = "ceil"
+    ZERO_PRESERVING: ClassVar = True
+
+
+@irdl_op_definition
+class EwIsNanOp(EwUnaryOp):
+    """`isNan(x)`: 1 for NaN, else 0 (in x's value type)."""
+
+    name = "daphne.ewIsNan"
+    KIND: ClassVar = "isNan"
+
+
+@irdl_op_definition
+class EwLowerOp(EwUnaryOp):
+    """`lower(s)`: ASCII lower case."""
+
+    name = "daphne.lower"
+    KIND: ClassVar = "lower"
+
+
+@irdl_op_definition
+class EwUpperOp(EwUnaryOp):
+    """`upper(s)`: ASCII upper case."""
+
+    name = "daphne.upper"
+    KIND: ClassVar = "upper"
+
+
+@irdl_op_definition
+class EwExpOp(EwUnaryOp):
+    name = "daphne.ewExp"
+    KIND: ClassVar = "exp"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class EwLnOp(EwUnaryOp):
+    name = "daphne.ewLn"
+    KIND: ClassVar = "ln"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class EwSqrtOp(EwUnaryOp):
+    name = "daphne.ewSqrt"
+    KIND: ClassVar = "sqrt"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+    ZERO_PRESERVING: ClassVar = True
+
+
+@irdl_op_definition
+class EwSinOp(EwUnaryOp):
+    name = "daphne.ewSin"
+    KIND: ClassVar = "sin"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+    ZERO_PRESERVING: ClassVar = True
+
+
+@irdl_op_definition
+class EwCosOp(EwUnaryOp):
+    name = "daphne.ewCos"
+    KIND: ClassVar = "cos"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class EwTanOp(EwUnaryOp):
+    name = "daphne.ewTan"
+    KIND: ClassVar = "tan"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+    ZERO_PRESERVING: ClassVar = True
+
+
+@irdl_op_definition
+class EwSinhOp(EwUnaryOp):
+    name = "daphne.ewSinh"
+    KIND: ClassVar = "sinh"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+    ZERO_PRESERVING: ClassVar = True
+
+
+@irdl_op_definition
+class EwCoshOp(EwUnaryOp):
+    name = "daphne.ewCosh"
+    KIND: ClassVar = "cosh"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class EwTanhOp(EwUnaryOp):
+    name = "daphne.ewTanh"
+    KIND: ClassVar = "tanh"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+    ZERO_PRESERVING: ClassVar = True
+
+
+@irdl_op_definition
+class EwAsinOp(EwUnaryOp):
+    name = "daphne.ewAsin"
+    KIND: ClassVar = "asin"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+    ZERO_PRESERVING: ClassVar = True
+
+
+@irdl_op_definition
+class EwAcosOp(EwUnaryOp):
+    name = "daphne.ewAcos"
+    KIND: ClassVar = "acos"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class EwAtanOp(EwUnaryOp):
+    name = "daphne.ewAtan"
+    KIND: ClassVar = "atan"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+    ZERO_PRESERVING: ClassVar = True
+
+
 EW_UNARY_OPS: dict[str, type[EwUnaryOp]] = {
-    kind: _ew_unary(
-        f"Ew{kind[0].upper()}{kind[1:]}Op",
-        f"daphne.ew{kind[0].upper()}{kind[1:]}" if kind not in ("lower", "upper") else f"daphne.{kind}",
-        kind,
-        vt_from_args_fp if kind in _FP_UNARY else vt_from_first,
+    c.KIND: c
+    for c in (
+        EwMinusOp, EwAbsOp, EwSignOp, EwRoundOp, EwFloorOp, EwCeilOp, EwIsNanOp, EwLowerOp, EwUpperOp, EwExpOp,
+        EwLnOp, EwSqrtOp, EwSinOp, EwCosOp, EwTanOp, EwSinhOp, EwCoshOp, EwTanhOp, EwAsinOp, EwAcosOp, EwAtanOp,
     )
-    for kind in _SAME_UNARY + _FP_UNARY
-}
-EwMinusOp = EW_UNARY_OPS["minus"]
+}  # fmt: skip
+"""DaphneDSL's element-wise unary ops by kind; each kind is also the builtin's name (`sqrt(X)`), except `minus`."""
 
 
 # --- aggregations --------------------------------------------------------------------------------------------------
@@ -401,33 +761,162 @@ EwMinusOp = EW_UNARY_OPS["minus"]
 class AggOp(UnaryDaphneOp):
     """Full (`sumAll`), row-wise (`sumRow`, n x 1) and column-wise (`sumCol`, 1 x m) aggregations."""
 
+    arg = operand_def(MATRIX_OR_FRAME)
     KIND: ClassVar[str]
     AXIS: ClassVar[str]
+    VT_RULE: ClassVar = staticmethod(vt_from_first)
+    ROLES: ClassVar = {"arg": "the aggregated argument"}
 
-    def verify_(self) -> None:
-        _check_data_operand(self, self.arg.type, "the aggregated argument")
+
+class AllAggOp(AggOp):
+    """Aggregation of all cells to a scalar."""
+
+    AXIS: ClassVar = "all"
+    DT_RULE: ClassVar = "sca"
+    SHAPE: ClassVar = staticmethod(shape_unknown)
 
 
-_AGG_FP = ("mean", "var", "stddev")
-AGG_KINDS = ("sum", "min", "max", "mean", "var", "stddev")
-AGG_OPS: dict[tuple[str, str], type[AggOp]] = {}
-for _kind in AGG_KINDS:
-    for _axis, _dt, _shape in (
-        ("All", "sca", shape_unknown),
-        ("Row", "mat", shape_row_agg),
-        ("Col", "mat", shape_col_agg),
-    ):
-        _name = f"{_kind}{_axis}"
-        AGG_OPS[(_kind, _axis.lower())] = define_op(
-            f"{_kind.capitalize()}{_axis}Op",
-            AggOp,
-            f"daphne.{_name}",
-            KIND=_kind,
-            AXIS=_axis.lower(),
-            DT_RULE=_dt,
-            SHAPE=staticmethod(_shape),
-            VT_RULE=staticmethod(vt_from_args_fp if _kind in _AGG_FP else vt_from_first),
-        )
+class RowAggOp(AggOp):
+    """Aggregation of each row (an n x 1 result)."""
+
+    AXIS: ClassVar = "row"
+    DT_RULE: ClassVar = "mat"
+    SHAPE: ClassVar = staticmethod(shape_row_agg)
+
+
+class ColAggOp(AggOp):
+    """Aggregation of each column (a 1 x m result)."""
+
+    AXIS: ClassVar = "col"
+    DT_RULE: ClassVar = "mat"
+    SHAPE: ClassVar = staticmethod(shape_col_agg)
+
+
+@irdl_op_definition
+class SumAllOp(AllAggOp):
+    name = "daphne.sumAll"
+    KIND: ClassVar = "sum"
+
+
+@irdl_op_definition
+class SumRowOp(RowAggOp):
+    name = "daphne.sumRow"
+    KIND: ClassVar = "sum"
+
+
+@irdl_op_definition
+class SumColOp(ColAggOp):
+    name = "daphne.sumCol"
+    KIND: ClassVar = "sum"
+
+
+@irdl_op_definition
+class MinAllOp(AllAggOp):
+    name = "daphne.minAll"
+    KIND: ClassVar = "min"
+
+
+@irdl_op_definition
+class MinRowOp(RowAggOp):
+    name = "daphne.minRow"
+    KIND: ClassVar = "min"
+
+
+@irdl_op_definition
+class MinColOp(ColAggOp):
+    name = "daphne.minCol"
+    KIND: ClassVar = "min"
+
+
+@irdl_op_definition
+class MaxAllOp(AllAggOp):
+    name = "daphne.maxAll"
+    KIND: ClassVar = "max"
+
+
+@irdl_op_definition
+class MaxRowOp(RowAggOp):
+    name = "daphne.maxRow"
+    KIND: ClassVar = "max"
+
+
+@irdl_op_definition
+class MaxColOp(ColAggOp):
+    name = "daphne.maxCol"
+    KIND: ClassVar = "max"
+
+
+@irdl_op_definition
+class MeanAllOp(AllAggOp):
+    name = "daphne.meanAll"
+    KIND: ClassVar = "mean"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class MeanRowOp(RowAggOp):
+    name = "daphne.meanRow"
+    KIND: ClassVar = "mean"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class MeanColOp(ColAggOp):
+    name = "daphne.meanCol"
+    KIND: ClassVar = "mean"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class VarAllOp(AllAggOp):
+    name = "daphne.varAll"
+    KIND: ClassVar = "var"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class VarRowOp(RowAggOp):
+    name = "daphne.varRow"
+    KIND: ClassVar = "var"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class VarColOp(ColAggOp):
+    name = "daphne.varCol"
+    KIND: ClassVar = "var"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class StddevAllOp(AllAggOp):
+    name = "daphne.stddevAll"
+    KIND: ClassVar = "stddev"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class StddevRowOp(RowAggOp):
+    name = "daphne.stddevRow"
+    KIND: ClassVar = "stddev"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class StddevColOp(ColAggOp):
+    name = "daphne.stddevCol"
+    KIND: ClassVar = "stddev"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+AGG_OPS: dict[tuple[str, str], type[AggOp]] = {
+    (c.KIND, c.AXIS): c
+    for c in (
+        SumAllOp, SumRowOp, SumColOp, MinAllOp, MinRowOp, MinColOp, MaxAllOp, MaxRowOp, MaxColOp, MeanAllOp,
+        MeanRowOp, MeanColOp, VarAllOp, VarRowOp, VarColOp, StddevAllOp, StddevRowOp, StddevColOp,
+    )
+}  # fmt: skip
+"""Aggregations by (kind, axis): `("sum", "all")` is `sum(X)`, `("mean", "row")` is `mean(X, 0)`."""
 
 
 # --- data generation and reorganisation ----------------------------------------------------------------------------
@@ -510,6 +999,7 @@ class ReshapeOp(DaphneOp):
 @irdl_op_definition
 class TransposeOp(UnaryDaphneOp):
     name = "daphne.transpose"
+    arg = operand_def(MATRIX_OR_FRAME)
     VT_RULE: ClassVar = staticmethod(vt_from_first)
     DT_RULE: ClassVar = "mat"
 
@@ -520,15 +1010,14 @@ class TransposeOp(UnaryDaphneOp):
 
     SHAPE: ClassVar = staticmethod(_t)
 
-    def verify_(self) -> None:
-        _check_data_operand(self, self.arg.type, "the argument")
-
 
 @irdl_op_definition
 class MatMulOp(BinaryDaphneOp):
     """`X @ Y`; the value type is the most general of both."""
 
     name = "daphne.matMul"
+    lhs = operand_def(MATRIX_OR_FRAME)
+    rhs = operand_def(MATRIX_OR_FRAME)
     DT_RULE: ClassVar = "mat"
 
     @staticmethod
@@ -539,8 +1028,6 @@ class MatMulOp(BinaryDaphneOp):
 
     def verify_(self) -> None:
         lt, rt = self.lhs.type, self.rhs.type
-        _check_data_operand(self, lt, "the left operand")
-        _check_data_operand(self, rt, "the right operand")
         if is_matrix(lt) and is_matrix(rt) and lt.shape[1] >= 0 and rt.shape[0] >= 0 and lt.shape[1] != rt.shape[0]:
             raise VerifyException(
                 f"daphne.matMul: shape mismatch: lhs {lt.shape[0]}x{lt.shape[1]}, rhs {rt.shape[0]}x{rt.shape[1]}"
@@ -573,11 +1060,12 @@ class CreateFrameOp(DaphneOp):
     """A frame from column matrices and string labels (frame literals, `createFrame`)."""
 
     name = "daphne.createFrame"
-    cols = var_operand_def()
+    cols = var_operand_def(MATRIX)
     labels = var_operand_def()
     res = result_def()
     traits = traits_def(Pure())
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    ROLES: ClassVar = {"cols": "the columns of a frame"}
 
     def __init__(self, cols: Sequence[SSAValue], labels: Sequence[SSAValue]):
         super().__init__(operands=[cols, labels], result_types=[UNKNOWN])
@@ -597,8 +1085,6 @@ class CreateFrameOp(DaphneOp):
                 f"{len(self.cols)} column(s)"
             )
         for c in self.cols:
-            if not (is_matrix(c.type) or is_unknown(c.type)):
-                raise VerifyException(f"{self.name}: the columns of a frame must be matrices, got {c.type}")
             if is_matrix(c.type) and c.type.shape[1] not in (-1, 1):
                 r, k = c.type.shape
                 raise VerifyException(
@@ -612,7 +1098,7 @@ class CreateFrameOp(DaphneOp):
 
 
 @irdl_op_definition
-class CondOp(DaphneOp):
+class CondOp(DaphneOp, HasFolderInterface):
     """The ternary `c ? a : b`; element-wise when `c` is a matrix."""
 
     name = "daphne.cond"
@@ -633,6 +1119,9 @@ class CondOp(DaphneOp):
         if not (is_scalar(tt) and is_scalar(et)):
             return (tt,)
         return (value_type(vt),)
+
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        return fold_constants(self)
 
 
 # --- indexing ------------------------------------------------------------------------------------------------------
@@ -848,27 +1337,49 @@ class InsertOp(DaphneOp):
 # --- metadata ----------------------------------------------------------------------------------------------------
 
 
-class _NumOp(UnaryDaphneOp):
+class _NumOp(UnaryDaphneOp, HasFolderInterface):
+    """A dimension of a matrix or frame (size type); folds to a constant where inference knows the matrix's shape."""
+
+    arg = operand_def(MATRIX_OR_FRAME)
     DT_RULE: ClassVar = "sca"
     VT_RULE: ClassVar = staticmethod(vt_fixed("index"))
 
-    def verify_(self) -> None:
-        _check_data_operand(self, self.arg.type, "the argument")
+    @staticmethod
+    def count(rows: int, cols: int) -> int:
+        """The dimension asked for, from a shape (-1 = unknown)."""
+        raise NotImplementedError
+
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        t = self.arg.type
+        n = self.count(*t.shape) if isinstance(t, MatrixType) else -1
+        return (IntegerAttr(n, INDEX),) if n >= 0 else None
 
 
 @irdl_op_definition
 class NumRowsOp(_NumOp):
     name = "daphne.numRows"
 
+    @staticmethod
+    def count(rows: int, cols: int) -> int:
+        return rows
+
 
 @irdl_op_definition
 class NumColsOp(_NumOp):
     name = "daphne.numCols"
 
+    @staticmethod
+    def count(rows: int, cols: int) -> int:
+        return cols
+
 
 @irdl_op_definition
 class NumCellsOp(_NumOp):
     name = "daphne.numCells"
+
+    @staticmethod
+    def count(rows: int, cols: int) -> int:
+        return rows * cols if rows >= 0 and cols >= 0 else -1
 
 
 # --- I/O and side effects ------------------------------------------------------------------------------------------
@@ -904,7 +1415,7 @@ class TypeOfOp(UnaryDaphneOp):
 
     name = "daphne.typeOf"
     DT_RULE: ClassVar = "sca"
-    VT_RULE: ClassVar = staticmethod(_vt_concat)
+    VT_RULE: ClassVar = staticmethod(vt_concat)
 
     def infer(self) -> tuple[Attribute, ...]:
         return (STR,)
@@ -925,7 +1436,7 @@ class NowOp(DaphneOp):
 
 
 @irdl_op_definition
-class ForRangeOp(DaphneOp):
+class ForRangeOp(DaphneOp, HasFolderInterface):
     """The trip count and step of an inclusive DaphneDSL `for (i in from:to[:step])` loop.
 
     DaphneDSL ranges include `to` and may count down, which `scf.for` cannot express directly; the loop runs
@@ -950,6 +1461,9 @@ class ForRangeOp(DaphneOp):
     def verify_(self) -> None:
         if len(self.step) > 1:
             raise VerifyException("daphne.forRange takes at most one step")
+
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        return fold_constants(self)
 
 
 @irdl_op_definition
@@ -979,7 +1493,7 @@ class MapOp(DaphneOp):
     the result's value type is that specialization's result type."""
 
     name = "daphne.map"
-    arg = operand_def()
+    arg = operand_def(MATRIX)
     func = prop_def(StringAttr)
     res = result_def()
 
@@ -990,10 +1504,6 @@ class MapOp(DaphneOp):
         t = self.res.type
         vt = vt_name(t) if is_matrix(t) else None
         return (MatrixType(value_type(vt) if vt else UNKNOWN, *shape_of(self.arg.type)),)
-
-    def verify_(self) -> None:
-        if not (is_matrix(self.arg.type) or is_unknown(self.arg.type)):
-            raise VerifyException(f"daphne.map: the argument must be a matrix, got {self.arg.type}")
 
 
 CORE_OPS: list[type[Operation]] = [

@@ -26,6 +26,7 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from daphnec.dialects.constraints import FRAME, LIST, MATRIX
 from daphnec.dialects.ops import DaphneOp, constant_value
 from daphnec.dialects.types import (
     F64,
@@ -69,12 +70,6 @@ def _concat_labels(a: FrameType, b: FrameType) -> list[str] | None:
     return la + lb if la is not None and lb is not None else None
 
 
-def check_frame_operand(op: Operation, t: Attribute, what: str) -> None:
-    """A frame operand (Unknown is allowed until specialization types it)."""
-    if not (isinstance(t, FrameType) or is_unknown(t)):
-        raise VerifyException(f"{op.name}: {what} must be a frame, got {t}")
-
-
 def check_label(op: Operation, frame: SSAValue, label: SSAValue, what: str) -> None:
     """A constant label must name a column of a frame whose labels are known; any label must be a string."""
     if not isinstance(label.type, (StringType,)) and not is_unknown(label.type):
@@ -87,6 +82,7 @@ def check_label(op: Operation, frame: SSAValue, label: SSAValue, what: str) -> N
 
 class _FrameOp(DaphneOp):
     traits = traits_def(Pure())
+    ROLES: ClassVar = {"lhs": "the left argument", "rhs": "the right argument"}
 
 
 # --- cartesian product and joins ------------------------------------------------------------------------------------
@@ -97,10 +93,9 @@ class CartesianOp(_FrameOp):
     """`cartesian(lhs, rhs)`: every row of lhs combined with every row of rhs; columns and labels concatenated."""
 
     name = "daphne.cartesian"
-    lhs = operand_def()
-    rhs = operand_def()
+    lhs = operand_def(FRAME)
+    rhs = operand_def(FRAME)
     res = result_def()
-    KERNEL: ClassVar[str] = "frame_ops.cartesian"
 
     def infer(self) -> tuple[Attribute, ...]:
         lt, rt = _frame(self.lhs.type), _frame(self.rhs.type)
@@ -110,14 +105,8 @@ class CartesianOp(_FrameOp):
         rows = nl * nr if nl >= 0 and nr >= 0 else -1
         return (FrameType(_cols(lt) + _cols(rt), rows, _concat_labels(lt, rt)),)
 
-    def verify_(self) -> None:
-        check_frame_operand(self, self.lhs.type, "the left argument")
-        check_frame_operand(self, self.rhs.type, "the right argument")
-
 
 def _check_join_keys(op: Operation, lhs: SSAValue, rhs: SSAValue, lhs_on: SSAValue, rhs_on: SSAValue) -> None:
-    check_frame_operand(op, lhs.type, "the left argument")
-    check_frame_operand(op, rhs.type, "the right argument")
     check_label(op, lhs, lhs_on, "the left join column")
     check_label(op, rhs, rhs_on, "the right join column")
     lk, rk = (vt_name(frame_column_type(f.type, _str(c))) for f, c in ((lhs, lhs_on), (rhs, rhs_on)))
@@ -132,13 +121,12 @@ class InnerJoinOp(_FrameOp):
     """`innerJoin(lhs, rhs, lhsOn, rhsOn[, numRowRes])`: rows with lhs.lhsOn == rhs.rhsOn, all columns of both."""
 
     name = "daphne.innerJoin"
-    lhs = operand_def()
-    rhs = operand_def()
+    lhs = operand_def(FRAME)
+    rhs = operand_def(FRAME)
     lhs_on = operand_def()
     rhs_on = operand_def()
     num_row_res = operand_def()
     res = result_def()
-    KERNEL: ClassVar[str] = "frame_ops.inner_join"
 
     def infer(self) -> tuple[Attribute, ...]:
         lt, rt = _frame(self.lhs.type), _frame(self.rhs.type)
@@ -156,14 +144,13 @@ class SemiJoinOp(_FrameOp):
     that occur in rhs.rhsOn, and their row positions in lhs."""
 
     name = "daphne.semiJoin"
-    lhs = operand_def()
-    rhs = operand_def()
+    lhs = operand_def(FRAME)
+    rhs = operand_def(FRAME)
     lhs_on = operand_def()
     rhs_on = operand_def()
     num_row_res = operand_def()
     res = result_def()
     lhs_tids = result_def()
-    KERNEL: ClassVar[str] = "frame_ops.semi_join"
 
     def infer(self) -> tuple[Attribute, ...]:
         label = _str(self.lhs_on)
@@ -180,14 +167,13 @@ class GroupJoinOp(_FrameOp):
     rhs.rhsAgg; columns labelled lhsOn and `SUM(rhsAgg)`."""
 
     name = "daphne.groupJoin"
-    lhs = operand_def()
-    rhs = operand_def()
+    lhs = operand_def(FRAME)
+    rhs = operand_def(FRAME)
     lhs_on = operand_def()
     rhs_on = operand_def()
     rhs_agg = operand_def()
     res = result_def()
     lhs_tids = result_def()
-    KERNEL: ClassVar[str] = "frame_ops.group_join"
 
     def infer(self) -> tuple[Attribute, ...]:
         on, agg = _str(self.lhs_on), _str(self.rhs_agg)
@@ -213,12 +199,13 @@ class GroupOp(_FrameOp):
     the key columns (their labels) and one `FUNC(col)` column per aggregate, one row per key combination."""
 
     name = "daphne.group"
-    frame = operand_def()
+    frame = operand_def(FRAME)
     key_cols = var_operand_def()
     agg_cols = var_operand_def()
     agg_funcs = prop_def(ArrayAttr[StringAttr])
     res = result_def()
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    ROLES: ClassVar = {"frame": "the argument"}
 
     def __init__(self, frame: SSAValue, keys: Sequence[SSAValue], aggs: Sequence[SSAValue], funcs: Sequence[str]):
         super().__init__(
@@ -243,7 +230,6 @@ class GroupOp(_FrameOp):
         return (FrameType(cts, -1, names if known else None),)  # type: ignore[arg-type]
 
     def verify_(self) -> None:
-        check_frame_operand(self, self.frame.type, "the argument")
         if len(self.funcs) != len(self.agg_cols) or any(f not in GROUP_FUNCS for f in self.funcs):
             raise VerifyException(f"{self.name}: expects one aggregation function of {GROUP_FUNCS} per column")
         for k in self.key_cols:
@@ -267,10 +253,9 @@ class SetColLabelsOp(_FrameOp):
     """`setColLabels(arg, labels...)`: the same frame under new column labels (one per column)."""
 
     name = "daphne.setColLabels"
-    arg = operand_def()
+    arg = operand_def(FRAME)
     labels = var_operand_def()
     res = result_def()
-    KERNEL: ClassVar[str] = "frame_ops.set_col_labels"
 
     def infer(self) -> tuple[Attribute, ...]:
         t = _frame(self.arg.type)
@@ -280,7 +265,6 @@ class SetColLabelsOp(_FrameOp):
         return (FrameType(_cols(t), t.rows.data, names if all(n is not None for n in names) else None),)  # type: ignore[arg-type]
 
     def verify_(self) -> None:
-        check_frame_operand(self, self.arg.type, "the argument")
         t = _frame(self.arg.type)
         if t is not None and frame_width(t) >= 0 and len(self.labels) != frame_width(t):
             raise VerifyException(
@@ -300,10 +284,9 @@ class SetColLabelsPrefixOp(_FrameOp):
     """`setColLabelsPrefix(arg, prefix)`: label `a` becomes `prefix.a`, `old.a` becomes `prefix.a`."""
 
     name = "daphne.setColLabelsPrefix"
-    arg = operand_def()
+    arg = operand_def(FRAME)
     prefix = operand_def()
     res = result_def()
-    KERNEL: ClassVar[str] = "frame_ops.set_col_labels_prefix"
 
     def infer(self) -> tuple[Attribute, ...]:
         t = _frame(self.arg.type)
@@ -312,9 +295,6 @@ class SetColLabelsPrefixOp(_FrameOp):
         p, names = _str(self.prefix), t.label_names
         labels = [_with_prefix(p, n) for n in names] if p is not None and names is not None else None
         return (FrameType(_cols(t), t.rows.data, labels),)
-
-    def verify_(self) -> None:
-        check_frame_operand(self, self.arg.type, "the argument")
 
 
 def _with_prefix(prefix: str, label: str) -> str:
@@ -329,8 +309,8 @@ def _with_prefix(prefix: str, label: str) -> str:
 class _SetOp(_FrameOp):
     """Set operations on frames with the same column value types (set semantics: distinct rows)."""
 
-    lhs = operand_def()
-    rhs = operand_def()
+    lhs = operand_def(FRAME)
+    rhs = operand_def(FRAME)
     res = result_def()
 
     def infer(self) -> tuple[Attribute, ...]:
@@ -338,8 +318,6 @@ class _SetOp(_FrameOp):
         return (FrameType(_cols(t), -1, t.label_names),) if t is not None else (UNKNOWN,)
 
     def verify_(self) -> None:
-        check_frame_operand(self, self.lhs.type, "the left argument")
-        check_frame_operand(self, self.rhs.type, "the right argument")
         lt, rt = _frame(self.lhs.type), _frame(self.rhs.type)
         if lt is None or rt is None or frame_width(lt) < 0 or frame_width(rt) < 0:
             return
@@ -356,7 +334,6 @@ class IntersectOp(_SetOp):
     """`intersect(lhs, rhs)`: distinct rows of lhs that occur in rhs."""
 
     name = "daphne.intersect"
-    KERNEL: ClassVar[str] = "frame_ops.intersect"
 
 
 @irdl_op_definition
@@ -364,7 +341,6 @@ class MergeOp(_SetOp):
     """`merge(lhs, rhs)`: distinct rows of lhs, then those of rhs (union)."""
 
     name = "daphne.merge"
-    KERNEL: ClassVar[str] = "frame_ops.merge"
 
 
 @irdl_op_definition
@@ -372,7 +348,6 @@ class ExceptOp(_SetOp):
     """`except(lhs, rhs)`: distinct rows of lhs that do not occur in rhs."""
 
     name = "daphne.except"
-    KERNEL: ClassVar[str] = "frame_ops.except_"
 
 
 # --- lists ---------------------------------------------------------------------------------------------------------
@@ -388,9 +363,9 @@ class CreateListOp(_FrameOp):
     """`createList(X, ...)`: a list of matrices of one value type."""
 
     name = "daphne.createList"
-    elems = var_operand_def()
+    elems = var_operand_def(MATRIX)
+    ROLES: ClassVar = {"elems": "the elements of a list"}
     res = result_def()
-    KERNEL: ClassVar[str] = "lists.create_list"
 
     def __init__(self, elems: Sequence[SSAValue]):
         super().__init__(operands=[elems], result_types=[UNKNOWN])
@@ -404,8 +379,6 @@ class CreateListOp(_FrameOp):
             raise VerifyException(f"{self.name}: expects at least one element")
         vts = set()
         for e in self.elems:
-            if not (is_matrix(e.type) or is_unknown(e.type)):
-                raise VerifyException(f"{self.name}: the elements of a list must be matrices, got {e.type}")
             if vt_name(e.type):
                 vts.add(vt_name(e.type))
         if len(vts) > 1:
@@ -414,36 +387,36 @@ class CreateListOp(_FrameOp):
             )
 
 
-def _check_list(op: Operation, t: Attribute) -> None:
-    if not (isinstance(t, ListType) or is_unknown(t)):
-        raise VerifyException(f"{op.name}: the first argument must be a list, got {t}")
+class _ListOp(_FrameOp):
+    """An op on a list (its first operand)."""
+
+    ROLES: ClassVar = {
+        "arg": "the first argument",
+        "arg_list": "the first argument",
+        "elem": "the appended element",
+    }
 
 
 @irdl_op_definition
-class LengthOp(_FrameOp):
+class LengthOp(_ListOp):
     """`length(L)`: the number of elements of a list (size type)."""
 
     name = "daphne.length"
-    arg = operand_def()
+    arg = operand_def(LIST)
     res = result_def()
-    KERNEL: ClassVar[str] = "lists.length"
 
     def infer(self) -> tuple[Attribute, ...]:
         return (INDEX,)
 
-    def verify_(self) -> None:
-        _check_list(self, self.arg.type)
-
 
 @irdl_op_definition
-class AppendOp(_FrameOp):
+class AppendOp(_ListOp):
     """`append(L, X)`: a new list with X at its end (lists are values)."""
 
     name = "daphne.append"
-    arg_list = operand_def()
-    elem = operand_def()
+    arg_list = operand_def(LIST)
+    elem = operand_def(MATRIX)
     res = result_def()
-    KERNEL: ClassVar[str] = "lists.append"
 
     def infer(self) -> tuple[Attribute, ...]:
         t = self.arg_list.type
@@ -451,9 +424,6 @@ class AppendOp(_FrameOp):
 
     def verify_(self) -> None:
         t, e = self.arg_list.type, self.elem.type
-        _check_list(self, t)
-        if not (is_matrix(e) or is_unknown(e)):
-            raise VerifyException(f"{self.name}: the appended element must be a matrix, got {e}")
         have = vt_name(t.element_type) if isinstance(t, ListType) else None
         if have and vt_name(e) and vt_name(e) != have:
             raise VerifyException(
@@ -462,41 +432,33 @@ class AppendOp(_FrameOp):
 
 
 @irdl_op_definition
-class RemoveOp(_FrameOp):
+class RemoveOp(_ListOp):
     """`L2, X = remove(L, i)`: the list without its i-th element, and that element."""
 
     name = "daphne.remove"
-    arg_list = operand_def()
+    arg_list = operand_def(LIST)
     idx = operand_def()
     res_list = result_def()
     elem = result_def()
-    KERNEL: ClassVar[str] = "lists.remove"
 
     def infer(self) -> tuple[Attribute, ...]:
         t = self.arg_list.type
         return (t, t.element_type) if isinstance(t, ListType) else (UNKNOWN, UNKNOWN)
 
-    def verify_(self) -> None:
-        _check_list(self, self.arg_list.type)
-
 
 @irdl_op_definition
-class ListGetOp(_FrameOp):
+class ListGetOp(_ListOp):
     """`L[i]`: the i-th element of a list (0-based). DaphneDSL has no such read (only `remove`); daphnec adds it so
     that paramserv's update functions can take their model list apart."""
 
     name = "daphne.listGet"
-    arg_list = operand_def()
+    arg_list = operand_def(LIST)
     idx = operand_def()
     res = result_def()
-    KERNEL: ClassVar[str] = "lists.get"
 
     def infer(self) -> tuple[Attribute, ...]:
         t = self.arg_list.type
         return (t.element_type,) if isinstance(t, ListType) else (UNKNOWN,)
-
-    def verify_(self) -> None:
-        _check_list(self, self.arg_list.type)
 
 
 OPS: list[type[Operation]] = [

@@ -8,17 +8,14 @@ the file's `.meta` when the file name is a constant (`compiler/infer_io.py`). `d
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, result_def
-from xdsl.utils.exceptions import VerifyException
 
+from daphnec.dialects.constraints import MATRIX_OR_FRAME, STRING
 from daphnec.dialects.ops import DaphneOp
-from daphnec.dialects.types import UNKNOWN, FrameType, MatrixType, StringType, UnknownType, is_unknown
-
-
-def _check_file_name(op: Operation, v: SSAValue) -> None:
-    if not isinstance(v.type, (StringType, UnknownType)):
-        raise VerifyException(f"{op.name}: the file name must be a string, got {v.type}")
+from daphnec.dialects.types import UNKNOWN, FrameType, MatrixType
 
 
 @irdl_op_definition
@@ -26,8 +23,9 @@ class ReadOp(DaphneOp):
     """`readMatrix(filename)` / `readFrame(filename)`."""
 
     name = "daphne.read"
-    file_name = operand_def()
-    res = result_def()
+    file_name = operand_def(STRING)
+    res = result_def(MATRIX_OR_FRAME)
+    ROLES: ClassVar = {"file_name": "the file name", "res": "the result"}
 
     def __init__(self, file_name: SSAValue, result_type: Attribute):
         super().__init__(operands=[file_name], result_types=[result_type])
@@ -47,31 +45,21 @@ class ReadOp(DaphneOp):
     def reads_frame(self) -> bool:
         return isinstance(self.res.type, FrameType)
 
-    def verify_(self) -> None:
-        _check_file_name(self, self.file_name)
-        if not isinstance(self.res.type, (MatrixType, FrameType, UnknownType)):
-            raise VerifyException(f"daphne.read: the result must be a matrix or a frame, got {self.res.type}")
-
 
 @irdl_op_definition
 class WriteOp(DaphneOp):
     """`write(arg, filename)` = `writeMatrix` = `writeFrame`: the type of `arg` decides what is written."""
 
     name = "daphne.write"
-    arg = operand_def()
-    file_name = operand_def()
+    arg = operand_def(MATRIX_OR_FRAME)
+    file_name = operand_def(STRING)
+    ROLES: ClassVar = {"arg": "the data to write", "file_name": "the file name"}
 
     def __init__(self, arg: SSAValue, file_name: SSAValue):
         super().__init__(operands=[arg, file_name], result_types=[])
 
     def infer(self) -> tuple[Attribute, ...]:
         return ()
-
-    def verify_(self) -> None:
-        _check_file_name(self, self.file_name)
-        t = self.arg.type
-        if not (isinstance(t, (MatrixType, FrameType)) or is_unknown(t)):
-            raise VerifyException(f"daphne.write: the data to write must be a matrix or a frame, got {t}")
 
 
 OPS: list[type[Operation]] = [ReadOp, WriteOp]

@@ -8,7 +8,7 @@ for shapes unknown at compile time.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -23,15 +23,19 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from daphnec.dialects.constraints import MATRIX, MATRIX_OR_FRAME, SCALAR
 from daphnec.dialects.ops import (
     BinaryDaphneOp,
     DaphneOp,
     Shape,
     UnaryDaphneOp,
     constant_value,
+    shape_col_agg,
     shape_from_arg,
     shape_of,
+    shape_row_agg,
     vt_compare,
+    vt_concat,
     vt_fixed,
     vt_from_args,
     vt_from_args_fp,
@@ -44,21 +48,13 @@ from daphnec.dialects.types import (
     FrameType,
     MatrixType,
     is_matrix,
-    is_scalar,
     is_unknown,
     value_type,
     vt_name,
 )
+from daphnec.dialects.value_types import is_float_vt
 
 # --- helpers -------------------------------------------------------------------------------------------------------
-
-
-def define_op(cls_name: str, base: type, op_name: str, **consts: object) -> type:
-    """Define one op of a family that differs only in name and class constants (importable by `cls_name`)."""
-    body = {"name": op_name, **consts, "__annotations__": {k: ClassVar for k in consts}, "__module__": __name__}
-    cls = irdl_op_definition(type(cls_name, (base,), body))
-    globals()[cls_name] = cls
-    return cls
 
 
 def _mat(vt: str | None, rows: int = -1, cols: int = -1) -> MatrixType:
@@ -80,23 +76,10 @@ def _const_dim(v: SSAValue) -> int:
     return c if c is not None and c >= 0 else -1
 
 
-def need_matrix(op: Operation, t: Attribute, what: str = "the argument", frames: bool = False) -> None:
-    """Verifier helper: a matrix (or a frame, if allowed) or a not yet inferred type."""
-    if is_matrix(t) or is_unknown(t) or (frames and isinstance(t, FrameType)):
-        return
-    kind = "a matrix or frame" if frames else "a matrix"
-    raise VerifyException(f"{op.name}: {what} must be {kind}, got {t}")
-
-
-def need_scalar(op: Operation, t: Attribute, what: str) -> None:
-    if not (is_scalar(t) or is_unknown(t)):
-        raise VerifyException(f"{op.name}: {what} must be a scalar, got {t}")
-
-
 def need_float(op: Operation, t: Attribute, what: str = "the argument") -> None:
     """DAPHNE has only f32/f64 kernels for linear-algebra and DNN ops (`MatrixOf<[FloatScalar]>`)."""
     vt = vt_name(t)
-    if is_matrix(t) and vt is not None and vt not in ("f32", "f64"):
+    if is_matrix(t) and vt is not None and not is_float_vt(vt):
         raise VerifyException(f"{op.name}: {what} must be a matrix of f32 or f64, got value type {vt}")
 
 
@@ -108,6 +91,12 @@ def _known(a: int, b: int) -> bool:
     return a >= 0 and b >= 0
 
 
+def _check_square(op: Operation, t: Attribute) -> None:
+    r, c = shape_of(t)
+    if _known(r, c) and r != c:
+        raise VerifyException(f"{op.name}: the argument must be a square matrix, got {_dims(t)}")
+
+
 # --- data generation -----------------------------------------------------------------------------------------------
 
 
@@ -116,13 +105,12 @@ class DiagMatrixOp(UnaryDaphneOp):
     """`diagMatrix(arg)`: an n x n matrix with the n x 1 column `arg` on its diagonal."""
 
     name = "daphne.diagMatrix"
-    KERNEL: ClassVar = "datagen.diag_matrix"
+    arg = operand_def(MATRIX)
     VT_RULE: ClassVar = staticmethod(vt_from_first)
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.arg.type)[0], shape_of(op.arg.type)[0]))
 
     def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
         cols = shape_of(self.arg.type)[1]
         if cols >= 0 and cols != 1:
             shape = _dims(self.arg.type)
@@ -134,19 +122,17 @@ class SampleOp(DaphneOp):
     """`sample(range, size, withReplacement, seed)`: a size x 1 column of values in [0, range)."""
 
     name = "daphne.sample"
-    range = operand_def()
+    range = operand_def(SCALAR)
     size = operand_def()
     with_replacement = operand_def()
     seed = operand_def()
     res = result_def()
-    KERNEL: ClassVar = "datagen.sample"
-    KERNEL_VT: ClassVar = True
     VT_OPERANDS: ClassVar = 1
+    ROLES: ClassVar = {"range": "the range"}
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(lambda op: (_const_dim(op.size), 1))
 
     def verify_(self) -> None:
-        need_scalar(self, self.range.type, "the range")
         if vt_name(self.range.type) in ("str", "bool"):
             raise VerifyException(f"{self.name}: the range must be a number, got {self.range.type}")
 
@@ -159,7 +145,7 @@ class IsSymmetricOp(UnaryDaphneOp):
     """`isSymmetric(arg)`: bool; the argument must be square."""
 
     name = "daphne.isSymmetric"
-    KERNEL: ClassVar = "meta.is_symmetric"
+    arg = operand_def(MATRIX)
     VT_RULE: ClassVar = staticmethod(vt_fixed("bool"))
     DT_RULE: ClassVar = "sca"
 
@@ -167,10 +153,7 @@ class IsSymmetricOp(UnaryDaphneOp):
         return (value_type("bool"),)
 
     def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
-        r, c = shape_of(self.arg.type)
-        if _known(r, c) and r != c:
-            raise VerifyException(f"{self.name}: the argument must be a square matrix, got {_dims(self.arg.type)}")
+        _check_square(self, self.arg.type)
 
 
 # --- outer binary ----------------------------------------------------------------------------------------------------
@@ -179,33 +162,151 @@ class IsSymmetricOp(UnaryDaphneOp):
 class OuterBinaryOp(BinaryDaphneOp):
     """`outerX(lhs, rhs)`: lhs (m x 1) and rhs (1 x n) give an m x n matrix of `lhs[i] op rhs[j]`."""
 
+    lhs = operand_def(MATRIX)
+    rhs = operand_def(MATRIX)
     KIND: ClassVar[str]
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.lhs.type)[0], shape_of(op.rhs.type)[1]))
 
     def verify_(self) -> None:
-        need_matrix(self, self.lhs.type, "the left operand")
-        need_matrix(self, self.rhs.type, "the right operand")
         lc, rr = shape_of(self.lhs.type)[1], shape_of(self.rhs.type)[0]
         if (lc >= 0 and lc != 1) or (rr >= 0 and rr != 1):
             raise _shape_mismatch(self, self.lhs.type, self.rhs.type, "lhs must be a column (m x 1), rhs a row (1 x n)")
 
 
-_OUTER_KINDS: dict[str, tuple[str, Callable[[Sequence[str | None]], str | None]]] = {
-    "Add": ("add", vt_from_args), "Sub": ("sub", vt_from_args), "Mul": ("mul", vt_from_args),
-    "Div": ("div", vt_from_args), "Pow": ("pow", vt_from_args), "Mod": ("mod", vt_from_args),
-    "Log": ("log", vt_from_args_fp), "Min": ("min", vt_from_args), "Max": ("max", vt_from_args),
-    "And": ("and", vt_from_args_int), "Or": ("or", vt_from_args_int), "Xor": ("xor", vt_from_args_int),
-    "Concat": ("concat", vt_fixed("str")), "Eq": ("eq", vt_compare), "Neq": ("neq", vt_compare),
-    "Lt": ("lt", vt_compare), "Le": ("le", vt_compare), "Gt": ("gt", vt_compare), "Ge": ("ge", vt_compare),
-}  # fmt: skip
+@irdl_op_definition
+class OuterAddOp(OuterBinaryOp):
+    name = "daphne.outerAdd"
+    KIND: ClassVar = "add"
+
+
+@irdl_op_definition
+class OuterSubOp(OuterBinaryOp):
+    name = "daphne.outerSub"
+    KIND: ClassVar = "sub"
+
+
+@irdl_op_definition
+class OuterMulOp(OuterBinaryOp):
+    name = "daphne.outerMul"
+    KIND: ClassVar = "mul"
+
+
+@irdl_op_definition
+class OuterDivOp(OuterBinaryOp):
+    name = "daphne.outerDiv"
+    KIND: ClassVar = "div"
+
+
+@irdl_op_definition
+class OuterPowOp(OuterBinaryOp):
+    name = "daphne.outerPow"
+    KIND: ClassVar = "pow"
+
+
+@irdl_op_definition
+class OuterModOp(OuterBinaryOp):
+    name = "daphne.outerMod"
+    KIND: ClassVar = "mod"
+
+
+@irdl_op_definition
+class OuterLogOp(OuterBinaryOp):
+    name = "daphne.outerLog"
+    KIND: ClassVar = "log"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
+
+
+@irdl_op_definition
+class OuterMinOp(OuterBinaryOp):
+    name = "daphne.outerMin"
+    KIND: ClassVar = "min"
+
+
+@irdl_op_definition
+class OuterMaxOp(OuterBinaryOp):
+    name = "daphne.outerMax"
+    KIND: ClassVar = "max"
+
+
+@irdl_op_definition
+class OuterAndOp(OuterBinaryOp):
+    name = "daphne.outerAnd"
+    KIND: ClassVar = "and"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_int)
+
+
+@irdl_op_definition
+class OuterOrOp(OuterBinaryOp):
+    name = "daphne.outerOr"
+    KIND: ClassVar = "or"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_int)
+
+
+@irdl_op_definition
+class OuterXorOp(OuterBinaryOp):
+    name = "daphne.outerXor"
+    KIND: ClassVar = "xor"
+    VT_RULE: ClassVar = staticmethod(vt_from_args_int)
+
+
+@irdl_op_definition
+class OuterConcatOp(OuterBinaryOp):
+    name = "daphne.outerConcat"
+    KIND: ClassVar = "concat"
+    VT_RULE: ClassVar = staticmethod(vt_concat)
+
+
+@irdl_op_definition
+class OuterEqOp(OuterBinaryOp):
+    name = "daphne.outerEq"
+    KIND: ClassVar = "eq"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
+
+
+@irdl_op_definition
+class OuterNeqOp(OuterBinaryOp):
+    name = "daphne.outerNeq"
+    KIND: ClassVar = "neq"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
+
+
+@irdl_op_definition
+class OuterLtOp(OuterBinaryOp):
+    name = "daphne.outerLt"
+    KIND: ClassVar = "lt"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
+
+
+@irdl_op_definition
+class OuterLeOp(OuterBinaryOp):
+    name = "daphne.outerLe"
+    KIND: ClassVar = "le"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
+
+
+@irdl_op_definition
+class OuterGtOp(OuterBinaryOp):
+    name = "daphne.outerGt"
+    KIND: ClassVar = "gt"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
+
+
+@irdl_op_definition
+class OuterGeOp(OuterBinaryOp):
+    name = "daphne.outerGe"
+    KIND: ClassVar = "ge"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
+
 
 OUTER_OPS: dict[str, type[OuterBinaryOp]] = {
-    f"outer{suffix}": define_op(
-        f"Outer{suffix}Op", OuterBinaryOp, f"daphne.outer{suffix}", KIND=kind, VT_RULE=staticmethod(rule)
+    c.name.removeprefix("daphne."): c
+    for c in (
+        OuterAddOp, OuterSubOp, OuterMulOp, OuterDivOp, OuterPowOp, OuterModOp, OuterLogOp, OuterMinOp, OuterMaxOp,
+        OuterAndOp, OuterOrOp, OuterXorOp, OuterConcatOp, OuterEqOp, OuterNeqOp, OuterLtOp, OuterLeOp, OuterGtOp,
+        OuterGeOp,
     )
-    for suffix, (kind, rule) in _OUTER_KINDS.items()
-}
+}  # fmt: skip
 """DaphneDSL name (`outerAdd`, ...) -> op class."""
 
 
@@ -215,36 +316,57 @@ OUTER_OPS: dict[str, type[OuterBinaryOp]] = {
 class IdxAggOp(UnaryDaphneOp):
     """`idxMin(X, axis)` / `idxMax(X, axis)`: positions (size type) of the first minimum/maximum per row/column."""
 
+    arg = operand_def(MATRIX)
     KIND: ClassVar[str]
     AXIS: ClassVar[str]
     DT_RULE: ClassVar = "mat"
     VT_RULE: ClassVar = staticmethod(vt_fixed("index"))
 
     def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
         if vt_name(self.arg.type) == "str":
             raise VerifyException(f"{self.name}: the argument must be a numeric matrix, got value type str")
 
 
-def _row_shape(op: DaphneOp) -> Shape:
-    return (shape_of(op.operands[0].type)[0], 1)
+class RowIdxAggOp(IdxAggOp):
+    """Positions per row (an n x 1 result)."""
+
+    AXIS: ClassVar = "row"
+    SHAPE: ClassVar = staticmethod(shape_row_agg)
 
 
-def _col_shape(op: DaphneOp) -> Shape:
-    return (1, shape_of(op.operands[0].type)[1])
+class ColIdxAggOp(IdxAggOp):
+    """Positions per column (a 1 x m result)."""
+
+    AXIS: ClassVar = "col"
+    SHAPE: ClassVar = staticmethod(shape_col_agg)
+
+
+@irdl_op_definition
+class RowAggIdxMinOp(RowIdxAggOp):
+    name = "daphne.idxminRow"
+    KIND: ClassVar = "min"
+
+
+@irdl_op_definition
+class RowAggIdxMaxOp(RowIdxAggOp):
+    name = "daphne.idxmaxRow"
+    KIND: ClassVar = "max"
+
+
+@irdl_op_definition
+class ColAggIdxMinOp(ColIdxAggOp):
+    name = "daphne.idxminCol"
+    KIND: ClassVar = "min"
+
+
+@irdl_op_definition
+class ColAggIdxMaxOp(ColIdxAggOp):
+    name = "daphne.idxmaxCol"
+    KIND: ClassVar = "max"
 
 
 IDX_OPS: dict[tuple[str, str], type[IdxAggOp]] = {
-    (kind, axis): define_op(
-        f"{'Row' if axis == 'row' else 'Col'}AggIdx{kind.capitalize()}Op",
-        IdxAggOp,
-        f"daphne.idx{kind}{'Row' if axis == 'row' else 'Col'}",
-        KIND=kind,
-        AXIS=axis,
-        SHAPE=staticmethod(_row_shape if axis == "row" else _col_shape),
-    )
-    for kind in ("min", "max")
-    for axis in ("row", "col")
+    (c.KIND, c.AXIS): c for c in (RowAggIdxMinOp, ColAggIdxMinOp, RowAggIdxMaxOp, ColAggIdxMaxOp)
 }
 """(kind "min"/"max", axis "row"/"col") -> op class."""
 
@@ -252,20 +374,43 @@ IDX_OPS: dict[tuple[str, str], type[IdxAggOp]] = {
 class CumAggOp(UnaryDaphneOp):
     """`cumSum/cumProd/cumMin/cumMax(X)`: column-wise running aggregate, same shape and value type as `X`."""
 
+    arg = operand_def(MATRIX)
     KIND: ClassVar[str]
     DT_RULE: ClassVar = "mat"
     VT_RULE: ClassVar = staticmethod(vt_from_first)
     SHAPE: ClassVar = staticmethod(shape_from_arg)
 
     def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
         if self.KIND in ("sum", "prod") and vt_name(self.arg.type) == "str":
             raise VerifyException(f"{self.name}: the argument must be a numeric matrix, got value type str")
 
 
+@irdl_op_definition
+class CumAggSumOp(CumAggOp):
+    name = "daphne.sumCum"
+    KIND: ClassVar = "sum"
+
+
+@irdl_op_definition
+class CumAggProdOp(CumAggOp):
+    name = "daphne.prodCum"
+    KIND: ClassVar = "prod"
+
+
+@irdl_op_definition
+class CumAggMinOp(CumAggOp):
+    name = "daphne.minCum"
+    KIND: ClassVar = "min"
+
+
+@irdl_op_definition
+class CumAggMaxOp(CumAggOp):
+    name = "daphne.maxCum"
+    KIND: ClassVar = "max"
+
+
 CUM_OPS: dict[str, type[CumAggOp]] = {
-    f"cum{kind.capitalize()}": define_op(f"CumAgg{kind.capitalize()}Op", CumAggOp, f"daphne.{kind}Cum", KIND=kind)
-    for kind in ("sum", "prod", "min", "max")
+    f"cum{c.KIND.capitalize()}": c for c in (CumAggSumOp, CumAggProdOp, CumAggMinOp, CumAggMaxOp)
 }
 """DaphneDSL name (`cumSum`, ...) -> op class."""
 
@@ -276,6 +421,8 @@ CUM_OPS: dict[str, type[CumAggOp]] = {
 class BindOp(BinaryDaphneOp):
     """`cbind`/`rbind` of two matrices (most general value type, CastArgsToResType) or two frames."""
 
+    lhs = operand_def(MATRIX_OR_FRAME)
+    rhs = operand_def(MATRIX_OR_FRAME)
     AXIS: ClassVar[int]  # 1: columns are concatenated (cbind), 0: rows (rbind)
 
     def infer(self) -> tuple[Attribute, ...]:
@@ -308,8 +455,6 @@ class BindOp(BinaryDaphneOp):
 
     def verify_(self) -> None:
         lt, rt = self.lhs.type, self.rhs.type
-        need_matrix(self, lt, "the left operand", frames=True)
-        need_matrix(self, rt, "the right operand", frames=True)
         if isinstance(lt, FrameType) != isinstance(rt, FrameType) and not (is_unknown(lt) or is_unknown(rt)):
             raise VerifyException(f"{self.name}: cannot bind a matrix and a frame")
         if is_matrix(lt) and is_matrix(rt):
@@ -337,13 +482,10 @@ class ReverseOp(UnaryDaphneOp):
     """`reverse(arg)`: the rows in reverse order."""
 
     name = "daphne.reverse"
-    KERNEL: ClassVar = "reorg.reverse"
+    arg = operand_def(MATRIX)
     VT_RULE: ClassVar = staticmethod(vt_from_first)
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(shape_from_arg)
-
-    def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
 
 
 @irdl_op_definition
@@ -352,7 +494,7 @@ class OrderOp(DaphneOp):
     sorting permutation as an n x 1 matrix of positions (size type) if `returnIndexes` is true."""
 
     name = "daphne.order"
-    arg = operand_def()
+    arg = operand_def(MATRIX_OR_FRAME)
     col_idxs = var_operand_def()
     ascs = var_operand_def()
     return_idxs = operand_def()
@@ -374,7 +516,6 @@ class OrderOp(DaphneOp):
         return (UNKNOWN,)
 
     def verify_(self) -> None:
-        need_matrix(self, self.arg.type, frames=True)
         if len(self.col_idxs) != len(self.ascs) or not self.col_idxs:
             raise VerifyException(f"{self.name}: expects as many (at least one) column indexes as sort orders")
         ncols = self._num_cols()
@@ -398,11 +539,10 @@ class EigenOp(DaphneOp):
     """`eigen(arg)`: eigenvalues (n x 1) and eigenvectors (n x n, one per column) of a symmetric matrix."""
 
     name = "daphne.eigenCal"
-    arg = operand_def()
+    arg = operand_def(MATRIX)
     eigen_values = result_def()
     eigen_vectors = result_def()
     traits = traits_def(Pure())
-    KERNEL: ClassVar = "decomposition.eigen"
 
     def infer(self) -> tuple[Attribute, ...]:
         vt = vt_name(self.arg.type)
@@ -410,11 +550,8 @@ class EigenOp(DaphneOp):
         return (_mat(vt, n, 1), _mat(vt, n, n))
 
     def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
         need_float(self, self.arg.type)
-        r, c = shape_of(self.arg.type)
-        if _known(r, c) and r != c:
-            raise VerifyException(f"{self.name}: the argument must be a square matrix, got {_dims(self.arg.type)}")
+        _check_square(self, self.arg.type)
 
 
 # --- deep neural networks --------------------------------------------------------------------------------------------
@@ -432,11 +569,15 @@ def _out_extent(img: SSAValue, win: SSAValue, pad: SSAValue, stride: SSAValue) -
 
 
 class _DnnOp(DaphneOp):
+    """DNN ops: their data arguments (declared `MATRIX`) are f32 or f64 matrices."""
+
     traits = traits_def(Pure())
+    ROLES: ClassVar = dict.fromkeys(
+        ("input", "filter", "bias", "gamma", "beta", "ema_mean", "ema_var", "weights"), "every data argument"
+    )
 
     def _check_float_inputs(self, n: int) -> None:
         for v in self.operands[:n]:
-            need_matrix(self, v.type, "every data argument")
             need_float(self, v.type, "every data argument")
 
 
@@ -447,9 +588,9 @@ class Conv2DForwardOp(_DnnOp):
     builtin passes the filter as the bias (its first F values are added per filter)."""
 
     name = "daphne.Convolution_Forward"
-    input = operand_def()
-    filter = operand_def()
-    bias = operand_def()
+    input = operand_def(MATRIX)
+    filter = operand_def(MATRIX)
+    bias = operand_def(MATRIX)
     batch = operand_def()
     channels = operand_def()
     img_h = operand_def()
@@ -463,7 +604,6 @@ class Conv2DForwardOp(_DnnOp):
     output = result_def()
     out_h = result_def()
     out_w = result_def()
-    KERNEL: ClassVar = "dnn.conv2d"
 
     def infer(self) -> tuple[Attribute, ...]:
         p = _out_extent(self.img_h, self.filter_h, self.pad_h, self.stride_h)
@@ -479,7 +619,7 @@ class Conv2DForwardOp(_DnnOp):
 class PoolForwardOp(_DnnOp):
     """`avg_pool2d` / `max_pool2d`: output (N x C*P*Q), P and Q."""
 
-    input = operand_def()
+    input = operand_def(MATRIX)
     batch = operand_def()
     channels = operand_def()
     img_h = operand_def()
@@ -509,13 +649,11 @@ class PoolForwardOp(_DnnOp):
 @irdl_op_definition
 class AvgPoolForwardOp(PoolForwardOp):
     name = "daphne.NN_Avg_Forward"
-    KERNEL: ClassVar = "dnn.avg_pool2d"
 
 
 @irdl_op_definition
 class MaxPoolForwardOp(PoolForwardOp):
     name = "daphne.NN_Max_Forward"
-    KERNEL: ClassVar = "dnn.max_pool2d"
 
 
 class _SameAsInputDnnOp(_DnnOp):
@@ -536,15 +674,14 @@ class BatchNorm2DInferenceForwardOp(_SameAsInputDnnOp):
     """`batch_norm2d(inputData, gamma, beta, emaMean, emaVar, eps)` (inference)."""
 
     name = "daphne.BatchNorm_Forward"
-    input = operand_def()
-    gamma = operand_def()
-    beta = operand_def()
-    ema_mean = operand_def()
-    ema_var = operand_def()
+    input = operand_def(MATRIX)
+    gamma = operand_def(MATRIX)
+    beta = operand_def(MATRIX)
+    ema_mean = operand_def(MATRIX)
+    ema_var = operand_def(MATRIX)
     eps = operand_def()
     res = result_def()
     N_DATA: ClassVar = 5
-    KERNEL: ClassVar = "dnn.batch_norm2d"
 
 
 @irdl_op_definition
@@ -552,29 +689,26 @@ class BiasAddOp(_SameAsInputDnnOp):
     """`biasAdd(input, bias)`."""
 
     name = "daphne.biasAdd"
-    input = operand_def()
-    bias = operand_def()
+    input = operand_def(MATRIX)
+    bias = operand_def(MATRIX)
     res = result_def()
     N_DATA: ClassVar = 2
-    KERNEL: ClassVar = "dnn.bias_add"
 
 
 @irdl_op_definition
 class ReluForwardOp(_SameAsInputDnnOp):
     name = "daphne.NN_Relu_Forward"
-    input = operand_def()
+    input = operand_def(MATRIX)
     res = result_def()
     N_DATA: ClassVar = 1
-    KERNEL: ClassVar = "dnn.relu"
 
 
 @irdl_op_definition
 class SoftmaxOp(_SameAsInputDnnOp):
     name = "daphne.softmax"
-    input = operand_def()
+    input = operand_def(MATRIX)
     res = result_def()
     N_DATA: ClassVar = 1
-    KERNEL: ClassVar = "dnn.softmax"
 
 
 @irdl_op_definition
@@ -582,11 +716,10 @@ class AffineForwardOp(_DnnOp):
     """`affine(inputData, weightData, biasData)`: inputData @ weightData + biasData (a 1 x m row)."""
 
     name = "daphne.NN_Affine_Forward"
-    input = operand_def()
-    weights = operand_def()
-    bias = operand_def()
+    input = operand_def(MATRIX)
+    weights = operand_def(MATRIX)
+    bias = operand_def(MATRIX)
     res = result_def()
-    KERNEL: ClassVar = "dnn.affine"
 
     def infer(self) -> tuple[Attribute, ...]:
         return (_mat(vt_name(self.input.type), shape_of(self.input.type)[0], shape_of(self.weights.type)[1]),)
@@ -606,16 +739,13 @@ class DiagVectorOp(UnaryDaphneOp):
     """`diagVector(arg)`: the diagonal of a square matrix as an n x 1 column."""
 
     name = "daphne.diagVector"
-    KERNEL: ClassVar = "matrix_ops.diag_vector"
+    arg = operand_def(MATRIX)
     VT_RULE: ClassVar = staticmethod(vt_from_first)
     DT_RULE: ClassVar = "mat"
-    SHAPE: ClassVar = staticmethod(_row_shape)
+    SHAPE: ClassVar = staticmethod(shape_row_agg)
 
     def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
-        r, c = shape_of(self.arg.type)
-        if _known(r, c) and r != c:
-            raise VerifyException(f"{self.name}: the argument must be a square matrix, got {_dims(self.arg.type)}")
+        _check_square(self, self.arg.type)
 
 
 @irdl_op_definition
@@ -623,22 +753,18 @@ class TriOp(DaphneOp):
     """`lowerTri(arg, diag, values)` / `upperTri(...)`, distinguished by the constant operand `upper`."""
 
     name = "daphne.tri"
-    arg = operand_def()
+    arg = operand_def(MATRIX)
     upper = operand_def()
     diag = operand_def()
     values = operand_def()
     res = result_def()
     traits = traits_def(Pure())
-    KERNEL: ClassVar = "matrix_ops.tri"
     VT_OPERANDS: ClassVar = 1
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(shape_from_arg)
 
     def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
-        r, c = shape_of(self.arg.type)
-        if _known(r, c) and r != c:
-            raise VerifyException(f"{self.name}: the argument must be a square matrix, got {_dims(self.arg.type)}")
+        _check_square(self, self.arg.type)
 
 
 @irdl_op_definition
@@ -646,17 +772,16 @@ class SolveOp(BinaryDaphneOp):
     """`solve(A, b)`: x with A @ x = b for square A (n x n) and b (n x 1)."""
 
     name = "daphne.solve"
+    lhs = operand_def(MATRIX)
+    rhs = operand_def(MATRIX)
+    ROLES: ClassVar = {"lhs": "A", "rhs": "b"}
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.lhs.type)[0], 1))
-    KERNEL: ClassVar = "matrix_ops.solve"
-    KERNEL_CASTS: ClassVar = 2
 
     def verify_(self) -> None:
         a, b = self.lhs.type, self.rhs.type
-        need_matrix(self, a, "A")
-        need_matrix(self, b, "b")
         vt = vt_from_args([vt_name(a), vt_name(b)])
-        if vt is not None and vt not in ("f32", "f64"):
+        if vt is not None and not is_float_vt(vt):
             raise VerifyException(f"{self.name}: A and b must be matrices of f32 or f64, got value type {vt}")
         (ar, ac), (br, bc) = shape_of(a), shape_of(b)
         if (_known(ar, ac) and ar != ac) or (_known(ar, br) and ar != br) or (bc >= 0 and bc != 1):
@@ -668,20 +793,14 @@ class ReplaceOp(DaphneOp):
     """`replace(arg, pattern, replacement)`: every element equal to `pattern` (NaN matches NaN) replaced."""
 
     name = "daphne.replace"
-    arg = operand_def()
-    pattern = operand_def()
-    replacement = operand_def()
+    arg = operand_def(MATRIX)
+    pattern = operand_def(SCALAR)
+    replacement = operand_def(SCALAR)
     res = result_def()
     traits = traits_def(Pure())
-    KERNEL: ClassVar = "matrix_ops.replace"
-    KERNEL_CASTS: ClassVar = 3
+    ROLES: ClassVar = {"pattern": "the pattern", "replacement": "the replacement"}
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(shape_from_arg)
-
-    def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
-        need_scalar(self, self.pattern.type, "the pattern")
-        need_scalar(self, self.replacement.type, "the replacement")
 
 
 @irdl_op_definition
@@ -689,15 +808,14 @@ class CTableOp(DaphneOp):
     """`ctable(ys, xs[, weight][, numRows, numCols])`: a contingency table; the weight's type is the result's."""
 
     name = "daphne.ctable"
-    lhs = operand_def()
-    rhs = operand_def()
-    weight = operand_def()
+    lhs = operand_def(MATRIX)
+    rhs = operand_def(MATRIX)
+    weight = operand_def(SCALAR)
     num_rows = operand_def()
     num_cols = operand_def()
     res = result_def()
     traits = traits_def(Pure())
-    KERNEL: ClassVar = "matrix_ops.ctable"
-    KERNEL_VT: ClassVar = True
+    ROLES: ClassVar = {"lhs": "ys", "rhs": "xs", "weight": "the weight"}
 
     def infer(self) -> tuple[Attribute, ...]:
         r, c = _const_int(self.num_rows), _const_int(self.num_cols)
@@ -705,9 +823,6 @@ class CTableOp(DaphneOp):
         return (_mat(vt_name(self.weight.type), rows, cols),)
 
     def verify_(self) -> None:
-        need_matrix(self, self.lhs.type, "ys")
-        need_matrix(self, self.rhs.type, "xs")
-        need_scalar(self, self.weight.type, "the weight")
         (lr, lc), (rr, rc) = shape_of(self.lhs.type), shape_of(self.rhs.type)
         if (lc >= 0 and lc != 1) or (rc >= 0 and rc != 1) or (_known(lr, rr) and lr != rr):
             raise _shape_mismatch(self, self.lhs.type, self.rhs.type, "ys and xs must be columns of equal length")
@@ -718,13 +833,12 @@ class SyrkOp(UnaryDaphneOp):
     """`syrk(A)`: t(A) @ A."""
 
     name = "daphne.syrk"
-    KERNEL: ClassVar = "matrix_ops.syrk"
+    arg = operand_def(MATRIX)
     VT_RULE: ClassVar = staticmethod(vt_from_first)
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.arg.type)[1], shape_of(op.arg.type)[1]))
 
     def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
         if vt_name(self.arg.type) == "str":
             raise VerifyException(f"{self.name}: the argument must be a numeric matrix, got value type str")
 
@@ -734,15 +848,14 @@ class GemvOp(BinaryDaphneOp):
     """`gemv(A, x)`: t(A) @ x for A (n x m) and x (n x 1)."""
 
     name = "daphne.gemv"
+    lhs = operand_def(MATRIX)
+    rhs = operand_def(MATRIX)
+    ROLES: ClassVar = {"lhs": "A", "rhs": "x"}
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.lhs.type)[1], 1))
-    KERNEL: ClassVar = "matrix_ops.gemv"
-    KERNEL_CASTS: ClassVar = 2
 
     def verify_(self) -> None:
         a, x = self.lhs.type, self.rhs.type
-        need_matrix(self, a, "A")
-        need_matrix(self, x, "x")
         if vt_from_args([vt_name(a), vt_name(x)]) == "str":
             raise VerifyException(f"{self.name}: the arguments must be numeric matrices")
         (ar, _), (xr, xc) = shape_of(a), shape_of(x)
@@ -758,21 +871,17 @@ class QuantizeOp(DaphneOp):
     """`quantize(arg, min, max)`: min/max quantization of an f32 matrix to ui8."""
 
     name = "daphne.quantize"
-    arg = operand_def()
-    min = operand_def()
-    max = operand_def()
+    arg = operand_def(MATRIX)
+    min = operand_def(SCALAR)
+    max = operand_def(SCALAR)
     res = result_def()
     traits = traits_def(Pure())
-    KERNEL: ClassVar = "conversions.quantize"
 
     def infer(self) -> tuple[Attribute, ...]:
         return (_mat("ui8", *shape_of(self.arg.type)),)
 
     def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
         need_float(self, self.arg.type)
-        need_scalar(self, self.min.type, "min")
-        need_scalar(self, self.max.type, "max")
 
 
 @irdl_op_definition
@@ -780,14 +889,14 @@ class OneHotOp(BinaryDaphneOp):
     """`oneHot(arg, info)`: one-hot encoding per column as described by the 1 x m si64 row `info`."""
 
     name = "daphne.oneHot"
-    KERNEL: ClassVar = "preprocessing.one_hot"
+    lhs = operand_def(MATRIX)
+    rhs = operand_def(MATRIX)
+    ROLES: ClassVar = {"lhs": "the argument", "rhs": "info"}
     DT_RULE: ClassVar = "mat"
     VT_OPERANDS: ClassVar = 1
     SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.lhs.type)[0], -1))
 
     def verify_(self) -> None:
-        need_matrix(self, self.lhs.type)
-        need_matrix(self, self.rhs.type, "info")
         ir, ic = shape_of(self.rhs.type)
         ac = shape_of(self.lhs.type)[1]
         if (ir >= 0 and ir != 1) or (_known(ic, ac) and ic != ac):
@@ -799,19 +908,17 @@ class RecodeOp(DaphneOp):
     """`recode(arg, orderPreserving)`: si64 codes (n x 1) and the decoding dictionary (#distinct x 1)."""
 
     name = "daphne.recode"
-    arg = operand_def()
+    arg = operand_def(MATRIX)
     order_preserving = operand_def()
     res = result_def()
     decode_dict = result_def()
     traits = traits_def(Pure())
-    KERNEL: ClassVar = "preprocessing.recode"
 
     def infer(self) -> tuple[Attribute, ...]:
         t = self.arg.type
         return (_mat("si64", shape_of(t)[0], 1), _mat(vt_name(t), -1, 1))
 
     def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
         c = shape_of(self.arg.type)[1]
         if c >= 0 and c != 1:
             raise VerifyException(f"{self.name}: the argument must have exactly one column, got {_dims(self.arg.type)}")
@@ -822,19 +929,17 @@ class BinOp(DaphneOp):
     """`bin(arg, numBins[, min, max])`: equi-width bin numbers (starting at 0), same value type as `arg`."""
 
     name = "daphne.bin"
-    arg = operand_def()
+    arg = operand_def(MATRIX)
     num_bins = operand_def()
     min = operand_def()
     max = operand_def()
     res = result_def()
     traits = traits_def(Pure())
-    KERNEL: ClassVar = "preprocessing.bin"
     VT_OPERANDS: ClassVar = 1
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(shape_from_arg)
 
     def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
         if vt_name(self.arg.type) == "str":
             raise VerifyException(f"{self.name}: the argument must be a numeric matrix, got value type str")
 
@@ -857,11 +962,9 @@ class SparsityOp(UnaryDaphneOp):
     SparsityOp; the estimate is bound at compile time, see compiler/sparsity.py)."""
 
     name = "daphne.sparsity"
+    arg = operand_def(MATRIX)
     DT_RULE: ClassVar = "sca"
     VT_RULE: ClassVar = staticmethod(vt_fixed("f64"))
-
-    def verify_(self) -> None:
-        need_matrix(self, self.arg.type)
 
 
 OPS.append(SparsityOp)

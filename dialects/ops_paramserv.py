@@ -11,7 +11,6 @@ from the module when code is generated (compiler/paramserv_udfs.py).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, StringAttr
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -48,7 +47,6 @@ class ParamservOp(DaphneOp):
     val = opt_prop_def(StringAttr)
     """Optional: the validation-loss function, evaluated on each epoch's model (the statistics show it)."""
     res = result_def()
-    KERNEL: ClassVar[str] = "paramserv.paramserv"
 
     def __init__(self, args: Sequence[SSAValue], names: Sequence[str], upd: str, agg: str, val: str | None = None):
         props: dict[str, Attribute] = {

@@ -25,7 +25,7 @@ from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 
-from daphnec.dialects.value_types import GENERALITY, is_float_vt, is_integral_vt, most_general  # noqa: F401
+from daphnec.dialects.value_types import VALUE_TYPES, ValueType, is_integral_vt, most_general
 
 
 @irdl_attr_definition
@@ -184,22 +184,22 @@ class ListType(ParametrizedAttribute, TypeAttribute):
 
 # --- value types -------------------------------------------------------------------------------------------------
 
-_VT_TO_TYPE: dict[str, Attribute] = {
-    "f64": Float64Type(),
-    "f32": Float32Type(),
-    "si64": IntegerType(64, Signedness.SIGNED),
-    "si32": IntegerType(32, Signedness.SIGNED),
-    "si8": IntegerType(8, Signedness.SIGNED),
-    "ui64": IntegerType(64, Signedness.UNSIGNED),
-    "ui32": IntegerType(32, Signedness.UNSIGNED),
-    "ui8": IntegerType(8, Signedness.UNSIGNED),
-    "bool": IntegerType(1),
-    "index": IndexType(),
-    "str": StringType(),
-}
-_TYPE_TO_VT: dict[Attribute, str] = {t: n for n, t in _VT_TO_TYPE.items()}
 
-VALUE_TYPE_NAMES: tuple[str, ...] = tuple(_VT_TO_TYPE)
+def _ir_type(vt: ValueType) -> Attribute:
+    """The IR type of a value type: xDSL's builtin integer/float/index types, `!daphne.String` for str."""
+    if vt.name == "index":
+        return IndexType()
+    if vt.kind == "float":
+        return Float64Type() if vt.bits == 64 else Float32Type()
+    if vt.kind == "str":
+        return StringType()
+    if vt.kind == "bool":
+        return IntegerType(1)
+    return IntegerType(vt.bits, Signedness.SIGNED if vt.signed else Signedness.UNSIGNED)
+
+
+_VT_TO_TYPE: dict[str, Attribute] = {n: _ir_type(vt) for n, vt in VALUE_TYPES.items()}
+_TYPE_TO_VT: dict[Attribute, str] = {t: n for n, t in _VT_TO_TYPE.items()}
 
 UNKNOWN = UnknownType()
 STR = StringType()

@@ -17,7 +17,7 @@ from xdsl.ir import SSAValue
 from daphnec.dialects import ops
 from daphnec.dialects.errors import Loc, ParseError
 from daphnec.dialects.types import is_matrix
-from daphnec.frontend import builtins_frame, builtins_io, builtins_matrix
+from daphnec.frontend import builtins_daphnelib, builtins_frame, builtins_io, builtins_matrix
 from daphnec.frontend.builtins_base import Build, Builder, Builtin, Typed, op_builder, params
 
 
@@ -149,7 +149,7 @@ for _name, _kind in (
 def all_builtins() -> dict[str, Builtin]:
     """Every builtin of every category (a name defined twice is a programming error)."""
     table = dict(BUILTINS)
-    for mod in (builtins_matrix, builtins_frame, builtins_io):
+    for mod in (builtins_matrix, builtins_frame, builtins_io, builtins_daphnelib):
         for name, b in mod.BUILTINS.items():
             assert name not in table, f"builtin '{name}' defined twice"
             table[name] = b

@@ -21,6 +21,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 from lark.tree import Meta
 
 from daphnec.dialects.errors import Loc, ParseError
+from daphnec.dialects.value_types import VALUE_TYPE_NAMES
 from daphnec.frontend import ast
 from daphnec.frontend.sources import SourceFiles
 
@@ -131,7 +132,7 @@ _EXPR_START = {
 }
 _STMT_START = _EXPR_START | {"if", "while", "do", "for", "def", "return", "import"}
 _OPERATORS = {"@", "^", "%", "*", "/", "+", "-", "==", "!=", "<", "<=", ">", ">=", "&&", "||", "?", "[", "[["}
-_VALUE_TYPES = {"f64", "f32", "si64", "si32", "si8", "ui64", "ui32", "ui8", "str", "bool"}
+_VALUE_TYPES = set(VALUE_TYPE_NAMES) - {"index"}  # DaphneDSL spells every value type but the size type
 _TYPES = _VALUE_TYPES | {"matrix", "frame", "scalar"}
 _MAX_LISTED = 6
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up .venv at the repo root (if missing), install daphnec into it with the test extras, and run every test:
+# Set up .venv at the repo root (if missing), install daphnec into it with the test and bench extras (the bench
+# extra: matplotlib for bench/'s charts), and run every test:
 # pytest (tests/) and lit (tests/lit). Fails if either fails; pytest collecting no test (exit 5) is a failure.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -21,7 +22,7 @@ stamp="$VENV/.daphnec-installed"
 want="$("$VENV/bin/python" -c 'import hashlib,sys; print(hashlib.sha256(open("pyproject.toml","rb").read()).hexdigest())')"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || [ ! -x "$VENV/bin/daphnec" ]; then
     echo "run_all.sh: installing daphnec into $VENV"
-    "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e '.[test]'
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e '.[test,bench]'
     echo "$want" > "$stamp"
 fi
 

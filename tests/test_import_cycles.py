@@ -34,7 +34,6 @@ KNOWN_HIDDEN_CYCLES: tuple[frozenset[str], ...] = (
             "daphnec.compiler.pipeline",
         }
     ),
-    frozenset({"daphnec.compiler.kernel_select", "daphnec.compiler.select_frame", "daphnec.compiler.sparsity"}),
 )
 
 

@@ -10,20 +10,49 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _declared_packages() -> set[str]:
-    project = tomllib.loads((REPO / "pyproject.toml").read_text())
-    return set(project["tool"]["setuptools"]["packages"])
+def _setuptools() -> dict:
+    return tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+
+
+def _package_name(folder: Path, package_dir: dict[str, str]) -> str:
+    """The installed name of a package folder: under the longest `package-dir` mapping that contains it."""
+    best = max(
+        (name for name, d in package_dir.items() if folder.is_relative_to((REPO / d).resolve())),
+        key=lambda name: len((REPO / package_dir[name]).resolve().parts),
+    )
+    rel = folder.relative_to((REPO / package_dir[best]).resolve())
+    return ".".join((best, *rel.parts))
 
 
 def test_every_package_folder_is_installed() -> None:
-    found = {"daphnec"}
+    setup = _setuptools()
+    found = set()
     for init in REPO.rglob("__init__.py"):
         rel = init.parent.relative_to(REPO)
         if rel.parts and rel.parts[0] in (".venv", ".git", "tests", "bench", "examples", "build"):
             continue
-        if rel.parts:
-            found.add(".".join(("daphnec", *rel.parts)))
-    assert found == _declared_packages()
+        found.add(_package_name(init.parent.resolve(), setup["package-dir"]))
+    assert found == set(setup["packages"])
+
+
+def test_daphnelib_import_path_is_daphnec() -> None:
+    """DaphneLib's `daphne` package (mapped from tools/daphnelib/daphne) serves daphnec's own classes."""
+    res = _python(
+        "from daphne.context.daphne_context import DaphneContext\n"
+        "from daphne.context import Matrix, Frame, Scalar\n"
+        "from daphne.operator.nodes.matrix import Matrix as M\n"
+        "import daphnec\n"
+        "assert daphnec.DaphneContext is DaphneContext and M is Matrix\n"
+        "print('ok')",
+        REPO.parent,
+    )
+    assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr
+
+
+def test_import_daphnec_stays_cheap() -> None:
+    """`import daphnec` loads no numpy (the Python API's names are loaded on first access)."""
+    res = _python("import sys, daphnec; print('numpy' in sys.modules, sorted(dir(daphnec))[:1])", REPO.parent)
+    assert res.returncode == 0 and res.stdout.startswith("False"), res.stderr
 
 
 def _python(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -35,9 +35,14 @@ class Program:
     """Runs once the program has run (or failed): storing it in the program cache, whose native kernels are
     compiled on a background thread while the script runs and are only complete afterwards."""
 
+    runner: Callable[[], None] | None = None
+    """The host program compiled to Python (on the first run); later runs reuse it (the Python API's cache)."""
+
     def run(self) -> None:
         try:
-            self.host.run()
+            if self.runner is None:
+                self.runner = self.host.runner()
+            self.runner()
         finally:
             finish_background_kernels()
             if self.after_run is not None:
@@ -80,14 +85,19 @@ def configure_runtime(config: DaphneConfig) -> None:
 
 
 def parse_to_ir(
-    path: str, script_args: dict[str, str], config: DaphneConfig, sources: SourceFiles | None = None
+    path: str,
+    script_args: dict[str, str],
+    config: DaphneConfig,
+    sources: SourceFiles | None = None,
+    text: str | None = None,
 ) -> ModuleOp:
     """The IR right after parsing (DAPHNE's `parsing` stage); the frontend reports the files it read to
-    `sources`."""
+    `sources`. With `text`, the script is that text (held in memory) under the name `path`."""
     from daphnec.frontend.ir_builder import build_module
-    from daphnec.frontend.parser import parse_file
+    from daphnec.frontend.parser import parse_file, parse_source
 
-    return build_module(parse_file(path, sources), path, script_args, config.daphnedsl_import_paths, sources)
+    script = parse_file(path, sources) if text is None else parse_source(text, path)
+    return build_module(script, path, script_args, config.daphnedsl_import_paths, sources)
 
 
 def compile_script(
@@ -163,19 +173,38 @@ def compile_with_inputs(
     return program, Inputs(files, dict(sources.probed), dict(sources.listed))
 
 
+def compile_source(text: str, filename: str, config: DaphneConfig, timings: dict[str, float]) -> Program:
+    """Compile DaphneDSL source text held in memory (the Python API's generated programs, `tools/daphnelib`) like a
+    script file named `filename`: the same parse, pass pipeline and host code; never the whole-program cache."""
+    from daphnec.compiler import kernel_cache
+
+    kernel_cache.configure(enabled=not config.no_kernel_cache)
+    return _compile(filename, {}, config, timings, text=text)
+
+
+def run_bound(program: Program, inputs: list[object]) -> list[object]:
+    """Run `program` with `inputs` bound to its `receiveFromNumpy` slots; what it passed to `saveDaphneLibResult`."""
+    from daphnec.runtime.kernels.daphnelib import bound
+
+    with bound(inputs) as results:
+        program.run()
+    return results
+
+
 def _compile(
     path: str,
     script_args: dict[str, str],
     config: DaphneConfig,
     timings: dict[str, float],
     sources: SourceFiles | None = None,
+    text: str | None = None,
 ) -> Program:
     from daphnec.compiler.host_codegen import generate_host
     from daphnec.compiler.pipeline import PassManager, options_from_config, pass_args_from_config
     from daphnec.dialects import make_context
 
     t0 = time.perf_counter()
-    module = parse_to_ir(path, script_args, config, sources)
+    module = parse_to_ir(path, script_args, config, sources, text)
     t1 = time.perf_counter()
     timings["parsing_seconds"] = t1 - t0
     pm = PassManager(

@@ -20,20 +20,15 @@ from typing import BinaryIO
 
 import numpy as np
 
+from daphnec.dialects.value_types import DTYPES
+from daphnec.dialects.value_types import VT_CODES as VALUE_TYPE_CODES
 from daphnec.runtime.errors import DaphneRuntimeError
 
-VT_CODES: dict[str, int] = {"si8": 0, "si32": 1, "si64": 2, "ui8": 3, "ui32": 4, "ui64": 5, "f32": 6, "f64": 7}
+VT_CODES: dict[str, int] = {vt: code for vt, code in VALUE_TYPE_CODES.items() if vt != "str"}
+"""DAPHNE's ValueTypeCode of each value type a .dbdf matrix may hold (the numeric ones: no string matrices)."""
 _CODE_VTS = {c: vt for vt, c in VT_CODES.items()}
-_DTYPES = {
-    "si8": "<i1",
-    "si32": "<i4",
-    "si64": "<i8",
-    "ui8": "<u1",
-    "ui32": "<u4",
-    "ui64": "<u8",
-    "f32": "<f4",
-    "f64": "<f8",
-}
+_DTYPES = {vt: DTYPES[vt].newbyteorder("<").str for vt in VT_CODES}
+"""The file's (little-endian) numpy dtype of each value type."""
 _HEADER = struct.Struct("<BBQQB")  # version, dt, rows, cols, vt
 _BODY = struct.Struct("<QQIIBB")  # rx, cx, block rows, block cols, bt, vt
 HEADER_SIZE = _HEADER.size + _BODY.size  # 45

@@ -14,9 +14,10 @@ import json
 import os
 from dataclasses import dataclass
 
+from daphnec.dialects.value_types import VT_OF_CODE
 from daphnec.runtime.errors import DaphneRuntimeError
 
-META_VALUE_TYPES = ("si8", "si32", "si64", "ui8", "ui32", "ui64", "f32", "f64", "str", "bool")
+META_VALUE_TYPES = (*(VT_OF_CODE[c] for c in sorted(VT_OF_CODE)), "bool")
 """Value-type names a `.meta` file may use: DAPHNE's ValueTypeCode names, plus `bool` (a daphnec extension, so that
 bool matrices can be written and read back)."""
 

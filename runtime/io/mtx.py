@@ -70,7 +70,7 @@ def read(path: str, rows: int, cols: int, vt: str, sparse: bool, who: str = "rea
             dense = np.ascontiguousarray(fmm.read_array(path))
             return _as_vt(_to_csr_dense(dense) if sparse else dense, vt)
         if sparse and h.symmetry != "general":
-            return _as_vt(_symmetric_csr(path, h.symmetry), vt)
+            return _as_vt(_symmetric_csr(path, h.symmetry, h.field == "pattern"), vt)
         (data, (r, c)), shape = fmm.read_coo(path)
     except (ValueError, OverflowError, RuntimeError) as e:
         raise _fmm_error(who, path, e) from None
@@ -83,15 +83,23 @@ def read(path: str, rows: int, cols: int, vt: str, sparse: bool, who: str = "rea
     return _as_vt(out, vt)
 
 
-def _symmetric_csr(path: str, symmetry: str):
+def _symmetric_csr(path: str, symmetry: str, pattern: bool = False):
     """CSR of a (skew-)symmetric coordinate file: the stored triangle T plus the transpose of its off-diagonal part
-    (negated if skew). Building T from the file's (usually row-major) order and adding a transpose is about twice
-    as fast as sorting the mirrored triplets, which arrive in column order."""
+    (negated if skew). A lower triangle in row-major order (what writers emit, `tools/gen_graph.py` too) is merged
+    with its mirror straight into the result (`lower_symmetric_to_csr`: ~1x the result's memory on top of the
+    triplets); other files build T and add its transpose, which is about twice as fast as sorting the mirrored
+    triplets (they arrive in column order) but holds T, its transpose and the sum at once."""
     import fast_matrix_market as fmm
 
-    from daphnec.runtime.io.sparse import coo_to_csr
+    from daphnec.runtime.io.sparse import coo_to_csr, lower_sorted, lower_symmetric_to_csr
 
     (data, (r, c)), shape = fmm.read_coo(path, generalize_symmetry=False)
+    if max(shape) < 2**31:  # 32-bit positions halve what the triplets hold while the result is built
+        r, c = r.astype(np.int32, copy=False), c.astype(np.int32, copy=False)
+    if lower_sorted(r, c):
+        if pattern:
+            data = None  # every value is 1.0: the parsed ones are dropped before the result is built
+        return lower_symmetric_to_csr(data, r, c, shape, symmetry == "skew-symmetric")
     stored = coo_to_csr(data, r, c, shape)
     off = r != c
     mirror = coo_to_csr(data[off], r[off], c[off], shape) if not off.all() else stored

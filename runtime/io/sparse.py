@@ -66,3 +66,61 @@ def dense_to_csr(m: np.ndarray):
     out = sp.csr_array(m)
     out.sum_duplicates()
     return out
+
+
+#: Triplets per step of `lower_symmetric_to_csr`'s mirror pass (bounds its temporary arrays to a few tens of MB).
+_MIRROR_CHUNK = 1 << 20
+
+
+def lower_symmetric_to_csr(data: np.ndarray | None, r: np.ndarray, c: np.ndarray, shape: tuple[int, int], skew: bool):
+    """The full CSR matrix of a (skew-)symmetric file that stores its lower triangle in row-major order without
+    repeats (`lower_sorted(r, c)`), built straight into the result's arrays: row i is the stored entries of row i
+    (columns <= i) followed by the mirrored ones (columns > i, the rows that store column i, in increasing order).
+    `data` None: a pattern file, every value is 1.0.
+
+    Besides the result this needs only the triplets and three arrays of one entry per row, unlike adding the
+    transpose of the stored triangle (which holds the triangle, its transpose and the sum at once: ~2x the memory).
+    """
+    import scipy.sparse as sp
+
+    n = shape[0]
+    low = np.bincount(r, minlength=n)
+    up = np.bincount(c, minlength=n) - np.bincount(r[r == c], minlength=n)  # mirrored entries per row
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(low + up, out=indptr[1:])
+    del up
+    nnz = int(indptr[-1])
+    idx = _index_dtype(shape, nnz)
+    indices = np.empty(nnz, dtype=idx)
+    values = np.empty(nnz, dtype=np.float64 if data is None else data.dtype)
+    if data is None:
+        values.fill(1.0)
+    next_free = indptr[:-1] + low  # where the next mirrored entry of each row goes
+    up_before = next_free - np.cumsum(low)  # mirrored entries of the rows before each row
+    del low
+    for lo in range(0, len(r), _MIRROR_CHUNK):
+        rs, cs = r[lo : lo + _MIRROR_CHUNK], c[lo : lo + _MIRROR_CHUNK]
+        ds = None if data is None else data[lo : lo + _MIRROR_CHUNK]
+        dest = up_before[rs] + np.arange(lo, lo + len(rs))  # the stored entries keep their row-major order
+        indices[dest] = cs
+        off = rs != cs
+        mc = cs[off]
+        order = np.argsort(mc, kind="stable")  # rows ascending within each mirrored row, as in the file
+        mc = mc[order]
+        rank = np.arange(len(mc)) - np.searchsorted(mc, mc)  # position among this chunk's entries of the row
+        dest2 = next_free[mc] + rank
+        indices[dest2] = rs[off][order]
+        if ds is not None:
+            values[dest] = ds
+            md = ds[off][order]
+            values[dest2] = -md if skew else md
+        next_free += np.bincount(mc, minlength=n)
+    m = sp.csr_array((values, indices, indptr.astype(idx, copy=False)), shape=shape)
+    m.has_sorted_indices = True
+    m.has_canonical_format = True
+    return m
+
+
+def lower_sorted(r: np.ndarray, c: np.ndarray) -> bool:
+    """True if the positions are a lower triangle (row >= column) in row-major order without repeats."""
+    return bool(np.all(r >= c)) and _sorted_unique(r, c)

@@ -5,13 +5,13 @@ Result value types (`result_vt`, DaphneOps.td): sum/aggMin/aggMax keep the argum
 wraps); mean/var/stddev give the argument's type if it is f32/f64, else f64. The argument is cast to the result type
 first (CastArgsToResType).
 
-Reductions reproduce DAPHNE's `AggAll.h`/`AggRow.h`/`AggCol.h` loops exactly, so results are deterministic and
-bit-identical to the C++ ones: float sums are sequential left folds (numpy's pairwise `sum` is NOT used; `cumsum`
-is), full aggregation starts from the neutral element (0, +inf, -inf), row/column aggregation starts from the first
-element. min/max are `std::min`/`std::max` folds: NaNs after the first element are ignored, a NaN first element of a
-row/column wins, and of equal values (+0/-0) the first is kept. var is the population variance (divides by n) and
-stddev its square root. Empty input: sum 0, min +inf (integer max), max -inf (integer min), mean/var/stddev -nan
-(0/0 on x86).
+Reductions reproduce DAPHNE's `AggAll.h`/`AggRow.h`/`AggCol.h` loops exactly, so results are deterministic and bit-
+identical to the C++ ones: float sums are sequential left folds (numpy's pairwise `sum` is NOT used; native loops
+from `native_folds` for large inputs, `cumsum` for small ones), full aggregation starts from the neutral element (0,
++inf, -inf), row/column aggregation starts from the first element. min/max are `std::min`/`std::max` folds: NaNs
+after the first element are ignored, a NaN first element of a row/column wins, and of equal values (+0/-0) the first
+is kept. var is the population variance (divides by n) and stddev its square root. Empty input: sum 0, min +inf
+(integer max), max -inf (integer min), mean/var/stddev -nan (0/0 on x86).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.kernels import native_folds
 from daphnec.runtime.values import FLOAT_VTS, NEG_NAN, as_dense, cast_matrix, dtype_of, has_implicit_zeros, is_csr
 
 AGG_OPS: tuple[str, ...] = ("sum", "aggMin", "aggMax", "mean", "var", "stddev")
@@ -63,13 +64,24 @@ def _seq_sum(A: np.ndarray, axis: int | None) -> np.ndarray:
     if A.dtype == object:
         raise DaphneRuntimeError("sum: aggregation is not supported on value type str")
     if axis is None:
-        flat = A.ravel()
-        if flat.size == 0:
+        if A.size == 0:
             return A.dtype.type(0)
-        s = np.cumsum(flat, dtype=A.dtype)[-1]
-        return s + A.dtype.type(0) if s == 0 else s  # starting from the neutral 0 makes -0 impossible
+        return _fold(A, None)
     if A.shape[axis] == 0:
         return np.zeros(A.shape[1 - axis], dtype=A.dtype)
+    return _fold(A, axis)
+
+
+def _fold(A: np.ndarray, axis: int | None):
+    """The sequential float fold of a non-empty matrix: all cells from 0 (axis None, never -0), or per row (axis 1)
+    or column (axis 0) from its first cell. Native loops for large inputs, numpy's sequential cumsum otherwise."""
+    if native_folds.applies(A):
+        if axis is None:
+            return native_folds.fold_all(A)
+        return native_folds.fold_rows(A) if axis == 1 else native_folds.fold_cols(A)
+    if axis is None:
+        s = np.cumsum(A.ravel(), dtype=A.dtype)[-1]
+        return s + A.dtype.type(0) if s == 0 else s  # starting from the neutral 0 makes -0 impossible
     return np.take(np.cumsum(A, axis=axis, dtype=A.dtype), -1, axis=axis)
 
 
@@ -86,7 +98,8 @@ def _neutral(op: str, dt: np.dtype):
 
 
 def _minmax(op: str, A: np.ndarray, axis: int | None):
-    """`std::min`/`std::max` fold (see module docstring for NaN/-0 behaviour)."""
+    """`std::min`/`std::max` fold (see module docstring for NaN/-0 behaviour). numpy's NaN-skipping `fmin`/`fmax`
+    reductions give the value in one vectorised pass; only a zero result looks for the sign of the first zero."""
     is_min = op == "aggMin"
     if A.dtype == object:
         return _minmax_object(is_min, A, axis)
@@ -96,16 +109,20 @@ def _minmax(op: str, A: np.ndarray, axis: int | None):
             return _neutral(op, A.dtype)
         if A.dtype.kind != "f":
             return flat.min() if is_min else flat.max()
-        clean = np.where(np.isnan(flat), np.inf if is_min else -np.inf, flat)
-        return clean[np.argmin(clean) if is_min else np.argmax(clean)]
+        res = (np.fmin if is_min else np.fmax).reduce(flat)
+        if res != res:  # only NaNs: the neutral element survives the fold
+            return _neutral(op, A.dtype)
+        return flat[np.argmax(flat == 0)] if res == 0 else res
     n_out = A.shape[1 - axis]
     if A.shape[axis] == 0:
         return np.full(n_out, _neutral(op, A.dtype), dtype=A.dtype)
     if A.dtype.kind != "f":
         return A.min(axis=axis) if is_min else A.max(axis=axis)
-    clean = np.where(np.isnan(A), np.inf if is_min else -np.inf, A)
-    idx = np.argmin(clean, axis=axis) if is_min else np.argmax(clean, axis=axis)
-    res = np.take_along_axis(clean, np.expand_dims(idx, axis), axis=axis).reshape(n_out)
+    res = (np.fmin if is_min else np.fmax).reduce(A, axis=axis)
+    zero = np.flatnonzero(res == 0)
+    if zero.size:  # +0 and -0 tie: the first zero of the row/column is kept
+        lines = A[zero] if axis == 1 else A[:, zero].T
+        res[zero] = lines[np.arange(zero.size), np.argmax(lines == 0, axis=1)]
     first = np.take(A, 0, axis=axis)
     return np.where(np.isnan(first), first, res)
 
@@ -150,7 +167,7 @@ def _stat(op: str, A: np.ndarray, axis: int | None):
             return mean
         dev = A.ravel() - mean
         sq = dev * dev
-        acc = np.cumsum(sq, dtype=dt)[-1] if sq.size else dt.type(0)
+        acc = _fold(sq, None) if sq.size else dt.type(0)
         var = _count_div(acc, n, dt)
     else:
         mean = _count_div(_seq_sum(A, axis), n, dt)
@@ -158,7 +175,7 @@ def _stat(op: str, A: np.ndarray, axis: int | None):
             return mean
         dev = A - np.expand_dims(mean, axis)
         sq = dev * dev
-        acc = np.take(np.cumsum(sq, axis=axis, dtype=dt), -1, axis=axis) if n else np.zeros(mean.shape, dt)
+        acc = _fold(sq, axis) if n else np.zeros(mean.shape, dt)
         var = _count_div(acc, n, dt)
     if op == "var":
         return var

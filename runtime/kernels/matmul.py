@@ -8,12 +8,18 @@ from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.values import cast_matrix, is_csr, vt_of
 
 
-def matmul(A: np.ndarray, B: np.ndarray, vt: str) -> np.ndarray:
+def matmul(A: np.ndarray, B: np.ndarray, vt: str, transa: bool = False, transb: bool = False) -> np.ndarray:
     """`A @ B` in value type `vt` (the most general of both); inner dimensions must agree.
 
     Float types use BLAS like DAPHNE; integer products wrap; bool computes OR of ANDs like the C++ loop. CSR
-    operands never densify (see `_csr_matmul`).
+    operands never densify (see `_csr_matmul`). `transa`/`transb` multiply by the transpose of an operand without
+    materialising it, like DAPHNE's MatMulOp (src/ir/daphneir/DaphneOps.td: `transa`, `transb`): BLAS reads the
+    operand transposed, and `t(X) @ X` becomes one symmetric rank-k update (numpy calls syrk for it).
     """
+    if transa:
+        A = A.T.tocsr() if is_csr(A) else A.T
+    if transb:
+        B = B.T.tocsr() if is_csr(B) else B.T
     (ar, ac), (br, bc) = A.shape, B.shape
     if ac != br:
         raise DaphneRuntimeError(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import assert_error, run_bad_script
+from bad_input import assert_error, run_bad_script
 
 META = '{"numRows": 2, "numCols": 3, "valueType": "f64"}'
 CSV = "1,2,3\n4,5,6\n"

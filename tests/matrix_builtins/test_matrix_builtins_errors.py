@@ -42,7 +42,7 @@ CASES: list[tuple[str, str, int, str | None, str]] = [
         "1:7",
         "shape mismatch: lhs 2x2, rhs 1x2",
     ),
-    ("cbind_scalar", "print(cbind(1, fill(1, 2, 2)));", 2, "1:7", "must be a matrix or frame"),
+    ("cbind_scalar", "print(cbind(1, fill(1, 2, 2)));", 2, "1:7", "must be a matrix or a frame"),
     ("is_symmetric_not_square", "print(isSymmetric(fill(1, 2, 3)));", 2, "1:7", "square matrix, got 2x3"),
     ("lower_tri_not_square", "print(lowerTri(fill(1, 2, 3), true, true));", 2, "1:7", "square matrix, got 2x3"),
     ("diag_vector_not_square", "print(diagVector(fill(1, 2, 3)));", 2, "1:7", "square matrix, got 2x3"),

@@ -580,11 +580,47 @@ def test_transpose():
     assert t.tolist() == [[1], [2], [3]] and t.flags.c_contiguous
 
 
+@pytest.mark.parametrize("shape", [(300, 1000), (1000, 300), (257, 1031), (5000, 3), (3, 5000)])
+@pytest.mark.parametrize("dt", [np.float64, np.int32, np.bool_])
+def test_transpose_of_large_matrices_in_tiles(shape, dt):
+    X = (np.random.default_rng(1).random(shape) * 100).astype(dt)
+    for src in (X, X[:, ::-1]):  # contiguous and strided inputs
+        t = reorg.transpose(src)
+        assert np.array_equal(t, src.T) and t.flags.c_contiguous and t.dtype == src.dtype
+
+
 def test_matmul():
     a = np.array([[1, 2], [3, 4]])
     assert matmul.matmul(a, a, "si64").tolist() == [[7, 10], [15, 22]]
     assert matmul.matmul(a, np.array([[0.5], [1.0]]), "f64").tolist() == [[2.5], [5.5]]
     assert matmul.matmul(np.zeros((2, 0)), np.zeros((0, 3)), "f64").tolist() == [[0.0] * 3] * 2
+
+
+@pytest.mark.parametrize("vt", ["f64", "f32", "si64", "bool"])
+def test_matmul_transposed_operands_equal_materialised_transposes(vt):
+    rng = np.random.default_rng(5)
+    X = (rng.random((37, 6)) * 10).astype(ew_binary.dtype_of(vt))
+    Y = (rng.random((37, 4)) * 10).astype(X.dtype)
+    Yt, Xt = reorg.transpose(Y), reorg.transpose(X)
+    for a, b, ta, tb in ((X, X, True, False), (X, Y, True, False), (Yt, Xt, False, True), (X, Yt, True, True)):
+        got = matmul.matmul(a, b, vt, transa=ta, transb=tb)
+        want = matmul.matmul(reorg.transpose(a) if ta else a, reorg.transpose(b) if tb else b, vt)
+        assert got.dtype == want.dtype and got.flags.c_contiguous
+        if vt in ("f64", "f32"):  # BLAS may add in another order (syrk for t(X) @ X)
+            np.testing.assert_allclose(got, want, rtol=1e-5 if vt == "f32" else 1e-12)
+        else:
+            assert np.array_equal(got, want)
+    with pytest.raises(DaphneRuntimeError, match="matMul: shape mismatch: lhs 6x37, rhs 6x37"):
+        matmul.matmul(X, X, vt, transa=True, transb=True)
+
+
+def test_matmul_transposed_csr_operand():
+    from scipy.sparse import csr_array
+
+    rng = np.random.default_rng(6)
+    D = rng.random((20, 5)) * (rng.random((20, 5)) < 0.3)
+    got = matmul.matmul(csr_array(D), D, "f64", transa=True)
+    np.testing.assert_allclose(got, D.T @ D, rtol=1e-12)
 
 
 def test_matmul_shape_error():

@@ -1,0 +1,353 @@
+"""Whole analysis scripts (`bench/algorithms/*.daph`) against numpy doing the same steps, measured in one run.
+
+Workloads: least squares by the normal equations (direct solve, `lm_ds`) and by conjugate gradients (`lm_cg`), PCA,
+PageRank, GNMF, multinomial logistic regression, k-means and connected components. The bench generates every
+input with numpy (seeded), writes it as DAPHNE binary files (`.dbdf`; the graph as Matrix Market by
+`tools/gen_graph.py`) that the scripts read, and runs per workload, in interleaved rounds:
+
+- numpy: the same steps in this process on the same arrays (`NUMPY_STEPS`), best of `--repeat`;
+- `daphnec` plain, `daphnec --vec --num-threads=1` and `--num-threads=2`, one process each: the computation alone
+  (the script's `now()` difference around the work, after reading the data), the whole process (wall time), its
+  peak RSS, and the `--timing` breakdown (start-up, parsing, compilation, execution).
+
+Each daphnec result (written by the script as `.dbdf`) is checked against the numpy result (relative error of the
+largest difference; the sums add in other orders, so not bit for bit). Ratios > 1 mean daphnec is faster.
+
+Usage: `.venv/bin/python bench/algorithms_bench.py [--repeat 1] [--scale 1.0] [--only lm_cg,kmeans] [--keep DIR]`.
+Goals (issue "speed everywhere"): plain >= 1.0x numpy on every workload; `--vec` never slower than plain; `--vec`
+at 2 threads >= 1.5x numpy on the element-wise/aggregation-heavy ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+ALGOS = ROOT / "bench" / "algorithms"
+CONFIGS: dict[str, list[str]] = {
+    "plain": [],
+    "vec 1T": ["--vec", "--num-threads=1"],
+    "vec 2T": ["--vec", "--num-threads=2"],
+}
+
+
+@dataclass
+class Workload:
+    """A script, its inputs (arrays written as `<name>.dbdf`, passed as `name="path"`), scalar arguments, extra
+    daphnec flags, the numpy formulation and the tolerance of the check."""
+
+    script: str
+    make: Callable[[np.random.Generator, float], dict[str, object]]
+    numpy: Callable[..., np.ndarray]
+    args: dict[str, int] = field(default_factory=dict)
+    flags: list[str] = field(default_factory=list)
+    rtol: float = 1e-6
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Data and numpy formulations (the same steps as the scripts)
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+def _regression(rng: np.random.Generator, n: int, d: int) -> dict[str, object]:
+    X = rng.random((n, d)) - 0.5
+    y = X @ (rng.random((d, 1)) * 4 - 2) + 0.01 * rng.standard_normal((n, 1))
+    return {"X": X, "y": y}
+
+
+def np_lm_ds(X, y):
+    A = X.T @ X + np.diag(np.full(X.shape[1], 0.001))
+    return np.linalg.solve(A, X.T @ y)
+
+
+def np_lm_cg(X, y, iters):
+    r = -(X.T @ y)
+    p = -r
+    norm_r2 = np.sum(r**2)
+    beta = np.zeros((X.shape[1], 1))
+    for _ in range(iters):
+        q = X.T @ (X @ p) + 0.001 * p
+        alpha = norm_r2 / np.sum(p * q)
+        beta = beta + alpha * p
+        r = r + alpha * q
+        old, norm_r2 = norm_r2, np.sum(r**2)
+        p = -r + (norm_r2 / old) * p
+    return beta
+
+
+def np_pca(X, K):
+    n = X.shape[0]
+    Xc = X - X.mean(axis=0, keepdims=True)
+    Xs = Xc / np.sqrt(np.sum(Xc**2, axis=0, keepdims=True) / (n - 1))
+    C = (Xs.T @ Xs) / (n - 1)
+    vals, vecs = np.linalg.eig(C)
+    V = np.real(vecs)[:, np.argsort(-np.real(vals), kind="stable")[:K]]
+    return np.sum(np.abs(Xs @ V), axis=0, keepdims=True)
+
+
+def np_pagerank(G, iters):
+    n = G.shape[0]
+    M = (G / np.maximum(G.sum(axis=1, keepdims=True), 1.0)).T
+    p = np.full((n, 1), 1.0 / n)
+    for _ in range(iters):
+        p = 0.85 * (M @ p) + 0.15 / n
+    return p
+
+
+def np_gnmf(X, W, H, iters):
+    for _ in range(iters):
+        H = H * ((W.T @ X) / (((W.T @ W) @ H) + 1e-9))
+        W = W * ((X @ H.T) / ((W @ (H @ H.T)) + 1e-9))
+    return np.vstack([W.sum(axis=0, keepdims=True), H.sum(axis=1, keepdims=True).T])
+
+
+def np_multilogreg(X, Y, iters):
+    B = np.zeros((X.shape[1], Y.shape[1]))
+    for _ in range(iters):
+        Z = X @ B
+        E = np.exp(Z - Z.max(axis=1, keepdims=True))
+        P = E / E.sum(axis=1, keepdims=True)
+        B = B - 0.5 * (X.T @ (P - Y) / X.shape[0])
+    return B
+
+
+def np_kmeans(X, C, iters):
+    xx = np.sum(X**2, axis=1, keepdims=True)
+    for _ in range(iters):
+        D = -2.0 * (X @ C.T) + xx + np.sum(C**2, axis=1, keepdims=True).T
+        P = (D <= D.min(axis=1, keepdims=True)).astype(np.float64)
+        P = P / P.sum(axis=1, keepdims=True)
+        C = (P.T @ X) / P.sum(axis=0, keepdims=True).T
+    return C
+
+
+def np_components(G):
+    n = G.shape[0]
+    c = np.arange(1.0, n + 1).reshape(n, 1)
+    H = G.copy()
+    while True:
+        H.data = G.data * c[G.indices, 0]
+        u = np.maximum(H.max(axis=1).toarray().reshape(n, 1), c)
+        changed = np.sum(u != c)
+        c = u
+        if changed == 0:
+            return c
+
+
+def _blobs(rng: np.random.Generator, n: int, d: int, k: int) -> dict[str, object]:
+    centres = rng.random((k, d)) * 10
+    X = centres[rng.integers(0, k, n)] + rng.standard_normal((n, d))
+    return {"X": X, "C": X[rng.choice(n, k, replace=False)].copy()}
+
+
+def _softmax_data(rng: np.random.Generator, n: int, d: int, k: int) -> dict[str, object]:
+    X = rng.standard_normal((n, d))
+    labels = np.argmax(X @ rng.standard_normal((d, k)) + rng.standard_normal((n, k)), axis=1)
+    return {"X": X, "Y": np.eye(k)[labels]}
+
+
+def _graph(_rng: np.random.Generator, scale: float) -> dict[str, object]:
+    from daphnec.tools.gen_graph import AMAZON_NONZEROS, AMAZON_VERTICES
+
+    return {"G": ("graph", int(AMAZON_VERTICES * scale), int(AMAZON_NONZEROS * scale) // 2 * 2)}
+
+
+def _sized(n: float, scale: float) -> int:
+    return max(int(n * scale), 64)
+
+
+WORKLOADS: dict[str, Workload] = {
+    "lm_ds": Workload("lm_ds.daph", lambda r, s: _regression(r, _sized(200_000, s), 150), np_lm_ds, rtol=1e-8),
+    "lm_cg": Workload(
+        "lm_cg.daph", lambda r, s: _regression(r, _sized(400_000, s), 100), np_lm_cg, {"iters": 20}, rtol=1e-8
+    ),
+    "pca": Workload("pca.daph", lambda r, s: {"X": r.random((_sized(200_000, s), 100))}, np_pca, {"K": 5}),
+    "pagerank": Workload(
+        "pagerank.daph",
+        lambda r, s: {"G": (r.random((_sized(5000, s**0.5), _sized(5000, s**0.5))) < 0.02).astype(np.float64)},
+        np_pagerank,
+        {"iters": 50},
+    ),
+    "gnmf": Workload(
+        "gnmf.daph",
+        lambda r, s: {
+            "X": r.random((_sized(4000, s), 1500)),
+            "W": r.random((_sized(4000, s), 30)),
+            "H": r.random((30, 1500)),
+        },
+        np_gnmf,
+        {"iters": 20},
+    ),
+    "multilogreg": Workload(
+        "multilogreg.daph", lambda r, s: _softmax_data(r, _sized(200_000, s), 50, 5), np_multilogreg, {"iters": 30}
+    ),
+    "kmeans": Workload("kmeans.daph", lambda r, s: _blobs(r, _sized(500_000, s), 10, 8), np_kmeans, {"iters": 20}),
+    "components": Workload("components.daph", _graph, np_components, flags=["--select-matrix-repr"], rtol=0.0),
+}
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+def write_inputs(data: dict[str, object], folder: Path) -> tuple[dict[str, str], dict[str, object]]:
+    """Write every input; returns the script arguments (name -> quoted path) and the arrays numpy gets."""
+    from daphnec.runtime.kernels.io import write
+    from daphnec.tools.gen_graph import write_graph
+
+    paths, arrays = {}, {}
+    for name, value in data.items():
+        if isinstance(value, tuple):  # a graph: written by tools/gen_graph.py, read back by scipy for numpy
+            import fast_matrix_market as fmm
+            import scipy.sparse as sp
+
+            path = folder / f"{name}.mtx"
+            write_graph(str(path), value[1], value[2], 42)
+            arrays[name] = sp.csr_array(fmm.read_scipy(str(path)))
+            arrays[name].data[:] = 1.0
+        else:
+            path = folder / f"{name}.dbdf"
+            write(value, str(path))
+            arrays[name] = value
+        paths[name] = f'"{path}"'
+    return paths, arrays
+
+
+#: Runs a command from a small process and reports its wall time and peak RSS. Linux charges a process that
+#: `exec`s the peak RSS of the memory it had before (a child forked from this big bench process starts at the
+#: bench's size), so the measured process is forked from this small one instead.
+MEASURE = """import os, sys, time
+t0 = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+sys.stderr.write(f"\\nMEASURED {time.perf_counter() - t0} {usage.ru_maxrss}\\n")
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def measured(cmd: list[str]) -> tuple[int, str, str, float, float]:
+    """Exit code, stdout, stderr, wall seconds and peak RSS (MiB) of `cmd` (a process of its own)."""
+    res = subprocess.run([sys.executable, "-c", MEASURE, *cmd], capture_output=True, text=True, cwd=ROOT)
+    head, _, tail = res.stderr.rpartition("\nMEASURED ")
+    wall, rss_kb = tail.split()[:2] if tail else ("nan", "nan")
+    return res.returncode, res.stdout, head, float(wall), float(rss_kb) / 1024
+
+
+def run_daphnec(flags: list[str], script: Path, args: dict[str, object]) -> dict[str, object]:
+    """One process: compute seconds (`t=` line), wall seconds, peak RSS (MiB) and the `--timing` JSON."""
+    cmd = [sys.executable, "-m", "daphnec.tools.daphnec", "--timing", *flags, str(script)]
+    cmd += [f"{k}={v}" for k, v in args.items()]
+    code, stdout, stderr, wall, rss = measured(cmd)
+    if code != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({code}):\n{stderr[-2000:]}")
+    compute = next(int(x[2:]) / 1e9 for x in stdout.splitlines() if x.startswith("t="))
+    timing = next((json.loads(x) for x in stderr.splitlines() if x.startswith('{"startup_seconds"')), {})
+    return {"compute": compute, "wall": wall, "rss": rss, "timing": timing}
+
+
+def rel_error(got: np.ndarray, want: np.ndarray) -> float:
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    if got.shape != want.shape:
+        return float("inf")
+    scale = max(float(np.max(np.abs(want))), 1e-300)
+    return float(np.max(np.abs(got - want))) / scale
+
+
+def bench_workload(name: str, wl: Workload, scale: float, repeat: int, folder: Path) -> dict[str, object]:
+    from daphnec.runtime.kernels.io import read_matrix
+
+    rng = np.random.default_rng(abs(hash(name)) % (1 << 32))
+    paths, arrays = write_inputs(wl.make(rng, scale), folder)
+    out = folder / f"{name}.out.dbdf"
+    args = {**paths, **wl.args, "out": f'"{out}"'}
+    res: dict[str, object] = {"numpy": [], **{c: [] for c in CONFIGS}}
+    want = wl.numpy(**arrays, **wl.args)  # warm-up (BLAS threads); every config runs once untimed as well
+    failed: dict[str, str] = {}
+    for round_ in range(repeat + 1):
+        if round_:
+            t0 = time.perf_counter()
+            want = wl.numpy(**arrays, **wl.args)
+            res["numpy"].append(time.perf_counter() - t0)
+        for cfg, flags in CONFIGS.items():
+            if cfg in failed:
+                continue
+            try:
+                run = run_daphnec(wl.flags + flags, ALGOS / wl.script, args)
+            except RuntimeError as e:
+                failed[cfg] = str(e).splitlines()[-1].replace(f"{ROOT}/", "")
+                res[cfg] = [{"failed": failed[cfg]}]
+                continue
+            run["error"] = rel_error(read_matrix(str(out), vt="f64"), want)
+            if round_:  # round 0 fills the kernel and program caches: the timed rounds are cached runs
+                res[cfg].append(run)
+    return res
+
+
+def summarise(name: str, res: dict[str, object], rtol: float) -> list[str]:
+    np_s = min(res["numpy"])
+    lines = []
+    plain = min((r.get("compute", np.inf) for r in res["plain"]), default=np.inf)
+    for cfg in CONFIGS:
+        if "failed" in res[cfg][0]:
+            lines.append(f"| {name} | {cfg} | failed: {res[cfg][0]['failed']} | | | | | | | | |")
+            continue
+        best = min(res[cfg], key=lambda r: r["compute"])
+        t = best["timing"]
+        err = max(r["error"] for r in res[cfg])
+        ok = "ok" if err <= max(rtol, 1e-12) else "WRONG"
+        lines.append(
+            f"| {name} | {cfg} | {best['compute'] * 1e3:9.1f} | {np_s / best['compute']:5.2f}x | "
+            f"{plain / best['compute']:5.2f}x | {best['wall']:6.2f} | {t.get('startup_seconds', 0):5.2f} | "
+            f"{t.get('compilation_seconds', 0) + t.get('parsing_seconds', 0):5.2f} | "
+            f"{t.get('execution_seconds', 0):6.2f} | {best['rss']:7.0f} | {err:.1e} {ok} |"
+        )
+    lines.append(f"| {name} | numpy | {np_s * 1e3:9.1f} | 1.00x | {plain / np_s:5.2f}x | | | | | | |")
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--scale", type=float, default=1.0, help="multiply the data sizes (rows; graph vertices)")
+    ap.add_argument("--only", default="", help="comma-separated workload names")
+    ap.add_argument("--keep", default="", help="folder for the data (kept); default: a temporary folder")
+    ap.add_argument("--json", default="", help="also write the raw measurements to this file")
+    a = ap.parse_args()
+    names = [n for n in (a.only.split(",") if a.only else WORKLOADS) if n]
+    folder = Path(a.keep or tempfile.mkdtemp(prefix="daphnec-algos-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    print(f"scale {a.scale}, best of {a.repeat}; times: computation (now() around the work); numpy/x > 1: x faster")
+    print(
+        "| workload | run | compute ms | numpy/x | plain/x | whole s | startup s | parse+compile s | exec s "
+        "| peak RSS MiB | max rel err |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    raw = {}
+    try:
+        for name in names:
+            wl = WORKLOADS[name]
+            raw[name] = bench_workload(name, wl, a.scale, a.repeat, folder)
+            print("\n".join(summarise(name, raw[name], wl.rtol)), flush=True)
+    finally:
+        if not a.keep:
+            shutil.rmtree(folder, ignore_errors=True)
+    if a.json:
+        Path(a.json).write_text(json.dumps(raw, indent=1))
+
+
+if __name__ == "__main__":
+    main()

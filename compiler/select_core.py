@@ -1,0 +1,183 @@
+"""Kernel selectors for the language core's ops whose kernel depends on types (see compiler/kernel_select.py).
+
+Element-wise ops and aggregations pick a kernel specialised per (kind, operand value type, result value type) from
+their runtime module, by the op class's `KIND` (and `AXIS`); casts pick a converter per source and target type; the
+data generators pick the CSR builder when the result is typed `rep[sparse]`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from xdsl.ir import Operation
+
+from daphnec.compiler.kernel_spec import KernelSpec, known_vt, matrix_cast, scalar_cast, value_cast
+from daphnec.compiler.select_frame import is_frame_or_list_cast, select_frame_cast
+from daphnec.dialects import ops
+from daphnec.dialects.errors import CompileError
+from daphnec.dialects.locations import loc_of
+from daphnec.dialects.types import FrameType, MatrixType, is_matrix, is_scalar, vt_name
+from daphnec.runtime import printing
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.frame import Frame
+from daphnec.runtime.kernels import agg, control, datagen, datagen_csr, ew_binary, ew_unary, indexing, meta, misc
+
+
+def _sparse(t: object) -> bool:
+    return isinstance(t, MatrixType) and t.is_sparse
+
+
+# --- casts ---------------------------------------------------------------------------------------------------------
+
+
+def is_noop_cast(op: Operation) -> bool:
+    """A cast that changes only static information (shape, representation, a wider integer type)."""
+    if not isinstance(op, ops.CastOp):
+        return False
+    src, dst = op.arg.type, op.res.type
+    if is_matrix(src) and is_matrix(dst):
+        return vt_name(src) == vt_name(dst) and vt_name(src) is not None and src.is_sparse == dst.is_sparse
+    if is_scalar(src) and is_scalar(dst):
+        return scalar_cast(vt_name(src), vt_name(dst)) is None  # type: ignore[arg-type]
+    return False
+
+
+def is_matrix_cast(op: Operation) -> bool:
+    """A value-type cast between matrices: it keeps CSR (the cast kernels have a CSR path)."""
+    return isinstance(op, ops.CastOp) and is_matrix(op.arg.type) and is_matrix(op.res.type)
+
+
+def select_cast(op: ops.CastOp) -> KernelSpec:
+    if is_frame_or_list_cast(op):
+        return select_frame_cast(op)
+    src, dst = op.arg.type, op.res.type
+    dvt = known_vt(op, dst) if not isinstance(dst, FrameType) else None
+    if is_scalar(src) and is_scalar(dst):
+        conv = scalar_cast(known_vt(op, src), dvt)  # type: ignore[arg-type]
+        return KernelSpec(conv or _identity, (None,), "cast")
+    if is_matrix(src) and is_matrix(dst):
+        return KernelSpec(matrix_cast(known_vt(op, src), dvt) or _identity, (None,), "cast")  # type: ignore[arg-type]
+    if is_scalar(src) and is_matrix(dst):
+        fill = functools.partial(datagen.fill, rows=1, cols=1, vt=dvt)
+        return KernelSpec(fill, (scalar_cast(known_vt(op, src), dvt),), "as_matrix")  # type: ignore[arg-type]
+    if is_matrix(src) and is_scalar(dst):
+        conv = scalar_cast(known_vt(op, src), dvt)  # type: ignore[arg-type]
+        fn = meta.as_scalar if conv is None else _compose(conv, meta.as_scalar)
+        return KernelSpec(fn, (None,), "as_scalar")
+    raise CompileError(f"unsupported cast from {src} to {dst}", loc_of(op))
+
+
+def _identity(x: object) -> object:
+    return x
+
+
+def _compose(f: Callable[[object], object], g: Callable[[object], object]) -> Callable[[object], object]:
+    return lambda x: f(g(x))
+
+
+# --- element-wise and aggregation ----------------------------------------------------------------------------------
+
+
+def select_ew_binary(op: ops.EwBinaryOp) -> KernelSpec:
+    lt, rt, res = op.lhs.type, op.rhs.type, op.res.type
+    lvt, rvt, resvt = known_vt(op, lt), known_vt(op, rt), known_vt(op, res)
+    kind = "concat" if op.KIND == "add" and resvt == "str" else op.KIND
+    ovt = ew_binary.operand_vt(kind, lvt, rvt)
+    casts = (value_cast(lt, ovt), value_cast(rt, ovt))
+    try:
+        if is_scalar(lt) and is_scalar(rt):
+            fn = ew_binary.scalar_kernel(kind, ovt, resvt)
+        else:
+            fn = ew_binary.matrix_kernel(kind, ovt, resvt)
+    except DaphneRuntimeError as e:
+        raise CompileError(str(e), loc_of(op)) from e
+    return KernelSpec(fn, casts, f"ew_{kind}")
+
+
+def select_ew_unary(op: ops.EwUnaryOp) -> KernelSpec:
+    t, res = op.arg.type, op.res.type
+    vin, vout = known_vt(op, t), known_vt(op, res)
+    try:
+        fn = ew_unary.scalar_kernel(op.KIND, vin, vout) if is_scalar(t) else ew_unary.matrix_kernel(op.KIND, vin, vout)
+    except DaphneRuntimeError as e:
+        raise CompileError(str(e), loc_of(op)) from e
+    return KernelSpec(fn, (None,), f"ew_{op.KIND}")
+
+
+_AGG_FACTORIES = {"all": agg.full_kernel, "row": agg.row_kernel, "col": agg.col_kernel}
+
+
+def select_agg(op: ops.AggOp) -> KernelSpec:
+    vin, vout = known_vt(op, op.arg.type), known_vt(op, op.res.type)
+    if not is_matrix(op.arg.type):
+        raise CompileError(f"{op.name}: the argument must be a matrix, got {op.arg.type}", loc_of(op))
+    return KernelSpec(_AGG_FACTORIES[op.AXIS](op.KIND, vin, vout), (None,), f"{op.KIND}_{op.AXIS}")
+
+
+def select_cond(op: ops.CondOp) -> KernelSpec:
+    vt = known_vt(op, op.res.type)
+    casts = (None, value_cast(op.then_val.type, vt), value_cast(op.else_val.type, vt))
+    fn = control.cond_matrix if is_matrix(op.cond.type) else control.cond_scalar
+    return KernelSpec(fn, casts, "cond")
+
+
+# --- data generation -----------------------------------------------------------------------------------------------
+
+
+def select_fill(op: ops.FillOp) -> KernelSpec:
+    vt = known_vt(op, op.res.type)
+    fn, name = (datagen_csr.fill, "fill_csr") if _sparse(op.res.type) else (datagen.fill, "fill")
+    return KernelSpec(functools.partial(fn, vt=vt), (value_cast(op.arg.type, vt), None, None), name)
+
+
+def select_rand(op: ops.RandMatrixOp) -> KernelSpec:
+    vt = known_vt(op, op.res.type)
+    fn, name = (datagen_csr.rand, "rand_csr") if _sparse(op.res.type) else (datagen.rand, "rand")
+    casts = (None, None, value_cast(op.min.type, vt), value_cast(op.max.type, vt), None, None)
+    return KernelSpec(functools.partial(fn, vt=vt), casts, name)
+
+
+def select_matrix_literal(op: ops.MatrixLiteralOp) -> KernelSpec:
+    vt = known_vt(op, op.res.type)
+    n = len(op.elems)
+
+    def build(*args: object) -> object:
+        return datagen.matrix_from_values(list(args[:n]), args[n], args[n + 1], vt)
+
+    return KernelSpec(build, (*(value_cast(e.type, vt) for e in op.elems), None, None), "matrix_literal")
+
+
+def select_create_frame(op: ops.CreateFrameOp) -> KernelSpec:
+    n = len(op.cols)
+    return KernelSpec(lambda *a: Frame(list(a[:n]), list(a[n:])), (None,) * len(op.operands), "create_frame")
+
+
+def select_type_of(op: ops.TypeOfOp) -> KernelSpec:
+    """DAPHNE's type name; a CSR argument is named by the printer (`CSRMatrix(...)`)."""
+    if _sparse(op.arg.type):
+        return KernelSpec(printing.type_name, (None,), "type_of_csr")
+    return KernelSpec(misc.type_of, (None,), "type_of")
+
+
+# --- indexing: the kernels take their selections as (lo, hi) ranges or positions ------------------------------------
+
+
+def slice_row(x: object, lo: object, hi: object) -> object:
+    return indexing.extract(x, (lo, hi), None)
+
+
+def slice_col(x: object, lo: object, hi: object) -> object:
+    return indexing.extract(x, None, (lo, hi))
+
+
+def extract_row(x: object, sel: object) -> object:
+    return indexing.extract(x, sel, None)
+
+
+def extract_col(x: object, sel: object) -> object:
+    return indexing.extract(x, None, sel)
+
+
+def insert(x: object, v: object, rl: object, rh: object, cl: object, ch: object) -> object:
+    return indexing.insert(x, (rl, rh), (cl, ch), v)

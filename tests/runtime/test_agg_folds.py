@@ -1,0 +1,110 @@
+"""Aggregation kernels against DAPHNE's loops written out in Python (AggAll.h, AggRow.h, AggCol.h): the native
+sequential sums (`runtime.kernels.native_folds`) and numpy's cumsum path give the same bits as the C++ left folds,
+and the vectorised min/max keep `std::min`/`std::max`'s NaN and +0/-0 behaviour."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from daphnec.runtime.kernels import agg, native_folds
+
+SPECIAL = [0.0, -0.0, np.nan, np.inf, -np.inf, 1e300, -1e300, 1e-300, 3.0, -3.0]
+
+
+def _fold(values, op: str, start, dt):
+    """DAPHNE's `agg = func(agg, v)` over `values` in order; min/max are `std::min`/`std::max`."""
+    acc = start
+    for v in values:
+        v = dt.type(v)
+        if op == "sum":
+            acc = dt.type(acc + v)
+        elif op == "aggMin":
+            acc = v if v < acc else acc
+        else:
+            acc = v if acc < v else acc
+    return acc
+
+
+def _reference(op: str, A: np.ndarray, axis: str):
+    dt = A.dtype
+    neutral = {"sum": dt.type(0), "aggMin": dt.type(np.inf), "aggMax": dt.type(-np.inf)}[op]
+    if axis == "all":
+        return _fold(A.ravel(), op, neutral, dt)
+    lines = A if axis == "row" else A.T
+    return np.array([_fold(line[1:], op, line[0], dt) for line in lines], dtype=dt)
+
+
+def _same_bits(x, y, nan_bits: bool = True) -> bool:
+    """Bit-identical (NaN payloads included unless `nan_bits` is False: numpy's scalar `+` of two NaNs does not keep
+    the first operand's NaN like x86's `addsd` in the C++ loop, so the Python reference cannot tell them apart)."""
+    x, y = np.asarray(x, dtype=np.asarray(y).dtype), np.asarray(y)
+    if not nan_bits:
+        both = np.isnan(x) & np.isnan(y)
+        x, y = np.where(both, 0, x), np.where(both, 0, y)
+    return x.tobytes() == y.tobytes()
+
+
+@st.composite
+def matrices(draw):
+    dt = np.dtype(draw(st.sampled_from([np.float64, np.float32])))
+    rows, cols = draw(st.integers(1, 9)), draw(st.integers(1, 9))
+    pool = st.one_of(st.sampled_from(SPECIAL), st.floats(-1e6, 1e6, allow_nan=False, width=32))
+    cells = draw(st.lists(pool, min_size=rows * cols, max_size=rows * cols))
+    with np.errstate(all="ignore"):
+        return np.array(cells, dtype=dt).reshape(rows, cols)
+
+
+@pytest.fixture(params=["numpy", "native"])
+def path(request, monkeypatch):
+    """Run the sums through numpy's cumsum (the small-input path) or force the native loops."""
+    if request.param == "native":
+        monkeypatch.setattr(native_folds, "MIN_NATIVE_CELLS", 0)
+        monkeypatch.setattr(native_folds, "MIN_FIRST_CELLS", 0)
+    else:
+        monkeypatch.setattr(native_folds, "MIN_NATIVE_CELLS", 1 << 62)
+    return request.param
+
+
+@pytest.mark.parametrize("op", ["sum", "aggMin", "aggMax"])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(A=matrices())
+def test_fold_matches_daphne_loops(path, op, A):
+    vt = "f64" if A.dtype == np.float64 else "f32"
+    with np.errstate(all="ignore"):
+        assert _same_bits(agg.full_kernel(op, vt)(A), _reference(op, A, "all"), op != "sum")
+        assert _same_bits(agg.row_kernel(op, vt)(A).ravel(), _reference(op, A, "row"), op != "sum")
+        assert _same_bits(agg.col_kernel(op, vt)(A).ravel(), _reference(op, A, "col"), op != "sum")
+
+
+@pytest.mark.parametrize("shape", [(4096, 1), (1, 4096), (70, 61), (1000, 5)])
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_native_sums_equal_cumsum_on_large_inputs(monkeypatch, shape):
+    rng = np.random.default_rng(7)
+    A = rng.standard_normal(shape) * 10.0 ** rng.integers(-8, 8, shape)
+    A.flat[rng.integers(0, A.size, 40)] = rng.choice(SPECIAL, 40)  # NaN payloads and signed zeros as cumsum's
+    monkeypatch.setattr(native_folds, "MIN_FIRST_CELLS", 0)
+    assert native_folds.applies(A)
+    assert _same_bits(native_folds.fold_rows(A), np.cumsum(A, axis=1)[:, -1])
+    assert _same_bits(native_folds.fold_cols(A), np.cumsum(A, axis=0)[-1])
+    assert _same_bits(native_folds.fold_all(A), np.cumsum(A.ravel())[-1])
+    F = A.astype(np.float32)
+    assert _same_bits(native_folds.fold_all(F), np.cumsum(F.ravel(), dtype=np.float32)[-1])
+    view = A[:, ::-1] if shape[1] > 1 else A[::-1]  # non-contiguous input
+    assert _same_bits(native_folds.fold_rows(view), np.cumsum(view, axis=1)[:, -1])
+
+
+def test_mean_var_stddev_equal_on_both_paths(monkeypatch):
+    rng = np.random.default_rng(3)
+    A = rng.random((3000, 7))
+    kernels = [
+        k(op, "f64") for op in ("mean", "var", "stddev") for k in (agg.full_kernel, agg.row_kernel, agg.col_kernel)
+    ]
+    monkeypatch.setattr(native_folds, "MIN_NATIVE_CELLS", 1 << 62)
+    expected = [np.asarray(k(A)) for k in kernels]  # numpy's cumsum
+    monkeypatch.setattr(native_folds, "MIN_NATIVE_CELLS", 0)
+    monkeypatch.setattr(native_folds, "MIN_FIRST_CELLS", 0)
+    for k, want in zip(kernels, expected):
+        assert _same_bits(k(A), want)

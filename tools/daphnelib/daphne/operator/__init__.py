@@ -1,0 +1,1 @@
+"""`daphne.operator`: the lazy DAG's value classes (DaphneLib's module layout)."""

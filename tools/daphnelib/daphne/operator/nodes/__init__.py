@@ -1,0 +1,1 @@
+"""`daphne.operator.nodes`: Matrix, Frame and Scalar (doc/DaphneLib/Overview.md names these module paths)."""

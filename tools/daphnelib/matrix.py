@@ -1,0 +1,240 @@
+"""`Matrix`: a lazy DAPHNE matrix (DaphneLib's `daphne.operator.nodes.matrix.Matrix`).
+
+Methods map to DaphneDSL builtins of the same name (doc/DaphneLib/APIRef.md). Semantics are DAPHNE's where
+scripts depend on them: `axis=0` aggregates each row (an n x 1 result) and `axis=1` each column (1 x m), the
+opposite of numpy. Where DaphneLib has plain bugs, this class behaves correctly (docs/python-api.md lists them):
+reflected operators exist (`2 * X`), `cumSum`/`idxMin`/... return matrices, not scalars, and indexing accepts nodes,
+single keys (`X[rows]`, `X[rows, ]`) and rejects slice steps instead of ignoring them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from daphnec.tools.daphnelib.dag import FRAME, MATRIX, SCALAR, Node, Span, float_vt, joint_vt, shape_of
+from daphnec.tools.daphnelib.operation_node import HANDLES, Dimensions, OperationNode
+from daphnec.tools.daphnelib.scalar import _floor_div, add_operators
+
+_OUTER = ("Add", "Sub", "Mul", "Div", "Pow", "Log", "Mod", "Min", "Max", "And", "Or", "Xor", "Concat")
+_OUTER += ("Eq", "Neq", "Lt", "Le", "Gt", "Ge")
+_AGGREGATIONS = {"sum": False, "aggMin": False, "aggMax": False, "mean": True, "var": True, "stddev": True}
+_CUMULATIVE = ("cumSum", "cumProd", "cumMin", "cumMax")
+
+
+class Matrix(Dimensions, OperationNode):
+    """A lazy DAPHNE matrix; `compute()` returns a 2-D numpy array (zero-copy)."""
+
+    __slots__ = ()
+
+    # -- operators ---------------------------------------------------------------------------------------------------
+
+    def __matmul__(self, other: object) -> Matrix:
+        o = self._operand(other)
+        shape = (self._node.shape[0], shape_of(o)[1])
+        return self._make(MATRIX, "binary", "@", (self._node, o), joint_vt(self._node, o), shape)
+
+    def __rmatmul__(self, other: object) -> Matrix:
+        o = self._operand(other)
+        return self._make(MATRIX, "binary", "@", (o, self._node), joint_vt(self._node, o))
+
+    def __neg__(self) -> Matrix:
+        return self._make(MATRIX, "unary", "-", (self._node,), self._node.vt, self._node.shape)
+
+    def __abs__(self) -> Matrix:
+        return self.abs()  # type: ignore[attr-defined,no-any-return]
+
+    def __floordiv__(self, other: object) -> Matrix:
+        return _floor_div(self, other, reflected=False)  # type: ignore[no-any-return]
+
+    def __rfloordiv__(self, other: object) -> Matrix:
+        return _floor_div(self, other, reflected=True)  # type: ignore[no-any-return]
+
+    # -- indexing ----------------------------------------------------------------------------------------------------
+
+    def _index_part(self, k: object) -> object:
+        if isinstance(k, slice):
+            if k.step not in (None, 1):
+                raise TypeError("DAPHNE indexing has no step: use a position matrix (e.g. dc.seq(...)) instead")
+            if k.start is None and k.stop is None:
+                return None
+            return Span(self._operand(k.start), self._operand(k.stop))
+        if k is None or k is Ellipsis:
+            return None
+        return self._operand(k)
+
+    def _key(self, key: object) -> tuple[object, object]:
+        """`X[r, c]`, `X[r, ]` (rows only, DaphneDSL's form) or `X[r]` (rows only, numpy's)."""
+        if not isinstance(key, tuple):
+            key = (key, None)
+        if len(key) == 1:
+            key = (key[0], None)
+        if len(key) != 2:
+            raise TypeError("you must specify exactly two dimensions")
+        return self._index_part(key[0]), self._index_part(key[1])
+
+    def __getitem__(self, key: object) -> Matrix:
+        rows, cols = self._key(key)
+        return self._make(MATRIX, "index", "", (self._node, rows, cols), self._node.vt)
+
+    def __setitem__(self, key: object, value: object) -> None:
+        """Left indexing: `X` now holds a copy of its old value with the region replaced (copy-on-write)."""
+        rows, cols = self._key(key)
+        old = self._node
+        self._node = Node(MATRIX, "insert", "", (old, self._operand(value), rows, cols), vt=old.vt, shape=old.shape)
+
+    # -- aggregation -------------------------------------------------------------------------------------------------
+
+    def _aggregate(self, name: str, floating: bool, axis: int | None) -> Any:
+        vt = float_vt(self._node.vt) if floating else self._node.vt
+        if axis is None:
+            return self._call(SCALAR, name, vt=vt)
+        if axis not in (0, 1):
+            raise ValueError(f"{name}: axis must be 0 (per row), 1 (per column) or None, got {axis!r}")
+        rows, cols = self._node.shape
+        return self._call(MATRIX, name, axis, vt=vt, shape=(rows, 1) if axis == 0 else (1, cols))
+
+    def idxMin(self, axis: int) -> Matrix:
+        """Positions of the minima per row (`axis=0`) or per column (`axis=1`)."""
+        return self._idx("idxMin", axis)
+
+    def idxMax(self, axis: int) -> Matrix:
+        """Positions of the maxima per row (`axis=0`) or per column (`axis=1`)."""
+        return self._idx("idxMax", axis)
+
+    def _idx(self, name: str, axis: int | None) -> Matrix:
+        if axis is None:
+            raise RuntimeError(f"parameter axis must be provided for {name}")
+        rows, cols = self._node.shape
+        return self._call(MATRIX, name, axis, vt="index", shape=(rows, 1) if axis == 0 else (1, cols))
+
+    # -- reorganisation ----------------------------------------------------------------------------------------------
+
+    def t(self) -> Matrix:
+        rows, cols = self._node.shape
+        return self._call(MATRIX, "t", vt=self._node.vt, shape=(cols, rows))  # type: ignore[no-any-return]
+
+    def reshape(self, numRows: Any, numCols: Any) -> Matrix:
+        shape = (numRows, numCols) if all(isinstance(d, int) for d in (numRows, numCols)) else (-1, -1)
+        return self._call(MATRIX, "reshape", numRows, numCols, vt=self._node.vt, shape=shape)  # type: ignore[no-any-return]
+
+    def cbind(self, other: object) -> Matrix:
+        (r, c1), (_, c2) = self._node.shape, shape_of(self._operand(other))
+        shape = (r, c1 + c2 if c1 >= 0 and c2 >= 0 else -1)
+        return self._call(MATRIX, "cbind", other, vt=joint_vt(self._node, self._operand(other)), shape=shape)  # type: ignore[no-any-return]
+
+    def rbind(self, other: object) -> Matrix:
+        (r1, c), (r2, _) = self._node.shape, shape_of(self._operand(other))
+        shape = (r1 + r2 if r1 >= 0 and r2 >= 0 else -1, c)
+        return self._call(MATRIX, "rbind", other, vt=joint_vt(self._node, self._operand(other)), shape=shape)  # type: ignore[no-any-return]
+
+    def reverse(self) -> Matrix:
+        return self._same("reverse")
+
+    def lowerTri(self, diag: bool, values: bool) -> Matrix:
+        return self._same("lowerTri", diag, values)
+
+    def upperTri(self, diag: bool, values: bool) -> Matrix:
+        return self._same("upperTri", diag, values)
+
+    def replace(self, pattern: object, replacement: object) -> Matrix:
+        return self._same("replace", pattern, replacement)
+
+    def order(self, colIdxs: list[Any], ascs: list[bool], returnIndexes: bool) -> Matrix:
+        """Rows sorted by the columns `colIdxs` (ascending where `ascs`); their positions if `returnIndexes`."""
+        if len(colIdxs) != len(ascs):
+            raise RuntimeError("order: the lists given for parameters colIdxs and ascs must have the same length")
+        return self._call(
+            MATRIX, "order", *colIdxs, *ascs, returnIndexes, vt="index" if returnIndexes else self._node.vt
+        )  # type: ignore[no-any-return]
+
+    def diagVector(self) -> Matrix:
+        return self._call(MATRIX, "diagVector", vt=self._node.vt, shape=(self._node.shape[0], 1))  # type: ignore[no-any-return]
+
+    def solve(self, other: object) -> Matrix:
+        return self._call(MATRIX, "solve", other, vt=self._node.vt, shape=shape_of(self._operand(other)))  # type: ignore[no-any-return]
+
+    def _same(self, name: str, *args: object) -> Matrix:
+        return self._call(MATRIX, name, *args, vt=self._node.vt, shape=self._node.shape)  # type: ignore[no-any-return]
+
+    # -- preprocessing -----------------------------------------------------------------------------------------------
+
+    def oneHot(self, info: object) -> Matrix:
+        return self._call(MATRIX, "oneHot", info, vt=self._node.vt)  # type: ignore[no-any-return]
+
+    def bin(self, numBins: object, Min: object = None, Max: object = None) -> Matrix:
+        if (Min is None) != (Max is None):
+            raise RuntimeError("bin: both min and max should be set, or both should be None")
+        args = (numBins,) if Min is None else (numBins, Min, Max)
+        return self._same("bin", *args)
+
+    # -- conversions and conditionals ---------------------------------------------------------------------------------
+
+    def asType(self, dtype: str | None = None, vtype: str | None = None) -> Any:
+        """`as.<dtype>`, `as.<vtype>` or `as.<dtype><<vtype>>` (dtype: matrix, frame or scalar)."""
+        return cast(self, dtype, vtype)
+
+    def ifElse(self, thenVal: object, elseVal: object) -> Matrix:
+        """Element-wise `self ? thenVal : elseVal`."""
+        t, e = self._operand(thenVal), self._operand(elseVal)
+        return self._make(MATRIX, "ternary", "", (self._node, t, e), joint_vt(t, e), self._node.shape)
+
+    # -- input/output -------------------------------------------------------------------------------------------------
+
+    def print(self) -> OperationNode:
+        """`print(X);` when computed (DAPHNE's format, to stdout)."""
+        return self._sink("print")
+
+    def write(self, file: str) -> OperationNode:
+        """`writeMatrix(X, file);` when computed."""
+        return self._sink("writeMatrix", file)
+
+
+def cast(self: OperationNode, dtype: str | None, vtype: str | None) -> Any:
+    """DaphneLib's `asType`: the cast's data type decides the handle (a value-type cast keeps the receiver's)."""
+    if dtype is None and vtype is None:
+        raise RuntimeError("you must specify the target data type and/or value type")
+    if dtype is not None and dtype not in (MATRIX, FRAME, SCALAR):
+        raise RuntimeError(f"invalid data type: '{dtype}', use 'matrix', 'frame', or 'scalar'")
+    name = f"as.{dtype or vtype}" if dtype is None or vtype is None else f"as.{dtype}<{vtype}>"
+    kind = dtype or self._node.kind
+    shape = self._node.shape if kind == MATRIX else (-1, -1)
+    return self._call(kind, name, vt=vtype or (self._node.vt if kind != FRAME else None), shape=shape)
+
+
+def _aggregation(name: str, floating: bool) -> Any:
+    def method(self: Matrix, axis: int | None = None) -> Any:
+        return self._aggregate(name, floating, axis)
+
+    method.__name__ = name
+    method.__doc__ = f"`{name}` of all cells (a Scalar), of each row (`axis=0`) or of each column (`axis=1`)."
+    return method
+
+
+def _outer(name: str) -> Any:
+    def method(self: Matrix, other: object) -> Matrix:
+        o = self._operand(other)
+        shape = (self._node.shape[0], shape_of(o)[1])
+        return self._call(MATRIX, name, other, vt=joint_vt(self._node, o), shape=shape)  # type: ignore[no-any-return]
+
+    method.__name__ = name
+    method.__doc__ = f"`{name}(self, other)`: the outer operation of a column and a row vector."
+    return method
+
+
+def _cumulative(name: str) -> Any:
+    def method(self: Matrix) -> Matrix:
+        return self._same(name)
+
+    method.__name__ = name
+    method.__doc__ = f"`{name}`: the cumulative aggregation down each column."
+    return method
+
+
+add_operators(Matrix)
+for _name, _floating in _AGGREGATIONS.items():
+    setattr(Matrix, _name, _aggregation(_name, _floating))
+for _op in _OUTER:
+    setattr(Matrix, f"outer{_op}", _outer(f"outer{_op}"))
+for _name in _CUMULATIVE:
+    setattr(Matrix, _name, _cumulative(_name))
+HANDLES[MATRIX] = Matrix
