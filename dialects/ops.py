@@ -59,7 +59,7 @@ from daphnec.dialects.types import (
     value_type,
     vt_name,
 )
-from daphnec.dialects.value_types import is_float_vt, most_general
+from daphnec.dialects.value_types import CPP_NAMES, is_float_vt, most_general
 
 Shape = tuple[int, int]
 
@@ -632,10 +632,12 @@ class EwCeilOp(EwUnaryOp):
 
 @irdl_op_definition
 class EwIsNanOp(EwUnaryOp):
-    """`isNan(x)`: 1 for NaN, else 0 (in x's value type)."""
+    """`isNan(x)`: 1 for NaN, else 0 (in x's value type; of strings, which are never NaN, an si64 0 like the result
+    of comparing strings)."""
 
     name = "daphne.ewIsNan"
     KIND: ClassVar = "isNan"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
 
 
 @irdl_op_definition
@@ -1410,8 +1412,9 @@ class StopOp(DaphneOp):
 
 
 @irdl_op_definition
-class TypeOfOp(UnaryDaphneOp):
-    """`typeOf(x)`: the C++ type name of a value (`DenseMatrix(2x2, double)` for a matrix)."""
+class TypeOfOp(UnaryDaphneOp, HasFolderInterface):
+    """`typeOf(x)`: the C++ type name of a value (`DenseMatrix(2x2, double)` for a matrix); of a scalar it is its
+    value type's, known while compiling (`typeOf(as.si8(0))` is `int8_t`, a string `const char*`)."""
 
     name = "daphne.typeOf"
     DT_RULE: ClassVar = "sca"
@@ -1419,6 +1422,12 @@ class TypeOfOp(UnaryDaphneOp):
 
     def infer(self) -> tuple[Attribute, ...]:
         return (STR,)
+
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        vt = vt_name(self.arg.type) if is_scalar(self.arg.type) else None
+        if vt is None:
+            return None
+        return (StringAttr("const char*" if vt == "str" else CPP_NAMES[vt]),)
 
 
 @irdl_op_definition

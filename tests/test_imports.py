@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, assert_error
+from bad_input import ROOT, assert_error
 
 
 def _tree(root: Path, files: dict[str, str]) -> None:

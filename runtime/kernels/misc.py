@@ -14,9 +14,12 @@ def stop(message: str = "unspecified reason") -> None:
     raise StopRequested(f"system stopped: {message}")
 
 
-def type_of(x: object) -> str:
-    """`typeOf(x)`: the C++ type name of a scalar (`double`, `int64_t`, ...), or a data object's print header
-    (`DenseMatrix(2x3, double)`, `Frame(...)`), as DAPHNE's TypeOf kernel names runtime types."""
+def type_of(x: object, vt: str | None = None) -> str:
+    """`typeOf(x)`: the C++ type name of a scalar (`double`, `int64_t`, ...; `vt` is its value type as compiled, the
+    Python value does not show its width), or a data object's print header (`DenseMatrix(2x3, double)`,
+    `Frame(...)`), as DAPHNE's TypeOf kernel names runtime types."""
+    if vt is not None:
+        return "const char*" if vt == "str" else cpp_name(vt)
     if isinstance(x, np.ndarray):
         return f"DenseMatrix({x.shape[0]}x{x.shape[1]}, {cpp_name(vt_of(x))})"
     if isinstance(x, str):
