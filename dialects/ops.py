@@ -1013,6 +1013,14 @@ class TransposeOp(UnaryDaphneOp):
     SHAPE: ClassVar = staticmethod(_t)
 
 
+class MatMulCanonicalization(HasCanonicalizationPatternsTrait):
+    """`matMul`'s canonicalization: `TransposedProductIsSyrk`."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return (TransposedProductIsSyrk(),)
+
+
 @irdl_op_definition
 class MatMulOp(BinaryDaphneOp):
     """`X @ Y`; the value type is the most general of both."""
@@ -1020,6 +1028,7 @@ class MatMulOp(BinaryDaphneOp):
     name = "daphne.matMul"
     lhs = operand_def(MATRIX_OR_FRAME)
     rhs = operand_def(MATRIX_OR_FRAME)
+    traits = traits_def(MatMulCanonicalization())
     DT_RULE: ClassVar = "mat"
 
     @staticmethod
@@ -1034,6 +1043,35 @@ class MatMulOp(BinaryDaphneOp):
             raise VerifyException(
                 f"daphne.matMul: shape mismatch: lhs {lt.shape[0]}x{lt.shape[1]}, rhs {rt.shape[0]}x{rt.shape[1]}"
             )
+
+
+class TransposedProductIsSyrk(RewritePattern):
+    """`t(X) @ X` is `syrk(X)` (DAPHNE's MatMulOp canonicalization): the product of a matrix's transpose with
+    itself is computed as a symmetric rank-k update, so the result is exactly symmetric (`isSymmetric` and `eigen`
+    accept it) and the transpose is never built."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: MatMulOp, rewriter: PatternRewriter) -> None:
+        t = op.lhs.owner
+        if isinstance(t, TransposeOp) and t.arg is op.rhs and is_matrix(op.rhs.type) and not is_unknown(op.rhs.type):
+            syrk = SyrkOp.create(operands=[op.rhs], result_types=[op.res.type])
+            syrk.location = op.location
+            rewriter.replace(op, syrk)
+
+
+@irdl_op_definition
+class SyrkOp(UnaryDaphneOp):
+    """`syrk(A)`: t(A) @ A, exactly symmetric."""
+
+    name = "daphne.syrk"
+    arg = operand_def(MATRIX)
+    VT_RULE: ClassVar = staticmethod(vt_from_first)
+    DT_RULE: ClassVar = "mat"
+    SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.arg.type)[1], shape_of(op.arg.type)[1]))
+
+    def verify_(self) -> None:
+        if vt_name(self.arg.type) == "str":
+            raise VerifyException(f"{self.name}: the argument must be a numeric matrix, got value type str")
 
 
 @irdl_op_definition
@@ -1519,5 +1557,5 @@ CORE_OPS: list[type[Operation]] = [
     ConstantOp, CastOp, *EW_BINARY_OPS.values(), *EW_UNARY_OPS.values(), *AGG_OPS.values(), FillOp, SeqOp,
     RandMatrixOp, ReshapeOp, TransposeOp, MatMulOp, MatrixLiteralOp, CreateFrameOp, CondOp, SliceRowOp, SliceColOp,
     ExtractRowOp, ExtractColOp, FilterRowOp, FilterColOp, InsertOp, NumRowsOp, NumColsOp, NumCellsOp, PrintOp,
-    StopOp, TypeOfOp, NowOp, ForRangeOp, GenericCallOp, MapOp,
+    StopOp, TypeOfOp, NowOp, ForRangeOp, GenericCallOp, MapOp, SyrkOp,
 ]  # fmt: skip
