@@ -51,7 +51,7 @@ STAGES: tuple[Stage, ...] = (
     ((), "columnar"),
     ((("select-matrix-repr", "select_matrix_repr"),), "select_matrix_repr"),
     ((), "transfer_data_props"),
-    ((), "phy_op_selection"),
+    (("select-kernels",), "phy_op_selection"),
     ((), "type_adaptation"),
     ((("vectorize", "vec"), ("canonicalize", "vec"), ("dce", "vec"), ("distribute", "distributed")), "vectorized"),
     ((), "obj_ref_mgnt"),
@@ -74,10 +74,11 @@ def options_from_config(config: object) -> frozenset[str]:
 
 def pass_args_from_config(config: object) -> dict[str, dict[str, object]]:
     """Pass arguments taken from the user config (`sparsity_threshold` for `select-matrix-repr`,
-    `use_ipa_const_propa` for `specialize`)."""
+    `use_ipa_const_propa` for `specialize`, the `--kernel-ext` catalog for `select-kernels`)."""
     return {
         "select-matrix-repr": {"threshold": float(getattr(config, "sparsity_threshold", 0.25))},
         "specialize": {"ipa": bool(getattr(config, "use_ipa_const_propa", True))},
+        "select-kernels": {"catalog": tuple(getattr(config, "kernel_catalog", ()))},
     }
 
 

@@ -115,6 +115,8 @@ def skip_reason(config: Any) -> str | None:
         return "--explain"
     if getattr(config, "use_distributed", False):
         return "--distributed"
+    if getattr(config, "kernel_ext", ""):
+        return "--kernel-ext"  # extension kernels are loaded from their libraries on every run
     return None
 
 

@@ -736,7 +736,7 @@ class IRBuilder:
         cls = ops.MatMulOp if e.op == "@" else ops.EW_BINARY_OPS[_BINARY_KINDS[e.op]]
         v = self.op(cls, [lhs, rhs], e.loc)
         if e.kernel is not None:
-            self._kernel_hint([v], e.kernel, e.loc)  # type: ignore[list-item]
+            self._kernel_hint(v.owner, e.kernel, e.loc)
         return v  # type: ignore[return-value]
 
     def _ternary(self, e: ast.Ternary) -> SSAValue:
@@ -781,18 +781,21 @@ class IRBuilder:
             if k in kwargs:
                 raise ParseError(f"keyword argument '{k}' given twice", e.loc)
             kwargs[k] = self.expr(v)
+        assert self.block is not None
+        last = self.block.last_op
         res = b.build(self, b.bind(e.name, args, kwargs, self, e.loc), e.loc)
         results = [] if res is None else list(res) if isinstance(res, list) else [res]
         if e.kernel is not None:
-            self._kernel_hint(results, e.kernel, e.loc)
+            op = results[0].owner if results else self.block.last_op  # an op without results: print, write
+            self._kernel_hint(op if op is not last else None, e.kernel, e.loc)
         return results
 
-    def _kernel_hint(self, results: list[SSAValue], kernel: str, loc: Loc) -> None:
-        """`f::kernel(...)` / `a +::kernel b`: recorded on the op as `kernel_hint` (shown in the IR). daphnec has one
-        kernel per op and value type, so the hint documents intent; no alternative kernels exist to pick from."""
-        if not results:
-            raise ParseError("a kernel hint needs a call that produces a value", loc)
-        results[0].owner.attributes["kernel_hint"] = StringAttr(kernel)  # type: ignore[union-attr]
+    def _kernel_hint(self, op: object, kernel: str, loc: Loc) -> None:
+        """`f::kernel(...)` / `a +::kernel b`: recorded on the op as `kernel_hint`; the `select-kernels` pass
+        (compiler/passes/select_kernels.py) checks the name and makes that kernel run."""
+        if not isinstance(op, ops.DaphneOp):
+            raise ParseError("a kernel hint needs a call of a builtin function that is an operation", loc)
+        op.attributes["kernel_hint"] = StringAttr(kernel)  # compiler/kernel_names.py: KERNEL_HINT
 
     def _map(self, e: ast.Call) -> SSAValue:
         """`map(X, udf)`: the second argument is the bare name of a user-defined function, not an expression; of its

@@ -204,9 +204,9 @@ OPTIONS: tuple[Option, ...] = (
            help="A JSON file that contains the DAPHNE configuration (read only if the file exists)"),
     Option("libdir", "str", "{exedir}/../lib", cli="libdir", json=True, apply=IF_SET, group="general",
            metavar="string", help="The directory containing the kernel catalog files (accepted for compatibility)"),
-    Option("kernel_ext", "str", "", cli="kernel-ext", apply=IF_SET, group="general", metavar="string",
-           help=f"Additional kernel extension to register ({_UNSUPPORTED})",
-           unsupported=f"--kernel-ext is {_UNSUPPORTED}; the kernel extension is ignored"),
+    Option("kernel_ext", "str", "", cli="kernel-ext", apply=IF_SET, group="general", metavar="catalog.json[:int]",
+           help="Additional kernel extension to register: a kernel catalog JSON file, optionally with the priority "
+                "of its kernels (default 0; above 0 they replace the built-in kernels they match)"),
     Option(None, "help", cli="help", group="general", aliases=("h",), help="Display available options"),
     Option(None, "version", cli="version", group="general", help="Display the version of this program"),
     # -- compiler -------------------------------------------------------------------------------------------------
@@ -319,4 +319,5 @@ OPTIONS: tuple[Option, ...] = (
     Option("logging", "logging", (), json=True, help="DAPHNE's loggers and `log-level-limit` (spdlog)"),
     Option("log_level_limit", "str", "off", help="Set by the `log-level-limit` entry of `logging`"),
     Option("args", "dict", {}, help="The script arguments (name -> DaphneDSL literal text), from the command line"),
+    Option("kernel_catalog", "dict", (), help="The kernels of the --kernel-ext catalog (runtime/kernel_catalog.py)"),
 )  # fmt: skip

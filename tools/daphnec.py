@@ -282,6 +282,10 @@ def build_config(p: ParsedArgs):
             _err(f"{PROG}: warning: the user config file '{cfg_path}' does not exist; using the defaults")
 
     apply_command_line(cfg, p.values, p.given)
+    if cfg.kernel_ext:
+        from daphnec.runtime.kernel_catalog import load_kernel_ext
+
+        cfg.kernel_catalog = load_kernel_ext(cfg.kernel_ext)
     return cfg
 
 
@@ -388,12 +392,16 @@ def _run(p: ParsedArgs) -> int:
     # 1. user config (file, then flags)
     try:
         from daphnec.runtime.config import ConfigError
+        from daphnec.runtime.kernel_catalog import KernelCatalogError
     except Exception as e:  # pragma: no cover - broken install
         _err(f"error: internal error: {type(e).__name__}: {e}")
         return PARSER_ERROR
     debug = bool(p.values.get("debug", False))
     try:
         cfg = build_config(p)
+    except KernelCatalogError as e:
+        _err(f"error: {e.message}")
+        return PARSER_ERROR
     except ConfigError as e:
         _err(f"error: while reading user config: {e.message}")
         return PARSER_ERROR

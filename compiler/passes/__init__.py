@@ -35,6 +35,12 @@ def _select_matrix_repr() -> type[ModulePass]:
     return SelectMatrixReprPass
 
 
+def _select_kernels() -> type[ModulePass]:
+    from daphnec.compiler.passes.select_kernels import SelectKernelsPass
+
+    return SelectKernelsPass
+
+
 def _specialize() -> type[ModulePass]:
     from daphnec.compiler.passes.specialize import SpecializePass
 
@@ -72,6 +78,7 @@ PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
     "infer": _infer,
     "specialize": _specialize,
     "select-matrix-repr": _select_matrix_repr,
+    "select-kernels": _select_kernels,
     "vectorize": _vectorize,
     "distribute": _distribute,
     "lower-pipeline-to-loops": _lower_pipeline_to_loops,
