@@ -20,7 +20,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from daphnec.compiler.passes import ALL_PASSES
-from daphnec.dialects.errors import CompileError, DaphneError
+from daphnec.dialects.errors import CompileError, DaphneError, in_dsl_terms
 from daphnec.dialects.locations import loc_of
 
 EXPLAIN_HEADERS: dict[str, str] = {
@@ -119,7 +119,7 @@ class PassManager:
             raise
         except (VerifyException, DiagnosticException) as e:
             op = failing_op(module)
-            msg = _first_line(e)
+            msg = in_dsl_terms(_first_line(e))
             raise CompileError(
                 msg if op is not None else f"IR verification failed after pass '{p.name}': {msg}", loc_of(op)
             ) from e

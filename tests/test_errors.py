@@ -96,6 +96,15 @@ CASES: list[tuple[str, str, int, str | None, str]] = [
     ("near_miss_builtin", "print(sqr(4));", 1, "1:7", "unknown function 'sqr'; did you mean 'sqrt' or 'seq'?"),
     ("near_miss_udf", "def square(x) { return x * x; }\nprint(sqare(4));", 1, "2:7", "mean 'square' or 'sqrt'?"),
     ("not_supported_builtin", 'x = sql("SELECT 1");', 1, "1:5", "built-in function 'sql' is not supported by daphnec"),
+    ("messages_name_operators", "print([1, 2](1, 2) @ [1, 2](1, 2));", 2, "1:7", "`@`: shape mismatch: lhs 1x2, rhs"),
+    (
+        "messages_unknown_sizes",
+        "X = rand(3, 3, 0.0, 1.0, 1, 1);\nY = X[[X[, 0] > 0.5, ]];\nprint(Y @ [1.0, 2.0](1, 2));",
+        2,
+        "3:7",
+        "`@`: shape mismatch: lhs ?x3, rhs 1x2",
+    ),
+    ("messages_name_builtins", "print(nrow(3));", 2, "1:7", "nrow: the argument must be a matrix or a frame"),
     ("int_literal_too_large", "print(9223372036854775808);", 1, "1:7", ""),
     (
         "do_while_condition_sees_no_body_variable",
