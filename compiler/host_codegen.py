@@ -4,22 +4,25 @@ A tree-walking interpreter over xDSL objects costs microseconds per op; generate
 Kernels are selected at compile time (`compiler.kernel_select`) and bound into the module's globals, constants are
 inlined as literals, casts that change nothing at run time are plain aliases, and structured control flow
 (`scf.if/for/while`) becomes Python `if`/`for`/`while`. Every generated line remembers the IR op it came from, so
-a run-time failure is reported at the DaphneDSL source location of the failing operation.
+a run-time failure is reported at the DaphneDSL source location of the failing operation. A pipeline with a native
+kernel (`daphne.kernel`, written by `lower-pipeline-to-loops`) runs the loaded kernel of that symbol
+(`compiler.native` builds them), bound to its Python body as the fallback.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
-from daphnec.compiler.host_program import HOST_FILENAME, HostProgram  # noqa: F401 - HOST_FILENAME: distribute.py
+from daphnec.compiler.host_program import HostProgram
 from daphnec.compiler.kernel_select import is_noop_cast, select_kernel
+from daphnec.compiler.lowering.abi import kernel_symbol
 from daphnec.compiler.paramserv_udfs import shipped_udfs
 from daphnec.dialects.errors import CompileError, Loc
 from daphnec.dialects.locations import loc_of
@@ -29,6 +32,7 @@ from daphnec.dialects.ops_paramserv import ParamservOp
 from daphnec.dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
 from daphnec.dialects.types import MatrixType, vt_name
 from daphnec.runtime.values import as_dense, to_csr
+from daphnec.runtime.vectorized.kernel import NativeKernel, PendingKernel
 from daphnec.runtime.vectorized.pipeline import run_pipeline
 
 _IDENT = re.compile(r"[^A-Za-z0-9_]")
@@ -75,17 +79,17 @@ class _Emitter:
 
 
 class HostCodegen:
-    """Translates a fully inferred module into a `HostProgram`."""
+    """Translates a fully inferred module into a `HostProgram`; `kernels` are the loaded native kernels by symbol
+    (kernel modules in the IR are not host code)."""
 
-    def __init__(self, module: ModuleOp):
+    def __init__(self, module: ModuleOp, kernels: Mapping[str, NativeKernel | PendingKernel]):
         self.module = module
+        self.kernels = kernels
         self.e = _Emitter()
 
     def generate(self) -> HostProgram:
         for op in self.module.ops:
-            if (
-                isinstance(op, func.FuncOp) and "daphne.task_kernel" not in op.attributes
-            ):  # native kernels: compiler.jit
+            if isinstance(op, func.FuncOp):
                 self._function(op)
         return HostProgram("\n".join(self.e.lines) + "\n", self.e.globals, self.e.locs)
 
@@ -174,8 +178,8 @@ class HostCodegen:
 
     def _pipeline(self, op: VectorizedPipelineOp) -> None:
         """The body becomes a local function over row blocks; the executor splits, runs and combines. When the
-        body lowers to a native kernel (`compiler.jit`), the executor gets the kernel, bound to the Python body
-        as its fallback for blocks of other forms and for errors."""
+        pipeline names a loaded native kernel, the executor gets the kernel, bound to the Python body as its
+        fallback for blocks of other forms and for errors."""
         e = self.e
         name = e.fresh("pipeline")
         params = [e.define(a) for a in op.body.block.args]
@@ -185,7 +189,8 @@ class HostCodegen:
         e.indent -= 1
         outs = [e.define(r) for r in op.outs]
         inputs = "".join(e.ref(v) + ", " for v in op.inputs)
-        kernel = native_kernel(op)
+        sym = kernel_symbol(op)
+        kernel = self.kernels.get(sym) if sym is not None else None
         body = name if kernel is None else f"{e.bind(kernel.bind, 'native_' + kernel.name)}({name})"
         modes = f"{tuple(op.split_modes)!r}, {tuple(op.combine_modes)!r}, {_result_vts(op)!r}"
         call = f"{e.bind(run_pipeline, 'run_pipeline')}({body}, ({inputs}), {modes})"
@@ -289,15 +294,6 @@ def _result_vts(op: VectorizedPipelineOp | DistributedPipelineOp) -> tuple[str |
     return tuple(None if isinstance(r.type, MatrixType) else vt_name(r.type) for r in op.outs)
 
 
-def native_kernel(op: VectorizedPipelineOp) -> object | None:
-    """The pipeline's compiled kernel, or None (no native lowering, or `DAPHNEC_NO_NATIVE=1`)."""
-    from daphnec.compiler.jit import native_kernel_for
-
-    return native_kernel_for(op)
-
-
-def generate_host(module: ModuleOp) -> HostProgram:
-    return HostCodegen(module).generate()
-
-
-KernelFn = Callable[..., object]
+def generate_host(module: ModuleOp, kernels: Mapping[str, NativeKernel | PendingKernel] | None = None) -> HostProgram:
+    """Host code of a module; pipelines run the `kernels` their `daphne.kernel` names (none: Python bodies)."""
+    return HostCodegen(module, kernels or {}).generate()

@@ -1,9 +1,9 @@
 """On-disk cache of compiled task kernels (object code), so a second run loads instead of compiling.
 
 Compiling a kernel costs tens of milliseconds (xDSL lowering plus LLVM at O3); loading its object code into the
-engine costs about one. An entry is keyed by a hash of everything the code depends on: the pipeline's IR text,
-the host CPU name and features, the llvmlite (LLVM) version, and the source of the lowering itself, so editing a
-pass never loads stale code.
+engine costs about one. An entry is keyed by a hash of everything the code depends on: the pipeline's IR text
+(before lowering), the host (CPU name and features, llvmlite and LLVM versions, numpy's array layout: the
+runtime loader's `host`), and the source of the lowering itself, so editing a pass never loads stale code.
 
 The folder is `$DAPHNEC_CACHE_DIR`, else `$XDG_CACHE_HOME/daphnec`, else `~/.cache/daphnec`. Writers never leave
 a partial file behind: each entry is written to a temporary file in the same folder and moved into place with
@@ -47,11 +47,13 @@ _SOURCE_HASH: str | None = None
 
 
 def _lowering_source_hash() -> str:
-    """A hash of the compiler code that shapes a kernel (the lowering package and the JIT)."""
+    """A hash of the code that shapes a kernel: the lowering passes, the pass pipeline that runs them, the JIT and
+    the runtime's loader (its target machine)."""
     global _SOURCE_HASH
     if _SOURCE_HASH is None:
         here = Path(__file__).parent
-        files = sorted((here / "lowering").glob("*.py")) + [here / "jit.py"]
+        files = sorted((here / "lowering").glob("*.py")) + [here / "pipeline.py", here / "jit.py"]
+        files.append(here.parent / "runtime" / "vectorized" / "loader.py")
         h = hashlib.sha256()
         for f in files:
             h.update(f.name.encode())
@@ -60,22 +62,12 @@ def _lowering_source_hash() -> str:
     return _SOURCE_HASH
 
 
-_KEYS: dict[str, str] = {}
-
-
-def cache_key(ir_text: str, cpu: str, features: str, llvm_version: str) -> str:
+def cache_key(ir_text: str, host: str) -> str:
     h = hashlib.sha256()
-    for part in (ir_text, cpu, features, llvm_version, _lowering_source_hash()):
+    for part in (ir_text, host, _lowering_source_hash()):
         h.update(part.encode())
         h.update(b"\0")
-    key = _KEYS[ir_text] = h.hexdigest()
-    return key
-
-
-def key_for_text(ir_text: str) -> str | None:
-    """The key this process computed for a kernel's IR text (the whole-program cache, `compiler.program_cache`,
-    records it so that a cached program loads its kernels from here)."""
-    return _KEYS.get(ir_text)
+    return h.hexdigest()
 
 
 def load(key: str) -> bytes | None:

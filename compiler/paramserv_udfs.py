@@ -2,7 +2,7 @@
 
 `paramserv(..., upd=f, agg=g)` calls f and g (and whatever they call) once per batch on each worker. In MPI mode
 the workers get them like distributed pipelines get their bodies: as IR text with source locations
-(`udf_module_text`), compiled on the worker by `compiler.passes.distribute.compile_shipped_body`, whose result
+(`udf_module_text`), compiled on the worker by `compiler.shipped.compile_shipped_body`, whose result
 exposes every function by symbol. Pipelines inside these functions stay local (`distribute` skips them): a batch
 is small, and the worker is the distributed part already.
 """
@@ -13,6 +13,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
+from daphnec.compiler.printing import module_text
 from daphnec.dialects.calls import reachable_functions
 from daphnec.dialects.ops import constant_value
 from daphnec.dialects.ops_paramserv import ParamservOp
@@ -39,8 +40,6 @@ def shipped_udfs(module: Operation, op: ParamservOp) -> tuple[str, str, str] | N
 
 def udf_module_text(module: Operation, op: ParamservOp) -> str:
     """`module { upd, agg and their callees }` as generic IR text with locations (parses back exactly)."""
-    from daphnec.compiler.pipeline import module_text
-
     fns = reachable_functions(_functions(module), [op.upd.data, op.agg.data])
     shipped = ModuleOp([f.clone() for f in fns])
     shipped.verify()

@@ -2,26 +2,44 @@
 
 Each explain slot prints DAPHNE's header to stderr followed by the module (without locations) at its place in the
 pipeline, even when the passes before it are disabled, exactly as DAPHNE's DaphneIrExecutor does.
+
+The last two stages (`KERNEL_STAGES`) turn vectorized pipelines into native kernels: `lower-pipeline-to-loops`
+(slot `kernels`) and `convert-to-llvm` (slot `llvm`). `compiler.native` runs them, on the module itself when one
+of their slots is printed, else per pipeline (see there), and hands their result to the JIT.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from io import StringIO
 from typing import TextIO
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
-from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from daphnec.compiler.passes import ALL_PASSES
+from daphnec.compiler.printing import module_text, print_module
 from daphnec.dialects.errors import CompileError, DaphneError, in_dsl_terms
 from daphnec.dialects.locations import loc_of
+
+__all__ = [
+    "EXPLAIN_HEADERS",
+    "HOST_STAGES",
+    "KERNEL_SLOTS",
+    "KERNEL_STAGES",
+    "STAGES",
+    "PassManager",
+    "module_text",
+    "native_enabled",
+    "options_from_config",
+    "pass_args_from_config",
+    "print_module",
+]
 
 EXPLAIN_HEADERS: dict[str, str] = {
     "parsing": "IR after parsing:",
@@ -55,21 +73,33 @@ STAGES: tuple[Stage, ...] = (
     ((), "type_adaptation"),
     ((("vectorize", "vec"), ("canonicalize", "vec"), ("dce", "vec"), ("distribute", "distributed")), "vectorized"),
     ((), "obj_ref_mgnt"),
-    ((), "kernels"),
-    ((), "llvm"),
+    ((("lower-pipeline-to-loops", "native"),), "kernels"),
+    ((("convert-to-llvm", "native"),), "llvm"),
 )
+HOST_STAGES = STAGES[:-2]
+KERNEL_STAGES = STAGES[-2:]
+"""The stages that turn vectorized pipelines into native kernels (see the module docstring)."""
+KERNEL_SLOTS = frozenset(slot for _, slot in KERNEL_STAGES if slot is not None)
 
 
 def options_from_config(config: object) -> frozenset[str]:
-    """The pipeline options a user config turns on (`--vec`/`--distributed` force vectorization, as in DAPHNE)."""
+    """The pipeline options a user config turns on (`--vec`/`--distributed` force vectorization, as in DAPHNE;
+    vectorized pipelines get native kernels unless `DAPHNEC_NO_NATIVE=1`)."""
     opts = set()
     if getattr(config, "use_vectorized_exec", False) or getattr(config, "use_distributed", False):
         opts.add("vec")
+        if native_enabled():
+            opts.add("native")
     if getattr(config, "use_distributed", False):
         opts.add("distributed")  # every vectorized pipeline becomes a daphne.distributedPipeline
     if getattr(config, "select_matrix_repr", False):
         opts.add("select_matrix_repr")
     return frozenset(opts)
+
+
+def native_enabled() -> bool:
+    """`DAPHNEC_NO_NATIVE=1` keeps every pipeline's Python body (for comparisons)."""
+    return os.environ.get("DAPHNEC_NO_NATIVE") != "1"
 
 
 def pass_args_from_config(config: object) -> dict[str, dict[str, object]]:
@@ -80,18 +110,6 @@ def pass_args_from_config(config: object) -> dict[str, dict[str, object]]:
         "specialize": {"ipa": bool(getattr(config, "use_ipa_const_propa", True))},
         "select-kernels": {"catalog": tuple(getattr(config, "kernel_catalog", ()))},
     }
-
-
-def print_module(module: Operation, out: TextIO, locations: bool = False) -> None:
-    """Print IR in MLIR's generic form, as DAPHNE's --explain does."""
-    Printer(out, print_generic_format=True, print_debuginfo=locations).print_op(module)
-    out.write("\n")
-
-
-def module_text(module: Operation, locations: bool = False) -> str:
-    buf = StringIO()
-    print_module(module, buf, locations)
-    return buf.getvalue()
 
 
 @dataclass
@@ -132,12 +150,7 @@ class PassManager:
                     self.run_pass(module, ALL_PASSES[name](**self.pass_args.get(name, {})))
             if slot is not None and slot in self.explain:
                 self.out.write(EXPLAIN_HEADERS[slot] + "\n")
-                if slot == "llvm":  # the LLVM IR of the native pipeline kernels (compiler.jit)
-                    from daphnec.compiler.jit import explain_llvm
-
-                    explain_llvm(module, self.out)
-                else:
-                    print_module(module, self.out)
+                print_module(module, self.out)
                 self.out.flush()
 
 

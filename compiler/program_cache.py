@@ -275,6 +275,8 @@ def _make_pickler(buf: io.BytesIO) -> Any:
     import pickle
     import types
 
+    from daphnec.runtime.vectorized.kernel import NativeKernel, PendingKernel
+
     class Pickler(pickle.Pickler):
         def __init__(self) -> None:
             super().__init__(buf, protocol=5)
@@ -296,16 +298,14 @@ def _make_pickler(buf: io.BytesIO) -> Any:
                 return _import_module, (obj.__name__,)
             if isinstance(obj, ctypes._CFuncPtr):
                 return self._native_symbol(obj)
-            if isinstance(obj, types.MethodType) and _is_pending_kernel(obj.__self__):
+            if isinstance(obj, types.MethodType) and isinstance(obj.__self__, PendingKernel):
                 kernel = obj.__self__.kernel()  # compiled in the background: the program is stored after its run
                 if kernel is None:
                     raise _Uncacheable(f"native kernel {obj.__self__.name} failed to build")
-                obj = types.MethodType(type(kernel).bind, kernel)
-            if isinstance(obj, types.MethodType) and _is_native_kernel(obj.__self__):
-                return _method, (obj.__func__, obj.__self__)  # `NativeKernel.bind` itself, by value
-            cls = type(obj)
-            if _is_native_kernel(obj):
+                return getattr, (kernel, "bind")
+            if isinstance(obj, NativeKernel):
                 return self._native_kernel(obj)
+            cls = type(obj)
             if cls.__module__ == "builtins" or isinstance(obj, types.BuiltinFunctionType):
                 return NotImplemented
             if _heavy(cls.__module__):
@@ -337,18 +337,12 @@ def _make_pickler(buf: io.BytesIO) -> Any:
             return _make_function, args, state, None, None, _set_function_state
 
         def _native_kernel(self, k: Any) -> Any:
-            from daphnec.compiler.jit import engine
-
-            plan = k.plan
-            key = kernel_cache.key_for_text(plan.text)
-            if key is None:
-                raise _Uncacheable(f"no kernel-cache key for {plan.name}")
-            symbols = [st.name + "_py" for st in plan.stages]
-            ee = engine().ee
-            for s in symbols:
-                self.symbols[ee.get_function_address(s)] = (key, s)
-            self.kernels.setdefault(key, (plan.name, symbols))
-            return _CachedKernel, (plan.name, {n: v for n, v in vars(k).items() if n != "plan"})
+            """A kernel is rebuilt around its object code, reloaded from the kernel cache by its key; its entry
+            points (ctypes functions inside its wrapper) are stored by symbol."""
+            for symbol, address in k.entries:
+                self.symbols[address] = (k.object_key, symbol)
+            self.kernels.setdefault(k.object_key, (k.name, [s for s, _ in k.entries]))
+            return _loaded_kernel, (k.name, k.factory, k.object_key, tuple(s for s, _ in k.entries))
 
         def _native_symbol(self, fp: Any) -> Any:
             where = self.symbols.get(ctypes.cast(fp, ctypes.c_void_p).value)
@@ -364,12 +358,6 @@ def _import_module(name: str) -> Any:
     import importlib
 
     return importlib.import_module(name)
-
-
-def _method(fn: Any, obj: object) -> Any:
-    import types
-
-    return types.MethodType(fn, obj)
 
 
 def _module_attr(module: str, name: str) -> object:
@@ -400,76 +388,21 @@ def _set_function_state(fn: Any, state: tuple[Any, ...]) -> None:
         fn.__dict__.update(attrs)
 
 
-def _is_native_kernel(obj: object) -> bool:
-    cls = type(obj)
-    return cls.__module__ == "daphnec.compiler.jit" and cls.__qualname__ == "NativeKernel"
+def _loaded_kernel(name: str, factory: Any, key: str, symbols: tuple[str, ...]) -> Any:
+    """A native kernel of a cached program: its object code was loaded (`_load_kernels`) before the program."""
+    from daphnec.runtime.vectorized.kernel import NativeKernel
+    from daphnec.runtime.vectorized.loader import loader
 
-
-def _is_pending_kernel(obj: object) -> bool:
-    cls = type(obj)
-    return cls.__module__ == "daphnec.compiler.jit" and cls.__qualname__ == "PendingKernel"
-
-
-class _CachedKernel:
-    """A native pipeline kernel rebuilt from the cache, standing in for `compiler.jit.NativeKernel`: the same
-    attributes (its `factory`, the generated wrapper around the loaded object code), but of the plan only its name.
-    Its `bind` is `NativeKernel.bind` itself (stored by value with the program)."""
-
-    def __init__(self, name: str, attrs: dict[str, object]):
-        self.__dict__.update(attrs)
-        self.plan = _PlanName(name)
-        self.name = name
-
-
-@dataclass(frozen=True)
-class _PlanName:
-    name: str
-
-
-_ADDRESSES: dict[tuple[str, str], int] = {}
+    addresses = loader().loaded[key]
+    return NativeKernel(name, factory, key, tuple((s, addresses[s]) for s in symbols))
 
 
 def _native_function(key: str, symbol: str, restype: Any, argtypes: tuple[Any, ...]) -> Any:
     import ctypes
 
-    return ctypes.CFUNCTYPE(restype, *argtypes)(_ADDRESSES[(key, symbol)])
+    from daphnec.runtime.vectorized.loader import loader
 
-
-# ---------------------------------------------------------------------------------------------------------------------
-# Native kernels: the host's CPU and LLVM, and loading object code without the compiler
-# ---------------------------------------------------------------------------------------------------------------------
-
-_ENGINE: Any = None
-
-
-def _data_offset() -> int:
-    import ctypes
-
-    import numpy as np
-
-    a = np.empty(1)
-    for off in range(8, 65, 8):
-        if ctypes.c_void_p.from_address(id(a) + off).value == a.ctypes.data:
-            return off
-    return -1
-
-
-def _native_env() -> tuple[Any, str]:
-    """An llvmlite MCJIT engine for the host (as `compiler.jit` builds it) and a description of what object code
-    must match: CPU name and features, llvmlite and LLVM versions, numpy's array layout."""
-    global _ENGINE
-    import llvmlite
-    import llvmlite.binding as llvm
-
-    if _ENGINE is None:
-        llvm.initialize_native_target()
-        llvm.initialize_native_asmprinter()
-        cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
-        tm = llvm.Target.from_default_triple().create_target_machine(cpu=cpu, features=features, opt=3)
-        ee = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
-        desc = f"{cpu}|{features}|llvmlite {llvmlite.__version__}|LLVM {llvm.llvm_version_info}|data@{_data_offset()}"
-        _ENGINE = (llvm, ee, desc, tm)
-    return _ENGINE, _ENGINE[2]
+    return ctypes.CFUNCTYPE(restype, *argtypes)(loader().loaded[key][symbol])
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -489,7 +422,7 @@ def store(key: str, inputs: Inputs, host: HostProgram) -> bool:
         log("uncacheable", f"{key} {type(e).__name__}:{e}".replace("\n", " ")[:300])
         return False
     kernels = [(k, name, syms) for k, (name, syms) in pickler.kernels.items()]
-    native = _native_env()[1] if kernels else None
+    native = _native_host() if kernels else None
     payload = pickle.dumps(
         {
             "format": FORMAT,
@@ -537,38 +470,39 @@ def load(key: str) -> HostProgram | None:
     except Exception as e:  # noqa: BLE001 - a stale or damaged entry is a miss, never an error
         log("miss", f"{key} {type(e).__name__}:{e}".replace("\n", " ")[:300])
         return None
-    for name, ms in loaded:
-        _jit_log("loaded", name, ms)
+    from daphnec.runtime.vectorized.loader import log as jit_log
+
+    for name, seconds in loaded:
+        jit_log("loaded", name, seconds)
     log("hit", key)
     return HostProgram(source, glob, line_locs, entry_fn)
 
 
+def _native_host() -> str:
+    """What the native kernels' object code was built for (CPU, LLVM, numpy's array layout)."""
+    from daphnec.runtime.vectorized.loader import loader
+
+    return loader().host
+
+
 def _load_kernels(kernels: list[tuple[str, str, list[str]]], native: str | None) -> list[tuple[str, float]] | None:
-    """Load every kernel's object code from the kernel cache into an engine; None if any is missing or built for
-    another CPU/LLVM. Returns (kernel name, milliseconds) for `DAPHNEC_JIT_LOG`."""
+    """Load every kernel's object code from the kernel cache (`runtime.vectorized.loader`); None if any is missing
+    or built for another host. Returns (kernel name, seconds) for `DAPHNEC_JIT_LOG`."""
     if not kernels:
         return []
+    from daphnec.runtime.vectorized.loader import loader
+
     t0 = time.perf_counter()
-    (llvm, ee, _, _), desc = _native_env()
-    if desc != native:
+    if _native_host() != native:
         return None
     objects = [kernel_cache.load(key) for key, _, _ in kernels]
     if any(obj is None for obj in objects):
         return None
     done = []
-    setup = time.perf_counter() - t0  # the engine's set-up is charged to the first kernel, as compiler.jit does
+    setup = time.perf_counter() - t0  # the loader's set-up is charged to the first kernel, as compiler.native does
     for (key, name, symbols), obj in zip(kernels, objects):
         t1 = time.perf_counter()
-        ee.add_object_file(llvm.ObjectFileRef.from_data(obj))
-        for s in symbols:
-            _ADDRESSES[(key, s)] = ee.get_function_address(s)
-        done.append((name, (time.perf_counter() - t1 + setup) * 1000))
+        loader().load(key, obj, symbols)  # type: ignore[arg-type]
+        done.append((name, time.perf_counter() - t1 + setup))
         setup = 0.0
     return done
-
-
-def _jit_log(event: str, name: str, ms: float) -> None:
-    path = os.environ.get("DAPHNEC_JIT_LOG")
-    if path:
-        with open(path, "a") as f:
-            f.write(f"{event} {name} {ms:.3f}\n")

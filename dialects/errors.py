@@ -86,13 +86,13 @@ _BUILTINS = {
     "generic_call": "function call", "forRange": "for",
 }  # fmt: skip
 _AGGREGATES = {"sum": "sum", "min": "aggMin", "max": "aggMax", "mean": "mean", "var": "var", "stddev": "stddev"}
-_OP_NAME = re.compile(r"\bdaphne\.([A-Za-z_]+)\b")
+_OP_NAME = re.compile(r"\bdaphne\.([A-Za-z_]+)(?=:)")
+"""An op named at the start of a verifier's message (`daphne.matMul: ...`)."""
 _UNKNOWN_SIZE = re.compile(r"(?<![\w-])-1(?=x)|(?<=\dx)-1\b|(?<=\?x)-1\b")
 
 
-def dsl_name(mnemonic: str) -> str | None:
-    """How a DaphneDSL script spells the op `daphne.<mnemonic>` (`@` for matMul, `nrow` for numRows); None if
-    `mnemonic` names no op."""
+def dsl_name(mnemonic: str) -> str:
+    """How a DaphneDSL script spells the op `daphne.<mnemonic>` (`@` for matMul, `nrow` for numRows)."""
     if mnemonic in _OPERATORS:
         return f"`{_OPERATORS[mnemonic]}`"
     if mnemonic in _BUILTINS:
@@ -102,12 +102,10 @@ def dsl_name(mnemonic: str) -> str | None:
         return _AGGREGATES[agg.group(1)]
     if mnemonic.startswith("ew") and mnemonic[2:3].isupper():
         return mnemonic[2].lower() + mnemonic[3:]
-    from daphnec.dialects.daphne import Daphne  # the registered ops (imported late: it imports every op module)
-
-    return mnemonic if any(o.name == f"daphne.{mnemonic}" for o in Daphne.operations) else None
+    return mnemonic  # most builtins are spelled like their op (reshape, solve, oneHot, ...)
 
 
 def in_dsl_terms(message: str) -> str:
     """A verifier's message as a DaphneDSL user reads it: ops named as the script spells them, unknown sizes `?`."""
-    message = _OP_NAME.sub(lambda m: dsl_name(m.group(1)) or m.group(0), message)
+    message = _OP_NAME.sub(lambda m: dsl_name(m.group(1)), message)
     return _UNKNOWN_SIZE.sub("?", message)

@@ -113,7 +113,7 @@ def csr_rows(X, start: int, stop: int):
     m.indptr = ptr[start : stop + 1] - ptr.dtype.type(lo) if lo else ptr[start : stop + 1]
     m._shape = (stop - start, X.shape[1])
     m._has_sorted_indices = m._has_canonical_format = True
-    m._daphne_base = X.__dict__.get("_daphne_base", X)  # the matrix owning the arrays (see compiler.jit._all_ones)
+    m._daphne_base = X.__dict__.get("_daphne_base", X)  # the matrix owning the arrays (native_wrapper._all_ones)
     return m
 
 

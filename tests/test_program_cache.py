@@ -442,4 +442,4 @@ def test_a_cached_kernel_binds_like_the_compiled_one(tmp_path: Path, monkeypatch
         a = compiled.host.globals[name](body)  # type: ignore[attr-defined,operator]
         b = loaded.globals[name](body)  # type: ignore[operator]
         assert sorted(vars(a)) == sorted(vars(b))
-        assert a.pipeline_key == b.pipeline_key  # type: ignore[attr-defined]
+        assert a.key == b.key  # type: ignore[attr-defined]

@@ -4,6 +4,7 @@ daphne-opt script.daph                        # IR right after parsing
 daphne-opt script.daph -p specialize,canonicalize,dce
 daphne-opt ir.mlir -p infer --print-op-generic
 daphne-opt script.daph -p specialize -t host   # the generated Python host code
+daphne-opt pipeline.mlir -p lower-pipeline-to-loops,convert-to-llvm    # the kernel stages
 daphne-opt --list-passes
 """
 
@@ -23,13 +24,20 @@ class DaphneOptMain(xDSLOptMain):
     """xDSLOptMain restricted to the dialects daphnec IR uses, with `.daph` input and a `host` target."""
 
     def register_all_dialects(self) -> None:
+        from xdsl.dialects.arith import Arith
         from xdsl.dialects.builtin import Builtin
+        from xdsl.dialects.cf import Cf
         from xdsl.dialects.func import Func
+        from xdsl.dialects.llvm import LLVM
+        from xdsl.dialects.math import Math
+        from xdsl.dialects.memref import MemRef
         from xdsl.dialects.scf import Scf
 
         from daphnec.dialects.daphne import Daphne
 
-        for d in (Builtin, Func, Scf, Daphne):
+        # the daphne dialect and what the kernel stages lower pipelines to (`lower-pipeline-to-loops`: func, scf,
+        # arith, math, memref; `convert-to-llvm`: llvm), so each lowering step can start from `.mlir` input
+        for d in (Builtin, Func, Scf, Daphne, Arith, Math, MemRef, Cf, LLVM):
             self.ctx.register_dialect(d.name, lambda d=d: d)
 
     def register_all_passes(self) -> None:

@@ -200,7 +200,8 @@ def _compile(
     text: str | None = None,
 ) -> Program:
     from daphnec.compiler.host_codegen import generate_host
-    from daphnec.compiler.pipeline import PassManager, options_from_config, pass_args_from_config
+    from daphnec.compiler.native import compile_kernels
+    from daphnec.compiler.pipeline import HOST_STAGES, PassManager, options_from_config, pass_args_from_config
     from daphnec.dialects import make_context
 
     t0 = time.perf_counter()
@@ -213,8 +214,8 @@ def _compile(
         options=options_from_config(config),
         pass_args=pass_args_from_config(config),
     )
-    pm.run_stages(module)
-    host = generate_host(module)
+    pm.run_stages(module, HOST_STAGES)
+    host = generate_host(module, compile_kernels(module, pm))  # the kernel stages, then the JIT
     configure_runtime(config)
     timings["compilation_seconds"] = time.perf_counter() - t1
     return Program(module, host)
@@ -244,7 +245,7 @@ def run_distributed(run_script: Callable[[], int], warn: Callable[[str], None]) 
         code = launch.supervise()  # a parent that outlives a killed rank (see launch.supervise)
         if code is not None:
             return code
-    from daphnec.compiler.passes.distribute import compile_shipped_body
+    from daphnec.compiler.shipped import compile_shipped_body
 
     role = launch.start(compile_shipped_body, configure_worker, warn)
     if role == launch.WORKER_ROLE:

@@ -1,10 +1,13 @@
 """Lowering of vectorized pipelines to native task kernels (DAPHNE's `--vec` code generation path).
 
-    daphne.vectorizedPipeline --lower-pipeline-to-loops--> func.func over rows (scf + arith + math + memref)
-                              --convert-to-llvm-->          llvm.func (llvm dialect)
-                              --xdsl.backend.llvm-->        LLVM IR --llvmlite (O3, host CPU)--> object code
+    daphne.vectorizedPipeline --lower-pipeline-to-loops--> kernel module @vp_<hash>: func.func per stage over rows
+                                                           (scf + arith + math + memref)
+                              --convert-to-llvm-->          llvm.func per stage, plus its Python-facing entry
+                              --compiler.jit-->             LLVM IR (xDSL's llvmlite backend) --O3, host CPU--> object
 
-`kernel_plan` decides whether a pipeline body lowers and fixes the kernel's ABI; `elementwise` emits the exact
-scalar semantics of the runtime kernels (wrap-around, truncating division, x86 float->int conversion, ...);
-`compiler.jit` compiles, caches and wraps the result as a Python callable for the executor.
+`kernel_plan` decides whether a pipeline body lowers and what its kernel reads and writes; `abi` is the calling
+convention every side of a kernel call derives from; `ew_kinds` lists the element-wise kinds that lower and
+`elementwise` emits their exact scalar semantics (wrap-around, truncating division, x86 float->int conversion,
+...). `compiler.native` runs the two passes (the pipeline's kernel stages) and hands their result to the JIT;
+`compiler.native_wrapper` generates the Python side of each kernel for the executor.
 """

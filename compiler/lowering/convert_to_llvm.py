@@ -10,7 +10,8 @@ xDSL has no arith/func/cf/memref -> llvm conversions, so these are the project's
   (`llvm.fptosi`, ...) and registered with xDSL's llvmlite translator;
 - fast-math flags of float arithmetic carry over (the reassociable sums of full aggregations).
 
-Only functions marked `daphne.task_kernel` are converted; the host program around them is left alone.
+Only functions marked `daphne.task_kernel` are converted; the host program around them is left alone. Each
+kernel is followed by its Python-facing entry `@<kernel>_py` (`entry_function`, from the kernel's `daphne.abi`).
 """
 
 from __future__ import annotations
@@ -29,9 +30,11 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     UnitAttr,
+    f64,
+    i8,
     i64,
 )
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import irdl_op_definition
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -43,7 +46,8 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import Rewriter
 from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering
 
-from daphnec.compiler.lowering.lower_pipeline_to_loops import TASK_KERNEL
+from daphnec.compiler.lowering import abi
+from daphnec.runtime.vectorized.kernel import ARRAY_DATA_OFFSET
 
 
 @irdl_op_definition
@@ -234,17 +238,51 @@ def convert_kernel(f: func.FuncOp) -> llvm.FuncOp:
     patterns = GreedyRewritePatternApplier([ArithToLLVM(), MathToLLVM(), MemRefToLLVM(), CfToLLVM()])
     PatternRewriteWalker(patterns, apply_recursively=False).rewrite_region(f.body)
     new = _to_llvm_func(f)
+    new.attributes[abi.ABI_ATTR] = f.attributes[abi.ABI_ATTR]
     Rewriter.replace_op(f, new)
     return new
 
 
+_ENTRY_TYPES: dict[str, Attribute] = {"ptr": llvm.LLVMPointerType(), "i64": i64, "f64": f64}
+
+
+def entry_function(kernel: llvm.FuncOp) -> llvm.FuncOp:
+    """`@<kernel>_py`, the entry Python calls (`abi`): numpy array objects in, their data pointers (read from the
+    `PyArrayObject`) passed on to the kernel with the other values."""
+    kinds = abi.decode(kernel.attributes[abi.ABI_ATTR])
+    types = [_ENTRY_TYPES[t] for t in abi.entry_types(kinds)]
+    block = Block(arg_types=types)
+    data: dict[int, SSAValue] = {}
+    args: list[SSAValue] = []
+    for pos, is_array in abi.forwarded(kinds):
+        if is_array and pos not in data:
+            at = llvm.GEPOp.from_mixed_indices(block.args[pos], [ARRAY_DATA_OFFSET], i8, inbounds=True)
+            load = llvm.LoadOp(at, llvm.LLVMPointerType())
+            block.add_ops([at, load])
+            data[pos] = load.results[0]
+        args.append(data[pos] if is_array else block.args[pos])
+    call = llvm.CallOp(kernel.sym_name.data, *args, return_type=i64)
+    block.add_ops([call, llvm.ReturnOp(call.returned)])
+    entry = llvm.FuncOp(
+        kernel.sym_name.data + abi.ENTRY_SUFFIX,
+        llvm.LLVMFunctionType(types, i64),
+        linkage=llvm.LinkageAttr("external"),
+        body=Region(block),
+    )
+    entry.attributes[abi.ABI_ATTR] = kernel.attributes[abi.ABI_ATTR]
+    return entry
+
+
 @dataclass(frozen=True)
 class ConvertToLLVMPass(ModulePass):
+    """Every task kernel (in any kernel module of the module) becomes an `llvm.func`, followed by its entry."""
+
     name = "convert-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in [f for f in op.ops if isinstance(f, func.FuncOp) and TASK_KERNEL in f.attributes]:
-            convert_kernel(f)
+        for f in [f for f in op.walk() if isinstance(f, func.FuncOp) and abi.TASK_KERNEL_ATTR in f.attributes]:
+            kernel = convert_kernel(f)
+            kernel.parent_block().insert_op_after(entry_function(kernel), kernel)  # type: ignore[union-attr]
 
 
-__all__ = ["ConvertToLLVMPass", "convert_kernel", "FPToSIOp", "FPToUIOp", "UIToFPOp"]
+__all__ = ["ConvertToLLVMPass", "convert_kernel", "entry_function", "FPToSIOp", "FPToUIOp", "UIToFPOp"]

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, llvm, math, memref
+from xdsl.dialects.arith import Arith
 from xdsl.dialects.builtin import (
     FloatAttr,
     IndexType,
@@ -30,45 +31,23 @@ from xdsl.dialects.builtin import (
     IntegerType,
     f32,
     f64,
-    i1,
     i8,
     i32,
     i64,
 )
+from xdsl.dialects.math import Math
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from daphnec.compiler.lowering import ew_kinds
+from daphnec.compiler.lowering.abi import ir_type
 from daphnec.dialects.value_types import FLOAT_VTS
 
 SIGNED_VTS = frozenset(("si64", "si32", "si8"))
-CMP_KINDS = frozenset(("eq", "neq", "lt", "le", "gt", "ge"))
-LOGICAL_KINDS = frozenset(("and", "or", "xor"))
 
-_IR: dict[str, Attribute] = {
-    "f64": f64,
-    "f32": f32,
-    "si64": i64,
-    "ui64": i64,
-    "index": i64,
-    "si32": i32,
-    "ui32": i32,
-    "si8": i8,
-    "ui8": i8,
-    "bool": i1,
-}
 _WIDTH = {"si64": 64, "ui64": 64, "index": 64, "si32": 32, "ui32": 32, "si8": 8, "ui8": 8, "bool": 1}
 
 FAST = arith.FastMathFlagsAttr(("reassoc", "nsz"))
 """Flags of a float sum that may be reassociated (and so vectorised): full aggregations only."""
-
-
-def ir_type(vt: str) -> Attribute:
-    """The register type of a value type (signless integers; bool is i1)."""
-    return _IR[vt]
-
-
-def storage_type(vt: str) -> Attribute:
-    """The in-memory element type of a numpy matrix of `vt` (numpy stores bool as one byte)."""
-    return i8 if vt == "bool" else _IR[vt]
 
 
 def is_float(vt: str) -> bool:
@@ -281,41 +260,31 @@ def _fgt(b: Builder, x: SSAValue, c: float) -> SSAValue:
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Element-wise binary (`ew_binary._matrix_core` and its casts)
+# Element-wise ops: the kinds of `ew_kinds`, each an MLIR op or one of the emitters below
 # ---------------------------------------------------------------------------------------------------------------------
+
+_OPS: dict[str, type[Operation]] = {op.name: op for d in (Arith, Math) for op in d.operations}
+"""MLIR op name -> op class, for the one-op entries of `ew_kinds`."""
+
+BinaryEmitter = Callable[[Builder, str, str, SSAValue, SSAValue], tuple[SSAValue, str]]
+"""(builder, kind, operand type, x, y) -> (the raw result, its value type)."""
 
 
 def binary(b: Builder, kind: str, ovt: str, resvt: str, x: SSAValue, y: SSAValue) -> SSAValue:
-    """`x kind y` for operands already cast to `ovt`; the result is cast to `resvt` like the matrix kernel."""
-    if kind in CMP_KINDS:
-        raw, raw_vt = cmp(b, ovt, _CMP_PRED[kind], x, y), "bool"
-    elif kind == "min":
-        raw, raw_vt = select(b, cmp(b, ovt, "lt", y, x), y, x), ovt
-    elif kind == "max":
-        raw, raw_vt = select(b, cmp(b, ovt, "lt", x, y), y, x), ovt
-    elif kind in LOGICAL_KINDS:
-        op = {"and": arith.AndIOp, "or": arith.OrIOp, "xor": arith.XOrIOp}[kind]
-        raw, raw_vt = b.add(op(nonzero(b, ovt, x), nonzero(b, ovt, y))), "bool"
-    elif is_float(ovt):
-        raw, raw_vt = _float_arith(b, kind, ovt, x, y), ovt
-    elif ovt == "bool":  # bool arithmetic happens in int64 (ew_binary: `_int_core(op, "si64")`)
-        x64, y64 = cast(b, x, "bool", "si64"), cast(b, y, "bool", "si64")
-        raw, raw_vt = _int_arith(b, kind, "si64", x64, y64), "si64"
+    """`x kind y` for operands already cast to `ovt`; the result is cast to `resvt` like the matrix kernel
+    (`ew_binary._matrix_core` and its casts)."""
+    name = ew_kinds.BINARY[kind][0 if is_float(ovt) else 1]
+    if ovt == "bool" and name not in ANY_TYPE:  # bool arithmetic happens in int64 (`_int_core(op, "si64")`)
+        x, y, ovt = cast(b, x, "bool", "si64"), cast(b, y, "bool", "si64"), "si64"
+    if name in _OPS:
+        raw, raw_vt = b.add(_OPS[name](x, y)), ovt
     else:
-        raw, raw_vt = _int_arith(b, kind, ovt, x, y), ovt
+        raw, raw_vt = _BINARY[name](b, kind, ovt, x, y)
     return cast(b, raw, raw_vt, resvt)
 
 
 _CMP_PRED = {"eq": "eq", "neq": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
-
-
-def _float_arith(b: Builder, kind: str, vt: str, x: SSAValue, y: SSAValue) -> SSAValue:
-    if kind == "pow":
-        return _square(b, vt, x, y)
-    if kind == "mod":
-        return b.add(llvm.FRemOp(x, y))
-    op = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp}[kind]
-    return b.add(op(x, y))
+_LOGICAL = {"and": arith.AndIOp, "or": arith.OrIOp, "xor": arith.XOrIOp}
 
 
 def _square(b: Builder, vt: str, x: SSAValue, y: SSAValue) -> SSAValue:
@@ -324,20 +293,16 @@ def _square(b: Builder, vt: str, x: SSAValue, y: SSAValue) -> SSAValue:
     return b.add(arith.MulfOp(x, x))
 
 
-def _int_arith(b: Builder, kind: str, vt: str, x: SSAValue, y: SSAValue) -> SSAValue:
-    simple = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "bitwiseAnd": arith.AndIOp}
-    if kind in simple:
-        return b.add(simple[kind](x, y))
-    if kind == "div":
-        return _trunc_div(b, vt, x, y)
-    if kind == "pow":
-        fx, fy = cast(b, x, vt, "f64"), cast(b, y, vt, "f64")
-        return float_to_int(b, _square(b, "f64", fx, fy), "f64", vt)
-    if kind == "mod":
-        b.error(cmp(b, vt, "eq", y, b.vconst(vt, 0)))
-        r = b.add(llvm.FRemOp(cast(b, x, vt, "f64"), cast(b, y, vt, "f64")))
-        return float_to_int(b, r, "f64", vt)
-    raise ValueError(f"no integer lowering for {kind}")
+def _int_square(b: Builder, vt: str, x: SSAValue, y: SSAValue) -> SSAValue:
+    fx, fy = cast(b, x, vt, "f64"), cast(b, y, vt, "f64")
+    return float_to_int(b, _square(b, "f64", fx, fy), "f64", vt)
+
+
+def _int_mod(b: Builder, vt: str, x: SSAValue, y: SSAValue) -> SSAValue:
+    """fmod in double (`%` of the runtime kernel); a zero divisor is an error."""
+    b.error(cmp(b, vt, "eq", y, b.vconst(vt, 0)))
+    r = b.add(llvm.FRemOp(cast(b, x, vt, "f64"), cast(b, y, vt, "f64")))
+    return float_to_int(b, r, "f64", vt)
 
 
 def _trunc_div(b: Builder, vt: str, x: SSAValue, y: SSAValue) -> SSAValue:
@@ -353,18 +318,35 @@ def _trunc_div(b: Builder, vt: str, x: SSAValue, y: SSAValue) -> SSAValue:
     return select(b, m1, b.add(arith.SubiOp(b.vconst(vt, 0), x)), q)
 
 
-# ---------------------------------------------------------------------------------------------------------------------
-# Element-wise unary (`ew_unary._build_matrix`)
-# ---------------------------------------------------------------------------------------------------------------------
+def _same_type(fn: Callable[[Builder, str, SSAValue, SSAValue], SSAValue]) -> BinaryEmitter:
+    return lambda b, kind, vt, x, y: (fn(b, vt, x, y), vt)
+
+
+_BINARY: dict[str, BinaryEmitter] = {
+    "compare": lambda b, kind, vt, x, y: (cmp(b, vt, _CMP_PRED[kind], x, y), "bool"),
+    "min": lambda b, kind, vt, x, y: (select(b, cmp(b, vt, "lt", y, x), y, x), vt),
+    "max": lambda b, kind, vt, x, y: (select(b, cmp(b, vt, "lt", x, y), y, x), vt),
+    "logical": lambda b, kind, vt, x, y: (b.add(_LOGICAL[kind](nonzero(b, vt, x), nonzero(b, vt, y))), "bool"),
+    "square": _same_type(_square),
+    "frem": _same_type(lambda b, vt, x, y: b.add(llvm.FRemOp(x, y))),
+    "trunc_div": _same_type(_trunc_div),
+    "int_square": _same_type(_int_square),
+    "int_mod": _same_type(_int_mod),
+}
+ANY_TYPE = frozenset(("compare", "min", "max", "logical"))
+"""Emitters that take bool operands as they are (comparisons and logical ops give 0/1, min/max pick one)."""
 
 
 def unary(b: Builder, kind: str, vin: str, vout: str, x: SSAValue) -> SSAValue:
-    """`kind(x)`: float math in the float result type (ints are cast first), integer ops in the input type."""
-    if kind == "sqrt" or is_float(vin):
+    """`kind(x)` (`ew_unary._build_matrix`): float math in the float result type (ints are cast first, for the
+    kinds without an integer entry), integer ops in the input type."""
+    fl, it = ew_kinds.UNARY[kind]
+    if it is None or is_float(vin):
         calc = vout if is_float(vout) else ("f64" if not is_float(vin) else vin)
-        r = _FLOAT_UNARY[kind](b, calc, cast(b, x, vin, calc))
+        xc = cast(b, x, vin, calc)
+        r = b.add(_OPS[fl](xc)) if fl in _OPS else _UNARY[fl](b, calc, xc)
         return cast(b, r, calc, vout)
-    return cast(b, _int_unary(b, kind, vin, x), vin, vout)
+    return cast(b, _UNARY[it](b, vin, x), vin, vout)
 
 
 def _f_isnan(b: Builder, vt: str, a: SSAValue) -> SSAValue:
@@ -394,32 +376,35 @@ def _f_sqrt(b: Builder, vt: str, a: SSAValue) -> SSAValue:
     return b.add(math.SqrtOp(a))
 
 
-_FLOAT_UNARY: dict[str, Callable[[Builder, str, SSAValue], SSAValue]] = {
-    "minus": lambda b, vt, a: b.add(arith.NegfOp(a)),
-    "abs": lambda b, vt, a: b.add(math.AbsFOp(a)),
-    "floor": lambda b, vt, a: b.add(math.FloorOp(a)),
-    "ceil": lambda b, vt, a: b.add(math.CeilOp(a)),
-    "isNan": _f_isnan,
+def _i_abs(b: Builder, vt: str, x: SSAValue) -> SSAValue:
+    if vt not in SIGNED_VTS:
+        return x
+    zero = b.vconst(vt, 0)
+    return select(b, cmp(b, vt, "lt", x, zero), b.add(arith.SubiOp(zero, x)), x)
+
+
+def _i_sign(b: Builder, vt: str, x: SSAValue) -> SSAValue:
+    zero = b.vconst(vt, 0)
+    pos = select(b, cmp(b, vt, "ne", x, zero), b.vconst(vt, 1), zero)
+    return select(b, cmp(b, vt, "lt", x, zero), b.vconst(vt, -1), pos) if vt in SIGNED_VTS else pos
+
+
+def _integer(fn: Callable[[Builder, str, SSAValue], SSAValue]) -> Callable[[Builder, str, SSAValue], SSAValue]:
+    """An integer emitter; a bool is its own result (its only values are 0 and 1)."""
+    return lambda b, vt, x: x if vt == "bool" else fn(b, vt, x)
+
+
+_UNARY: dict[str, Callable[[Builder, str, SSAValue], SSAValue]] = {
+    "isnan": _f_isnan,
     "sign": _f_sign,
     "round": _f_round,
     "sqrt": _f_sqrt,
+    "neg": _integer(lambda b, vt, x: b.add(arith.SubiOp(b.vconst(vt, 0), x))),
+    "int_abs": _integer(_i_abs),
+    "int_sign": _integer(_i_sign),
+    "through_f64": _integer(lambda b, vt, x: cast(b, cast(b, x, vt, "f64"), "f64", vt)),  # round floor ceil
+    "zero": lambda b, vt, x: b.vconst(vt, 0),  # isNan of an integer (bool too)
 }
-
-
-def _int_unary(b: Builder, kind: str, vt: str, x: SSAValue) -> SSAValue:
-    if vt == "bool":
-        return b.const(i1, 0) if kind == "isNan" else x
-    zero = b.vconst(vt, 0)
-    if kind == "minus":
-        return b.add(arith.SubiOp(zero, x))
-    if kind == "abs":
-        return select(b, cmp(b, vt, "lt", x, zero), b.add(arith.SubiOp(zero, x)), x) if vt in SIGNED_VTS else x
-    if kind == "sign":
-        pos = select(b, cmp(b, vt, "ne", x, zero), b.vconst(vt, 1), zero)
-        return select(b, cmp(b, vt, "lt", x, zero), b.vconst(vt, -1), pos) if vt in SIGNED_VTS else pos
-    if kind == "isNan":
-        return zero
-    return cast(b, cast(b, x, vt, "f64"), "f64", vt)  # round floor ceil go through double
 
 
 # ---------------------------------------------------------------------------------------------------------------------

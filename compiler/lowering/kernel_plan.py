@@ -1,4 +1,4 @@
-"""Which vectorized pipelines lower to a native kernel, and the kernel's ABI.
+"""Which vectorized pipelines lower to a native kernel, and the inputs, outputs and stages of that kernel.
 
 The plan classifies every value of a pipeline body by its *form*:
 
@@ -18,60 +18,43 @@ buffers; the last stage computes the results. An opaque op's level is one more t
 
 Everything the analysis cannot prove is rejected with a reason, and the pipeline keeps its Python body: static
 column counts are required, and a value's runtime form (CSR or dense, row counts, dtypes) is checked by the
-wrapper in `compiler.jit` before every call, which also falls back to the Python body whenever they differ.
+wrapper (`compiler.native_wrapper`) before every call, which also falls back to the Python body whenever they
+differ. The kernel's parameters follow from the plan by the calling convention in `abi`.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from io import StringIO
+from typing import Any
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, StringAttr, SymbolRefAttr
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.printer import Printer
 
+from daphnec.compiler.lowering import abi, ew_kinds
 from daphnec.dialects import ops
 from daphnec.dialects.ops_pipeline import (
     PipelineReturnOp,
     VectorizedPipelineOp,
 )
 from daphnec.dialects.types import MatrixType, is_matrix, vt_name
-from daphnec.dialects.value_types import NUMERIC_VTS, Combine, Split
+from daphnec.dialects.value_types import FLOAT_VTS, NUMERIC_VTS, Combine, Split
 
 #: Value types of scalars a native kernel takes; matrix elements are these but `index` (index matrices keep the
 #: Python body).
 SCALAR_VTS = NUMERIC_VTS
 MATRIX_VTS = NUMERIC_VTS - {"index"}
 
-#: Binary kinds with a native lowering (`log` and `pow` with a matrix exponent are opaque: numpy's SIMD libm).
-BINARY_KINDS = frozenset(
-    (
-        "add",
-        "sub",
-        "mul",
-        "div",
-        "pow",
-        "mod",
-        "min",
-        "max",
-        "and",
-        "or",
-        "xor",
-        "bitwiseAnd",
-        "eq",
-        "neq",
-        "lt",
-        "le",
-        "gt",
-        "ge",
-    )
-)
-#: Unary kinds with a native lowering; exp ln sin cos tan sinh cosh tanh asin acos atan are computed by numpy's
-#: SIMD routines, whose results differ from libm's in the last bit, so they are opaque (numpy runs them).
-UNARY_KINDS = frozenset(("minus", "abs", "sign", "sqrt", "round", "floor", "ceil", "isNan"))
+#: Element-wise kinds with a native lowering (`ew_kinds`); `log` and `pow` with a matrix exponent are opaque.
+BINARY_KINDS = frozenset(ew_kinds.BINARY)
+UNARY_KINDS = frozenset(ew_kinds.UNARY)
 #: Unary kinds that map zero to zero, so a CSR argument keeps its pattern (`ew_unary._csr_unary`).
 SPARSE_UNARY_KINDS = UNARY_KINDS
-#: Unary kinds run by their runtime kernel (numpy) between native stages.
+#: Unary kinds run by their runtime kernel between native stages: numpy's SIMD routines, whose results differ from
+#: libm's in the last bit.
 OPAQUE_UNARY_KINDS = frozenset(("exp", "ln", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan"))
 AGG_KINDS = frozenset(("sum", "min", "max"))
 _AGG_COMBINE = {"sum": Combine.ADD, "min": Combine.MIN, "max": Combine.MAX}
@@ -94,10 +77,8 @@ class Kind:
 
 @dataclass(frozen=True)
 class InputSpec:
-    """One pipeline input as the kernel receives it.
-
-    `dense`/`rowvec`: one data pointer (C-contiguous rows); `csr`: data, indices and indptr pointers; `scalar`:
-    the value (integers as i64 bits, floats as double)."""
+    """One pipeline input as the kernel reads it: `dense` rows, a `rowvec`, a `whole` matrix, `csr` or a
+    `scalar` (how each is passed: `input_kind`)."""
 
     form: str
     vt: str
@@ -146,12 +127,54 @@ class KernelPlan:
     """The opaque ops with their level (they run after stage level - 1), in execution order."""
 
 
+def input_kind(spec: InputSpec) -> abi.ArgKind:
+    """How an input is passed to the kernel (`abi`)."""
+    if spec.form == "csr":
+        return abi.ArgKind.CSR
+    if spec.form != "scalar":
+        return abi.ArgKind.ARRAY
+    if spec.vt in FLOAT_VTS:
+        return abi.ArgKind.F64
+    return abi.ArgKind.U64 if spec.vt in ("ui64", "index") else abi.ArgKind.I64
+
+
+def stage_params(plan: KernelPlan, stage: Stage) -> tuple[abi.Param, ...]:
+    """A stage kernel's parameters: rows, the pipeline's inputs, the results of the opaque ops run before it, its
+    outputs (the next opaque ops' dense operands, or the pipeline's results)."""
+    params = [abi.Param(abi.ArgKind.ROWS, "index")]
+    params += [abi.Param(input_kind(s), s.vt) for s in plan.inputs]
+    params += [abi.Param(abi.ArgKind.ARRAY, plan.kinds[v].vt) for v in stage.opaque_in]
+    params += [abi.Param(abi.ArgKind.ARRAY, o.vt) for _, o in stage.sinks]
+    return tuple(params)
+
+
+class _PlanPrinter(Printer):
+    """Prints ops without the attributes the lowering itself writes on a pipeline."""
+
+    def print_op_attributes(self, attributes: Mapping[str, Attribute], **kwargs: Any) -> bool:
+        kept = {k: v for k, v in attributes.items() if k not in abi.LOWERING_ATTRS}
+        return super().print_op_attributes(kept, **kwargs)
+
+
 def pipeline_text(op: VectorizedPipelineOp) -> str:
-    """The pipeline op in MLIR's generic form without locations: what identifies its kernel (and ships to
-    workers). Outer operand types are part of it, so equal texts have equal plans."""
+    """The pipeline op in MLIR's generic form without locations (and without the lowering's own attributes):
+    what identifies its kernel. Outer operand types are part of it, so equal texts have equal plans."""
     buf = StringIO()
-    Printer(buf, print_generic_format=True).print_op(op)
+    _PlanPrinter(buf, print_generic_format=True).print_op(op)
     return buf.getvalue()
+
+
+def annotate(op: VectorizedPipelineOp, plan: KernelPlan | None, why: str = "") -> None:
+    """Name the pipeline's kernel module on it (`daphne.kernel`, and `daphne.opaque` for the ops run between its
+    stages), or say why it keeps its Python body (`daphne.native`)."""
+    for name in abi.LOWERING_ATTRS:
+        op.attributes.pop(name, None)
+    if plan is None:
+        op.attributes[abi.NATIVE_ATTR] = StringAttr(f"fallback: {why}")
+        return
+    op.attributes[abi.KERNEL_ATTR] = SymbolRefAttr(plan.name)
+    if plan.opaque:
+        op.attributes[abi.OPAQUE_ATTR] = ArrayAttr([StringAttr(o.name) for o, _ in plan.opaque])
 
 
 def kernel_name(text: str) -> str:

@@ -1,18 +1,19 @@
-"""`lower-pipeline-to-loops`: a `daphne.vectorizedPipeline` body becomes a standalone task-kernel function.
+"""`lower-pipeline-to-loops`: each `daphne.vectorizedPipeline` gets a kernel module of task-kernel functions.
 
-The kernel computes one batch of rows, fused: one loop nest reads every input once and writes every result,
-with no intermediate matrices. Its C ABI (also what MPI workers will receive, as IR text):
+For every pipeline that lowers (`kernel_plan`), the pass adds `builtin.module @vp_<hash>` (the hash of the
+pipeline's IR) holding one `func.func` per stage, and names the module on the pipeline (`daphne.kernel`); host code
+finds the compiled kernel by that symbol. A kernel computes one batch of rows, fused: one loop nest reads every
+input once and writes every result, with no intermediate matrices. Its parameters follow the calling convention
+of `abi` (recorded on the function as `daphne.abi`):
 
     i64 @vp_<hash>(index %n, <per input>, <per opaque result>, <per output>)   (0, or 1: "rerun the Python body")
 
 - `%n` is the number of rows of the batch; a batch [row_start, row_end) is passed as pointers to its first row
   (C-contiguous row blocks), so the kernel itself always starts at row 0;
-- dense or row-vector input: `memref<?xT>` (its data); CSR input: data `memref<?xT>`, column indices and row
-  pointers both as `memref<?xi32>` and as `memref<?xi64>` views of the same array plus an `i64` of flags: bit 0
-  tells which view is valid (scipy picks the index width), bit 1 that every stored value is 1 (a pattern matrix
-  such as a graph: a float kernel then reads the constant 1.0 instead of the values, which saves their memory
-  traffic; LLVM unswitches the loops on both flags); scalar input: `i64` (integers, bool) or `f64` (f32 too);
-- output: `memref<?xT>`: n x C rows, C x n for a transpose (COLS), one cell for a full aggregate, 1 x C for column
+- a CSR input's index arrays come as an i32 and an i64 view, and its flags say which is valid (scipy picks the
+  index width) and whether every stored value is 1 (a pattern matrix such as a graph: a float kernel then reads
+  the constant 1.0 instead of the values, which saves their memory traffic); LLVM unswitches the loops on both;
+- an output holds n x C rows, C x n for a transpose (COLS), one cell for a full aggregate, 1 x C for column
   aggregates (the per-batch partial results the executor combines).
 
 Loops: `scf.for %r` over the rows, an inner `scf.for %c` per group of results with the same column count (none
@@ -23,8 +24,8 @@ bits, within 1e-12 relative for data without cancellation); every other reductio
 
 A pipeline with opaque ops (numpy math, matMul: see `kernel_plan`) gets one kernel per stage, `@vp_<hash>_s<k>`,
 which also reads the results of the opaque ops run before it (`memref<?xT>`, n x C) and writes the dense operands
-of the next ones; the pipeline names its kernels in `daphne.kernel` and its opaque ops in `daphne.opaque`.
-Pipelines that do not lower keep their Python body; the pass records why in a `daphne.native` attribute.
+of the next ones; the pipeline names its opaque ops in `daphne.opaque`. Pipelines that do not lower keep their
+Python body; the pass records why in a `daphne.native` attribute.
 """
 
 from __future__ import annotations
@@ -36,32 +37,24 @@ from typing import NamedTuple
 from xdsl.context import Context
 from xdsl.dialects import arith, func, math, scf
 from xdsl.dialects.builtin import (
-    DYNAMIC_INDEX,
-    ArrayAttr,
     IndexType,
-    MemRefType,
     ModuleOp,
     StringAttr,
-    SymbolRefAttr,
     UnitAttr,
-    f64,
     i1,
-    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.passes import ModulePass
 
+from daphnec.compiler.lowering import abi
 from daphnec.compiler.lowering import elementwise as ew
-from daphnec.compiler.lowering.kernel_plan import KernelPlan, Kind, Stage, Unsupported, try_plan
+from daphnec.compiler.lowering.kernel_plan import KernelPlan, Kind, Stage, Unsupported, annotate, stage_params, try_plan
 from daphnec.compiler.lowering.sparse_aggregations import SparseAggregations
 from daphnec.dialects import ops
 from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
 from daphnec.dialects.types import vt_name
 from daphnec.runtime.kernels import ew_binary
-
-TASK_KERNEL = "daphne.task_kernel"
-"""Unit attribute marking a generated kernel function (what `convert-to-llvm` converts)."""
 
 
 class Pos(NamedTuple):
@@ -84,26 +77,6 @@ class _Input:
     ones: SSAValue | None = None
 
 
-def _memref(t: Attribute) -> MemRefType:
-    return MemRefType(t, [DYNAMIC_INDEX])
-
-
-def kernel_arg_types(plan: KernelPlan, stage: Stage) -> list[Attribute]:
-    """A stage kernel's parameter types, in ABI order (see the module docstring): the inputs, the results of the
-    opaque ops run before it, its outputs."""
-    types: list[Attribute] = [IndexType()]
-    for s in plan.inputs:
-        if s.form == "scalar":
-            types.append(f64 if ew.is_float(s.vt) else i64)
-        elif s.form == "csr":
-            types += [_memref(ew.storage_type(s.vt)), _memref(i32), _memref(i64), _memref(i32), _memref(i64), i64]
-        else:
-            types.append(_memref(ew.storage_type(s.vt)))
-    types += [_memref(ew.storage_type(plan.kinds[v].vt)) for v in stage.opaque_in]
-    types += [_memref(ew.storage_type(o.vt)) for _, o in stage.sinks]
-    return types
-
-
 def build_kernels(op: VectorizedPipelineOp, plan: KernelPlan) -> list[func.FuncOp]:
     """The task-kernel functions of a pipeline whose plan succeeded, one per stage."""
     return [_KernelGen(op, plan, stage).build() for stage in plan.stages]
@@ -115,7 +88,8 @@ class _KernelGen(SparseAggregations):
 
     def __init__(self, op: VectorizedPipelineOp, plan: KernelPlan, stage: Stage):
         self.op, self.plan, self.kinds, self.stage = op, plan, plan.kinds, stage
-        self.entry = Block(arg_types=kernel_arg_types(plan, stage))
+        self.params = stage_params(plan, stage)
+        self.entry = Block(arg_types=abi.kernel_types(self.params))
         self.b = ew.Builder(self.entry)
         self.inputs: dict[SSAValue, _Input] = {}
         self.outs: list[SSAValue] = []
@@ -148,7 +122,8 @@ class _KernelGen(SparseAggregations):
         status = self._status()
         b.emit(func.ReturnOp(b.add(arith.ExtUIOp(status, i64))))
         f = func.FuncOp(self.stage.name, (list(self.entry.arg_types), [i64]), Region(self.entry))
-        f.attributes[TASK_KERNEL] = UnitAttr()
+        f.attributes[abi.TASK_KERNEL_ATTR] = UnitAttr()
+        f.attributes[abi.ABI_ATTR] = abi.encode(self.params)
         return f
 
     def _bind_args(self) -> None:
@@ -156,8 +131,8 @@ class _KernelGen(SparseAggregations):
         for arg, s in zip(self.op.body.block.args, self.plan.inputs):
             if s.form == "csr":
                 data, i32_, i64_, p32, p64, wide = (next(args) for _ in range(6))
-                flag = self._bit(wide, 1)
-                ones = self._bit(wide, 2) if s.vt in ("f64", "f32") else None
+                flag = self._bit(wide, abi.CSR_INDEX64)
+                ones = self._bit(wide, abi.CSR_ALL_ONES) if ew.is_float(s.vt) else None
                 self.inputs[arg] = _Input("csr", data, i32_, i64_, p32, p64, flag, ones)
             else:
                 self.inputs[arg] = _Input(s.form, next(args))
@@ -507,25 +482,26 @@ class _KernelGen(SparseAggregations):
 # ---------------------------------------------------------------------------------------------------------------------
 
 
+def kernel_module(op: VectorizedPipelineOp, plan: KernelPlan) -> ModuleOp:
+    """`builtin.module @vp_<hash>` with the pipeline's stage kernels: what the JIT compiles into one object."""
+    return ModuleOp(build_kernels(op, plan), sym_name=StringAttr(plan.name))
+
+
 @dataclass(frozen=True)
 class LowerPipelineToLoopsPass(ModulePass):
-    """Adds one task-kernel function per lowerable pipeline and names it in the pipeline's `daphne.kernel`
-    attribute; other pipelines get `daphne.native = "fallback: <reason>"`."""
+    """Adds one kernel module per distinct lowerable pipeline and names it on the pipeline (`daphne.kernel`);
+    other pipelines get `daphne.native = "fallback: <reason>"`."""
 
     name = "lower-pipeline-to-loops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        known = {f.sym_name.data for f in op.ops if isinstance(f, func.FuncOp)}
+        known = {m.sym_name.data for m in op.ops if isinstance(m, ModuleOp) and m.sym_name is not None}
         for pipe in [p for p in op.walk() if isinstance(p, VectorizedPipelineOp)]:
             plan, why = try_plan(pipe)
-            if plan is None:
-                pipe.attributes["daphne.native"] = StringAttr(f"fallback: {why}")
-                continue
-            if plan.name not in known:
-                known.add(plan.name)
-                for f in build_kernels(pipe, plan):
-                    op.body.block.add_op(f)
-            names = [SymbolRefAttr(st.name) for st in plan.stages]
-            pipe.attributes["daphne.kernel"] = names[0] if len(names) == 1 else ArrayAttr(names)
-            if plan.opaque:
-                pipe.attributes["daphne.opaque"] = ArrayAttr([StringAttr(o.name) for o, _ in plan.opaque])
+            if plan is not None and plan.name not in known:
+                try:
+                    op.body.block.add_op(kernel_module(pipe, plan))
+                    known.add(plan.name)
+                except Unsupported as e:
+                    plan, why = None, str(e)
+            annotate(pipe, plan, why)

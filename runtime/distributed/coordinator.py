@@ -36,9 +36,9 @@ from typing import Any
 from daphnec.dialects.value_types import Combine, Split
 from daphnec.runtime import testing_hooks
 from daphnec.runtime.distributed import serialization as ser
-from daphnec.runtime.distributed.liveness import CoordinatorLiveness
+from daphnec.runtime.distributed.liveness import CoordinatorLiveness, watchable
 from daphnec.runtime.distributed.placement import PlacementCache
-from daphnec.runtime.distributed.protocol import Backoff, Comms, Tag, send_control, try_recv_control
+from daphnec.runtime.distributed.protocol import Backoff, Comms, Tag, pmi_abort, send_control, try_recv_control
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.scheduling.partitioning import SCHEMES, tasks
 from daphnec.runtime.values import INT_VTS, is_csr, wrap_int
@@ -202,7 +202,9 @@ class Coordinator:
         """Per worker, rows computed and seconds spent computing them."""
         self.speed: dict[int, float] = {}
         """Per worker, rows per second (what stealing a worker's last chunk may pay off against)."""
-        self.liveness = CoordinatorLiveness(comms.live, self.workers, self._on_failure)
+        self.detached: set[int] = set()
+        self.liveness = CoordinatorLiveness(comms.live, self.workers, self._on_failure, watchable(comms.peers),
+                                            self._has_detached)  # fmt: skip
 
     # -- start-up and shutdown -------------------------------------------------------------------------------------
 
@@ -224,17 +226,23 @@ class Coordinator:
             self._check()
             for w in self.workers:
                 send_control(self.comms.ctrl, w, Tag.DETACH)
-            waiting = set(self.workers)
             backoff = Backoff()
-            while waiting:
-                m = try_recv_control(self.comms.ctrl, _any_source())
-                if m is not None and m[1] == Tag.DETACHED:
-                    waiting.discard(m[0])
-                    continue
+            while self.detached != set(self.workers):
+                with self.liveness.lock:  # a worker that has detached may end: see _has_detached
+                    m = try_recv_control(self.comms.ctrl, _any_source())
+                    if m is not None and m[1] == Tag.DETACHED:
+                        self.detached.add(m[0])
+                        continue
                 self._check()
                 backoff.idle()
         self.liveness.stop()
         self._write_stats()
+
+    def _has_detached(self, rank: int) -> bool:
+        """Whether worker `rank`, whose process has ended, had detached first (the liveness thread asks, holding
+        the lock under which `detach` receives DETACHED messages)."""
+
+        return rank in self.detached or self.comms.ctrl.iprobe(source=rank, tag=int(Tag.DETACHED))
 
     def _on_failure(self, rank: int, reason: str) -> None:
         """Called by the liveness thread. Inside a call, the main thread raises at its next check; otherwise the
@@ -594,8 +602,8 @@ def _wrap(results: Results, result_vts: Sequence[str | None] | None) -> Results:
 
 
 def report_and_abort(message: str | None, comms: Comms, code: int = 3) -> None:
-    """Print the failure (if not None) after whatever the script printed so far and end every rank (MPI_Abort:
-    the process manager kills the job, so no worker is left behind)."""
+    """Print the failure (if not None) after whatever the script printed so far and end every rank: the process
+    manager kills the job (`pmi_abort`, else MPI_Abort), so no worker is left behind."""
     try:
         sys.stdout.flush()
     except (OSError, ValueError):
@@ -603,6 +611,8 @@ def report_and_abort(message: str | None, comms: Comms, code: int = 3) -> None:
     if message is not None:
         sys.stderr.write(f"error: {message}\n")
         sys.stderr.flush()
+    if pmi_abort(code):
+        time.sleep(10)  # hydra kills this process within milliseconds; if not, MPI_Abort does
     comms.world.Abort(code)
 
 

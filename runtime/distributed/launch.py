@@ -17,17 +17,28 @@ from __future__ import annotations
 
 import signal
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
 from daphnec.runtime.distributed import coordinator as coord
-from daphnec.runtime.distributed.protocol import COORDINATOR, Comms, make_comms
+from daphnec.runtime.distributed import liveness
+from daphnec.runtime.distributed.protocol import COORDINATOR, Comms, make_comms, pmi_abort
 from daphnec.runtime.distributed.worker import Worker, redirect_stdout
 
 COORDINATOR_ROLE, WORKER_ROLE, LOCAL_ROLE = "coordinator", "worker", "local"
 
 _WORKER: Worker | None = None
 _COMMS: Comms | None = None
+REPORT_GRACE = 2.0
+"""Seconds the supervisor of a rank that died after start-up waits before hydra learns of it (its PMI socket
+closes). A coordinator on the same machine sees the dead process itself within a fraction of a second and ends the
+job with a located `distributed worker rank N failed` (exit 3); hydra would otherwise kill every rank at once (its
+default) or now and then even with -disable-auto-cleanup. A coordinator on another machine learns of the death
+only from hydra: the job then ends about this much later (well within 10 s)."""
+_READY_FD: int | None = None
+"""The child of `supervise`: the pipe on which it tells its parent that it has started."""
+_SIGUSR1_SEEN = False
 
 
 def start(
@@ -36,22 +47,27 @@ def start(
     warn: Callable[[str], None] | None = None,
 ) -> str:
     """Initialise MPI and take this rank's role. `warn` prints the single-rank warning (once the script has
-    compiled: a script that does not even parse gets only its own error)."""
+    compiled: a script that does not even parse gets only its own error). Until this returns the rank is starting
+    up: if any rank dies meanwhile, its supervisor ends the whole job (`supervise`)."""
     global _WORKER, _COMMS
     world = _init_mpi()
     if world is None or world.Get_size() < 2:
         coord.ACTIVE = coord.LocalRunner(compile_body, warn)
+        _started()
         return LOCAL_ROLE
     _COMMS = make_comms(world)
+    _COMMS.peers = world.allgather(liveness.me())  # collective, so still start-up: guarded by the supervisors
     if _COMMS.rank == COORDINATOR:
         c = coord.Coordinator(_COMMS)
         coord.ACTIVE = c
         _on_sigusr1(c.liveness.alarm.set)
         c.start()
+        _started()
         return COORDINATOR_ROLE
     redirect_stdout()
     _WORKER = Worker(_COMMS, compile_body, configure)
     _on_sigusr1(_WORKER.liveness.alarm.set)
+    _started()
     return WORKER_ROLE
 
 
@@ -73,35 +89,86 @@ def supervise() -> int | None:
     notifies the survivors (SIGUSR1, with -disable-auto-cleanup) and the coordinator reports the failure itself.
     Without -disable-auto-cleanup hydra still ends the job at once (and names the PID of the dead process).
 
+    Start-up is the parent's alone: a rank that dies before or inside MPI_Init (or in the collective set-up after
+    it) leaves the others waiting in MPI_Init or a collective for ever, and hydra does nothing about a process
+    that never finished PMI's handshake. So the child reports through a pipe when it has started (`_started`);
+    a child that ends before that makes its parent abort the whole job through the process manager (PMI abort).
+
     The parent uses no MPI. It keeps its inherited copy of the PMI socket open until it has printed which rank died
     (hydra acts when that socket closes), forwards termination signals to the child, and ignores SIGUSR1 (meant for
     the child). Both are in one process group, so hydra's cleanup (a kill of the group) ends both."""
     import os
 
+    global _READY_FD
     parent = os.getpid()
+    ready_r, ready_w = os.pipe()
     pid = os.fork()
     if pid == 0:
+        os.close(ready_r)
+        _READY_FD = ready_w
         _die_with(parent)
+        _record_sigusr1()
         return None
+    os.close(ready_w)
     signal.signal(signal.SIGUSR1, signal.SIG_IGN)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         signal.signal(sig, lambda signum, frame: os.kill(pid, signum))
-    while True:
-        try:
-            _, status = os.waitpid(pid, 0)
-            break
-        except InterruptedError:
-            continue
-    if os.WIFEXITED(status):
-        return os.waitstatus_to_exitcode(status)
-    sig = os.WTERMSIG(status)
+    status = _wait_child(pid)
+    started = _child_started(ready_r)
+    code = os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
+    if started and os.WIFEXITED(status):
+        return code
     rank = os.environ.get("PMI_RANK", os.environ.get("PMI_ID", "?"))
     role = "coordinator" if rank == "0" else "worker"
-    sys.stderr.write(f"daphnec: distributed {role} rank {rank} (pid {pid}) was killed by signal {sig} "
-                     f"({signal.Signals(sig).name})\n")  # fmt: skip
+    how = f"exited with status {code}"
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        how = f"was killed by signal {sig} ({signal.Signals(sig).name})"
+    when = "" if started else " during start-up; ending the job"
+    sys.stderr.write(f"daphnec: distributed {role} rank {rank} (pid {pid}) {how}{when}\n")
     sys.stderr.flush()
+    if not started:
+        pmi_abort(code)
+    else:
+        time.sleep(REPORT_GRACE)  # the coordinator may end the job first, with the failure's location
     _close_pmi_socket()  # only now does hydra learn that this rank is gone
-    return 128 + sig
+    return code
+
+
+def _wait_child(pid: int) -> int:
+    import os
+
+    while True:
+        try:
+            return os.waitpid(pid, 0)[1]
+        except InterruptedError:
+            continue
+
+
+def _child_started(ready_r: int) -> bool:
+    import os
+
+    os.set_blocking(ready_r, False)
+    try:
+        return os.read(ready_r, 1) == b"1"
+    except OSError:
+        return False
+    finally:
+        os.close(ready_r)
+
+
+def _started() -> None:
+    """The child of `supervise` has started (MPI initialised, communicators and peers set up, liveness running):
+    from now on a death is the liveness check's to report."""
+    import os
+
+    global _READY_FD
+    if _READY_FD is not None:
+        os.write(_READY_FD, b"1")
+        os.close(_READY_FD)
+        _READY_FD = None
+    if _SIGUSR1_SEEN:  # hydra reported a dead process while this rank was still starting
+        signal.raise_signal(signal.SIGUSR1)
 
 
 def _close_pmi_socket() -> None:
@@ -141,6 +208,16 @@ def _init_mpi() -> Any:
     except ImportError:
         return None
     return MPI.COMM_WORLD
+
+
+def _record_sigusr1() -> None:
+    """Until the liveness check runs, hydra's SIGUSR1 (some process died) is remembered, not fatal."""
+
+    def seen(signum: int, frame: object) -> None:
+        global _SIGUSR1_SEEN
+        _SIGUSR1_SEEN = True
+
+    signal.signal(signal.SIGUSR1, seen)
 
 
 def _on_sigusr1(action: Callable[[], None]) -> None:

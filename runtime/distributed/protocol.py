@@ -36,10 +36,11 @@ Tags (DAPHNE's MPIHelper.h numbers in brackets where the meaning is the same):
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
 
@@ -84,7 +85,11 @@ class Timing:
     ping_interval: float = testing_hooks.dist_ping_interval(0.25)
     """Seconds between liveness pings of the coordinator to each worker."""
     deadline: float = testing_hooks.dist_deadline(4.0)
-    """A worker that has not answered a ping for this long is declared failed (ping_interval + deadline < 10 s)."""
+    """A rank whose process stays stopped (SIGSTOP) this long hangs; after hydra's SIGUSR1, a worker that hears no
+    ping for this long concludes the coordinator died (ping_interval + deadline < 10 s)."""
+    hang: float = 60.0
+    """A worker that answers no ping for this long while its process uses no CPU time (or, on another machine,
+    shows no other sign of life) hangs. Never a verdict on speed: a busy worker that computes is only slow."""
     spin: float = 0.005
     """Seconds a rank re-tests in-flight transfers without sleeping (keeps MPI bandwidth on large messages)."""
     max_sleep: float = 0.001
@@ -92,6 +97,20 @@ class Timing:
 
 
 TIMING = Timing()
+
+
+def pmi_abort(code: int) -> bool:
+    """Ask the process manager to end the whole job: PMI-1's `abort` command on the PMI socket (what MPI_Abort
+    sends, without mpich's `Abort(n) on node ...` banner; hydra then kills every rank on every node). False when
+    this process has no PMI socket (not started by mpiexec)."""
+    pmi_fd = os.environ.get("PMI_FD", "")
+    if not pmi_fd.isdigit():
+        return False
+    try:
+        os.write(int(pmi_fd), f"cmd=abort exitcode={code}\n".encode("ascii"))
+    except OSError:
+        return False
+    return True
 
 
 @dataclass
@@ -102,6 +121,8 @@ class Comms:
     ctrl: Any
     data: Any
     live: Any
+    peers: list[Any] = field(default_factory=list)
+    """Per rank, who its MPI process is (`liveness.Peer`), exchanged at start-up."""
 
     @property
     def rank(self) -> int:

@@ -5,7 +5,7 @@ The worker never sees the script. Per PIPELINE message it
 2. posts the receives for the replicas and rows announced in the message, then compiles the shipped IR text
    while they arrive — once per text: compiled bodies are cached by the coordinator's body key, so a pipeline in
    a loop compiles once per worker. The compiler lives above the runtime, so `compile_body` is injected
-   (tools/driver.py passes `compiler.passes.distribute.compile_shipped_body`);
+   (tools/driver.py passes `compiler.shipped.compile_shipped_body`);
 3. runs its tasks — the one in the message, then (dynamic scheduling) TASK messages until STOP — through the
    compiled body, which runs the local vectorized engine with the coordinator's scheduler flags (`--num-threads`,
    `--partitioning`, `--grain-size`, `--queue_layout`, ..., received once in the CONFIG message; DAPHNE's workers
@@ -27,7 +27,7 @@ from typing import Any
 
 from daphnec.runtime import testing_hooks
 from daphnec.runtime.distributed import serialization as ser
-from daphnec.runtime.distributed.liveness import WorkerLiveness
+from daphnec.runtime.distributed.liveness import WorkerLiveness, watchable
 from daphnec.runtime.distributed.placement import ObjectStore
 from daphnec.runtime.distributed.protocol import (
     COORDINATOR,
@@ -60,7 +60,7 @@ class Worker:
         self.store = ObjectStore()
         self.bodies: dict[int, Callable[..., tuple[object, ...]] | Exception] = {}
         self.chunk = DEFAULT_CHUNK
-        self.liveness = WorkerLiveness(comms.live, self.rank)
+        self.liveness = WorkerLiveness(comms.live, self.rank, watchable(comms.peers).get(COORDINATOR))
         self.received = 0.0
         """Seconds spent waiting for shipped data since the last result (reported with it)."""
         self.sending: list[Any] = []
@@ -69,7 +69,8 @@ class Worker:
         self.slowdown = factor if slow_rank == self.rank else 1.0
 
     def serve(self) -> int:
-        """The worker loop (DAPHNE's joinComputingTeam); returns the exit status after DETACH."""
+        """The worker loop (DAPHNE's joinComputingTeam); returns the exit status after DETACH. The liveness thread
+        stops before DETACHED goes out: the coordinator may end right after it."""
         self.liveness.start()
         try:
             while True:
@@ -84,6 +85,7 @@ class Worker:
 
                     serve_job(self, msg)
                 elif tag == Tag.DETACH:
+                    self.liveness.stop()
                     send_control(self.comms.ctrl, COORDINATOR, Tag.DETACHED)
                     return 0
         finally:

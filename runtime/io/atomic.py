@@ -1,14 +1,30 @@
 """Atomic file replacement: write to a temporary file in the target's folder, then rename it into place.
 
 A rename within one file system is atomic, so a reader (or a later run) sees either the old file or the complete
-new one, never half a file, even if the writer is killed. A data file and its `.meta` are prepared side by side and
-renamed one right after the other, data first.
+new one, never half a file, even if the writer is killed. Beyond that:
+
+- **A data file and its `.meta` are one pair.** Both temporary files are written first, then the data file is
+  renamed into place and the `.meta` last. The data file carries the `.meta` it was written with in an extended
+  attribute (`user.daphnec.meta`; DAPHNE's own bytes stay untouched), so a reader finds a pair that a kill between
+  the two renames left mismatched (`check_pair`). If the `.meta` rename fails, the old data file comes back (it
+  was kept as a hard link until then).
+- **Interruptions clean up.** SIGTERM and SIGHUP during a write raise like SIGINT does (KeyboardInterrupt), so the
+  temporary files are removed; then the signal is delivered again with its default action (the process ends as
+  it would have). A writer killed outright (SIGKILL, a crash) leaves its temporary files: they are named after
+  host and pid (`.<name>.daphnec-<host>-<pid>-<random>.tmp`), and the next write to that folder removes those of
+  dead writers on this host that belong to this user, and nothing else.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import secrets
+import signal
+import socket
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from typing import BinaryIO
@@ -16,6 +32,21 @@ from typing import BinaryIO
 from daphnec.runtime.errors import DaphneRuntimeError
 
 Writer = Callable[[BinaryIO], None]
+
+META_XATTR = "user.daphnec.meta"
+"""Extended attribute of a written data file: the `.meta` text written with it."""
+
+_TEMP = re.compile(r"^\..*\.daphnec-(?P<host>.+)-(?P<pid>\d+)-[a-z0-9_]+\.tmp$")
+_TERMINATIONS = (signal.SIGTERM, signal.SIGHUP)
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived during a write (a BaseException, like KeyboardInterrupt: no `except Exception`
+    may swallow it)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
 
 
 def _umask() -> int:
@@ -28,12 +59,16 @@ def _open_error(path: str, e: OSError) -> DaphneRuntimeError:
     return DaphneRuntimeError(f"cannot open file '{path}' for writing: {e.strerror or e}")
 
 
+def _prefix(path: str) -> str:
+    return f".{os.path.basename(path)}.daphnec-{socket.gethostname()}-{os.getpid()}-"
+
+
 @contextmanager
 def _temp_for(path: str) -> Iterator[tuple[str, BinaryIO]]:
     """A temporary file next to `path` (removed again unless the caller renamed it)."""
     folder = os.path.dirname(os.path.abspath(path))
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
+        fd, tmp = tempfile.mkstemp(prefix=_prefix(path), suffix=".tmp", dir=folder)
     except OSError as e:
         raise _open_error(path, e) from None
     try:
@@ -41,27 +76,170 @@ def _temp_for(path: str) -> Iterator[tuple[str, BinaryIO]]:
         with os.fdopen(fd, "wb") as f:
             yield tmp, f
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        _unlink(tmp)
 
 
-def write_files(files: list[tuple[str, Writer]]) -> None:
-    """Write every `(path, writer)` pair to its own temporary file, then rename them into place in order.
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
-    If a writer fails, no target is touched and every temporary file is removed again.
-    """
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep(folder: str) -> list[str]:
+    """Remove the temporary files that dead writers (on this host, of this user) left in `folder`; returns them."""
+    host, uid, removed = socket.gethostname(), os.getuid(), []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for e in entries:
+        m = _TEMP.match(e.name)
+        if m is None or m["host"] != host or _alive(int(m["pid"])):
+            continue
+        try:
+            st = e.stat(follow_symlinks=False)
+            if e.is_file(follow_symlinks=False) and st.st_uid == uid:
+                os.unlink(e.path)
+                removed.append(e.path)
+        except OSError:
+            continue
+    return removed
+
+
+@contextmanager
+def _terminations_raise() -> Iterator[None]:
+    """While writing, SIGTERM/SIGHUP raise `Terminated` (only where they would otherwise just kill the process:
+    a handler someone installed is left alone, and only the main thread can handle signals)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    installed = {}
+
+    def handler(signum: int, frame: object) -> None:
+        raise Terminated(signum)
+
+    for sig in _TERMINATIONS:
+        if signal.getsignal(sig) == signal.SIG_DFL:
+            installed[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, old in installed.items():
+            signal.signal(sig, old)
+
+
+def write_files(files: list[tuple[str, Writer]], meta: str | None = None) -> None:
+    """Write every `(path, writer)` pair to its own temporary file, then rename them into place in order. With
+    `meta` (the text of the last file, the `.meta` of the others), each other file records it (`META_XATTR`) and
+    the renames keep data and `.meta` a pair.
+
+    If a writer fails, no target is touched and every temporary file is removed again. SIGTERM/SIGHUP clean up
+    the same way and then end the process with the signal."""
+    try:
+        with _terminations_raise():
+            _write_files(files, meta)
+    except Terminated as t:
+        signal.signal(t.signum, signal.SIG_DFL)
+        os.kill(os.getpid(), t.signum)
+        raise
+
+
+_SWEPT: set[str] = set()
+"""Folders this process has swept already (leftovers of writers that died before it started)."""
+
+
+def _write_files(files: list[tuple[str, Writer]], meta: str | None) -> None:
+    for folder in {os.path.dirname(os.path.abspath(p)) for p, _ in files} - _SWEPT:
+        sweep(folder)
+        _SWEPT.add(folder)
     with ExitStack() as stack:
         temps = []
-        for path, writer in files:
+        for i, (path, writer) in enumerate(files):
             tmp, f = stack.enter_context(_temp_for(path))
             try:
                 writer(f)
                 f.flush()
             except OSError as e:
                 raise DaphneRuntimeError(f"cannot write file '{path}': {e.strerror or e}") from None
+            if meta is not None and i < len(files) - 1:
+                _tag(tmp, meta)
             temps.append((tmp, path))
-        for tmp, path in temps:
-            try:
-                os.replace(tmp, path)
-            except OSError as e:
-                raise _open_error(path, e) from None
+        backups = [stack.enter_context(_backup(path)) for _, path in temps[:-1]]
+        placed: list[str] = []
+        try:
+            for tmp, path in temps:
+                _replace(tmp, path)
+                placed.append(path)
+        except BaseException:
+            _restore(placed, backups)
+            raise
+
+
+def _restore(placed: list[str], backups: list[str | None]) -> None:
+    """Put back what the renames in `placed` replaced (a file that did not exist before goes away again)."""
+    for path, backup in zip(placed, backups):
+        try:
+            if backup is not None:
+                os.replace(backup, path)
+            else:
+                os.unlink(path)
+        except OSError:
+            pass
+
+
+def _replace(tmp: str, path: str) -> None:
+    try:
+        os.replace(tmp, path)
+    except OSError as e:
+        raise _open_error(path, e) from None
+
+
+@contextmanager
+def _backup(path: str) -> Iterator[str | None]:
+    """A hard link to the current `path` until the whole pair is in place (None if there is nothing to keep)."""
+    backup = f"{os.path.dirname(os.path.abspath(path))}/{_prefix(path)}{secrets.token_hex(4)}.tmp"
+    try:
+        os.link(path, backup, follow_symlinks=False)
+    except OSError:
+        yield None
+        return
+    try:
+        yield backup
+    finally:
+        _unlink(backup)
+
+
+def _tag(tmp: str, meta: str) -> None:
+    """Record `meta` on the data file, with the file's size and modification time: a file changed since (edited,
+    appended to) no longer vouches for a `.meta`."""
+    st = os.stat(tmp)
+    record = json.dumps({"meta": meta, "size": st.st_size, "mtime_ns": st.st_mtime_ns})
+    try:
+        os.setxattr(tmp, META_XATTR, record.encode("utf-8"))
+    except OSError:  # a file system without user attributes: the pair is only as safe as the renames
+        pass
+
+
+def written_meta(data_path: str) -> str | None:
+    """The `.meta` text the data file was written with, if daphnec wrote it and nobody changed it since (None
+    otherwise, also on file systems without user attributes)."""
+    try:
+        record = json.loads(os.getxattr(data_path, META_XATTR))
+        st = os.stat(data_path)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or (record.get("size"), record.get("mtime_ns")) != (st.st_size, st.st_mtime_ns):
+        return None
+    meta = record.get("meta")
+    return meta if isinstance(meta, str) else None

@@ -33,6 +33,7 @@ from typing import BinaryIO
 import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.memory import check_alloc
 from daphnec.runtime.values import dtype_of, object_matrix, parse_int, to_f32
 
 _PARALLEL_COPY_CELLS = 1 << 20
@@ -226,6 +227,7 @@ def read_matrix(path: str, rows: int, cols: int, vt: str, who: str = "readMatrix
     """A dense rows x cols matrix of value type `vt`."""
     if rows == 0 or cols == 0:
         return np.empty((rows, cols), dtype=dtype_of(vt))
+    check_alloc(who, rows, cols, vt)
     vts = [vt] * cols
     table = _arrow_table(path, vts, rows)
     if table is not None:
@@ -235,6 +237,25 @@ def read_matrix(path: str, rows: int, cols: int, vt: str, who: str = "readMatrix
     for j, c in enumerate(columns):
         out[:, j] = c
     return out
+
+
+def dense_shape(path: str, rows: int, cols: int, nnz: int) -> bool:
+    """Whether the file is a dense rows x cols CSV rather than DAPHNE's sparse one (`nnz` lines of `row,col`): its
+    first line has `cols` cells where a position has 2, or (cols == 2) it has `rows` lines where positions would
+    have `nnz`. Quotes are not looked at: a sparse CSV holds numbers only."""
+    with open(path, "rb") as f:
+        first = f.readline()
+        if not first:
+            return False
+        cells = first.count(b",") + 1
+        if cells != 2 or cols != 2:
+            return cells == cols and cells != 2
+        lines, last = 1, b"\n"
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            lines += chunk.count(b"\n")
+            last = chunk[-1:]
+    lines += last != b"\n"  # a last line without a line end
+    return lines == rows != nnz
 
 
 def read_coo(path: str, rows: int, cols: int, nnz: int, vt: str, who: str = "readMatrix"):

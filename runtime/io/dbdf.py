@@ -23,6 +23,7 @@ import numpy as np
 from daphnec.dialects.value_types import DTYPES
 from daphnec.dialects.value_types import VT_CODES as VALUE_TYPE_CODES
 from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.memory import check_alloc
 
 VT_CODES: dict[str, int] = {vt: code for vt, code in VALUE_TYPE_CODES.items() if vt != "str"}
 """DAPHNE's ValueTypeCode of each value type a .dbdf matrix may hold (the numeric ones: no string matrices)."""
@@ -124,6 +125,8 @@ def read(path: str, rows: int, cols: int, vt: str, sparse: bool):
         raise DaphneRuntimeError(f'readMatrix: \'{path}\' holds {fvt} values, but its .meta says "valueType": "{vt}"')
     with open(path, "rb") as f:
         f.seek(_HEADER.size)
+        if not sparse:
+            check_alloc("readMatrix", rows, cols, vt)
         m = _read_block(f, path, rows, cols, vt)
         if f.read(1):
             raise DaphneRuntimeError(f"readMatrix: '{path}' has unexpected bytes after the matrix data")

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from daphnec.dialects.value_types import VT_OF_CODE
 from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.memory import machine_bytes
 
 META_VALUE_TYPES = (*(VT_OF_CODE[c] for c in sorted(VT_OF_CODE)), "bool")
 """Value-type names a `.meta` file may use: DAPHNE's ValueTypeCode names, plus `bool` (a daphnec extension, so that
@@ -29,13 +31,45 @@ class MetaDataError(DaphneRuntimeError):
     """A missing or malformed `.meta` file (the compiler reports it as a compile error)."""
 
 
+class Repeated(Sequence[str]):
+    """One value type for every column, without a table of `numCols` entries: a tiny `.meta` may claim
+    `"numCols": 1e11` (compares equal to the tuple it stands for)."""
+
+    def __init__(self, vt: str, n: int):
+        self.vt, self.n = vt, n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return (self.vt,) * len(range(*i.indices(self.n)))
+        if not -self.n <= i < self.n:
+            raise IndexError(i)
+        return self.vt
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Repeated):
+            return (self.vt, self.n) == (other.vt, other.n) or self.n == other.n == 0
+        if isinstance(other, tuple):
+            return len(other) == self.n and all(v == self.vt for v in other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.vt, self.n))
+
+    def __repr__(self) -> str:
+        return f"({self.vt!r},) * {self.n}"
+
+
 @dataclass(frozen=True)
 class FileMeta:
     """The contents of a `.meta` file; `value_types` has one entry per column (all equal without a schema)."""
 
     num_rows: int
     num_cols: int
-    value_types: tuple[str, ...]
+    value_types: Sequence[str]
+    """Per column (a `Repeated` without a schema)."""
     labels: tuple[str, ...] | None = None
     num_non_zeros: int = -1
     is_hdfs: bool = False
@@ -66,11 +100,41 @@ def read_meta(data_path: str) -> FileMeta:
         raise MetaDataError(f"cannot read meta data file '{path}': {e.strerror or e}") from None
     except UnicodeDecodeError:
         raise MetaDataError(f"meta data file '{path}' is not valid UTF-8 text") from None
-    return parse_meta(text, path)
+    meta = parse_meta(text, path, data_path)
+    _check_pair(meta, data_path, path)
+    return meta
 
 
-def parse_meta(text: str, where: str) -> FileMeta:
-    """Parse meta data JSON text; `where` names the file in error messages."""
+def _check_pair(meta: FileMeta, data_path: str, where: str) -> None:
+    """A data file written by daphnec records its `.meta` (runtime/io/atomic.py): a different shape, type or
+    labels means the two files do not belong together (a write killed between its two renames)."""
+    from daphnec.runtime.io.atomic import written_meta
+
+    text = written_meta(data_path)
+    if text is None:
+        return
+    try:
+        then = parse_meta(text, where)
+    except MetaDataError:
+        return
+    if (then.num_rows, then.num_cols, then.labels) == (meta.num_rows, meta.num_cols, meta.labels) and (
+        then.value_types == meta.value_types
+    ):
+        return
+    raise MetaDataError(f"'{data_path}' and its .meta do not belong together: the data was written as "
+                        f"{_describe(then)}, but '{where}' describes {_describe(meta)} (was writing them "
+                        "interrupted? write both again)")  # fmt: skip
+
+
+def _describe(m: FileMeta) -> str:
+    if m.labels is None:
+        return f"a {m.num_rows}x{m.num_cols} {m.value_type} matrix"
+    return f"a {m.num_rows}x{m.num_cols} frame ({', '.join(m.value_types)})"
+
+
+def parse_meta(text: str, where: str, data_path: str | None = None) -> FileMeta:
+    """Parse meta data JSON text; `where` names the file in error messages. The sizes are checked against the data
+    file `data_path` (if it exists) before anything per column is built (`check_sizes`)."""
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
@@ -80,12 +144,13 @@ def parse_meta(text: str, where: str) -> FileMeta:
     rows = _size(doc, "numRows", where)
     cols = _size(doc, "numCols", where)
     nnz = _non_zeros(doc, where)
+    check_sizes(rows, cols, nnz, where, data_path)
     is_hdfs = _hdfs(doc, where)
     if "schema" not in doc:
         if "valueType" not in doc:
             raise MetaDataError(f'meta data file \'{where}\' needs a "valueType" key (or a "schema" for a frame)')
         vt = _value_type(doc["valueType"], "valueType", where, allow_empty=False)
-        return FileMeta(rows, cols, (vt,) * cols, None, nnz, is_hdfs)
+        return FileMeta(rows, cols, Repeated(vt, cols), None, nnz, is_hdfs)
     default = _value_type(doc["valueType"], "valueType", where, allow_empty=True) if "valueType" in doc else ""
     vts, labels = _schema(doc["schema"], default, where)
     if len(vts) != cols:
@@ -93,6 +158,28 @@ def parse_meta(text: str, where: str) -> FileMeta:
             f'meta data file \'{where}\': "schema" describes {len(vts)} column(s), but "numCols" is {cols}'
         )
     return FileMeta(rows, cols, tuple(vts), tuple(labels), nnz, is_hdfs)
+
+
+COLUMN_BYTES = 64
+"""A lower bound of what one column costs in per-column tables (labels, types, a frame's column object)."""
+
+
+def check_sizes(rows: int, cols: int, nnz: int, where: str, data_path: str | None) -> None:
+    """Refuse sizes that cannot be true before anything is allocated for them: more columns than this machine can
+    hold tables for, or (for an existing `.csv` data file) more cells than the file has bytes. A dense CSV row of
+    n cells has at least n - 1 separators and a line end; DAPHNE's sparse CSV has a `row,col` line per non-zero."""
+    if cols * COLUMN_BYTES > machine_bytes():
+        raise MetaDataError(f"meta data file '{where}': \"numCols\" is {cols}, more columns than this machine's "
+                            f"memory can describe")  # fmt: skip
+    if data_path is None or not data_path.endswith(".csv") or not os.path.isfile(data_path):
+        return
+    need = rows * cols - 1 if rows and cols else 0
+    if nnz >= 0:
+        need = min(need, 4 * nnz - 1 if nnz else 0)
+    size = os.path.getsize(data_path)
+    if size < need:
+        raise MetaDataError(f"meta data file '{where}' describes a {rows}x{cols} matrix, but '{data_path}' has only "
+                            f"{size} bytes (at least {need} needed)")  # fmt: skip
 
 
 def _size(doc: dict, key: str, where: str) -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.memory import check_alloc
 from daphnec.runtime.values import cast_matrix, dtype_of, is_csr
 
 _FIELDS = ("real", "integer", "pattern")
@@ -65,6 +66,8 @@ def read(path: str, rows: int, cols: int, vt: str, sparse: bool, who: str = "rea
         raise DaphneRuntimeError(
             f"{who}: '{path}' holds a {h.shape[0]}x{h.shape[1]} matrix, but its .meta says {rows}x{cols}"
         )
+    if not sparse or h.format == "array":
+        check_alloc(who, rows, cols, vt)
     try:
         if h.format == "array":
             dense = np.ascontiguousarray(fmm.read_array(path))

@@ -14,10 +14,12 @@ from __future__ import annotations
 import math
 import secrets
 import time
+from collections.abc import Iterator
 
 import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.memory import check_alloc
 from daphnec.runtime.values import FLOAT_VTS, INT_VTS, cast_scalar, dtype_of, object_matrix, wrap_int
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -34,6 +36,7 @@ def fill(value, rows: int, cols: int, vt: str) -> np.ndarray:
     """`fill(value, rows, cols)`: a rows x cols matrix of `value` (cast to `vt`)."""
     rows, cols = int(rows), int(cols)
     _check_dims("fill", rows, cols)
+    check_alloc("fill", rows, cols, vt)
     v = cast_scalar(value, vt)
     if vt == "str":
         return object_matrix([v] * (rows * cols), rows, cols)
@@ -91,7 +94,7 @@ def seq(frm, to, inc, vt: str) -> np.ndarray:
         if not np.isfinite(steps):
             raise DaphneRuntimeError(f"seq: too many elements for from={frm}, to={to}, inc={inc}")
         n = math.ceil(float(steps)) + 1
-        _check_size(n, frm, to, inc)
+        _check_size(n, frm, to, inc, vt)
         incs = np.full(n, i, dtype=dt)
         incs[0] = s
         vals = np.cumsum(incs, dtype=dt)  # sequential accumulation, exactly like `acc += inc`
@@ -101,15 +104,16 @@ def seq(frm, to, inc, vt: str) -> np.ndarray:
             vals = vals[:-1]
     else:
         n = abs(e - s) // abs(i) + 1
-        _check_size(n, frm, to, inc)
+        _check_size(n, frm, to, inc, vt)
         with np.errstate(all="ignore"):  # modular arithmetic == C++ accumulation with wrap-around
             vals = np.arange(n, dtype=np.int64).astype(dt) * dt.type(wrap_int(i, vt)) + dt.type(wrap_int(s, vt))
     return np.ascontiguousarray(vals.reshape(-1, 1))
 
 
-def _check_size(n: int, frm, to, inc) -> None:
+def _check_size(n: int, frm, to, inc, vt: str) -> None:
     if n > (1 << 40):
         raise DaphneRuntimeError(f"seq: too many elements ({n}) for from={frm}, to={to}, inc={inc}")
+    check_alloc("seq", n, 1, vt)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -180,7 +184,8 @@ def _uniform_int_one(gen: MT19937, urange: int) -> int:
 
 
 def _nonzero_ints(gen: MT19937, count: int, lo: int, hi: int, vt: str) -> np.ndarray:
-    """`count` draws of uniform_int_distribution<vt>(lo, hi), each redrawn while it is 0."""
+    """`count` draws of uniform_int_distribution<vt>(lo, hi), each redrawn while it is 0. Exactly the raw outputs
+    those draws take are consumed, so consecutive calls continue one stream (the kernels draw block by block)."""
     dt = dtype_of(vt)
     urange = hi - lo
     if urange > _M32:  # only si64/ui64 ranges wider than 32 bits: sequential
@@ -192,9 +197,7 @@ def _nonzero_ints(gen: MT19937, count: int, lo: int, hi: int, vt: str) -> np.nda
         return np.array(out, dtype=dt)
     parts, have = [], 0
     while have < count:
-        need = count - have
-        k = need + need // 8 + 64
-        r = gen.raw(k)
+        r = gen.raw(count - have)  # one raw output per attempt: all accepted values are used
         if urange == _M32:
             off = r
         else:
@@ -207,51 +210,54 @@ def _nonzero_ints(gen: MT19937, count: int, lo: int, hi: int, vt: str) -> np.nda
         else:
             vals = (off.astype(np.int64) + np.int64(lo)).astype(dt)
         vals = vals[vals != 0]
-        parts.append(vals[:need])
-        have += min(len(vals), need)
-    return np.concatenate(parts) if parts else np.empty(0, dtype=dt)
+        parts.append(vals)
+        have += len(vals)
+    return np.concatenate(parts) if len(parts) != 1 else parts[0]
 
 
 def _nonzero_reals(gen: MT19937, count: int, lo: float, hi: float, vt: str) -> np.ndarray:
-    """`count` draws of uniform_real_distribution<vt>(lo, hi), each redrawn while it is 0."""
+    """`count` draws of uniform_real_distribution<vt>(lo, hi), each redrawn while it is 0 (exactly the raw outputs
+    they take are consumed, as in `_nonzero_ints`)."""
     parts, have = [], 0
     while have < count:
-        need = count - have
-        k = need + need // 64 + 16
+        k = count - have
         if vt == "f64":
             r = gen.raw(2 * k).reshape(k, 2)
-            s = r[:, 0].astype(np.float64) + r[:, 1].astype(np.float64) * 4294967296.0
-            u = s / 18446744073709551616.0
+            u = r[:, 0].astype(np.float64)
+            u += r[:, 1].astype(np.float64) * 4294967296.0
+            u /= 18446744073709551616.0
             u[u >= 1.0] = np.nextafter(1.0, 0.0)
-            vals = u * (np.float64(hi) - np.float64(lo)) + np.float64(lo)
+            u *= np.float64(hi) - np.float64(lo)
+            u += np.float64(lo)
         else:
             f = np.float32
             u = gen.raw(k).astype(f) / f(4294967296.0)
             u[u >= f(1.0)] = np.nextafter(f(1.0), f(0.0))
-            vals = u * (f(hi) - f(lo)) + f(lo)
-        vals = vals[vals != 0]
-        parts.append(vals[:need])
-        have += min(len(vals), need)
-    return np.concatenate(parts) if parts else np.empty(0, dtype=dtype_of(vt))
+            u = u * (f(hi) - f(lo)) + f(lo)
+        vals = u[u != 0]
+        parts.append(vals)
+        have += len(vals)
+    return np.concatenate(parts) if len(parts) != 1 else parts[0]
 
 
-def _index_draws(gen: MT19937, count: int, n_cells: int) -> list[int]:
-    """At least `count` consecutive draws of uniform_int_distribution<int>(0, n_cells - 1).
+def _index_draws(gen: MT19937, count: int, n_cells: int) -> np.ndarray:
+    """At least `count` consecutive draws of uniform_int_distribution<int>(0, n_cells - 1) (uint64).
 
     Every raw output taken from `gen` is accounted for (accepted draws are all returned, in order), so repeated
     calls continue the same stream.
     """
     if n_cells > (1 << 31) - 1:
         raise DaphneRuntimeError(f"RandMatrix - too many cells ({n_cells}) for an int index distribution")
-    out: list[int] = []
+    parts, have = [], 0
     uerange = np.uint64(n_cells)
     thr = np.uint64((-n_cells & _M32) % n_cells)
-    while len(out) < count:
-        need = count - len(out)
+    while have < count:
+        need = count - have
         prod = gen.raw(need + need // 8 + 64) * uerange
         ok = (prod & np.uint64(_M32)) >= thr
-        out.extend((prod[ok] >> np.uint64(32)).tolist())
-    return out
+        parts.append(prod[ok] >> np.uint64(32))
+        have += len(parts[-1])
+    return np.concatenate(parts) if len(parts) != 1 else parts[0]
 
 
 def _c_round(x: float) -> int:
@@ -278,10 +284,16 @@ def check_rand_args(rows: int, cols: int, lo, hi, sparsity: float, vt: str) -> N
         raise DaphneRuntimeError("sparsity has to be in the interval [0.0, 1.0]")
 
 
+BLOCK = 1 << 18
+"""Values (and selection draws) generated per round: the working memory of `rand` beyond its result is a few
+times this many elements, whatever the result's size."""
+
+
 def rand(rows: int, cols: int, min_, max_, sparsity: float, seed: int, vt: str) -> np.ndarray:
     """`rand(rows, cols, min, max, sparsity, seed)`: DAPHNE's dense RandMatrix (see module docstring).
 
-    `sparsity` is the fraction of non-zeros; floats are uniform in [min, max), integers in [min, max].
+    `sparsity` is the fraction of non-zeros; floats are uniform in [min, max), integers in [min, max]. The result
+    is allocated once and filled block by block, so the peak memory is the result plus O(BLOCK).
     """
     rows, cols, seed, sparsity = int(rows), int(cols), int(seed), float(sparsity)
     lo, hi = cast_scalar(min_, vt), cast_scalar(max_, vt)
@@ -289,7 +301,6 @@ def rand(rows: int, cols: int, min_, max_, sparsity: float, seed: int, vt: str) 
     if seed == -1:
         seed = secrets.randbits(63)
     gen_val = MT19937(seed)
-    gen_idx = MT19937(seed * 3)
     n = rows * cols
     dense = sparsity >= 0.5
     limit = _c_round((1.0 - sparsity) * cols * rows) if dense else _c_round(sparsity * cols * rows)
@@ -299,34 +310,30 @@ def rand(rows: int, cols: int, min_, max_, sparsity: float, seed: int, vt: str) 
             return _nonzero_reals(gen_val, count, lo, hi, vt)
         return _nonzero_ints(gen_val, count, lo, hi, vt)
 
-    values = draw(n) if dense else np.zeros(n, dtype=dtype_of(vt))
+    check_alloc("rand", rows, cols, vt)
+    if dense:
+        values = np.empty(n, dtype=dtype_of(vt))
+        for start in range(0, n, BLOCK):
+            values[start : start + BLOCK] = draw(min(BLOCK, n - start))
+    else:
+        values = np.zeros(n, dtype=dtype_of(vt))
     if limit:
-        selected = _knuth_select(gen_idx, n, limit)
-        if dense:
-            values[selected] = 0
-        else:
-            values[selected] = draw(len(selected))
+        for selected in _knuth_select(MT19937(seed * 3), n, limit):
+            values[selected] = 0 if dense else draw(len(selected))
     return values.reshape(rows, cols)
 
 
-def _knuth_select(gen: MT19937, n: int, limit: int) -> list[int]:
-    """Knuth's selection sampling as in RandMatrix.h: position i is chosen iff draw % (n - i) < (limit - chosen)."""
-    selected: list[int] = []
-    chosen = 0
-    draws: list[int] = []
-    pos = 0
-    for i in range(n):
-        if chosen >= limit:
-            break
-        if pos == len(draws):
-            draws = _index_draws(gen, min(n - i, max(4096, 2 * (limit - chosen))), n)
-            pos = 0
-        d = draws[pos]
-        pos += 1
-        if d % (n - i) < limit - chosen:
-            selected.append(i)
-            chosen += 1
-    return selected
+def _knuth_select(gen: MT19937, n: int, limit: int) -> Iterator[np.ndarray]:
+    """Knuth's selection sampling as in RandMatrix.h: position i is chosen iff draw % (n - i) < (limit - chosen).
+    Yields the chosen positions in increasing order, block by block (a compiled loop: `datagen_select`)."""
+    from daphnec.runtime.kernels.datagen_select import select
+
+    i = chosen = 0
+    while chosen < limit:
+        draws = _index_draws(gen, min(n - i, BLOCK), n)
+        positions = np.empty(len(draws), dtype=np.int64)
+        i, chosen, k = select(draws, i, n, chosen, limit, positions)
+        yield positions[:k]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -394,6 +401,7 @@ def sample(range_, size: int, with_replacement: bool, seed: int, vt: str) -> np.
     is_float = vt in FLOAT_VTS
     if not with_replacement and not is_float and range_ < size:
         raise DaphneRuntimeError(f"sample: without replacement, range ({range_}) must be >= size ({size})")
+    check_alloc("sample", size, 1, vt)
     if seed == -1:
         seed = secrets.randbits(63)
     gen = MT19937(seed)
@@ -445,8 +453,11 @@ def diag_column(arg) -> np.ndarray:
 
 def diag_matrix(arg) -> np.ndarray:
     """`diagMatrix(arg)`: the n x 1 column `arg` on the diagonal of an n x n zero matrix (DiagMatrix.h)."""
+    from daphnec.runtime.values import vt_of
+
     arg = diag_column(arg)
     r = arg.shape[0]
+    check_alloc("diagMatrix", r, r, vt_of(arg))
     if arg.dtype == object:
         res = object_matrix([""] * (r * r), r, r)
     else:

@@ -30,6 +30,7 @@ import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.kernels.datagen import check_rand_args, diag_column
+from daphnec.runtime.memory import check_alloc
 from daphnec.runtime.values import FLOAT_VTS, cast_scalar, csr_from_parts, dtype_of
 
 _M = 2147483647  # 2^31 - 1
@@ -310,6 +311,7 @@ def rand(rows: int, cols: int, min_, max_, sparsity: float, seed: int, vt: str):
         seed = time.time_ns()
     gen = MinstdRand0(seed)
     nnz = _c_round(rows * cols * sparsity)
+    check_alloc("rand", rows, cols, vt, "CSR matrix", cells=nnz, index_bytes=8)
     draw: Callable[..., np.ndarray] = _real_values if vt in FLOAT_VTS else _int_values
     values = draw(gen, nnz, lo, hi, vt)
     grow = sparsity <= 0.5
@@ -331,6 +333,7 @@ def fill(value, rows: int, cols: int, vt: str):
         raise DaphneRuntimeError(f"fill: the number of rows and columns must not be negative, got {rows}x{cols}")
     v = cast_scalar(value, vt)
     n = rows * cols if v != 0 else 0
+    check_alloc("fill", rows, cols, vt, "CSR matrix", cells=n, index_bytes=8)
     per_row = cols if n else 0
     indptr = np.arange(rows + 1, dtype=np.int64) * per_row
     indices = np.tile(np.arange(cols, dtype=np.int64), rows if n else 0)

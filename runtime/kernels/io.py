@@ -11,6 +11,7 @@ time, as DAPHNE does, and must still agree. A dense result is a numpy matrix, a 
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 
@@ -18,7 +19,7 @@ from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.frame import Frame
 from daphnec.runtime.io import atomic, csv, dbdf, mtx, parquet
 from daphnec.runtime.io.meta import FileMeta, frame_meta_json, matrix_meta_json, meta_path, read_meta
-from daphnec.runtime.values import cast_matrix, is_csr, vt_of
+from daphnec.runtime.values import cast_matrix, is_csr, to_csr, vt_of
 
 READ_MATRIX_EXTS = (".csv", ".mtx", ".dbdf", ".parquet")
 WRITE_MATRIX_EXTS = (".csv", ".dbdf", ".mtx", ".parquet")
@@ -110,8 +111,20 @@ def _read_matrix(filename: str, vt: str, sparse: bool, rows: int, cols: int):
             raise DaphneRuntimeError(
                 f"{who}: reading '{filename}' as a sparse (CSR) matrix needs \"numNonZeros\" in its .meta"
             )
-        return csv.read_coo(filename, r, c, meta.num_non_zeros, vt, who)
+        if not csv.dense_shape(filename, r, c, meta.num_non_zeros):
+            return csv.read_coo(filename, r, c, meta.num_non_zeros, vt, who)
+        _warn(f"{who}: '{filename}' is a dense CSV ({r} lines of {c} values), not DAPHNE's sparse CSV of "
+              f"{meta.num_non_zeros} 'row,col' lines that its .meta's \"numNonZeros\" asks for; "
+              "reading its values")  # fmt: skip
+        return to_csr(csv.read_matrix(filename, r, c, vt, who))
     return csv.read_matrix(filename, r, c, vt, who)
+
+
+def _warn(message: str) -> None:
+    """A warning on stderr, after whatever the script printed so far."""
+    sys.stdout.flush()
+    sys.stderr.write(f"daphnec: warning: {message}\n")
+    sys.stderr.flush()
 
 
 def read_frame(
@@ -154,7 +167,7 @@ def write(arg, filename: str) -> None:
         if frame_writer is None:
             raise _unsupported("write", filename, FRAME_EXTS) from None
         meta = frame_meta_json(arg.nrow, arg.labels, [vt_of(c) for c in arg.columns])
-        atomic.write_files([(filename, lambda f: frame_writer(arg, f)), (filename + ".meta", _text(meta))])
+        atomic.write_files([(filename, lambda f: frame_writer(arg, f)), (filename + ".meta", _text(meta))], meta)
         return
     if not (isinstance(arg, np.ndarray) or is_csr(arg)):
         raise DaphneRuntimeError(f"write: expects a matrix or a frame, got a {type(arg).__name__}")
@@ -163,7 +176,7 @@ def write(arg, filename: str) -> None:
     if writer is None:
         raise _unsupported("write", filename, WRITE_MATRIX_EXTS)
     meta = matrix_meta_json(arg.shape[0], arg.shape[1], vt_of(arg))
-    atomic.write_files([(filename, lambda f: writer(arg, f)), (filename + ".meta", _text(meta))])
+    atomic.write_files([(filename, lambda f: writer(arg, f)), (filename + ".meta", _text(meta))], meta)
 
 
 def _text(s: str) -> atomic.Writer:

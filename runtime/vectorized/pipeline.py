@@ -4,10 +4,11 @@ The task scheduler (`runtime/scheduling`) distributes tasks over worker threads 
 process). Per-block results are combined in row order, so the result does not depend on which thread ran which
 task. Three ways to run a task:
 
-- a single-stage native kernel (`compiler.jit`, `body.prepare`): its input checks run once per pipeline on the
-  whole inputs; each task is then one kernel call on its row range, writing its rows of the ROWS results (and of
-  a column vector's transpose) straight into buffers allocated once for all rows, so there is nothing to combine
-  but the partial aggregates. Consecutive tasks of a queue are coalesced into calls of `native_batch_bytes`;
+- a single-stage native kernel (a `PipelineBody` with `prepare`, see `runtime.vectorized.kernel`): its input
+  checks run once per pipeline on the whole inputs; each task is then one kernel call on its row range, writing
+  its rows of the ROWS results (and of a column vector's transpose) straight into buffers allocated once for all
+  rows, so there is nothing to combine but the partial aggregates. Consecutive tasks of a queue are coalesced
+  into calls of `native_batch_bytes`;
 - another native body (stages around numpy/BLAS ops): one call per task on zero-copy row blocks;
 - a Python body: calls of `phyBatchSize` bytes of rows (DAPHNE's physical batch), results stacked.
 
@@ -30,6 +31,7 @@ from daphnec.runtime.scheduling.adaptive import ADAPTIVE
 from daphnec.runtime.scheduling.topology import worker_cpus
 from daphnec.runtime.scheduling.workers import SchedulerConfig, schedule
 from daphnec.runtime.values import INT_VTS, csr_rows, is_csr, to_f32, vt_of, wrap_int
+from daphnec.runtime.vectorized.kernel import Body, PipelineBody
 
 R = TypeVar("R")
 
@@ -118,16 +120,20 @@ def _fold(acc: object, x: object, mode: int) -> object:
 
 
 def run_pipeline(
-    body: Callable[..., tuple[object, ...]],
+    pipeline_body: Body | PipelineBody,
     inputs: Sequence[object],
     splits: Sequence[int],
     combines: Sequence[int],
     result_vts: Sequence[str | None] | None = None,
 ) -> tuple[object, ...]:
-    """Run `body` over row blocks of the ROWS inputs (1-row inputs and NONE inputs are passed whole).
+    """Run the body over row blocks of the ROWS inputs (1-row inputs and NONE inputs are passed whole): a Python
+    function, or a native kernel's `PipelineBody`.
 
     `result_vts` names the value type of each scalar result (None for matrices): partial sums of integers are
     wrapped to it once more after combining, as one sum over all rows would be."""
+    native = pipeline_body if isinstance(pipeline_body, PipelineBody) else None
+    body = native.body if native is not None else pipeline_body
+    key = native.key if native is not None else getattr(body, "__code__", None) or type(body)
     n = _row_count(inputs, splits)
     row_bytes = _row_bytes(inputs, splits, n)
     step = max(1, SETTINGS.phy_batch_size // row_bytes)
@@ -147,37 +153,50 @@ def run_pipeline(
         parts = [body(*(x if w else x[0:0] for x, w in zip(inputs, whole)))]  # type: ignore[index]
         return _finish(tuple(_combine([p[i] for p in parts], mode) for i, mode in enumerate(combines)), result_vts)
 
-    prepare = getattr(body, "prepare", None)
-    ready = prepare(n, *inputs) if prepare is not None else None
+    ready = native.prepare(n, *inputs) if native is not None and native.prepare is not None else None
     if ready is not None:
-        # A single-stage native kernel: each task is one kernel call on its row range of the whole inputs, writing
-        # its rows of the ROWS/COLS results straight into buffers allocated once (no combine copy).
-        run, buffers = ready
-        fell_back: list[int] = []
-
-        def run_range(a: int, b: int) -> tuple[object, ...]:
-            out = run(a, b)
-            if out is None:  # the kernel asks for the Python body (an error to raise, a domain to honour)
-                fell_back.append(a)
-                out = body(*blocks(a, b))
-            return out  # type: ignore[no-any-return]
-
         batch = max(step, min(SETTINGS.native_batch_bytes // row_bytes, n // (4 * _workers())))
-        parts = [p for _, p in _schedule(body, n, run_range, batch, serial)]
-        out = tuple(
-            buf if buf is not None and not fell_back else _combine([p[i] for p in parts], mode)
-            for i, (mode, buf) in enumerate(zip(combines, buffers))
-        )
-        return _finish(out, result_vts)
+        return _finish(_run_ranges(ready, body, blocks, key, n, batch, serial, combines), result_vts)
 
     # A native body fuses the whole row loop (no intermediates to keep in cache): one call per task, not per batch.
-    per_call = n if getattr(body, "whole_tasks", False) else step
+    per_call = n if native is not None and native.whole_tasks else step
 
     def run_task(start: int, end: int) -> list[tuple[object, ...]]:
         return [body(*blocks(a, min(a + per_call, end))) for a in range(start, end, per_call)]
 
-    parts = [p for _, task_parts in _schedule(body, n, run_task, step, serial) for p in task_parts]
+    parts = [p for _, task_parts in _schedule(key, n, run_task, step, serial) for p in task_parts]
     return _finish(tuple(_combine([p[i] for p in parts], mode) for i, mode in enumerate(combines)), result_vts)
+
+
+def _run_ranges(
+    ready: tuple[Callable[[int, int], tuple[object, ...] | None], tuple[object, ...]],
+    body: Body,
+    blocks: Callable[[int, int], list[object]],
+    key: object,
+    n: int,
+    batch: int,
+    serial: bool,
+    combines: Sequence[int],
+) -> tuple[object, ...]:
+    """A single-stage native kernel (`prepare` succeeded): each task is one kernel call on its row range of the
+    whole inputs, writing its rows of the ROWS/COLS results straight into buffers allocated once (no combine
+    copy). A task whose kernel asks for the Python body (an error to raise, a domain to honour) runs the body on
+    its row block; the results are then combined from the parts."""
+    run, buffers = ready
+    fell_back: list[int] = []
+
+    def run_range(a: int, b: int) -> tuple[object, ...]:
+        out = run(a, b)
+        if out is None:
+            fell_back.append(a)
+            out = body(*blocks(a, b))
+        return out
+
+    parts = [p for _, p in _schedule(key, n, run_range, batch, serial)]
+    return tuple(
+        buf if buf is not None and not fell_back else _combine([p[i] for p in parts], mode)
+        for i, (mode, buf) in enumerate(zip(combines, buffers))
+    )
 
 
 def _finish(out: tuple[object, ...], result_vts: Sequence[str | None] | None) -> tuple[object, ...]:
@@ -195,16 +214,13 @@ def _workers() -> int:
     return len(worker_cpus(SETTINGS.scheduler.num_threads, SETTINGS.scheduler.hyperthreading))
 
 
-def _schedule(
-    body: Callable[..., object], n: int, run_task: Callable[[int, int], R], batch: int, serial: bool
-) -> list[tuple[int, R]]:
-    """Run the tasks with the configured scheme; `ADAPTIVE` picks it per pipeline from earlier runs' timings.
+def _schedule(key: object, n: int, run_task: Callable[[int, int], R], batch: int, serial: bool) -> list[tuple[int, R]]:
+    """Run the tasks with the configured scheme; `ADAPTIVE` picks it per pipeline (`key`) from earlier runs' timings.
     Consecutive small tasks of a queue run as one physical batch (`batch` rows); `serial`: one call on this
     thread."""
     cfg = replace(SETTINGS.scheduler, coalesce_rows=batch)
     if serial or cfg.scheme != "ADAPTIVE":
         return schedule(n, run_task, cfg if cfg.scheme != "ADAPTIVE" else replace(cfg, scheme="STATIC"), serial)
-    key = getattr(body, "pipeline_key", None) or getattr(body, "__code__", None) or type(body)
     scheme = ADAPTIVE.choose(key)  # type: ignore[arg-type]
     finish: list[float] = []
     t0 = time.perf_counter()

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -83,22 +84,41 @@ def rank_pid(marker: str, rank: int, timeout: float = 60) -> int:
 
 
 class Job:
-    """An `mpiexec` job started in its own session, so a failed test can end everything it started."""
+    """An `mpiexec` job started in its own session, so a failed test can end everything it started. Its output goes
+    to files (no reader threads, no pipe a stray process could keep open), so a test can wait for a line
+    (`wait_for`) before it strikes."""
 
     def __init__(self, cmd: list[str], **extra_env: str):
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                                     env=env(**extra_env), start_new_session=True)  # fmt: skip
+        self._dir = tempfile.TemporaryDirectory(prefix="daphnec-job-")
+        self._out = Path(self._dir.name) / "stdout"
+        self._err = Path(self._dir.name) / "stderr"
+        with open(self._out, "wb") as out, open(self._err, "wb") as err:
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=ROOT, env=env(**extra_env),
+                                         start_new_session=True)  # fmt: skip
+
+    def stderr(self) -> str:
+        return self._err.read_text(errors="replace")
+
+    def wait_for(self, text: str, timeout: float = 120) -> None:
+        """Until `text` appears on stderr (the job's own progress marks)."""
+        deadline = time.monotonic() + timeout
+        while text not in self.stderr():
+            assert self.proc.poll() is None, self.stderr()
+            assert time.monotonic() < deadline, f"no {text!r} on stderr within {timeout} s: " + self.stderr()
+            time.sleep(0.02)
 
     def wait(self, timeout: float) -> tuple[int | None, str, str, float]:
         """(exit status or None on timeout, stdout, stderr, seconds waited)."""
         t0 = time.monotonic()
         try:
-            out, err = self.proc.communicate(timeout=timeout)
-            return self.proc.returncode, out, err, time.monotonic() - t0
+            self.proc.wait(timeout=timeout)
+            code: int | None = self.proc.returncode
         except subprocess.TimeoutExpired:
             self.kill()
-            out, err = self.proc.communicate()
-            return None, out, err, time.monotonic() - t0
+            self.proc.wait()
+            code = None
+        waited = time.monotonic() - t0
+        return code, self._out.read_text(errors="replace"), self.stderr(), waited
 
     def kill(self) -> None:
         try:

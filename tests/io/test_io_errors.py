@@ -145,7 +145,7 @@ CASES: list[tuple[str, dict[str, str], str, int, str | None, str]] = [
         'print(readFrame("m.mtx"));',
         3,
         "1:7",
-        "file extension '.mtx' of 'm.mtx' is not supported (supported: .csv)",
+        "file extension '.mtx' of 'm.mtx' is not supported (supported: .csv, .parquet)",
     ),
     (
         "mtx_shape_differs_from_meta",

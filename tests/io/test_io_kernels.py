@@ -41,7 +41,7 @@ def test_csr_written_to_csv_is_dense_text(tmp_path: Path) -> None:
 def test_csv_as_csr_needs_num_non_zeros(tmp_path: Path) -> None:
     p = tmp_path / "e.csv"
     p.write_text("0,1\n2,3\n")
-    Path(str(p) + ".meta").write_text('{"numRows": 3, "numCols": 4, "valueType": "f64"}')
+    Path(str(p) + ".meta").write_text('{"numRows": 3, "numCols": 3, "valueType": "f64"}')
     with pytest.raises(DaphneRuntimeError, match='as a sparse \\(CSR\\) matrix needs "numNonZeros"'):
         io.read_matrix(str(p), vt="f64", sparse=True)
     Path(str(p) + ".meta").write_text('{"numRows": 3, "numCols": 4, "valueType": "f64", "numNonZeros": 2}')
@@ -94,6 +94,6 @@ def test_bool_and_index_matrices(tmp_path: Path) -> None:
 def test_extensions(tmp_path: Path) -> None:
     with pytest.raises(DaphneRuntimeError, match=r"file extension \(none\) of '.*noext' is not supported"):
         io.write(np.ones((1, 1)), str(tmp_path / "noext"))
-    with pytest.raises(DaphneRuntimeError, match="file extension '.parquet'"):
-        io.read_matrix(str(tmp_path / "x.parquet"), vt="f64")
+    with pytest.raises(DaphneRuntimeError, match="file extension '.hdf5'"):
+        io.read_matrix(str(tmp_path / "x.hdf5"), vt="f64")
     assert io.extension("dir.v2/file") == "" and io.extension("a.b.csv") == ".csv"

@@ -20,11 +20,15 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from daphnec.compiler.inference import Inference, set_type
 from daphnec.compiler.kernel_select import select_kernel
-from daphnec.dialects import ops
+from daphnec.compiler.lowering.abi import kernel_symbol
+from daphnec.compiler.native import compile_kernels
+from daphnec.compiler.pipeline import PassManager
+from daphnec.dialects import make_context, ops
 from daphnec.dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
 from daphnec.dialects.types import UNKNOWN, MatrixType, value_type
 from daphnec.runtime.values import DTYPES
 from daphnec.runtime.vectorized import pipeline as executor
+from daphnec.runtime.vectorized.kernel import NativeKernel, PendingKernel
 
 NUMERIC_VTS = ("f64", "f32", "si64", "si32", "si8", "ui64", "ui32", "ui8", "bool")
 NP: dict[str, type] = {vt: DTYPES[vt].type for vt in NUMERIC_VTS}
@@ -184,12 +188,17 @@ class Calls:
     batches: list[int] = field(default_factory=list)
 
 
+def native_kernel(p: Pipeline) -> NativeKernel | PendingKernel | None:
+    """The pipeline's kernel, built as `daphnec --vec` builds it: the kernel stages, the JIT, the symbol."""
+    kernels = compile_kernels(p.module, PassManager(make_context(), options=frozenset({"vec", "native"})))
+    sym = kernel_symbol(p.op)
+    return kernels.get(sym) if sym is not None else None
+
+
 def run_native(
     p: Pipeline, inputs: Sequence[object], batch_bytes: int, calls: Calls | None = None, threads: int = 1
 ) -> tuple[object, ...]:
-    from daphnec.compiler.jit import compile_pipeline
-
-    kernel = compile_pipeline(p.op)
+    kernel = native_kernel(p)
     assert kernel is not None, "the pipeline has no native kernel"
     calls = calls if calls is not None else Calls()
 

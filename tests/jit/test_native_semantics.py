@@ -21,6 +21,7 @@ from pipeline_harness import (  # noqa: F401 - no_disk_cache is an autouse fixtu
     Calls,
     build,
     mat,
+    native_kernel,
     no_disk_cache,
     reference,
     run_native,
@@ -356,7 +357,6 @@ def test_tasks_call_the_kernel_on_row_ranges_of_the_whole_inputs() -> None:
     buffer; the same bits as the non-fused path, and no Python body call."""
     from scipy import sparse
 
-    from daphnec.compiler.jit import compile_pipeline
     from daphnec.runtime.scheduling.workers import SchedulerConfig
     from daphnec.runtime.vectorized import pipeline as executor
 
@@ -373,7 +373,7 @@ def test_tasks_call_the_kernel_on_row_ranges_of_the_whole_inputs() -> None:
 
     p = build([(mat("f64", n, n, sparse=True), ROWS), (mat("f64", 1, n), ROWS), (mat("f64", n, 1), ROWS)], body)
     inputs = [G, c.T.copy(), c]
-    kernel = compile_pipeline(p.op)
+    kernel = native_kernel(p)
     assert kernel is not None
     calls = Calls()
 

@@ -107,30 +107,42 @@ def test_ssp_with_staleness_zero_is_bsp(tmp_path: Path) -> None:
 
 STRATEGIES = ['utype="ASP"', 'utype="SSP", staleness=2', 'utype="SBP", backup_workers=1',
               'utype="ALLREDUCE"', 'utype="LOCALSGD", period=4']  # fmt: skip
-"""Compared with BSP: the first three must reach its final loss within 2 %, ALLREDUCE computes exactly what BSP
-computes, and LOCALSGD (model averaging: a step moves by the mean, not the sum, of the k gradients) must at least
-have learned (below half the initial loss)."""
+"""Compared with BSP: ALLREDUCE computes exactly what BSP computes, LOCALSGD (model averaging: a step moves by the
+mean, not the sum, of the k gradients) must at least have learned (below half the initial loss), SSP (clocks
+applied as BSP applies them, on models at most 2 versions old) must reach BSP's final loss within 2 %. ASP and SBP
+depend on which worker's gradient arrives first, i.e. on timing (`bracket`)."""
 
 
-def check_against_bsp(losses: list[float], initial: float) -> None:
+def check_against_bsp(losses: list[float], initial: float, bracket: tuple[float, float] | None = None) -> None:
+    """`losses`: BSP's, then one per STRATEGIES entry. ASP and SBP within 2 % of BSP, or inside `bracket`."""
     bsp = losses[0]
+    lo, hi = bracket or (bsp, bsp)
     for utype, loss in zip(STRATEGIES[:3], losses[1:4]):
-        assert abs(loss - bsp) <= 0.02 * bsp, (utype, loss, bsp)
+        if "SSP" in utype:
+            assert abs(loss - bsp) <= 0.02 * bsp, (utype, loss, bsp)
+        else:
+            assert 0.98 * min(lo, bsp) <= loss <= 1.02 * max(hi, bsp), (utype, loss, bsp, bracket)
     assert losses[4] == pytest.approx(bsp, rel=1e-6)
     assert losses[5] < initial / 2
 
 
-def final_losses(tmp: Path, name: str, model: str, init: str, loss: str, data: str, common: str) -> list[float]:
-    """One script trains with BSP and then with every other strategy; returns the initial loss and the final losses
-    in that order."""
+def final_losses(tmp: Path, name: str, model: str, init: str, loss: str, data: str, common: str,
+                 extra: tuple[tuple[str, str, str], ...] = ()) -> list[float]:  # fmt: skip
+    """One script trains with BSP and then with every other strategy on `X, y = data` (`common` arguments), then
+    once per `extra` entry (features, labels, arguments); returns the initial loss and the final losses in that
+    order, all measured on X, y."""
     lines = [f"X, y = {data};", f"print({loss}({init}, X, y));"]
-    for utype in ['utype="BSP"', *STRATEGIES]:
-        lines.append(f"M = paramserv(model={init}, features=X, labels=y, {model}, {utype}, {common});")
+    runs = [("X", "y", f"{utype}, {common}") for utype in ['utype="BSP"', *STRATEGIES]] + list(extra)
+    for features, labels, args in runs:
+        lines.append(f"M = paramserv(model={init}, features={features}, labels={labels}, {model}, {args});")
         lines.append(f"print({loss}(M, X, y));")
     return [float(x) for x in ok(daphnec(driver(tmp, name, "\n".join(lines))))]
 
 
 def test_strategies_reach_bsp_loss_linear(tmp_path: Path) -> None:
+    """A convex objective: every order of the gradients ends at the noise floor (with one worker slowed by the
+    DAPHNEC_PS_SLOW_WORKER hook, each in turn, SBP and ASP stayed within 0.6 % of BSP), so 2 % holds whatever the
+    timing."""
     losses = final_losses(tmp_path, "lin", LINREG.format(lr=0.02), "m.linreg_init(10)", "m.linreg_mse",
                           "m.regression_data(3000, 10)", "k=3, epochs=8, batchsize=32")  # fmt: skip
     initial, bsp = losses[0], losses[1]
@@ -139,12 +151,21 @@ def test_strategies_reach_bsp_loss_linear(tmp_path: Path) -> None:
 
 
 def test_strategies_reach_bsp_loss_mlp(tmp_path: Path) -> None:
-    """examples/paramserv_mlp.daph's workload (the SystemDS peer's: 20000 x 100, 100-64-1, 5 epochs, batch 64)."""
+    """examples/paramserv_mlp.daph's workload (the SystemDS peer's: 20000 x 100, 100-64-1, 5 epochs, batch 64).
+
+    With k=2 and one backup worker, SBP applies whichever gradient arrives first at each step and drops the other;
+    on a busy machine one worker can win (almost) every step, and then SBP is SGD over that worker's partition
+    alone, for the same number of steps: exactly the model `k=1, epochs=10` trains on that half (checked with the
+    other worker slowed: 0.127452 both). That model is up to 8 % worse than BSP on this non-convex objective; ASP
+    skews the same way, less (up to 4 %). So ASP and SBP must land between BSP and the two one-partition models,
+    whatever the timing (a 2 % bound around BSP failed on a loaded machine)."""
+    one = 'utype="BSP", k=1, epochs=10, batchsize=64'
+    halves = (("X[0:10000, ]", "y[0:10000, ]", one), ("X[10000:20000, ]", "y[10000:20000, ]", one))
     losses = final_losses(tmp_path, "mlp", MLP.format(lr=0.01), "m.mlp_init(100, 64)", "m.mlp_mse",
-                          "m.regression_data(20000, 100)", "k=2, epochs=5, batchsize=64")  # fmt: skip
-    initial, bsp = losses[0], losses[1]
+                          "m.regression_data(20000, 100)", "k=2, epochs=5, batchsize=64", halves)  # fmt: skip
+    initial, bsp, partition_alone = losses[0], losses[1], losses[7:]
     assert bsp < 0.13  # below the SystemDS peer's final MSE on the same workload
-    check_against_bsp(losses[1:], initial)
+    check_against_bsp(losses[1:7], initial, (min(partition_alone), max(partition_alone)))
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from daphnec.dialects.value_types import Combine, Split
+from daphnec.runtime.vectorized.kernel import PipelineBody
 from daphnec.runtime.vectorized.pipeline import (
     SETTINGS,
     _row_bytes,
@@ -78,8 +79,8 @@ def test_csr_row_blocks_share_the_arrays_and_equal_scipys_slices() -> None:
 
 
 def _ranged_body(X: np.ndarray, fail_at: int | None = None):
-    """A body with `prepare`, like a single-stage native kernel's (compiler.jit): whole inputs in, each task
-    writes its rows into a buffer allocated once; `fail_at`: the task starting at that row asks for the body."""
+    """A body with `prepare`, like a single-stage native kernel's: whole inputs in, each task writes its rows into
+    a buffer allocated once; `fail_at`: the task starting at that row asks for the body."""
     ranges: list[tuple[int, int]] = []
     bodies: list[int] = []
 
@@ -99,8 +100,7 @@ def _ranged_body(X: np.ndarray, fail_at: int | None = None):
 
         return run, (buf, None)
 
-    body.prepare = prepare  # type: ignore[attr-defined]
-    return body, ranges, bodies
+    return PipelineBody(body, prepare, True, "ranged"), ranges, bodies
 
 
 def test_ranged_kernels_write_into_one_buffer_without_combining() -> None:
@@ -140,11 +140,10 @@ def test_small_pipelines_run_as_one_call_on_the_calling_thread() -> None:
         threads.append(threading.get_ident())
         return (x + 1.0,)
 
-    body.whole_tasks = True  # type: ignore[attr-defined]
     old = SETTINGS.scheduler
     SETTINGS.scheduler = SchedulerConfig(num_threads=2, scheme="SS")
     try:
-        (rows,) = run_pipeline(body, [X], [Split.ROWS], [Combine.ROWS])
+        (rows,) = run_pipeline(PipelineBody(body, None, True, "small"), [X], [Split.ROWS], [Combine.ROWS])
     finally:
         SETTINGS.scheduler = old
     assert threads == [threading.get_ident()]

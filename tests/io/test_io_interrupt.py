@@ -1,0 +1,143 @@
+"""Nothing lost on interruption, with real processes and real signals: a writer alternating two matrices of
+different shapes into one file is killed (SIGTERM, SIGHUP, SIGKILL) at several points. Afterwards the file and its
+`.meta` are one of the two complete pairs (or, after a SIGKILL between the two renames, the reader says that they
+do not belong together), SIGTERM/SIGHUP leave no temporary file, and the next write to the folder sweeps what a
+SIGKILLed writer left. The window between the two renames is also set up exactly, and a failing `.meta` rename
+puts the old data back."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.io import atomic
+from daphnec.runtime.kernels import io
+
+ROOT = Path(__file__).resolve().parents[2]
+SHAPES = {"A": (3000, 400), "B": (400, 3000)}
+
+_WRITER = """
+import sys
+import numpy as np
+from daphnec.runtime.kernels import io
+path = sys.argv[1]
+mats = {k: np.full(s, 1.5 if k == "A" else -2.25) for k, s in (("A", (3000, 400)), ("B", (400, 3000)))}
+i = 0
+while True:
+    k = "AB"[i % 2]
+    io.write(mats[k], path)
+    print(k, flush=True)
+    i += 1
+"""
+
+
+def _start_writer(path: Path) -> subprocess.Popen[str]:
+    p = subprocess.Popen([sys.executable, "-c", _WRITER, str(path)], stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    assert p.stdout is not None
+    assert p.stdout.readline().strip() == "A"  # one complete pair exists: later kills land inside writes
+    return p
+
+
+def _temps(folder: Path) -> list[str]:
+    return sorted(n for n in os.listdir(folder) if n.endswith(".tmp"))
+
+
+def _check_pair(path: Path) -> str:
+    """'A' or 'B' when the pair is complete and consistent, 'mismatch' when the reader says they do not belong
+    together (the only other outcome allowed)."""
+    try:
+        m = io.read_matrix(str(path), vt="f64")
+    except DaphneRuntimeError as e:
+        assert "and its .meta do not belong together" in str(e), e
+        return "mismatch"
+    k = "A" if m.shape == SHAPES["A"] else "B"
+    assert m.shape == SHAPES[k] and np.all(m == (1.5 if k == "A" else -2.25))
+    return k
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+@pytest.mark.parametrize("delay", [0.05, 0.2, 0.45])
+def test_termination_cleans_up_like_sigint(tmp_path: Path, sig: int, delay: float) -> None:
+    path = tmp_path / "x.csv"
+    p = _start_writer(path)
+    time.sleep(delay)
+    p.send_signal(sig)
+    assert p.wait(timeout=60) == -sig  # the process still ends by the signal
+    assert _temps(tmp_path) == []
+    assert _check_pair(path) in ("A", "B")
+
+
+@pytest.mark.parametrize("delay", [0.05, 0.2, 0.45])
+def test_sigkill_leftovers_are_swept_by_the_next_write(tmp_path: Path, delay: float) -> None:
+    path = tmp_path / "x.csv"
+    p = _start_writer(path)
+    time.sleep(delay)
+    p.kill()
+    p.wait(timeout=60)
+    assert _check_pair(path) in ("A", "B", "mismatch")
+    left = _temps(tmp_path)
+    assert all(f".daphnec-{os.uname().nodename}-{p.pid}-" in n for n in left), left
+    other = tmp_path / ".y.csv.daphnec-elsewhere-1-abcdefgh.tmp"  # another host's: not ours to judge
+    other.write_text("")
+    res = subprocess.run([sys.executable, "-c", "import sys, numpy as np\nfrom daphnec.runtime.kernels import io\n"
+                          "io.write(np.ones((2, 2)), sys.argv[1])", str(tmp_path / "z.csv")], cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)  # fmt: skip
+    assert res.returncode == 0
+    assert _temps(tmp_path) == [other.name]
+
+
+def test_a_live_writers_temporary_files_are_left_alone(tmp_path: Path) -> None:
+    mine = tmp_path / f".x.csv.daphnec-{os.uname().nodename}-{os.getpid()}-abcdefgh.tmp"
+    mine.write_text("in progress")
+    assert atomic.sweep(str(tmp_path)) == []
+    assert mine.exists()
+
+
+def test_kill_between_the_two_renames_is_detected_by_the_reader(tmp_path: Path) -> None:
+    """The state a SIGKILL between the renames leaves: the new data file renamed into place, the old `.meta`."""
+    (tmp_path / "new").mkdir()
+    io.write(np.ones(SHAPES["A"]), str(tmp_path / "x.csv"))
+    io.write(np.ones(SHAPES["B"]), str(tmp_path / "new" / "x.csv"))
+    os.replace(tmp_path / "new" / "x.csv", tmp_path / "x.csv")  # the data rename; the .meta rename never came
+    with pytest.raises(DaphneRuntimeError) as e:
+        io.read_matrix(str(tmp_path / "x.csv"), vt="f64")
+    assert str(e.value) == (f"'{tmp_path}/x.csv' and its .meta do not belong together: the data was written as a "
+                            f"400x3000 f64 matrix, but '{tmp_path}/x.csv.meta' describes a 3000x400 f64 matrix "
+                            "(was writing them interrupted? write both again)")  # fmt: skip
+
+
+def test_a_data_file_changed_since_no_longer_vouches_for_a_meta(tmp_path: Path) -> None:
+    """Appending rows and fixing the `.meta` by hand is legitimate: the recorded `.meta` no longer applies."""
+    p = tmp_path / "x.csv"
+    io.write(np.ones((2, 2)), str(p))
+    with open(p, "a") as f:
+        f.write("3.000000,4.000000\n")
+    (tmp_path / "x.csv.meta").write_text('{"numCols":2,"numRows":3,"valueType":"f64"}')
+    assert io.read_matrix(str(p), vt="f64").tolist() == [[1, 1], [1, 1], [3, 4]]
+
+
+def test_a_failing_meta_rename_restores_the_old_data(tmp_path: Path) -> None:
+    p = tmp_path / "x.csv"
+    io.write(np.ones((2, 2)), str(p))
+    old = p.read_bytes()
+    os.unlink(tmp_path / "x.csv.meta")
+    (tmp_path / "x.csv.meta").mkdir()  # the .meta cannot be replaced
+    with pytest.raises(DaphneRuntimeError, match="cannot open file '.*x.csv.meta' for writing"):
+        io.write(np.zeros((3, 3)), str(p))
+    assert p.read_bytes() == old
+    assert _temps(tmp_path) == []
+    (tmp_path / "x.csv.meta").rmdir()
+    io.write(np.zeros((3, 3)), str(tmp_path / "y.csv"))  # no old data: a failed pair leaves nothing
+    (tmp_path / "z.csv.meta").mkdir()
+    with pytest.raises(DaphneRuntimeError):
+        io.write(np.zeros((3, 3)), str(tmp_path / "z.csv"))
+    assert not (tmp_path / "z.csv").exists()
