@@ -193,6 +193,8 @@ class HostCodegen:
         kernel = self.kernels.get(sym) if sym is not None else None
         body = name if kernel is None else f"{e.bind(kernel.bind, 'native_' + kernel.name)}({name})"
         modes = f"{tuple(op.split_modes)!r}, {tuple(op.combine_modes)!r}, {_result_vts(op)!r}"
+        if "daphne.codegen" in op.attributes:  # --codegen: one call on this thread (compiler/passes/codegen.py)
+            modes += ", serial=True"
         call = f"{e.bind(run_pipeline, 'run_pipeline')}({body}, ({inputs}), {modes})"
         e.emit(f"{''.join(o + ', ' for o in outs)}= {call}" if outs else call, op)
         self._promised_forms(outs, op)

@@ -53,6 +53,8 @@ EXPLAIN_HEADERS: dict[str, str] = {
     "type_adaptation": "IR after type adaptation:",
     "vectorized": "IR after vectorization:",
     "obj_ref_mgnt": "IR after managing object references:",
+    "codegen_before": "IR before codegen pipeline",
+    "codegen": "IR after codegen pipeline",
     "kernels": "IR after kernel lowering:",
     "llvm": "IR after llvm lowering:",
 }
@@ -73,6 +75,8 @@ STAGES: tuple[Stage, ...] = (
     ((), "type_adaptation"),
     ((("vectorize", "vec"), ("canonicalize", "vec"), ("dce", "vec"), ("distribute", "distributed")), "vectorized"),
     ((), "obj_ref_mgnt"),
+    ((), "codegen_before"),
+    ((("codegen", "codegen"),), "codegen"),
     ((("lower-pipeline-to-loops", "native"),), "kernels"),
     ((("convert-to-llvm", "native"),), "llvm"),
 )
@@ -88,6 +92,10 @@ def options_from_config(config: object) -> frozenset[str]:
     opts = set()
     if getattr(config, "use_vectorized_exec", False) or getattr(config, "use_distributed", False):
         opts.add("vec")
+        if native_enabled():
+            opts.add("native")
+    if getattr(config, "use_mlir_codegen", False):
+        opts.add("codegen")  # compiler/passes/codegen.py
         if native_enabled():
             opts.add("native")
     if getattr(config, "use_distributed", False):
@@ -148,10 +156,17 @@ class PassManager:
                 name, option = entry if isinstance(entry, tuple) else (entry, None)
                 if option is None or option in self.options:
                     self.run_pass(module, ALL_PASSES[name](**self.pass_args.get(name, {})))
-            if slot is not None and slot in self.explain:
+            if slot is not None and self._explains(slot):
                 self.out.write(EXPLAIN_HEADERS[slot] + "\n")
                 print_module(module, self.out)
                 self.out.flush()
+
+    def _explains(self, slot: str) -> bool:
+        """Whether the slot prints: its explain value was given (`codegen` prints its two slots only with
+        `--codegen`, as in DAPHNE)."""
+        if slot.startswith("codegen"):
+            return "codegen" in self.explain and "codegen" in self.options
+        return slot in self.explain
 
 
 def _first_line(e: Exception) -> str:

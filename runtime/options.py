@@ -232,8 +232,8 @@ OPTIONS: tuple[Option, ...] = (
            help=f"Use FPGAOPENCL ({_UNSUPPORTED})",
            unsupported=f"--fpgaopencl is {_UNSUPPORTED}; running on the CPU"),
     Option("use_mlir_codegen", "flag", False, cli="codegen", json=True, group="compiler", aliases=("mlir-codegen",),
-           help=f"Lower DaphneIR operations to low-level MLIR code ({_UNSUPPORTED})",
-           unsupported=f"--codegen is {_UNSUPPORTED}; using the default kernels"),
+           help="Compile element-wise operations, aggregations, transposes and matrix products to native code "
+                "instead of calling their kernels (daphnec: the native lowering of vectorized pipelines)"),
     Option("use_mlir_hybrid_codegen", "flag", False, cli="mlir-hybrid-codegen", group="compiler",
            help=f"Hybrid code generation combining kernels and MLIR codegen ({_UNSUPPORTED})",
            unsupported=f"--mlir-hybrid-codegen is {_UNSUPPORTED}; using the default kernels"),

@@ -398,7 +398,7 @@ def test_nonexistent_config_is_warned_about():
 # --- unsupported options -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("flag", ["--cuda", "--codegen", "--mlir-codegen", "--fpgaopencl"])
+@pytest.mark.parametrize("flag", ["--cuda", "--mlir-hybrid-codegen", "--fpgaopencl"])
 def test_never_supported_options_warn(flag):
     r = run(flag, MISSING)
     assert r.returncode == 1
@@ -435,6 +435,9 @@ def test_accepted_options_do_not_warn():
         "--libdir=/tmp",
         "--debug",
         "--no-kernel-cache",
+        "--codegen",
+        "--matmul-tile",
+        "--matmul-fixed-tile-sizes=4,4",
         MISSING,
     )
     assert r.returncode == 1

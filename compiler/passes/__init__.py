@@ -11,6 +11,12 @@ def _canonicalize() -> type[ModulePass]:
     return CanonicalizePass
 
 
+def _codegen() -> type[ModulePass]:
+    from daphnec.compiler.passes.codegen import CodegenPass
+
+    return CodegenPass
+
+
 def _cse() -> type[ModulePass]:
     from daphnec.compiler.passes.cse import CsePass
 
@@ -73,6 +79,7 @@ def _vectorize() -> type[ModulePass]:
 
 PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
     "canonicalize": _canonicalize,
+    "codegen": _codegen,
     "cse": _cse,
     "dce": _dce,
     "infer": _infer,
