@@ -67,7 +67,9 @@ def test_codegen_explain_prints_only_with_codegen(program: Path) -> None:
     assert res.returncode == 0 and res.stderr == ""
 
 
-@pytest.mark.parametrize("name", ["matrices", "operators", "second_order", "sparse/csr_ops", "sparse/rand_csr"])
+@pytest.mark.parametrize(
+    "name", ["matrices", "operators", "second_order", "language/codegen_map", "sparse/csr_ops", "sparse/rand_csr"]
+)
 def test_corpus_scripts_under_codegen(name: str) -> None:
     script = SCRIPTS / f"{name}.daph"
     args = script.with_suffix(".args")
@@ -75,3 +77,12 @@ def test_corpus_scripts_under_codegen(name: str) -> None:
     res = daphnec("--codegen", *extra, str(script))
     assert (res.returncode, res.stderr) == (0, "")
     assert res.stdout == script.with_suffix(".txt").read_text()
+
+
+def test_map_of_an_elementwise_udf_becomes_matrix_ops() -> None:
+    res = daphnec("--codegen", "--explain=codegen", str(SCRIPTS / "language" / "codegen_map.daph"))
+    assert res.returncode == 0
+    after = res.stderr.split("IR after codegen pipeline\n", 1)[1]
+    main = after.split('sym_name = "lin', 1)[0]
+    assert main.count('"daphne.map"') == 1  # only the UDF with a branch
+    assert '"daphne.ewMul"(%' in main and "{daphne.codegen}" in main
