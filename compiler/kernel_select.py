@@ -14,12 +14,13 @@ from collections.abc import Sequence
 from xdsl.ir import Operation
 
 from daphnec.compiler import select_core as core
-from daphnec.compiler import select_frame, select_io, select_matrix
+from daphnec.compiler import select_frame, select_io, select_matrix, select_sql
 from daphnec.compiler.kernel_names import KERNEL, KERNEL_BACKEND, KERNEL_HINT, KERNEL_LIB, op_types
 from daphnec.compiler.kernel_spec import Kernel, KernelSpec, fixed, result_typed
 from daphnec.compiler.select_core import is_noop_cast
 from daphnec.compiler.sparsity import meet_representations, select_sparsity
-from daphnec.dialects import ops, ops_daphnelib, ops_frame, ops_io, ops_paramserv
+from daphnec.dialects import ops, ops_daphnelib, ops_frame, ops_io, ops_paramserv, ops_relational
+from daphnec.dialects import ops_columnar as oc
 from daphnec.dialects import ops_matrix as om
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
@@ -105,6 +106,28 @@ KERNELS: dict[type[Operation], Kernel] = {
     ops_frame.IntersectOp: fixed("frame_ops.intersect"),
     ops_frame.MergeOp: fixed("frame_ops.merge"),
     ops_frame.ExceptOp: fixed("frame_ops.except_"),
+    # --- SQL (what the `sql` pass emits beyond the frame ops) and the columnar rewrite (`--columnar`) --------------
+    ops_relational.ThetaJoinOp: Kernel(select_sql.select_theta_join),
+    ops_relational.GetColIdxOp: fixed("relational.get_col_idx"),
+    oc.ColSelectEqOp: fixed("columnar.col_select_eq"),
+    oc.ColSelectNeqOp: fixed("columnar.col_select_neq"),
+    oc.ColSelectGtOp: fixed("columnar.col_select_gt"),
+    oc.ColSelectGeOp: fixed("columnar.col_select_ge"),
+    oc.ColSelectLtOp: fixed("columnar.col_select_lt"),
+    oc.ColSelectLeOp: fixed("columnar.col_select_le"),
+    oc.ColIntersectOp: fixed("columnar.col_intersect"),
+    oc.ColMergeOp: fixed("columnar.col_merge"),
+    oc.ColProjectOp: fixed("columnar.col_project"),
+    oc.ColJoinOp: fixed("columnar.col_join"),
+    oc.ColSemiJoinOp: fixed("columnar.col_semi_join"),
+    oc.ColGroupFirstOp: fixed("columnar.col_group_first"),
+    oc.ColGroupNextOp: fixed("columnar.col_group_next"),
+    oc.ColSumGrpOp: fixed("columnar.col_sum_grp"),
+    oc.ColSumAllOp: fixed("columnar.col_sum_all"),
+    oc.ColCalcSubOp: fixed("columnar.col_calc_sub"),
+    oc.ColCalcMulOp: fixed("columnar.col_calc_mul"),
+    oc.ConvertPosListToBitmapOp: Kernel(select_sql.select_pos_list_to_bitmap),
+    oc.ConvertBitmapToPosListOp: fixed("columnar.bitmap_to_pos_list"),
     # --- lists -------------------------------------------------------------------------------------------------------
     ops_frame.CreateListOp: fixed("lists.create_list"),
     ops_frame.LengthOp: fixed("lists.length"),

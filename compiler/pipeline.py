@@ -66,9 +66,9 @@ Stage = tuple[tuple[str | tuple[str, str], ...], str | None]
 STAGES: tuple[Stage, ...] = (
     ((), "parsing"),
     (("canonicalize", "cse"), "parsing_simplified"),
-    ((), "sql"),
+    (("sql",), "sql"),
     (("specialize", "canonicalize", "specialize", "dce"), "property_inference"),
-    ((), "columnar"),
+    ((("columnar", "columnar"), ("infer", "columnar"), ("canonicalize", "columnar"), ("cse", "columnar")), "columnar"),
     ((("select-matrix-repr", "select_matrix_repr"),), "select_matrix_repr"),
     ((), "transfer_data_props"),
     (("select-kernels",), "phy_op_selection"),
@@ -102,6 +102,8 @@ def options_from_config(config: object) -> frozenset[str]:
         opts.add("distributed")  # every vectorized pipeline becomes a daphne.distributedPipeline
     if getattr(config, "select_matrix_repr", False):
         opts.add("select_matrix_repr")
+    if getattr(config, "use_columnar", False):
+        opts.add("columnar")  # frame and matrix ops rewritten to columnar ops (RewriteToColumnarOpsPass)
     return frozenset(opts)
 
 

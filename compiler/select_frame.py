@@ -3,7 +3,8 @@
 Most frame and list ops have one kernel each (named in the kernel table); this module holds the choices that
 depend on types or properties: `daphne.group` (the aggregation functions are a property) and casts
 from or to frames and lists (`as.matrix(F)`, `as.matrix<f64>(F)`, `as.frame(X)`, `as.scalar(F)`, and the casts
-inference inserts where a frame or list variable is merged at control flow), and `cbind`/`rbind` of frames.
+inference inserts where a frame or list variable is merged at control flow), and `cbind`/`rbind` of frames. Casts
+from or to columns (`--columnar`) are chosen in compiler/select_sql.py.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ import functools
 from xdsl.ir import Attribute, Operation
 
 from daphnec.compiler.kernel_spec import KernelSpec
+from daphnec.compiler.select_sql import select_column_cast
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops import CastOp
 from daphnec.dialects.ops_frame import GroupOp
-from daphnec.dialects.types import FrameType, ListType, is_matrix, is_scalar, vt_name
+from daphnec.dialects.types import ColumnType, FrameType, ListType, is_matrix, is_scalar, vt_name
 from daphnec.runtime.kernels import frame_ops
 
 
@@ -27,8 +29,9 @@ def select_group(op: GroupOp) -> KernelSpec:
 
 
 def is_frame_or_list_cast(op: CastOp) -> bool:
-    """A cast whose argument or result is a frame or a list (selected here, not by the core's cast rules)."""
-    return any(isinstance(t, (FrameType, ListType)) for t in (op.arg.type, op.res.type))
+    """A cast whose argument or result is a frame, a list or a column (selected here, not by the core's cast
+    rules)."""
+    return any(isinstance(t, (FrameType, ListType, ColumnType)) for t in (op.arg.type, op.res.type))
 
 
 def _identity(x: object) -> object:
@@ -49,6 +52,8 @@ def _known_vt(t: Attribute, op: CastOp, what: str) -> str:
 def select_frame_cast(op: CastOp) -> KernelSpec:
     """The kernel of a cast from or to a frame or a list."""
     src, dst = op.arg.type, op.res.type
+    if isinstance(src, ColumnType) or isinstance(dst, ColumnType):
+        return select_column_cast(op)
     if isinstance(src, ListType) and isinstance(dst, ListType):
         return _spec(_identity, "cast")
     if isinstance(src, FrameType):

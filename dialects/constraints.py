@@ -28,13 +28,15 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from daphnec.dialects.types import FrameType, ListType, MatrixType, StringType, UnknownType
+from daphnec.dialects.types import ColumnType, FrameType, ListType, MatrixType, StringType, UnknownType
 
 MATRIX = irdl_to_attr_constraint(MatrixType | UnknownType)
 FRAME = irdl_to_attr_constraint(FrameType | UnknownType)
 MATRIX_OR_FRAME = irdl_to_attr_constraint(MatrixType | FrameType | UnknownType)
 LIST = irdl_to_attr_constraint(ListType | UnknownType)
 STRING = irdl_to_attr_constraint(StringType | UnknownType)
+COLUMN = irdl_to_attr_constraint(ColumnType | UnknownType)
+"""A column of the columnar ops (`--columnar`); position lists are columns of size type (checked by the ops)."""
 SCALAR = irdl_to_attr_constraint(IntegerType | IndexType | Float32Type | Float64Type | StringType | UnknownType)
 """A scalar of any value type (bool is `i1`, str is `!daphne.String`)."""
 
@@ -44,6 +46,7 @@ WORDS: dict[AttrConstraint, tuple[str, str]] = {
     MATRIX_OR_FRAME: ("a matrix or a frame", "matrices or frames"),
     LIST: ("a list", "lists"),
     STRING: ("a string", "strings"),
+    COLUMN: ("a column", "columns"),
     SCALAR: ("a scalar", "scalars"),
 }
 """What a constraint asks for, for one value and for every value of a variadic operand."""

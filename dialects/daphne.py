@@ -6,6 +6,7 @@ from xdsl.ir import Attribute, Dialect, Operation
 
 from daphnec.dialects import (
     ops,
+    ops_columnar,
     ops_daphnelib,
     ops_distributed,
     ops_frame,
@@ -13,8 +14,9 @@ from daphnec.dialects import (
     ops_matrix,
     ops_paramserv,
     ops_pipeline,
+    ops_relational,
 )
-from daphnec.dialects.types import FrameType, ListType, MatrixType, StringType, UnknownType
+from daphnec.dialects.types import ColumnType, FrameType, ListType, MatrixType, StringType, UnknownType
 
 DAPHNE_OPS = [
     *ops.CORE_OPS,
@@ -25,6 +27,8 @@ DAPHNE_OPS = [
     *ops_distributed.OPS,
     *ops_paramserv.OPS,
     *ops_daphnelib.OPS,
+    *ops_relational.OPS,
+    *ops_columnar.OPS,
 ]
 
 
@@ -40,6 +44,6 @@ class DaphneConstantMaterialization(ConstantMaterializationInterface):
 Daphne = Dialect(
     "daphne",
     DAPHNE_OPS,
-    [UnknownType, StringType, MatrixType, FrameType, ListType],
+    [UnknownType, StringType, MatrixType, FrameType, ListType, ColumnType],
     [DaphneConstantMaterialization()],
 )

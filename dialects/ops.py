@@ -39,6 +39,7 @@ from xdsl.utils.exceptions import VerifyException
 from daphnec.dialects.constraints import MATRIX, MATRIX_OR_FRAME, type_error
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.folding import evaluate
+from daphnec.dialects.frame_labels import is_star, star_positions
 from daphnec.dialects.locations import MERGE_CAST, loc_of
 from daphnec.dialects.types import (
     BOOL,
@@ -46,6 +47,7 @@ from daphnec.dialects.types import (
     SI64,
     STR,
     UNKNOWN,
+    ColumnType,
     FrameType,
     MatrixType,
     StringType,
@@ -285,6 +287,8 @@ class CastOp(DaphneOp, HasFolderInterface):
         src = self.arg.type
         vt = self.target_vt.data if self.target_vt else vt_name(src)
         dt = self.target_dt.data if self.target_dt else None
+        if dt == "column" or isinstance(src, ColumnType):
+            return (_column_cast_result(src, vt, dt),)
         if isinstance(src, FrameType) or (dt == "frame" and not isinstance(src, UnknownType)):
             return (_frame_cast_result(src, vt, dt),)
         if isinstance(src, UnknownType) and dt is None:
@@ -318,6 +322,21 @@ class CastOp(DaphneOp, HasFolderInterface):
                 f"casting a frame to value type {self.target_vt.data} is not supported; cast it to a matrix, "
                 f"e.g. as.matrix<{self.target_vt.data}>(...)"
             )
+
+
+def _column_cast_result(src: Attribute, vt: str | None, dt: str | None) -> Attribute:
+    """Casts of the columnar rewrite (RewriteToColumnarOpsPass.cpp): a single-column frame or n x 1 matrix to a
+    column, a column to an n x 1 matrix, or a single-element column to a scalar."""
+    if isinstance(src, FrameType) and vt is None:
+        cts = src.column_types.data
+        vt = vt_name(cts[0]) if len(cts) == 1 else None
+    elem = value_type(vt) if vt else UNKNOWN
+    rows = src.rows.data if isinstance(src, (FrameType, ColumnType)) else shape_of(src)[0]
+    if dt == "matrix":
+        return MatrixType(elem, rows, 1)
+    if dt == "scalar":
+        return elem
+    return ColumnType(elem, rows)
 
 
 def _frame_cast_result(src: Attribute, vt: str | None, dt: str | None) -> Attribute:
@@ -1297,6 +1316,11 @@ class ExtractColOp(_IndexOp):
         """A frame column by label or by position(s); labels are inferred like DAPHNE's InferFrameLabels."""
         sel, names, cts = constant_value(self.selection), src.label_names, list(src.column_types.data)
         rows = src.rows.data
+        if isinstance(sel, str) and is_star(sel):  # SQL's `t.*` (frame_labels.star_positions)
+            pos = star_positions(names, sel) if names is not None else None
+            if pos is None:
+                return FrameType([], rows, None)
+            return FrameType([cts[p] for p in pos], rows, [names[p] for p in pos])  # type: ignore[index]
         if isinstance(sel, str):
             if names is None:
                 return FrameType([UNKNOWN], rows, [sel])
@@ -1319,7 +1343,7 @@ class ExtractColOp(_IndexOp):
 
     def verify_(self) -> None:
         sel = constant_value(self.selection)
-        msg = frame_label_error(self.source.type, sel) if isinstance(sel, str) else None
+        msg = frame_label_error(self.source.type, sel) if isinstance(sel, str) and not is_star(sel) else None
         if msg is not None:
             raise VerifyException(f"{self.name}: {msg}")
 

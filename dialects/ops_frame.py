@@ -27,6 +27,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from daphnec.dialects.constraints import FRAME, LIST, MATRIX
+from daphnec.dialects.frame_labels import group_key_labels, is_star, with_prefix
 from daphnec.dialects.ops import DaphneOp, constant_value
 from daphnec.dialects.types import (
     F64,
@@ -222,6 +223,11 @@ class GroupOp(_FrameOp):
         t = self.frame.type
         keys = [_str(k) for k in self.key_cols]
         aggs = [_str(a) for a in self.agg_cols]
+        if any(k is not None and is_star(k) for k in keys):  # SQL's DISTINCT (`*`) and `GROUP BY t.*`
+            names = t.label_names if isinstance(t, FrameType) else None
+            if names is None or any(k is None for k in keys) or any(a is None for a in aggs):
+                return (FrameType([], -1, None),)
+            keys = group_key_labels(names, keys, aggs)  # type: ignore[arg-type]
         cts = [frame_column_type(t, k) for k in keys]
         for f, a in zip(self.funcs, aggs, strict=False):
             cts.append(_agg_type(f, frame_column_type(t, a)))
@@ -233,11 +239,10 @@ class GroupOp(_FrameOp):
         if len(self.funcs) != len(self.agg_cols) or any(f not in GROUP_FUNCS for f in self.funcs):
             raise VerifyException(f"{self.name}: expects one aggregation function of {GROUP_FUNCS} per column")
         for k in self.key_cols:
-            check_label(self, self.frame, k, "a grouping column")
-        for f, a in zip(self.funcs, self.agg_cols, strict=True):
+            if not is_star(_str(k) or ""):
+                check_label(self, self.frame, k, "a grouping column")
+        for a in self.agg_cols:  # str columns: MIN/MAX compare, SUM takes the first, AVG fails at run time (Group.h)
             check_label(self, self.frame, a, "an aggregated column")
-            if f in ("SUM", "AVG") and vt_name(frame_column_type(self.frame.type, _str(a))) == "str":
-                raise VerifyException(f"{self.name}: cannot aggregate the str column '{_str(a)}' with {f}")
 
 
 def _agg_type(func: str, col: Attribute) -> Attribute:
@@ -293,14 +298,8 @@ class SetColLabelsPrefixOp(_FrameOp):
         if t is None:
             return (UNKNOWN,)
         p, names = _str(self.prefix), t.label_names
-        labels = [_with_prefix(p, n) for n in names] if p is not None and names is not None else None
+        labels = [with_prefix(p, n) for n in names] if p is not None and names is not None else None
         return (FrameType(_cols(t), t.rows.data, labels),)
-
-
-def _with_prefix(prefix: str, label: str) -> str:
-    """DAPHNE's LabelUtils::setPrefix (the run-time kernel uses the same rule)."""
-    pos = label.find(".")
-    return f"{prefix}.{label}" if pos < 0 else prefix + label[pos:]
 
 
 # --- set operations ------------------------------------------------------------------------------------------------

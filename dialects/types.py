@@ -182,6 +182,35 @@ class ListType(ParametrizedAttribute, TypeAttribute):
     element_type: Attribute
 
 
+@irdl_attr_definition
+class ColumnType(ParametrizedAttribute, TypeAttribute):
+    """DAPHNE's column, the data type of the columnar ops (`--columnar`): one value type, rows (-1 = unknown).
+
+    Printed like DAPHNE's `!daphne.Column<?xsi64>`; at run time a column is a 1-D numpy array."""
+
+    name = "daphne.Column"
+
+    element_type: Attribute
+    rows: IntAttr
+
+    def __init__(self, element_type: Attribute, rows: int = -1):
+        super().__init__(element_type, IntAttr(rows))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        parser.parse_punctuation("<")
+        rows = -1 if parser.parse_optional_punctuation("?") is not None else parser.parse_integer()
+        parser.parse_shape_delimiter()
+        elem = parser.parse_type()
+        parser.parse_punctuation(">")
+        return [elem, IntAttr(rows)]
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{'?' if self.rows.data < 0 else self.rows.data}x")
+        printer.print_attribute(self.element_type)
+        printer.print_string(">")
+
+
 # --- value types -------------------------------------------------------------------------------------------------
 
 
@@ -215,8 +244,8 @@ def value_type(name: str) -> Attribute:
 
 
 def vt_name(t: Attribute) -> str | None:
-    """DAPHNE's value-type name of a scalar type, or of a matrix's element type; None if unknown."""
-    if isinstance(t, MatrixType):
+    """DAPHNE's value-type name of a scalar type, or of a matrix's or column's element type; None if unknown."""
+    if isinstance(t, (MatrixType, ColumnType)):
         t = t.element_type
     return _TYPE_TO_VT.get(t)
 
@@ -230,7 +259,9 @@ def is_matrix(t: Attribute) -> bool:
 
 
 def is_unknown(t: Attribute) -> bool:
-    return isinstance(t, UnknownType) or (isinstance(t, MatrixType) and isinstance(t.element_type, UnknownType))
+    return isinstance(t, UnknownType) or (
+        isinstance(t, (MatrixType, ColumnType)) and isinstance(t.element_type, UnknownType)
+    )
 
 
 def is_int_vt(name: str) -> bool:

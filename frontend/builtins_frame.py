@@ -2,15 +2,15 @@
 
 Frames: `createFrame`, the relational builtins of Builtins.md's "Extended relational algebra" (`cartesian`,
 `innerJoin`, `semiJoin`, `groupJoin`, `groupSum`, `intersect`, `merge`, `except`) and the label builtins
-(`setColLabels`, `setColLabelsPrefix`). Lists: `createList`, `length`, `append`, `remove`. Argument checks follow
-DAPHNE's DaphneDSLBuiltins.cpp; semiJoin, groupJoin and remove have two results.
+(`setColLabels`, `setColLabelsPrefix`), and SQL (`registerView`, `sql`). Lists: `createList`, `length`, `append`,
+`remove`. Argument checks follow DAPHNE's DaphneDSLBuiltins.cpp; semiJoin, groupJoin and remove have two results.
 """
 
 from __future__ import annotations
 
 from xdsl.ir import Operation, SSAValue
 
-from daphnec.dialects import ops_frame
+from daphnec.dialects import ops, ops_frame, ops_relational
 from daphnec.dialects.errors import Loc, ParseError
 from daphnec.dialects.types import StringType, is_matrix, is_unknown
 from daphnec.frontend.builtins_base import Build, Builder, Builtin, all_results, op_builder, params
@@ -110,6 +110,28 @@ def _remove(b: Builder, args: list[SSAValue], loc: Loc) -> list[SSAValue]:
     return _all_results(ops_frame.RemoveOp)(b, [args[0], idx], loc)  # type: ignore[return-value]
 
 
+# --- SQL (resolved at compile time by the `sql` pass, DAPHNE's RewriteSqlOpPass) ---------------------------------
+
+
+def _constant_string(b: Builder, v: SSAValue, message: str, loc: Loc) -> None:
+    """DAPHNE checks only the defining op (no folding): `q = "..."; sql(q)` works, `sql("a" + b)` does not."""
+    if not isinstance(ops.constant_value(v), str):
+        raise ParseError(message, loc)
+
+
+def _register_view(b: Builder, args: list[SSAValue], loc: Loc) -> None:
+    """`registerView(viewName, view)`: the name must be a constant string (DaphneDSLBuiltins.cpp)."""
+    _constant_string(b, args[0], "registerView requires a view name as a constant string", loc)
+    _add(b, ops_relational.RegisterViewOp.create(operands=args), loc)
+
+
+def _sql(b: Builder, args: list[SSAValue], loc: Loc) -> SSAValue:
+    """`sql(query)`: the query must be a constant string; the `sql` pass parses it and replaces the op."""
+    _constant_string(b, args[0], "SqlOp requires a SQL query as a constant string", loc)
+    op = ops_relational.SqlOp.create(operands=args, result_types=[ops_relational.SQL_PLACEHOLDER])
+    return _add(b, op, loc)[0]
+
+
 _JOIN_PARAMS = params("lhs", "rhs", "lhsOn", "rhsOn", "numRowRes", numRowRes=-1)
 
 BUILTINS: dict[str, Builtin] = {
@@ -125,6 +147,8 @@ BUILTINS: dict[str, Builtin] = {
     "except": Builtin(params("lhs", "rhs"), op_builder(ops_frame.ExceptOp)),
     "setColLabels": Builtin((), _set_col_labels, variadic=True),
     "setColLabelsPrefix": Builtin(params("arg", "prefix"), op_builder(ops_frame.SetColLabelsPrefixOp)),
+    "registerView": Builtin(params("viewName", "view"), _register_view),
+    "sql": Builtin(params("query"), _sql),
     # lists
     "createList": Builtin((), _create_list, variadic=True),
     "length": Builtin(params("arg"), op_builder(ops_frame.LengthOp)),

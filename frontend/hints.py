@@ -12,8 +12,6 @@ import difflib
 from collections.abc import Iterable
 
 NOT_SUPPORTED: dict[str, str] = {
-    "registerView": "SQL queries over registered frames are not supported yet",
-    "sql": "SQL queries over registered frames are not supported yet",
     "count": "grouped aggregation (the three-argument form of sum/aggMin/aggMax/mean/... and count) is not "
     "supported yet",
     "fullOuterJoin": "DAPHNE has no kernel for it either (the op exists only in its IR)",

@@ -254,6 +254,8 @@ def float_to_int(x: float, vt: str) -> int:
 def float_array_to_int(a: np.ndarray, vt: str) -> np.ndarray:
     """Vectorised `float_to_int` (numpy's own cast is not the same on every SIMD path, e.g. for ui32)."""
     a = np.asarray(a, dtype=np.float64)
+    if a.size and -2147483648.0 < float(a.min()) and float(a.max()) < 2147483648.0:  # NaN fails both tests
+        return a.astype(np.int64).astype(dtype_of(vt), copy=False)  # in range: truncation, then the low bits
     t = np.trunc(a)
     with np.errstate(invalid="ignore"):
         ok64 = (t >= -_TWO63) & (t < _TWO63)

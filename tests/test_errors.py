@@ -93,9 +93,9 @@ CASES: list[tuple[str, str, int, str | None, str]] = [
     ),
     ("kernel_hint_on_udf", "def f(a) { return a; }\nprint(f::myKernel(1));", 1, "2:7", "kernel hints are not"),
     ("parameter_twice", "def f(a, a) { return a; }\nprint(f(1, 2));", 1, "1:10", "Function argument name `a` is used"),
-    ("near_miss_builtin", "print(sqr(4));", 1, "1:7", "unknown function 'sqr'; did you mean 'sqrt' or 'seq'?"),
+    ("near_miss_builtin", "print(sqr(4));", 1, "1:7", "unknown function 'sqr'; did you mean 'sqrt', 'sql' or 'seq'?"),
     ("near_miss_udf", "def square(x) { return x * x; }\nprint(sqare(4));", 1, "2:7", "mean 'square' or 'sqrt'?"),
-    ("not_supported_builtin", 'x = sql("SELECT 1");', 1, "1:5", "built-in function 'sql' is not supported by daphnec"),
+    ("not_supported_builtin", "x = antiJoin(1, 2);", 1, "1:5", "built-in function 'antiJoin' is not supported by"),
     ("messages_name_operators", "print([1, 2](1, 2) @ [1, 2](1, 2));", 2, "1:7", "`@`: shape mismatch: lhs 1x2, rhs"),
     (
         "messages_unknown_sizes",

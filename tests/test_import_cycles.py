@@ -169,12 +169,12 @@ def test_known_cycles_still_exist() -> None:
 
 
 #: Which layers each layer may import (docs/architecture.md): frontend -> dialects <- compiler -> runtime, and the
-#: runtime reads only the dialect's value-type table (`dialects/value_types.py` imports numpy, not xDSL).
+#: runtime reads only the dialect's pure-Python rule tables (value types, frame-label rules: no xDSL import).
 LAYER_IMPORTS: dict[str, frozenset[str]] = {
     "frontend": frozenset({"dialects"}),
     "dialects": frozenset(),
     "compiler": frozenset({"dialects", "runtime"}),
-    "runtime": frozenset({"dialects.value_types"}),
+    "runtime": frozenset({"dialects.value_types", "dialects.frame_labels"}),
     "tools": frozenset({"frontend", "dialects", "compiler", "runtime", "tools"}),
 }
 

@@ -46,7 +46,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 
-from daphnec.dialects.value_types import FLOAT_VTS
+from daphnec.dialects.value_types import FLOAT_VTS, VALUE_TYPES
 
 # -- how the IR names kernels ----------------------------------------------------------------------------------------
 
@@ -68,17 +68,11 @@ ENTRY_SUFFIX = "_py"
 # -- value types in kernels ------------------------------------------------------------------------------------------
 
 _IR: dict[str, Attribute] = {
-    "f64": f64,
-    "f32": f32,
-    "si64": i64,
-    "ui64": i64,
-    "index": i64,
-    "si32": i32,
-    "ui32": i32,
-    "si8": i8,
-    "ui8": i8,
-    "bool": i1,
+    n: ({64: f64, 32: f32} if vt.kind == "float" else {64: i64, 32: i32, 8: i8, 1: i1})[vt.bits]
+    for n, vt in VALUE_TYPES.items()
+    if vt.kind != "str"
 }
+"""The register type of each numeric value type: signless integers of the type's width (bool is i1)."""
 
 
 def ir_type(vt: str) -> Attribute:

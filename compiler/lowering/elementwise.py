@@ -40,11 +40,11 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from daphnec.compiler.lowering import ew_kinds
 from daphnec.compiler.lowering.abi import ir_type
-from daphnec.dialects.value_types import FLOAT_VTS
+from daphnec.dialects.value_types import FLOAT_VTS, VALUE_TYPES
 
-SIGNED_VTS = frozenset(("si64", "si32", "si8"))
+SIGNED_VTS = frozenset(n for n, vt in VALUE_TYPES.items() if vt.kind == "int" and vt.signed)
 
-_WIDTH = {"si64": 64, "ui64": 64, "index": 64, "si32": 32, "ui32": 32, "si8": 8, "ui8": 8, "bool": 1}
+_WIDTH = {n: vt.bits for n, vt in VALUE_TYPES.items() if vt.kind in ("int", "bool")}
 
 FAST = arith.FastMathFlagsAttr(("reassoc", "nsz"))
 """Flags of a float sum that may be reassociated (and so vectorised): full aggregations only."""

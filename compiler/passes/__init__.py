@@ -71,6 +71,18 @@ def _distribute() -> type[ModulePass]:
     return DistributePass
 
 
+def _sql() -> type[ModulePass]:
+    from daphnec.compiler.passes.sql import SqlPass
+
+    return SqlPass
+
+
+def _columnar() -> type[ModulePass]:
+    from daphnec.compiler.passes.columnar import ColumnarPass
+
+    return ColumnarPass
+
+
 def _vectorize() -> type[ModulePass]:
     from daphnec.compiler.passes.vectorize import VectorizePass
 
@@ -84,6 +96,8 @@ PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
     "dce": _dce,
     "infer": _infer,
     "specialize": _specialize,
+    "sql": _sql,
+    "columnar": _columnar,
     "select-matrix-repr": _select_matrix_repr,
     "select-kernels": _select_kernels,
     "vectorize": _vectorize,

@@ -40,11 +40,12 @@ from daphnec.runtime.distributed.liveness import CoordinatorLiveness, watchable
 from daphnec.runtime.distributed.placement import PlacementCache
 from daphnec.runtime.distributed.protocol import Backoff, Comms, Tag, pmi_abort, send_control, try_recv_control
 from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.options import DEFAULT_MAX_DISTR_CHUNK_SIZE
 from daphnec.runtime.scheduling.partitioning import SCHEMES, tasks
 from daphnec.runtime.values import INT_VTS, is_csr, wrap_int
 from daphnec.runtime.vectorized.pipeline import combine, row_count
 
-DEFAULT_CHUNK = 2**31 - 1 - 1024
+DEFAULT_CHUNK = DEFAULT_MAX_DISTR_CHUNK_SIZE  # --max-distr-chunk-size
 BCAST_MIN_WORKERS = int(os.environ.get("DAPHNEC_DIST_BCAST_MIN_WORKERS", 8))
 """From this many workers on, replicas are broadcast with a tree (`Ibcast`) instead of one send per worker."""
 IN_FLIGHT = int(os.environ.get("DAPHNEC_DIST_IN_FLIGHT", 1))

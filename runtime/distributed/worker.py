@@ -38,8 +38,9 @@ from daphnec.runtime.distributed.protocol import (
     try_recv_control,
     wait_requests,
 )
+from daphnec.runtime.options import DEFAULT_MAX_DISTR_CHUNK_SIZE
 
-DEFAULT_CHUNK = 2**31 - 1 - 1024
+DEFAULT_CHUNK = DEFAULT_MAX_DISTR_CHUNK_SIZE  # --max-distr-chunk-size
 
 Body = Callable[..., tuple[object, ...]]
 Arrivals = tuple[list[Any], list[tuple[int, int, Callable[[], object]]], float]

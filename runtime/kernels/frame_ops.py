@@ -13,8 +13,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from daphnec.dialects.frame_labels import is_star, star_positions, with_prefix
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.frame import Frame, default_label
+from daphnec.runtime.kernels import relational
 from daphnec.runtime.kernels.positions import position, positions
 from daphnec.runtime.values import as_dense, cast_matrix, cast_scalar, dtype_of, vt_of
 
@@ -94,7 +96,7 @@ def _col_positions(name: str, sel: Selector, F: Frame) -> list[int]:
     if sel is None:
         return list(range(F.ncol))
     if isinstance(sel, str):
-        return [F.column_index(sel)]
+        return star_positions(F.labels, sel) if is_star(sel) else [F.column_index(sel)]
     if isinstance(sel, tuple):
         return list(range(F.ncol))[_range(name, sel[0], sel[1], 1, F)]
     if isinstance(sel, np.ndarray) or getattr(sel, "format", None) == "csr":
@@ -109,7 +111,8 @@ def extract(F: Frame, rows: Selector = None, cols: Selector = None) -> Frame:
 
 
 def filter_rows(F: Frame, bits: np.ndarray) -> Frame:
-    """`F[[bits, ]]`: the rows whose entry in the 0/1 column vector is 1."""
+    """`F[[bits, ]]` and SQL's WHERE/HAVING: the rows whose entry in the column vector is non-zero (FilterRow.h
+    on frames tests `sel[r]` for truth)."""
     bits = as_dense(bits)
     if not isinstance(bits, np.ndarray) or bits.ndim != 2 or 1 not in bits.shape or bits.size != F.nrow:
         got = f"{bits.shape[0]}x{bits.shape[1]}" if isinstance(bits, np.ndarray) and bits.ndim == 2 else "?"
@@ -119,9 +122,6 @@ def filter_rows(F: Frame, bits: np.ndarray) -> Frame:
     flat = bits.ravel()
     if flat.dtype == object:
         raise DaphneRuntimeError("filterRow: the bit vector must be numeric")
-    ok = (flat == 0) | (flat == 1)
-    if not ok.all():
-        raise DaphneRuntimeError(f"filterRow: the bit vector must contain only 0 and 1, found {flat[~ok][0]}")
     return F.take_rows(np.flatnonzero(flat))
 
 
@@ -137,6 +137,8 @@ def frame_to_matrix(F: Frame, vt: str) -> np.ndarray:
     """`as.matrix<vt>(F)`: column-major to row-major, each value cast like C++ `static_cast` (CastObj.h)."""
     if F.ncol == 0:
         return np.empty((F.nrow, 0), dtype=dtype_of(vt))
+    if F.ncol == 1:  # one column (SQL's extractCol + cast): a view, no copy
+        return cast_matrix(F.columns[0].reshape(-1, 1), vt)
     cols = [cast_matrix(c.reshape(-1, 1), vt) for c in F.columns]
     return np.ascontiguousarray(np.hstack(cols))
 
@@ -182,15 +184,9 @@ def set_col_labels(F: Frame, *labels: str) -> Frame:
     return F.with_labels(labels)
 
 
-def prefixed_label(prefix: str, label: str) -> str:
-    """DAPHNE's `LabelUtils::setPrefix`: replace an existing `prefix.` part, else prepend `prefix.`."""
-    pos = label.find(".")
-    return f"{prefix}.{label}" if pos < 0 else prefix + label[pos:]
-
-
 def set_col_labels_prefix(F: Frame, prefix: str) -> Frame:
     """`setColLabelsPrefix(F, prefix)`: `a` becomes `prefix.a`, `old.a` becomes `prefix.a`."""
-    return F.with_labels([prefixed_label(prefix, lbl) for lbl in F.labels])
+    return F.with_labels([with_prefix(prefix, lbl) for lbl in F.labels])
 
 
 # --- binding -------------------------------------------------------------------------------------------------------
@@ -241,34 +237,9 @@ def _key(F: Frame, label: str, who: str, side: str) -> np.ndarray:
         ) from e
 
 
-def _comparable(lk: np.ndarray, rk: np.ndarray, who: str) -> tuple[np.ndarray, np.ndarray]:
-    """Key columns in a common representation for sorting/searching (numbers compare by value)."""
-    if (lk.dtype == object) != (rk.dtype == object):
-        raise DaphneRuntimeError(f"{who}: cannot compare a {vt_of(lk)} key column with a {vt_of(rk)} key column")
-    if lk.dtype != rk.dtype and lk.dtype != object:
-        common = np.result_type(lk.dtype, rk.dtype)
-        return lk.astype(common), rk.astype(common)
-    return lk, rk
-
-
-def _no_nan(keys: np.ndarray) -> np.ndarray:
-    """A mask of keys that can equal something (C++ `==` is false for NaN)."""
-    return ~np.isnan(keys) if keys.dtype.kind == "f" else np.ones(len(keys), dtype=bool)
-
-
 def match_pairs(lkeys: np.ndarray, rkeys: np.ndarray, who: str = "join") -> tuple[np.ndarray, np.ndarray]:
-    """All (i, j) with lkeys[i] == rkeys[j], ordered by i then j (the nested loop of InnerJoin.h), via a sort."""
-    lk, rk = _comparable(lkeys, rkeys, who)
-    order = np.argsort(rk, kind="stable")
-    rs = rk[order]
-    lo = np.searchsorted(rs, lk, side="left")
-    hi = np.searchsorted(rs, lk, side="right")
-    counts = np.where(_no_nan(lk), hi - lo, 0)
-    li = np.repeat(np.arange(len(lk), dtype=np.int64), counts)
-    firsts = np.cumsum(counts) - counts
-    offsets = np.arange(len(li), dtype=np.int64) - np.repeat(firsts, counts)
-    ri = order[np.repeat(lo, counts) + offsets]
-    return li, ri.astype(np.int64)
+    """All (i, j) with lkeys[i] == rkeys[j], ordered by i then j (the nested loop of InnerJoin.h), by hashing."""
+    return relational.equi_pairs(lkeys, rkeys, who)
 
 
 def cartesian(lhs: Frame, rhs: Frame) -> Frame:
@@ -329,64 +300,20 @@ def _first_occurrences(keys: np.ndarray) -> np.ndarray:
 
 # --- grouping ------------------------------------------------------------------------------------------------------
 
-GROUP_FUNCS = ("COUNT", "SUM", "MIN", "MAX", "AVG")
-
-
-def _codes(col: np.ndarray) -> np.ndarray:
-    """Dense ranks of a column's values (equal values share a code; codes follow ascending value order)."""
-    return np.unique(col, return_inverse=True)[1].reshape(-1)
+GROUP_FUNCS = relational.GROUP_FUNCS
 
 
 def group_ids(cols: Sequence[np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
     """Group id per row for the key columns (groups numbered in ascending lexicographic key order) and the first
     row of each group."""
-    if not cols:
-        return np.zeros(n, dtype=np.int64), np.zeros(1 if n else 0, dtype=np.int64)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    codes = np.stack([_codes(c) for c in cols], axis=1)
-    _, first, gid = np.unique(codes, axis=0, return_index=True, return_inverse=True)
-    return gid.reshape(-1), first
-
-
-def _aggregate(func: str, col: np.ndarray, gid: np.ndarray, ngroups: int, label: str) -> np.ndarray:
-    """One aggregate per group, accumulating in row order like Group.h's std::accumulate."""
-    if func == "COUNT":
-        return np.bincount(gid, minlength=ngroups).astype(np.int64)
-    if col.dtype == object and func in ("SUM", "AVG"):
-        raise DaphneRuntimeError(f"group: {func} aggregation is not supported for the str column '{label}'")
-    if func == "SUM":
-        out = np.zeros(ngroups, dtype=col.dtype)
-        np.add.at(out, gid, col)
-        return out
-    if func == "AVG":
-        out = np.zeros(ngroups, dtype=np.float64)
-        np.add.at(out, gid, col.astype(np.float64))
-        return out / np.bincount(gid, minlength=ngroups)
-    if len(col) == 0:
-        return np.zeros(0, dtype=col.dtype)
-    order = np.argsort(gid, kind="stable")
-    starts = np.searchsorted(gid[order], np.arange(ngroups))
-    if col.dtype == object:
-        pick = min if func == "MIN" else max
-        out = np.empty(ngroups, dtype=object)
-        out[:] = [pick(seg) for seg in np.split(col[order], starts[1:])]
-        return out
-    ufunc = np.minimum if func == "MIN" else np.maximum
-    return ufunc.reduceat(col[order], starts)
+    gid, ngroups, _ = relational.group_codes(cols, n)
+    return gid, relational.first_rows(gid, ngroups)
 
 
 def group(F: Frame, *labels: str, n_keys: int, funcs: Sequence[str]) -> Frame:
     """DAPHNE's GroupOp on frames (`groupSum(F, keys..., col)` uses SUM): one row per distinct key combination,
     in ascending key order; key columns keep their labels, aggregates are labelled `FUNC(col)`."""
-    keys, aggs = labels[:n_keys], labels[n_keys:]
-    key_cols = [_key(F, k, "group", "input") for k in keys]
-    agg_cols = [_key(F, a, "group", "input") for a in aggs]
-    gid, first = group_ids(key_cols, F.nrow)
-    cols = [c[first] for c in key_cols]
-    cols += [_aggregate(f, c, gid, len(first), a) for f, c, a in zip(funcs, agg_cols, aggs, strict=True)]
-    out_labels = list(keys) + [f"{f}({a})" for f, a in zip(funcs, aggs, strict=True)]
-    return Frame(cols, out_labels, who="group")
+    return relational.group_frame(F, labels[:n_keys], labels[n_keys:], funcs)
 
 
 # --- set operations ------------------------------------------------------------------------------------------------

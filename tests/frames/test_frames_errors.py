@@ -79,13 +79,6 @@ CASES: list[tuple[str, str, int, str | None, str]] = [
     ),
     ("group_sum_missing_key", F2 + 'print(groupSum(F, "q", "b"));', 2, "2:7", "no column labeled 'q'"),
     (
-        "group_sum_str_column",
-        'F = createFrame([1, 2], ["x", "y"], "k", "s");\nprint(groupSum(F, "k", "s"));',
-        2,
-        "2:7",
-        "cannot aggregate the str column 's' with SUM",
-    ),
-    (
         "as_matrix_mixed_types",
         F2 + "print(as.matrix(F));",
         2,

@@ -298,3 +298,36 @@ def test_write_matches_daphnedsl(tmp_path) -> None:  # noqa: ANN001 - pytest's t
     Fr = DaphneContext().readFrame(str(tmp_path / "apif.csv")).compute()
     assert_same(M, run_dsl(f'M = readMatrix("{tmp_path}/dsl.csv");\nsaveDaphneLibResult(M);\n'))
     assert_same(Fr, run_dsl(f'M = readFrame("{tmp_path}/dslf.csv");\nsaveDaphneLibResult(M);\n'))
+
+
+SQL_QUERIES = [
+    "SELECT f.k, f.v FROM f WHERE f.k > 1 AND f.v < 1.8;",
+    "SELECT f.k, g.w FROM f, g WHERE f.k = g.k2 ORDER BY g.w DESC;",
+    "SELECT f.k, sum(f.v), count(f.k) FROM f GROUP BY f.k;",
+    "SELECT DISTINCT g.k2 FROM g;",
+]
+
+
+@pytest.mark.parametrize("query", SQL_QUERIES)
+def test_sql_matches_daphnedsl(query: str) -> None:
+    """`registerView` + `dc.sql` give what the same views and query give in a DaphneDSL program."""
+    d = data(DaphneContext())
+    d.F.registerView("f")
+    d.G.registerView("g")
+    dsl = f'{PRELUDE}registerView("f", F);\nregisterView("g", G);\nRes = sql("{query}");\nsaveDaphneLibResult(Res);\n'
+    assert_same(d.dc.sql(query).compute(), run_dsl(dsl))
+
+
+def test_sql_on_a_pandas_frame_with_strings() -> None:
+    """A pandas frame's string column in a filter and as a group key; the view is registered in the query's
+    program, and a view registered after the query is not part of it."""
+    import pandas as pd
+
+    dc = DaphneContext()
+    df = pd.DataFrame({"a": np.array([3, 1, 2, 1], dtype=np.int64), "b": [1.5, 2.5, 3.5, 4.5], "s": list("xyxz")})
+    dc.from_pandas(df).registerView("t")
+    q = dc.sql("SELECT t.s, sum(t.b) FROM t WHERE t.a > 1 OR t.s = 'z' GROUP BY t.s;")
+    dc.from_pandas(df.iloc[:1]).registerView("t")
+    res = q.compute()
+    assert list(res.columns) == ["t.s", "sum(t.b)"]
+    assert res["t.s"].tolist() == ["x", "z"] and res["sum(t.b)"].tolist() == [5.0, 4.5]
