@@ -282,8 +282,8 @@ class HostCodegen:
         kernel = self.kernels.get(sym) if sym is not None else None
         body = name if kernel is None else f"{e.bind(kernel.bind, 'native_' + kernel.name)}({name})"
         modes = f"{tuple(op.split_modes)!r}, {tuple(op.combine_modes)!r}, {_result_vts(op)!r}"
-        ordered = ", ordered=True" if ORDERED_ATTR in op.attributes else ""  # fuse-sums: one call, DAPHNE's order
-        call = f"{e.bind(run_pipeline, 'run_pipeline')}({body}, ({inputs}), {modes}{ordered})"
+        serial = ORDERED_ATTR in op.attributes or "daphne.codegen" in op.attributes  # fuse-sums / --codegen
+        call = f"{e.bind(run_pipeline, 'run_pipeline')}({body}, ({inputs}), {modes}{', serial=True' if serial else ''})"
         e.emit(f"{''.join(o + ', ' for o in outs)}= {call}" if outs else call, op)
         self._promised_forms(outs, op)
 

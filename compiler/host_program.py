@@ -12,8 +12,8 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from daphnec.dialects.errors import DaphneError, ExecutionError, Loc
-from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.dialects.errors import DaphneError, ExecutionError, Loc, ScriptStopped
+from daphnec.runtime.errors import DaphneRuntimeError, StopRequested
 
 HOST_FILENAME = "<daphne-host>"
 """The file name of generated code in tracebacks (how `HostProgram` finds the failing generated line)."""
@@ -55,6 +55,8 @@ class HostProgram:
                 entry()
         except DaphneError:
             raise
+        except StopRequested as e:
+            raise ScriptStopped(str(e), self._failing_loc(e)) from e
         except DaphneRuntimeError as e:  # an error on an MPI worker carries the location of its failing op
             remote = getattr(e, "source_loc", None)
             raise ExecutionError(str(e), Loc(*remote) if remote else self._failing_loc(e)) from e

@@ -2,10 +2,13 @@
 
 DAPHNE reads `<file>.meta` while compiling (ReadOp::inferTypes/inferShape/inferFrameLabels via
 CompilerUtils::getFileMetaData) and fails the compilation (exit 2) if it is missing or malformed; so does daphnec,
-naming the file and the key. Relative names resolve against the current directory, as at run time.
+naming the file and the key. Relative names resolve against the current directory, as at run time. A Parquet file
+without `.meta` is typed by its own schema (runtime/io/parquet.py).
 
-The file name must be a compile-time constant (a literal, a script argument, or anything canonicalization folds to
-a constant); otherwise the value type stays unknown and kernel selection reports that (DAPHNE fails the same way).
+The file name must be a compile-time constant (a literal, a script argument, anything canonicalization folds to a
+constant, or a constant passed to a function that reads it: specialization inlines it); otherwise the value type
+stays unknown and kernel selection reports that (DAPHNE fails the same way), unless the script casts the result to
+a value type (`as.matrix<f64>(readMatrix(name))`): then the `.meta` is read at run time and the data converted.
 One extension: when the script itself writes that constant file name before reading it (e.g.
 `write(X, "out.csv"); Y = readMatrix("out.csv");`), the type of the written data is used, since that is exactly
 the `.meta` the write will produce (DAPHNE would read a stale or missing `.meta` instead); the same holds when the
@@ -16,14 +19,15 @@ from __future__ import annotations
 
 import os
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, UnitAttr
 from xdsl.ir import Attribute, Operation
 
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
-from daphnec.dialects.ops import constant_value
+from daphnec.dialects.ops import CastOp, constant_value
 from daphnec.dialects.ops_io import ReadOp, WriteOp
 from daphnec.dialects.types import FrameType, MatrixType, value_type, vt_name
+from daphnec.runtime.io import parquet
 from daphnec.runtime.io.meta import FileMeta, MetaDataError, meta_path, meta_value_type, read_meta
 
 
@@ -31,15 +35,20 @@ def infer_read(op: ReadOp) -> tuple[Attribute, ...]:
     """ReadOp's type from the `.meta` of a constant file name (see the module docstring)."""
     name = constant_value(op.file_name)
     if not isinstance(name, str):
-        return op.infer()
+        declared = _declared_type(op)
+        return (declared,) if declared is not None else op.infer()
     who = "readFrame" if op.reads_frame() else "readMatrix"
     earlier = _earlier_write(op, name)
     if earlier is not None:  # the script itself produces the file (and its .meta) before reading it
         t = _type_from_write(op, earlier)
         return (t,) if t is not None else op.infer()
-    if os.path.exists(meta_path(name)):
+    if os.path.exists(meta_path(name)) or _self_described(name):
         try:
-            meta = read_meta(name)
+            meta = (
+                read_meta(name)
+                if os.path.exists(meta_path(name))
+                else parquet.file_meta(name, who, not op.reads_frame())
+            )
         except MetaDataError as e:
             raise CompileError(f"{who}: {e}", loc_of(op)) from None
         return (_type_from_meta(op, meta),)
@@ -52,6 +61,29 @@ def infer_read(op: ReadOp) -> tuple[Attribute, ...]:
         )
     t = _type_from_write(op, written.pop()) if len(written) == 1 else None
     return (t,) if t is not None else op.infer()
+
+
+DECLARED = "daphne.declared_type"
+"""Attribute of a `daphne.read` whose file name is known only at run time and whose value type the script gives
+by casting the result (`as.matrix<f64>(readMatrix(name))`, or the declared result of a typed function): the read
+kernel reads the `.meta` at run time and converts the data to that value type."""
+
+
+def _declared_type(op: ReadOp) -> Attribute | None:
+    """The matrix type the single use of a read's result casts it to, if that cast names a value type."""
+    uses = list(op.res.uses)
+    if op.reads_frame() or len(uses) != 1 or not isinstance(uses[0].operation, CastOp):
+        return None
+    t = uses[0].operation.res.type
+    if not isinstance(t, MatrixType) or vt_name(t) is None:
+        return None
+    op.attributes[DECLARED] = UnitAttr()
+    return _matrix(op, t.element_type, -1, -1)
+
+
+def _self_described(name: str) -> bool:
+    """A Parquet file carries its schema: without a `.meta` its type and shape come from the file itself."""
+    return name.endswith(parquet.EXTENSION) and os.path.isfile(name)
 
 
 def _rep(op: ReadOp) -> str:

@@ -12,14 +12,21 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, UnitAttr
+from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, SymbolRefAttr, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from daphnec.compiler.infer_io import infer_read
-from daphnec.dialects.calls import callees
+from daphnec.dialects.calls import (
+    OVERLOADS,
+    Overload,
+    callees,
+    choose_overload,
+    overload_error,
+    reachable_functions,
+)
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import MERGE_CAST, loc_of
-from daphnec.dialects.ops import CastOp, DaphneOp, GenericCallOp, MapOp
+from daphnec.dialects.ops import CastOp, ConstantOp, DaphneOp, GenericCallOp, MapOp, constant_value
 from daphnec.dialects.ops_io import ReadOp
 from daphnec.dialects.ops_paramserv import AGG_PARAMS, UPD_PARAMS, VAL_PARAMS, ParamservOp
 from daphnec.dialects.types import (
@@ -34,6 +41,10 @@ from daphnec.dialects.types import (
 )
 
 _MAX_ROUNDS = 16
+_MAX_CONSTANT_CLONES = 16
+
+Constants = tuple[tuple[int, object], ...]
+"""Constant arguments inlined into a specialization: (parameter position, value) pairs."""
 
 TYPE_HOOKS: dict[type[Operation], Callable[[Operation], tuple[Attribute, ...]]] = {ReadOp: infer_read}
 """Inference that needs the compiler's view of the world (a `.meta` file read at compile time) instead of the
@@ -100,10 +111,13 @@ def insert_merge_cast(v: SSAValue, t: Attribute, before: Operation) -> SSAValue:
 class Inference:
     """One inference run over a module; `specialize=True` also clones untyped functions per call site."""
 
-    def __init__(self, module: ModuleOp, specialize: bool):
+    def __init__(self, module: ModuleOp, specialize: bool, ipa: bool = True):
         self.module = module
         self.specialize = specialize
-        self.specializations: dict[tuple[str, tuple[Attribute, ...]], func.FuncOp] = {}
+        self.ipa = ipa
+        """Propagate constant file names into the functions that read files (see `_constant_args`)."""
+        self.specializations: dict[tuple[str, tuple[Attribute, ...], Constants], func.FuncOp] = {}
+        self.constant_clones: dict[str, int] = {}
         self.in_progress: set[str] = set()
         self.inferred: set[str] = set()
         self.counter = 0
@@ -150,8 +164,12 @@ class Inference:
                     outputs = [v.type for v in ret.arguments]
         f.function_type = FunctionType.from_lists(inputs, outputs)
 
-    def _specialization(self, callee: func.FuncOp, arg_types: tuple[Attribute, ...]) -> func.FuncOp:
-        key = (callee.sym_name.data, arg_types)
+    def _specialization(
+        self, callee: func.FuncOp, arg_types: tuple[Attribute, ...], consts: Constants = ()
+    ) -> func.FuncOp:
+        """The clone of `callee` for these argument types, with the constant arguments `consts` ((position,
+        value) pairs) inlined into its body."""
+        key = (callee.sym_name.data, arg_types, consts)
         if key in self.specializations:
             return self.specializations[key]
         self.counter += 1
@@ -159,14 +177,39 @@ class Inference:
         spec.sym_name = StringAttr(f"{callee.sym_name.data}.{self.counter}")
         for a, t in zip(spec.body.block.args, arg_types):
             set_type(a, t)
+        block = spec.body.block
+        for i, value in reversed(consts):
+            const = ConstantOp.of(value, vt_name(arg_types[i]) or "str")  # type: ignore[arg-type]
+            const.location = spec.location
+            block.insert_op_before(const, block.first_op) if block.first_op else block.add_op(const)
+            block.args[i].replace_all_uses_with(const.results[0])
         spec.function_type = FunctionType.from_lists(list(arg_types), list(callee.function_type.outputs.data))
         self.module.body.block.insert_op_after(spec, callee)
         self.specializations[key] = spec
         self.infer_function(spec)
         return spec
 
+    def _constant_args(self, callee: func.FuncOp, args: Sequence[SSAValue]) -> Constants:
+        """The constant string arguments of a call of a function that reads files (itself or through the functions
+        it calls): inlined into its specialization, they let the reads learn their types from the files' `.meta`
+        while compiling, like DAPHNE's inter-procedural constant propagation (SpecializeGenericFunctionsPass,
+        which only does it for typed functions; `--no-ipa-const-propa` turns it off). A function gets at most
+        `_MAX_CONSTANT_CLONES` such clones (a recursion that keeps building new names stops there)."""
+        if not self.ipa or self.constant_clones.get(callee.sym_name.data, 0) >= _MAX_CONSTANT_CLONES:
+            return ()
+        consts = tuple((i, v) for i, a in enumerate(args) if isinstance(v := constant_value(a), str))
+        if not consts:
+            return ()
+        functions = self.functions()
+        reached = reachable_functions(functions, [callee.sym_name.data])
+        if not any(isinstance(o, ReadOp) for f in reached for o in f.walk()):
+            return ()
+        self.constant_clones[callee.sym_name.data] = self.constant_clones.get(callee.sym_name.data, 0) + 1
+        return consts
+
     def _drop_unused_generics(self) -> None:
-        """Remove generic functions no specialized code calls (their clones took over)."""
+        """Remove generic functions no specialized code calls (their clones took over), and typed functions whose
+        every call now goes to a clone with inlined constants."""
         used: set[str] = set()
         for f in self.functions().values():
             if is_generic(f):
@@ -174,7 +217,8 @@ class Inference:
             for op in f.walk():
                 used.update(callees(op))
         for f in list(self.functions().values()):
-            if is_generic(f) and f.sym_name.data not in used:
+            cloned = f.sym_name.data in self.constant_clones and f.sym_name.data != "main"
+            if (is_generic(f) or cloned) and f.sym_name.data not in used:
                 f.detach()
                 f.erase()
 
@@ -210,19 +254,28 @@ class Inference:
         callee = self.functions().get(op.callee.root_reference.data)
         if callee is None:
             return
+        consts = self._constant_args(callee, op.arguments) if self.specialize else ()
+        if consts:
+            callee = self._specialization(callee, tuple(callee.function_type.inputs.data), consts)
+            op.callee = SymbolRefAttr(callee.sym_name.data)
         op.operands = [coerce(a, t, op) for a, t in zip(op.arguments, callee.function_type.inputs.data)]
         for r, t in zip(op.results, callee.function_type.outputs.data):
             set_type(r, t)
 
     def _infer_generic_call(self, op: GenericCallOp) -> None:
         """Specialize the callee for the argument types and turn the call into a `func.call` of the clone."""
-        callee = self.functions().get(op.callee.data)
         arg_types = tuple(a.type for a in op.args)
-        if callee is None or not self.specialize or any(is_unknown(t) for t in arg_types):
+        if not self.specialize or any(is_unknown(t) for t in arg_types):
             return
-        if is_generic(callee):
-            spec = self._specialization(callee, arg_types)
-            args = list(op.args)
+        self._choose_overload(op, arg_types)
+        callee = self.functions().get(op.callee.data)
+        if callee is None:
+            return
+        consts = self._constant_args(callee, op.args)
+        if is_generic(callee) or consts:
+            types = arg_types if is_generic(callee) else tuple(callee.function_type.inputs.data)
+            spec = self._specialization(callee, types, consts)
+            args = [coerce(a, t, op) for a, t in zip(op.args, types)]
         else:  # typed parameters, inferred results: call it directly once its body is inferred
             if callee.sym_name.data not in self.in_progress and callee.sym_name.data not in self.inferred:
                 self.infer_function(callee)
@@ -239,11 +292,31 @@ class Inference:
         op.detach()
         op.erase()
 
+    def _choose_overload(self, op: GenericCallOp | MapOp, arg_types: Sequence[Attribute]) -> None:
+        """A call the frontend could not resolve to one overload (argument types unknown then) chooses now, by
+        the same rules (`dialects.calls`)."""
+        syms = op.attributes.pop(OVERLOADS, None)
+        if syms is None:
+            return
+        functions = self.functions()
+        overloads = [Overload(s.data, tuple(functions[s.data].function_type.inputs.data)) for s in syms.data]  # type: ignore[attr-defined]
+        chosen, exact = choose_overload([(o, arg_types) for o in overloads])
+        if not chosen or (not exact and len(chosen) > 1):
+            name = overloads[0].sym.rsplit("-", 1)[0]
+            raise CompileError(overload_error(name, overloads, arg_types, len(chosen)), loc_of(op))
+        if isinstance(op, MapOp):
+            op.func = StringAttr(chosen[0].sym)
+        else:
+            op.callee = StringAttr(chosen[0].sym)
+
     def _infer_map(self, op: MapOp) -> None:
         """Specialize the UDF for the matrix's value type; the result has the UDF's result value type."""
         t = op.arg.type
+        if not isinstance(t, MatrixType) or is_unknown(t):
+            return
+        self._choose_overload(op, [t.element_type])
         callee = self.functions().get(op.func.data)
-        if callee is None or not isinstance(t, MatrixType) or is_unknown(t):
+        if callee is None:
             return
         elem = t.element_type
         if is_generic(callee):
@@ -388,8 +461,8 @@ class Inference:
             set_type(r, t)
 
 
-def infer_module(module: ModuleOp, specialize: bool) -> None:
-    Inference(module, specialize).run()
+def infer_module(module: ModuleOp, specialize: bool, ipa: bool = True) -> None:
+    Inference(module, specialize, ipa).run()
 
 
 def _batch(t: Attribute) -> Attribute:

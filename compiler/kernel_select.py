@@ -15,6 +15,7 @@ from xdsl.ir import Operation
 
 from daphnec.compiler import select_core as core
 from daphnec.compiler import select_frame, select_io, select_matrix, select_sql
+from daphnec.compiler.kernel_names import KERNEL, KERNEL_BACKEND, KERNEL_HINT, KERNEL_LIB, op_types
 from daphnec.compiler.kernel_spec import Kernel, KernelSpec, fixed, result_typed
 from daphnec.compiler.select_core import is_noop_cast
 from daphnec.compiler.sparsity import meet_representations, select_sparsity
@@ -47,7 +48,7 @@ KERNELS: dict[type[Operation], Kernel] = {
     ops.SeqOp: result_typed(datagen.seq, cast=3),
     ops.RandMatrixOp: Kernel(core.select_rand),
     ops.MatrixLiteralOp: Kernel(core.select_matrix_literal),
-    om.DiagMatrixOp: fixed("datagen.diag_matrix"),
+    om.DiagMatrixOp: Kernel(select_matrix.select_diag_matrix, csr=True),
     om.SampleOp: result_typed("datagen.sample"),
     # --- metadata ----------------------------------------------------------------------------------------------------
     ops.NumRowsOp: fixed(meta.nrow, csr=True),
@@ -72,12 +73,12 @@ KERNELS: dict[type[Operation], Kernel] = {
     om.ReverseOp: fixed("reorg.reverse"),
     om.OrderOp: fixed("reorg.order"),
     om.EigenOp: fixed("decomposition.eigen"),
-    om.DiagVectorOp: fixed("matrix_ops.diag_vector"),
-    om.TriOp: fixed("matrix_ops.tri"),
+    om.DiagVectorOp: fixed("matrix_ops.diag_vector", csr=True),
+    om.TriOp: fixed("matrix_ops.tri", csr=True),
     om.SolveOp: result_typed("matrix_ops.solve", cast=2, vt_arg=False),
     om.ReplaceOp: result_typed("matrix_ops.replace", cast=3, vt_arg=False),
     om.CTableOp: result_typed("matrix_ops.ctable"),
-    om.SyrkOp: fixed("matrix_ops.syrk"),
+    ops.SyrkOp: fixed("matrix_ops.syrk", csr=True),
     om.GemvOp: result_typed("matrix_ops.gemv", cast=2, vt_arg=False),
     # --- deep neural networks ----------------------------------------------------------------------------------------
     om.Conv2DForwardOp: fixed("dnn.conv2d"),
@@ -159,14 +160,31 @@ def kernel_of(op: Operation) -> Kernel:
 
 def select_kernel(op: Operation) -> KernelSpec:
     """The kernel and operand casts for an inferred daphne op (raises CompileError when none applies), adapted to
-    the representations (dense or CSR) its types say."""
+    the representations (dense or CSR) its types say; an extension kernel if `select-kernels` chose one."""
+    if KERNEL_LIB in op.attributes:
+        return meet_representations(op, extension_kernel(op), False)
     kernel = kernel_of(op)
     return meet_representations(op, kernel.select(op), kernel.takes_csr(op))
+
+
+def extension_kernel(op: Operation) -> KernelSpec:
+    """The `--kernel-ext` kernel `select-kernels` recorded on the op (compiler/passes/select_kernels.py)."""
+    name, backend, lib = (op.attributes[a].data for a in (KERNEL, KERNEL_BACKEND, KERNEL_LIB))  # type: ignore[attr-defined]
+    res, args = op_types(op, brackets=True)
+    from daphnec.runtime.kernels import extensions  # only runs with extension kernels load ctypes libraries
+
+    try:
+        fn = extensions.kernel(backend, lib, name, res, args)
+    except DaphneRuntimeError as e:
+        raise CompileError(str(e), loc_of(op)) from None
+    return KernelSpec(fn, (None,) * len(op.operands), name)
 
 
 def evaluate_constant(op: Operation, args: Sequence[object]) -> list[object] | None:
     """What `op`'s kernel computes on constant scalar operands (the dialect's constant folding, see
     dialects/folding.py); None when the kernel fails, so that the error is reported at run time with its message."""
+    if KERNEL in op.attributes or KERNEL_HINT in op.attributes:
+        return None  # the kernel a hint or an extension names runs (it may have effects of its own)
     try:
         spec = select_kernel(op)
         out = spec.fn(*(c(a) if c is not None else a for a, c in zip(args, spec.arg_casts)))

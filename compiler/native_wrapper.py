@@ -56,6 +56,9 @@ def _finite_check() -> Callable[[np.ndarray], bool]:
     return check
 
 
+_CSR_ALL_ONES = abi.CSR_ALL_ONES  # `_all_ones` is pickled by value into cached programs: it must not name `abi`
+
+
 def _all_ones(x: object) -> int:
     """`abi.CSR_ALL_ONES` if every stored value of a float CSR matrix is 1.0 (the kernel then reads no values),
     else 0.
@@ -71,7 +74,7 @@ def _all_ones(x: object) -> int:
             flag = _all_ones(base)
         else:
             data = x.data  # type: ignore[attr-defined]
-            flag = abi.CSR_ALL_ONES if data.size and bool((data == 1.0).all()) else 0
+            flag = _CSR_ALL_ONES if data.size and bool((data == 1.0).all()) else 0
         d["_daphne_ones"] = flag
     return flag
 

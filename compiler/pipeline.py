@@ -24,7 +24,7 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from daphnec.compiler.passes import ALL_PASSES
 from daphnec.compiler.printing import module_text, print_module
-from daphnec.dialects.errors import CompileError, DaphneError
+from daphnec.dialects.errors import CompileError, DaphneError, in_dsl_terms
 from daphnec.dialects.locations import loc_of
 
 __all__ = [
@@ -53,6 +53,8 @@ EXPLAIN_HEADERS: dict[str, str] = {
     "type_adaptation": "IR after type adaptation:",
     "vectorized": "IR after vectorization:",
     "obj_ref_mgnt": "IR after managing object references:",
+    "codegen_before": "IR before codegen pipeline",
+    "codegen": "IR after codegen pipeline",
     "kernels": "IR after kernel lowering:",
     "llvm": "IR after llvm lowering:",
 }
@@ -69,11 +71,13 @@ STAGES: tuple[Stage, ...] = (
     ((("columnar", "columnar"), ("infer", "columnar"), ("canonicalize", "columnar"), ("cse", "columnar")), "columnar"),
     ((("select-matrix-repr", "select_matrix_repr"),), "select_matrix_repr"),
     ((), "transfer_data_props"),
-    ((("fold-transpose", "phy_op_selection"),), "phy_op_selection"),
+    (("select-kernels", ("fold-transpose", "phy_op_selection")), "phy_op_selection"),
     ((), "type_adaptation"),
     ((("fuse-sums", "fuse_sums"),), None),
     ((("vectorize", "vec"), ("canonicalize", "vec"), ("dce", "vec"), ("distribute", "distributed")), "vectorized"),
     ((), "obj_ref_mgnt"),
+    ((), "codegen_before"),
+    ((("codegen", "codegen"),), "codegen"),
     ((("lower-pipeline-to-loops", "native"),), "kernels"),
     ((("convert-to-llvm", "native"),), "llvm"),
 )
@@ -91,8 +95,12 @@ def options_from_config(config: object) -> frozenset[str]:
         opts.add("vec")
         if native_enabled():
             opts.add("native")
-    elif native_enabled():
+    elif native_enabled() and not getattr(config, "use_mlir_codegen", False):
         opts |= {"fuse_sums", "native"}  # plain path: ordered sums of element-wise chains, bit-identical
+    if getattr(config, "use_mlir_codegen", False):
+        opts.add("codegen")  # compiler/passes/codegen.py
+        if native_enabled():
+            opts.add("native")
     if getattr(config, "use_distributed", False):
         opts.add("distributed")  # every vectorized pipeline becomes a daphne.distributedPipeline
     if getattr(config, "use_phy_op_selection", True):
@@ -110,8 +118,13 @@ def native_enabled() -> bool:
 
 
 def pass_args_from_config(config: object) -> dict[str, dict[str, object]]:
-    """Pass arguments taken from the user config (`sparsity_threshold` for `select-matrix-repr`)."""
-    return {"select-matrix-repr": {"threshold": float(getattr(config, "sparsity_threshold", 0.25))}}
+    """Pass arguments taken from the user config (`sparsity_threshold` for `select-matrix-repr`,
+    `use_ipa_const_propa` for `specialize`, the `--kernel-ext` catalog for `select-kernels`)."""
+    return {
+        "select-matrix-repr": {"threshold": float(getattr(config, "sparsity_threshold", 0.25))},
+        "specialize": {"ipa": bool(getattr(config, "use_ipa_const_propa", True))},
+        "select-kernels": {"catalog": tuple(getattr(config, "kernel_catalog", ()))},
+    }
 
 
 @dataclass
@@ -139,7 +152,7 @@ class PassManager:
             raise
         except (VerifyException, DiagnosticException) as e:
             op = failing_op(module)
-            msg = _first_line(e)
+            msg = in_dsl_terms(_first_line(e))
             raise CompileError(
                 msg if op is not None else f"IR verification failed after pass '{p.name}': {msg}", loc_of(op)
             ) from e
@@ -150,10 +163,17 @@ class PassManager:
                 name, option = entry if isinstance(entry, tuple) else (entry, None)
                 if option is None or option in self.options:
                     self.run_pass(module, ALL_PASSES[name](**self.pass_args.get(name, {})))
-            if slot is not None and slot in self.explain:
+            if slot is not None and self._explains(slot):
                 self.out.write(EXPLAIN_HEADERS[slot] + "\n")
                 print_module(module, self.out)
                 self.out.flush()
+
+    def _explains(self, slot: str) -> bool:
+        """Whether the slot prints: its explain value was given (`codegen` prints its two slots only with
+        `--codegen`, as in DAPHNE)."""
+        if slot.startswith("codegen"):
+            return "codegen" in self.explain and "codegen" in self.options
+        return slot in self.explain
 
 
 def _first_line(e: Exception) -> str:

@@ -132,6 +132,8 @@ def skip_reason(config: Any) -> str | None:
         return "--explain"
     if getattr(config, "use_distributed", False):
         return "--distributed"
+    if getattr(config, "kernel_ext", ""):
+        return "--kernel-ext"  # extension kernels are loaded from their libraries on every run
     return None
 
 
@@ -210,6 +212,8 @@ class Inputs:
     """Path -> SHA-256 of its contents when compiled (None: not a readable regular file then)."""
     probes: dict[str, bool] = field(default_factory=dict)
     """Path -> whether it was a regular file when compiled."""
+    listings: dict[str, list[str]] = field(default_factory=dict)
+    """Folder (an imported library) -> the sorted names of its regular files when compiled."""
 
 
 def file_digest(path: str) -> str | None:
@@ -225,7 +229,9 @@ def file_digest(path: str) -> str | None:
         return None
 
 
-def _inputs_hold(files: list[tuple[str, str | None]], probes: list[tuple[str, bool]]) -> str | None:
+def _inputs_hold(
+    files: list[tuple[str, str | None]], probes: list[tuple[str, bool]], listings: list[tuple[str, list[str]]]
+) -> str | None:
     """None if every recorded input is unchanged, else what changed."""
     for path, digest in files:
         if file_digest(path) != digest:
@@ -233,6 +239,13 @@ def _inputs_hold(files: list[tuple[str, str | None]], probes: list[tuple[str, bo
     for path, answer in probes:
         if os.path.isfile(path) != answer:
             return f"isfile:{path}"
+    for folder, names in listings:
+        try:
+            now = sorted(e.name for e in os.scandir(folder) if e.is_file())
+        except OSError:
+            now = None
+        if now != names:
+            return f"listing:{folder}"
     return None
 
 
@@ -437,6 +450,7 @@ def store(key: str, inputs: Inputs, host: HostProgram) -> bool:
             "format": FORMAT,
             "files": list(inputs.files.items()),
             "probes": list(inputs.probes.items()),
+            "listings": list(inputs.listings.items()),
             "kernels": kernels,
             "native": native,
             "program": buf.getvalue(),
@@ -469,7 +483,7 @@ def load(key: str) -> HostProgram | None:
         return None
     try:
         entry = _Unpickler(payload, plain=True).load()  # plain data only: imports nothing
-        why = _inputs_hold(entry["files"], entry["probes"])
+        why = _inputs_hold(entry["files"], entry["probes"], entry.get("listings", []))
         if why is not None:
             log("miss", f"{key} {why}")
             return None

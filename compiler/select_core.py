@@ -154,9 +154,13 @@ def select_create_frame(op: ops.CreateFrameOp) -> KernelSpec:
 
 
 def select_type_of(op: ops.TypeOfOp) -> KernelSpec:
-    """DAPHNE's type name; a CSR argument is named by the printer (`CSRMatrix(...)`)."""
+    """DAPHNE's type name; a CSR argument is named by the printer (`CSRMatrix(...)`); a scalar by its static value
+    type (its width is not visible in the run-time Python value: `typeOf(as.si8(0))` is `int8_t`)."""
     if _sparse(op.arg.type):
         return KernelSpec(printing.type_name, (None,), "type_of_csr")
+    vt = vt_name(op.arg.type) if is_scalar(op.arg.type) else None
+    if vt is not None:
+        return KernelSpec(functools.partial(misc.type_of, vt=vt), (None,), "type_of")
     return KernelSpec(misc.type_of, (None,), "type_of")
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 
+from daphnec.compiler.infer_io import DECLARED
 from daphnec.compiler.kernel_spec import KernelSpec
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
@@ -20,7 +21,12 @@ def _unknown_type(op: ReadOp) -> CompileError:
     who = "readFrame" if op.reads_frame() else "readMatrix"
     return CompileError(
         f"{who}: the type of the data cannot be inferred: the file name must be a compile-time constant (a string "
-        "literal or a script argument), because the type and shape come from the file's .meta while compiling",
+        "literal or a script argument), because the type and shape come from the file's .meta while compiling"
+        + (
+            ""
+            if op.reads_frame()
+            else "; for a name known only at run time, give the value type with as.matrix<f64>(readMatrix(...))"
+        ),
         loc_of(op),
     )
 
@@ -37,7 +43,8 @@ def select_read(op: ReadOp) -> KernelSpec:
     if not isinstance(t, MatrixType) or is_unknown(t):
         raise _unknown_type(op)
     rows, cols = t.shape
-    fn = functools.partial(io.read_matrix, vt=vt_name(t), sparse=t.is_sparse, rows=rows, cols=cols)
+    convert = DECLARED in op.attributes  # the name is known at run time only: read its .meta then, convert
+    fn = functools.partial(io.read_matrix, vt=vt_name(t), sparse=t.is_sparse, rows=rows, cols=cols, convert=convert)
     return KernelSpec(fn, (None,), "read_matrix")
 
 

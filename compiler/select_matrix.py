@@ -15,9 +15,9 @@ from daphnec.compiler.select_frame import select_frame_bind
 from daphnec.dialects import ops_matrix as om
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
-from daphnec.dialects.types import FrameType, is_matrix
+from daphnec.dialects.types import FrameType, MatrixType, is_matrix
 from daphnec.runtime.errors import DaphneRuntimeError
-from daphnec.runtime.kernels import agg, cum_agg, ew_binary, matmul, outer, reorg
+from daphnec.runtime.kernels import agg, cum_agg, datagen, datagen_csr, ew_binary, matmul, outer, reorg
 
 
 def _need_matrices(op: Operation) -> None:
@@ -66,3 +66,10 @@ def select_bind(op: om.BindOp) -> KernelSpec:
     vt = known_vt(op, op.res.type)
     fn = reorg.cbind if isinstance(op, om.ColBindOp) else reorg.rbind
     return KernelSpec(fn, (value_cast(op.lhs.type, vt), value_cast(op.rhs.type, vt)), fn.__name__)
+
+
+def select_diag_matrix(op: om.DiagMatrixOp) -> KernelSpec:
+    """A result typed sparse is built as CSR directly (an n x n diagonal matrix of a large graph never densifies)."""
+    if isinstance(op.res.type, MatrixType) and op.res.type.is_sparse:
+        return KernelSpec(datagen_csr.diag_matrix, (None,), "diag_matrix_csr")
+    return KernelSpec(datagen.diag_matrix, (None,), "diag_matrix")

@@ -6,15 +6,18 @@ fraction of non-zeros, -1 when unknown. Sources: `rand` with a constant sparsity
 unknown, as in DAPHNE), `seq` (completely dense), `readMatrix` of a file whose `.meta` has `numNonZeros`.
 Propagation follows DAPHNE's traits: `ewAdd`/`ewSub` combine two known estimates as a + b - ab, `ewMul` as ab or
 takes the one known side (a scalar is unknown), `transpose` and `reshape` keep the argument's, `matMul` is
-1 - (1 - ab)^k. Beyond DAPHNE, zero-preserving element-wise unary ops, value-type casts and row slices keep their
-argument's estimate, so CSR survives them. Values merged by control flow keep an estimate only if every incoming
-one agrees; function parameters and results are unknown.
+1 - (1 - ab)^k (and `syrk(X)`, the canonical form of `t(X) @ X`, that of the product), `lowerTri`/`upperTri` half
+the argument's, `diagMatrix` the column's (1 if unknown) over n. Beyond DAPHNE, zero-preserving element-wise unary
+ops, value-type casts and row and column slices keep their argument's estimate, so CSR survives them.
+Values merged by control flow keep an estimate only if every incoming one agrees; function parameters and results
+are unknown.
 
 **Kernels** (`meet_representations`, applied by `compiler.kernel_select.select_kernel`): the run-time object of a
 value always matches its IR type, so printing says `CSRMatrix` exactly when the type says `rep[sparse]`. Kernels
 with CSR paths (marked `csr` in the kernel table) get CSR operands as they are; every other kernel gets them
-densified. A result typed sparse is CSR (`rand` and `fill` build it directly, other kernels' dense results are
-converted), a result typed dense is densified.
+densified. A result typed sparse is CSR (`rand`, `fill` and `diagMatrix` build it directly, kernels with CSR
+paths such as `lowerTri`/`upperTri` and `syrk` keep it, other kernels' dense results are converted), a result
+typed dense is densified.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from daphnec.compiler.kernel_spec import KernelSpec
 from daphnec.dialects import ops
 from daphnec.dialects.locations import MERGE_CAST
 from daphnec.dialects.ops_io import ReadOp
-from daphnec.dialects.ops_matrix import SparsityOp
+from daphnec.dialects.ops_matrix import DiagMatrixOp, SparsityOp, TriOp
 from daphnec.dialects.types import MatrixType, vt_name
 from daphnec.dialects.value_types import NUMERIC_VTS
 from daphnec.runtime import values
@@ -93,14 +96,32 @@ def _rand(op: ops.RandMatrixOp) -> float:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else UNKNOWN
 
 
-def _matmul(op: ops.MatMulOp, sp: Lookup) -> float:
-    """DAPHNE's unbiased estimate 1 - (1 - ab)^k, k the inner dimension."""
-    a, b = sp(op.lhs), sp(op.rhs)
-    (_, k), (kb, _) = op.operand_shapes()
-    k = k if k >= 0 else kb
+def _product(a: float, b: float, k: int) -> float:
+    """DAPHNE's unbiased estimate of a matrix product, 1 - (1 - ab)^k, k the inner dimension."""
     if a == UNKNOWN or b == UNKNOWN or k < 0:
         return UNKNOWN
     return 1.0 - (1.0 - a * b) ** k
+
+
+def _matmul(op: ops.MatMulOp, sp: Lookup) -> float:
+    """The product's estimate, k the inner dimension of the factors as multiplied (`transa`/`transb`)."""
+    (_, k), (kb, _) = op.operand_shapes()
+    return _product(sp(op.lhs), sp(op.rhs), k if k >= 0 else kb)
+
+
+def _syrk(op: ops.SyrkOp, sp: Lookup) -> float:
+    """`syrk(X)` is `t(X) @ X` (its canonical form): the product's estimate, k the rows of X."""
+    a = sp(op.arg)
+    return _product(a, a, op.arg.type.shape[0] if isinstance(op.arg.type, MatrixType) else -1)
+
+
+def _diag_matrix(op: DiagMatrixOp, sp: Lookup) -> float:
+    """DAPHNE's DiagMatrixOp::inferSparsity: the column's estimate (1 when unknown) over n."""
+    n = op.arg.type.shape[0] if isinstance(op.arg.type, MatrixType) else -1
+    if n <= 0:
+        return UNKNOWN
+    a = sp(op.arg)
+    return (1.0 if a == UNKNOWN else a) / n
 
 
 def _cast(op: ops.CastOp, sp: Lookup) -> float:
@@ -128,10 +149,16 @@ def op_sparsity(op: Operation, sp: Lookup) -> float:
         return _either(sp(op.lhs), sp(op.rhs))
     if isinstance(op, ops.EwUnaryOp) and op.ZERO_PRESERVING:
         return sp(op.arg)
-    if isinstance(op, (ops.TransposeOp, ops.ReshapeOp, ops.SliceRowOp)):
+    if isinstance(op, (ops.TransposeOp, ops.ReshapeOp, ops.SliceRowOp, ops.SliceColOp)):
         return sp(op.operands[0])
     if isinstance(op, ops.MatMulOp):
         return _matmul(op, sp)
+    if isinstance(op, ops.SyrkOp):
+        return _syrk(op, sp)
+    if isinstance(op, TriOp):
+        return sp(op.arg) / 2.0 if sp(op.arg) != UNKNOWN else UNKNOWN
+    if isinstance(op, DiagMatrixOp):
+        return _diag_matrix(op, sp)
     if isinstance(op, ops.CastOp):
         return _cast(op, sp)
     if isinstance(op, ReadOp):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from xdsl.ir import Operation
 
+from daphnec.compiler.kernel_names import KERNEL
 from daphnec.dialects import ops
 from daphnec.dialects.types import is_matrix
 from daphnec.dialects.value_types import Combine, Split
@@ -29,6 +30,8 @@ def is_vectorizable(op: Operation) -> bool:
     (DAPHNE's `isMatrixComputation`), whose types are fully inferred."""
     if not any(is_matrix(v.type) for v in (*op.operands, *op.results)):
         return False
+    if KERNEL in op.attributes:
+        return False  # a kernel hint or extension names the kernel that runs (compiler/passes/select_kernels.py)
     if isinstance(op, (ops.EwBinaryOp, ops.EwUnaryOp, ops.TransposeOp)):
         return True
     if isinstance(op, ops.AggOp):

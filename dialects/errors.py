@@ -6,6 +6,7 @@ They live in `dialects/` because both the frontend and the compiler build on the
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 PARSER_ERROR = 1
@@ -58,3 +59,53 @@ class ExecutionError(DaphneError):
 
     def __init__(self, message: str, loc: Loc | None = None):
         super().__init__(message, loc, EXECUTION_ERROR)
+
+
+class ScriptStopped(ExecutionError):
+    """`stop(message)`: DAPHNE's Stop kernel throws "system stopped: <message>" (src/runtime/local/kernels/Stop.h)
+    and its logger writes that to standard output; the exit code is 3 and nothing goes to stderr."""
+
+
+# --- messages in DaphneDSL terms -------------------------------------------------------------------------------------
+
+_OPERATORS = {
+    "ewAdd": "+", "ewSub": "-", "ewMul": "*", "ewDiv": "/", "ewPow": "^", "ewMod": "%", "ewEq": "==", "ewNeq": "!=",
+    "ewLt": "<", "ewLe": "<=", "ewGt": ">", "ewGe": ">=", "ewAnd": "&&", "ewOr": "||", "ewMinus": "-", "matMul": "@",
+    "cond": "?:", "ewConcat": "+",
+}  # fmt: skip
+_BUILTINS = {
+    "numRows": "nrow", "numCols": "ncol", "numCells": "ncell", "transpose": "t", "randMatrix": "rand",
+    "colBind": "cbind", "rowBind": "rbind", "eigenCal": "eigen", "tri": "lowerTri/upperTri", "idxminRow": "idxMin",
+    "idxminCol": "idxMin", "idxmaxRow": "idxMax", "idxmaxCol": "idxMax", "sumCum": "cumSum", "prodCum": "cumProd",
+    "minCum": "cumMin", "maxCum": "cumMax", "Convolution_Forward": "conv2d", "NN_Avg_Forward": "avg_pool2d",
+    "NN_Max_Forward": "max_pool2d", "BatchNorm_Forward": "batch_norm2d", "NN_Relu_Forward": "relu",
+    "NN_Affine_Forward": "affine", "matrixLiteral": "matrix literal", "createFrame": "frame literal",
+    "sliceRow": "indexing", "sliceCol": "indexing", "extractRow": "indexing", "extractCol": "indexing",
+    "filterRow": "indexing", "filterCol": "indexing", "insert": "left indexing", "listGet": "list indexing",
+    "read": "readMatrix/readFrame", "write": "writeMatrix/writeFrame", "cast": "cast", "constant": "literal",
+    "generic_call": "function call", "forRange": "for",
+}  # fmt: skip
+_AGGREGATES = {"sum": "sum", "min": "aggMin", "max": "aggMax", "mean": "mean", "var": "var", "stddev": "stddev"}
+_OP_NAME = re.compile(r"\bdaphne\.([A-Za-z_]+)(?=:)")
+"""An op named at the start of a verifier's message (`daphne.matMul: ...`)."""
+_UNKNOWN_SIZE = re.compile(r"(?<![\w-])-1(?=x)|(?<=\dx)-1\b|(?<=\?x)-1\b")
+
+
+def dsl_name(mnemonic: str) -> str:
+    """How a DaphneDSL script spells the op `daphne.<mnemonic>` (`@` for matMul, `nrow` for numRows)."""
+    if mnemonic in _OPERATORS:
+        return f"`{_OPERATORS[mnemonic]}`"
+    if mnemonic in _BUILTINS:
+        return _BUILTINS[mnemonic]
+    agg = re.fullmatch(r"(sum|min|max|mean|var|stddev)(All|Row|Col)", mnemonic)
+    if agg:
+        return _AGGREGATES[agg.group(1)]
+    if mnemonic.startswith("ew") and mnemonic[2:3].isupper():
+        return mnemonic[2].lower() + mnemonic[3:]
+    return mnemonic  # most builtins are spelled like their op (reshape, solve, oneHot, ...)
+
+
+def in_dsl_terms(message: str) -> str:
+    """A verifier's message as a DaphneDSL user reads it: ops named as the script spells them, unknown sizes `?`."""
+    message = _OP_NAME.sub(lambda m: dsl_name(m.group(1)), message)
+    return _UNKNOWN_SIZE.sub("?", message)

@@ -61,7 +61,7 @@ from daphnec.dialects.types import (
     value_type,
     vt_name,
 )
-from daphnec.dialects.value_types import is_float_vt, most_general
+from daphnec.dialects.value_types import CPP_NAMES, is_float_vt, most_general
 
 Shape = tuple[int, int]
 
@@ -651,10 +651,12 @@ class EwCeilOp(EwUnaryOp):
 
 @irdl_op_definition
 class EwIsNanOp(EwUnaryOp):
-    """`isNan(x)`: 1 for NaN, else 0 (in x's value type)."""
+    """`isNan(x)`: 1 for NaN, else 0 (in x's value type; of strings, which are never NaN, an si64 0 like the result
+    of comparing strings)."""
 
     name = "daphne.ewIsNan"
     KIND: ClassVar = "isNan"
+    VT_RULE: ClassVar = staticmethod(vt_compare)
 
 
 @irdl_op_definition
@@ -1030,6 +1032,14 @@ class TransposeOp(UnaryDaphneOp):
     SHAPE: ClassVar = staticmethod(_t)
 
 
+class MatMulCanonicalization(HasCanonicalizationPatternsTrait):
+    """`matMul`'s canonicalization: `TransposedProductIsSyrk`."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return (TransposedProductIsSyrk(),)
+
+
 @irdl_op_definition
 class MatMulOp(BinaryDaphneOp):
     """`X @ Y`; the value type is the most general of both. `transa`/`transb` (set by `fold-transpose`, DAPHNE's
@@ -1040,6 +1050,7 @@ class MatMulOp(BinaryDaphneOp):
     rhs = operand_def(MATRIX_OR_FRAME)
     transa = opt_prop_def(UnitAttr)
     transb = opt_prop_def(UnitAttr)
+    traits = traits_def(MatMulCanonicalization())
     DT_RULE: ClassVar = "mat"
 
     def operand_shapes(self) -> tuple[Shape, Shape]:
@@ -1060,6 +1071,42 @@ class MatMulOp(BinaryDaphneOp):
         (ar, ac), (br, bc) = self.operand_shapes()
         if ac >= 0 and br >= 0 and ac != br:
             raise VerifyException(f"daphne.matMul: shape mismatch: lhs {ar}x{ac}, rhs {br}x{bc}")
+
+
+class TransposedProductIsSyrk(RewritePattern):
+    """`t(X) @ X` is `syrk(X)` (DAPHNE's MatMulOp canonicalization): the product of a matrix's transpose with
+    itself is computed as a symmetric rank-k update, so the result is exactly symmetric (`isSymmetric` and `eigen`
+    accept it) and the transpose is never built."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: MatMulOp, rewriter: PatternRewriter) -> None:
+        t = op.lhs.owner
+        plain = op.transa is None and op.transb is None  # matMul(t(X), X) with a flag set is another product
+        if (
+            plain
+            and isinstance(t, TransposeOp)
+            and t.arg is op.rhs
+            and is_matrix(op.rhs.type)
+            and not is_unknown(op.rhs.type)
+        ):
+            syrk = SyrkOp.create(operands=[op.rhs], result_types=[op.res.type])
+            syrk.location = op.location
+            rewriter.replace(op, syrk)
+
+
+@irdl_op_definition
+class SyrkOp(UnaryDaphneOp):
+    """`syrk(A)`: t(A) @ A, exactly symmetric."""
+
+    name = "daphne.syrk"
+    arg = operand_def(MATRIX)
+    VT_RULE: ClassVar = staticmethod(vt_from_first)
+    DT_RULE: ClassVar = "mat"
+    SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.arg.type)[1], shape_of(op.arg.type)[1]))
+
+    def verify_(self) -> None:
+        if vt_name(self.arg.type) == "str":
+            raise VerifyException(f"{self.name}: the argument must be a numeric matrix, got value type str")
 
 
 @irdl_op_definition
@@ -1443,8 +1490,9 @@ class StopOp(DaphneOp):
 
 
 @irdl_op_definition
-class TypeOfOp(UnaryDaphneOp):
-    """`typeOf(x)`: the C++ type name of a value (`DenseMatrix(2x2, double)` for a matrix)."""
+class TypeOfOp(UnaryDaphneOp, HasFolderInterface):
+    """`typeOf(x)`: the C++ type name of a value (`DenseMatrix(2x2, double)` for a matrix); of a scalar it is its
+    value type's, known while compiling (`typeOf(as.si8(0))` is `int8_t`, a string `const char*`)."""
 
     name = "daphne.typeOf"
     DT_RULE: ClassVar = "sca"
@@ -1452,6 +1500,12 @@ class TypeOfOp(UnaryDaphneOp):
 
     def infer(self) -> tuple[Attribute, ...]:
         return (STR,)
+
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        vt = vt_name(self.arg.type) if is_scalar(self.arg.type) else None
+        if vt is None:
+            return None
+        return (StringAttr("const char*" if vt == "str" else CPP_NAMES[vt]),)
 
 
 @irdl_op_definition
@@ -1543,5 +1597,5 @@ CORE_OPS: list[type[Operation]] = [
     ConstantOp, CastOp, *EW_BINARY_OPS.values(), *EW_UNARY_OPS.values(), *AGG_OPS.values(), FillOp, SeqOp,
     RandMatrixOp, ReshapeOp, TransposeOp, MatMulOp, MatrixLiteralOp, CreateFrameOp, CondOp, SliceRowOp, SliceColOp,
     ExtractRowOp, ExtractColOp, FilterRowOp, FilterColOp, InsertOp, NumRowsOp, NumColsOp, NumCellsOp, PrintOp,
-    StopOp, TypeOfOp, NowOp, ForRangeOp, GenericCallOp, MapOp,
+    StopOp, TypeOfOp, NowOp, ForRangeOp, GenericCallOp, MapOp, SyrkOp,
 ]  # fmt: skip

@@ -829,21 +829,6 @@ class CTableOp(DaphneOp):
 
 
 @irdl_op_definition
-class SyrkOp(UnaryDaphneOp):
-    """`syrk(A)`: t(A) @ A."""
-
-    name = "daphne.syrk"
-    arg = operand_def(MATRIX)
-    VT_RULE: ClassVar = staticmethod(vt_from_first)
-    DT_RULE: ClassVar = "mat"
-    SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.arg.type)[1], shape_of(op.arg.type)[1]))
-
-    def verify_(self) -> None:
-        if vt_name(self.arg.type) == "str":
-            raise VerifyException(f"{self.name}: the argument must be a numeric matrix, got value type str")
-
-
-@irdl_op_definition
 class GemvOp(BinaryDaphneOp):
     """`gemv(A, x)`: t(A) @ x for A (n x m) and x (n x 1)."""
 
@@ -948,7 +933,7 @@ OPS: list[type[Operation]] = [
     DiagMatrixOp, SampleOp, IsSymmetricOp, *OUTER_OPS.values(), *IDX_OPS.values(), *CUM_OPS.values(), ColBindOp,
     RowBindOp, ReverseOp, OrderOp, EigenOp, Conv2DForwardOp, AvgPoolForwardOp, MaxPoolForwardOp,
     BatchNorm2DInferenceForwardOp, BiasAddOp, ReluForwardOp, SoftmaxOp, AffineForwardOp, DiagVectorOp, TriOp,
-    SolveOp, ReplaceOp, CTableOp, SyrkOp, GemvOp, QuantizeOp, OneHotOp, RecodeOp, BinOp,
+    SolveOp, ReplaceOp, CTableOp, GemvOp, QuantizeOp, OneHotOp, RecodeOp, BinOp,
 ]  # fmt: skip
 """The ops this module defines, registered in the dialect by dialects/daphne.py."""
 

@@ -336,3 +336,15 @@ def join_frame_types(a: FrameType, b: FrameType) -> FrameType:
     rows = a.rows.data if a.rows == b.rows else -1
     labels = a.label_names if a.label_names == b.label_names else None
     return FrameType(cols, rows, labels)
+
+
+def dsl_type(t: Attribute) -> str:
+    """A type as a DaphneDSL user writes it: `si64`, `matrix<f64>`, `frame`, `list`; `?` where it is unknown."""
+    if isinstance(t, MatrixType):
+        vt = vt_name(t)
+        return f"matrix<{vt}>" if vt else "matrix"
+    if isinstance(t, FrameType):
+        return "frame"
+    if isinstance(t, ListType):
+        return "list"
+    return vt_name(t) or "?"

@@ -73,6 +73,9 @@ INT_RANGES: dict[str, tuple[int, int]] = {
 
 DTYPES: dict[str, np.dtype] = {n: vt.dtype for n, vt in VALUE_TYPES.items()}
 CPP_NAMES: dict[str, str] = {n: vt.cpp_name for n, vt in VALUE_TYPES.items()}
+#: The C++ scalar types of kernel signatures and names (DAPHNE's `CompilerUtils::mlirTypeToCppTypeName`): `index`
+#: is `size_t` there (a string scalar is a `const char *`, a string matrix element a `std::string`).
+KERNEL_CPP_NAMES: dict[str, str] = {**{n: c for n, c in CPP_NAMES.items() if n != "str"}, "index": "size_t"}
 #: DAPHNE's `ValueTypeCode` per value type and back (SI8=0 SI32=1 SI64=2 UI8=3 UI32=4 UI64=5 F32=6 F64=7 STR=8).
 VT_CODES: dict[str, int] = {n: vt.code for n, vt in VALUE_TYPES.items() if vt.code is not None}
 VT_OF_CODE: dict[int, str] = {c: n for n, c in VT_CODES.items()}

@@ -125,7 +125,7 @@ BUILTINS: dict[str, Builtin] = {
     "transpose": Builtin(params("arg"), op_builder(ops.TransposeOp)),
     # conversions, I/O, measurements
     "print": Builtin(params("arg", "newline", "toStderr", newline=True, toStderr=False), _print),
-    "stop": Builtin(params("message", message=""), _stop),
+    "stop": Builtin(params("message", message="unspecified reason"), _stop),
     "typeOf": Builtin(params("arg"), op_builder(ops.TypeOfOp)),
     "now": Builtin((), _now),
     "as.scalar": Builtin(params("arg"), _cast_scalar),

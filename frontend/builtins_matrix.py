@@ -182,7 +182,7 @@ BUILTINS: dict[str, Builtin] = {
     "solve": Builtin(params("A", "b"), op_builder(om.SolveOp)),
     "replace": Builtin(params("arg", "pattern", "replacement"), op_builder(om.ReplaceOp)),
     "ctable": Builtin((), _ctable, variadic=True),
-    "syrk": Builtin(params("A"), op_builder(om.SyrkOp)),
+    "syrk": Builtin(params("A"), op_builder(ops.SyrkOp)),
     "gemv": Builtin(params("A", "x"), op_builder(om.GemvOp)),
     # conversions
     "quantize": Builtin(params("arg", "min", "max"), op_builder(om.QuantizeOp)),

@@ -11,23 +11,25 @@ both branches, so every function ends in exactly one `func.return` (SSA form nee
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import FunctionType, IndexType, IntegerAttr, ModuleOp, StringAttr, UnitAttr
+from xdsl.dialects.builtin import ArrayAttr, FunctionType, IndexType, IntegerAttr, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from daphnec.dialects import ops, ops_frame
+from daphnec.dialects.calls import OVERLOADS, Overload, choose_overload, overload_error
 from daphnec.dialects.errors import Loc, ParseError
 from daphnec.dialects.locations import MERGE_CAST, to_attr
 from daphnec.dialects.types import (
+    STR,
     UNKNOWN,
     FrameType,
     ListType,
     MatrixType,
     UnknownType,
+    dsl_type,
     is_matrix,
     is_scalar,
     is_unknown,
@@ -37,8 +39,11 @@ from daphnec.dialects.types import (
 )
 from daphnec.frontend import ast
 from daphnec.frontend.builtins import all_builtins
+from daphnec.frontend.hints import script_arg_message, unknown_function_message
+from daphnec.frontend.imports import ImportResolver
+from daphnec.frontend.modules import Module, ModuleLoader, UserFunction
 from daphnec.frontend.paramserv import build_paramserv
-from daphnec.frontend.parser import parse_file, parse_literal
+from daphnec.frontend.parser import parse_literal
 from daphnec.frontend.sources import SourceFiles
 
 _BINARY_KINDS = {
@@ -166,15 +171,6 @@ def ends_in_return(stmts: Sequence[ast.Stmt]) -> bool:
 # --- the builder ---------------------------------------------------------------------------------------------------
 
 
-@dataclass
-class _Function:
-    """A user function: its AST (with the prefix of the import that brought it) and its IR once declared."""
-
-    node: ast.FuncDef
-    sym: str
-    op: func.FuncOp | None = None
-
-
 class IRBuilder:
     """Builds one module from a script's AST (and the scripts it imports)."""
 
@@ -182,26 +178,32 @@ class IRBuilder:
         self,
         filename: str,
         script_args: dict[str, str] | None = None,
-        import_paths: Sequence[str] = (),
+        import_paths: Mapping[str, Sequence[str]] | None = None,
         sources: SourceFiles | None = None,
     ):
         self.filename = filename
         self.sources = sources if sources is not None else SourceFiles()
         """Where the imported scripts and the import search are reported."""
         self.script_args = dict(script_args or {})
-        self.import_paths = list(import_paths)
+        self.loader = ModuleLoader(ImportResolver(dict(import_paths or {}), self.sources))
         self.module = ModuleOp([])
-        self.functions: dict[str, _Function] = {}
+        self.functions: dict[str, UserFunction] = {}
+        """Every user-defined function of the program by its IR symbol."""
+        self.current: Module | None = None
+        """The source file whose code is being built (the names it sees)."""
         self.block: Block | None = None
         self.scope = Scope(None)
-        self.imported: set[str] = set()
         self.used_args: set[str] = set()
         self.builtins = all_builtins()
 
     # -- entry ----------------------------------------------------------------------------------------------------
 
     def build(self, script: ast.Script) -> ModuleOp:
-        self._collect_functions(script.stmts, prefix="", base_dir=os.path.dirname(os.path.abspath(self.filename)))
+        """Load every module first (so calls may precede definitions and functions may recurse), declare every
+        function, then build the main script (with the top-level code of the files it imports, at each import) and
+        the function bodies."""
+        self.current = self.loader.load(script, self.filename)
+        self.functions = {f.sym: f for f in self.loader.functions}
         main_block = Block()
         main = func.FuncOp("main", FunctionType.from_lists([], []), Region(main_block))
         main.location = to_attr(script.loc)
@@ -216,40 +218,26 @@ class IRBuilder:
         self._build_function_bodies()
         return self.module
 
-    def _collect_functions(self, stmts: Sequence[ast.Stmt], prefix: str, base_dir: str) -> None:
-        """Register all function definitions (and those of imported files) before building any code, so calls may
-        precede definitions and functions may recurse."""
-        for s in stmts:
-            if isinstance(s, ast.FuncDef):
-                sym = prefix + s.name
-                if sym in self.functions:
-                    raise ParseError(f"function '{sym}' is defined more than once", s.loc)
-                self.functions[sym] = _Function(s, sym)
-            elif isinstance(s, ast.Import):
-                if prefix:
-                    raise ParseError("imports are only allowed in the main script", s.loc)
-                self._import(s, base_dir)
-
-    def _import(self, s: ast.Import, base_dir: str) -> None:
-        path = self._resolve_import(s.path, base_dir, s.loc)
-        if path in self.imported:
-            raise ParseError(f"file '{s.path}' is imported more than once", s.loc)
-        self.imported.add(path)
-        alias = s.alias if s.alias is not None else os.path.splitext(os.path.basename(s.path))[0]
-        script = parse_file(path, self.sources)
-        for x in script.stmts:
-            if not isinstance(x, (ast.FuncDef, ast.Import)):
-                continue  # only function definitions are taken from an imported file
-        self._collect_functions(
-            [x for x in script.stmts if isinstance(x, ast.FuncDef)], alias + ".", os.path.dirname(path)
-        )
-
-    def _resolve_import(self, path: str, base_dir: str, loc: Loc) -> str:
-        for d in [base_dir, *self.import_paths]:
-            cand = os.path.abspath(os.path.join(d, path))
-            if self.sources.is_file(cand):
-                return cand
-        raise ParseError(f"cannot find imported file '{path}'", loc)
+    def _import(self, s: ast.Import) -> None:
+        """Run the top-level code of the imported file(s) here, in a scope of their own (an imported file sees none
+        of the importer's variables), then make their variables visible under the import's prefix (`utils.pi`).
+        Names with a dot are those of the imported file's own imports: they stay private (Imports.md)."""
+        assert self.current is not None
+        modules = self.current.imports.get(s)
+        if modules is None or self.scope.parent is not None or self._in_function:
+            raise ParseError("Imports can only be done in the main scope", s.loc)
+        outer_scope, outer_module = self.scope, self.current
+        for target, module in modules:
+            self.scope, self.current = Scope(None), module
+            try:
+                for x in module.script.stmts:
+                    self.stmt(x)
+                names = self.scope.vars
+            finally:
+                self.scope, self.current = outer_scope, outer_module
+            for name, v in names.items():
+                if "." not in name:
+                    self.scope.assign(target.prefix + name, v)
 
     # -- op creation ----------------------------------------------------------------------------------------------
 
@@ -275,9 +263,15 @@ class IRBuilder:
         return o.results[0] if o.results else None
 
     def function_symbol(self, name: str) -> str | None:
-        """The IR symbol of the user-defined function `name` (as written in the script), None if there is none."""
-        f = self.functions.get(name)
-        return f.sym if f is not None else None
+        """The IR symbol of the user-defined function `name` (as written in the script; its first definition), None
+        if there is none."""
+        fs = self.user_functions(name)
+        return fs[0].sym if fs else None
+
+    def user_functions(self, name: str) -> list[UserFunction]:
+        """The definitions of the user-defined function the code being built calls `name` (empty if none)."""
+        assert self.current is not None
+        return self.current.functions.get(name, [])
 
     def constant(self, v: object, loc: Loc, vt: str | None = None) -> SSAValue:
         if vt is None:
@@ -325,7 +319,7 @@ class IRBuilder:
             if self.scope.parent is not None or self._in_function:
                 raise ParseError("functions can only be defined at the top level of a script", s.loc)
         elif isinstance(s, ast.Import):
-            pass  # handled before building
+            self._import(s)
         elif isinstance(s, ast.Return):
             raise ParseError("return outside of a function", s.loc)
         else:  # pragma: no cover - the parser produces no other statements
@@ -349,6 +343,12 @@ class IRBuilder:
         base = self.scope.lookup(t.name)
         if base is None:
             raise ParseError(f"variable '{t.name}' is indexed on the left side before it is assigned", t.loc)
+        if not (is_matrix(base.type) or isinstance(base.type, FrameType | UnknownType)):
+            raise ParseError(
+                f"left indexing needs a matrix, but '{t.name}' is a {_kind_name(base.type)} (LanguageRef: left "
+                "indexing is supported only for matrices)",
+                t.loc,
+            )
         idx = t.index
         assert idx is not None
         rlo, rhi = self._insert_bounds(base, idx.rows, ops.NumRowsOp, idx.loc)
@@ -362,14 +362,14 @@ class IRBuilder:
         if sel is None:
             return self.constant(0, loc), self.cast(self.op(num, [base], loc), "si64", "scalar", loc)  # type: ignore[arg-type]
         if isinstance(sel, ast.Range):
-            lo = self.expr(sel.start) if sel.start is not None else self.constant(0, loc)
+            lo = self._position(sel.start, True) if sel.start is not None else self.constant(0, loc)
             hi = (
-                self.expr(sel.stop)
+                self._position(sel.stop, True)
                 if sel.stop is not None
                 else self.cast(self.op(num, [base], loc), "si64", "scalar", loc)
             )  # type: ignore[arg-type]
             return lo, hi
-        p = self.expr(sel)
+        p = self._position(sel, True)
         if is_matrix(p.type):
             raise ParseError("left indexing supports positions and ranges, not position lists", sel.loc)
         n = self.cast(self.op(num, [base], loc), "si64", "scalar", loc)  # type: ignore[arg-type]
@@ -443,9 +443,10 @@ class IRBuilder:
         types = [v.type for v in inits]  # type: ignore[union-attr]
         before, after = Block(arg_types=types), Block(arg_types=types)
         bind = dict(zip(names, before.args))
-        if do_while:
-            scope = self._region(before, body_stmts, bind)
-            vals = [scope.vars[n] for n in names]
+        if do_while:  # the condition sees the body's updates of outer variables, not the variables it creates
+            body_scope = self._region(before, body_stmts, bind)
+            vals = [body_scope.vars[n] for n in names]
+            scope = Scope(self.scope, region=True, vars=dict(zip(names, vals)))
         else:
             scope = self._region(before, [], bind)
             vals = list(before.args)
@@ -509,7 +510,7 @@ class IRBuilder:
             return FrameType([], -1) if t.value_type is None else FrameType([vt], -1)
         return vt if t.data_type in (None, "scalar") else UNKNOWN
 
-    def _declare_function(self, f: _Function) -> None:
+    def _declare_function(self, f: UserFunction) -> None:
         n = f.node
         ins = [self._type(p.type) for p in n.params]
         outs = [self._type(t) for t in n.returns]
@@ -525,6 +526,7 @@ class IRBuilder:
             assert f.op is not None
             n = f.node
             self._in_function = True
+            self.current = f.module
             self.block = f.op.body.block
             self.scope = Scope(None, vars={p.name: a for p, a in zip(n.params, f.op.body.block.args)})
             stmts = list(n.body.stmts)
@@ -551,35 +553,64 @@ class IRBuilder:
                 )
             self._in_function = False
 
-    def _call_function(self, f: _Function, e: ast.Call) -> list[SSAValue]:
-        params = [p.name for p in f.node.params]
+    def _call_user(self, fs: list[UserFunction], e: ast.Call) -> list[SSAValue]:
+        """A call of a user-defined function: its overload is chosen by DAPHNE's rules (`dialects.calls`); a
+        choice that depends on argument types not known yet is made again by specialization."""
+        if e.kernel is not None:
+            raise ParseError("kernel hints are not supported for calls to user-defined functions", e.loc)
         args = [self.expr(a) for a in e.args]
-        if len(args) > len(params):
-            raise ParseError(
-                f"function '{f.sym}' expects {len(params)} argument(s), but got {len(args) + len(e.kwargs)}", e.loc
-            )
-        bound = dict(zip(params, args))
-        for k, v in e.kwargs:
-            if k not in params:
-                raise ParseError(f"function '{f.sym}' has no parameter '{k}'", e.loc)
-            if k in bound:
-                raise ParseError(f"parameter '{k}' of function '{f.sym}' given twice", e.loc)
-            bound[k] = self.expr(v)
-        if len(bound) != len(params):
-            missing = [p for p in params if p not in bound]
-            raise ParseError(
-                f"function '{f.sym}' expects {len(params)} argument(s); missing: {', '.join(missing)}", e.loc
-            )
-        args = [bound[p] for p in params]
-        assert f.op is not None
-        ins = f.op.function_type.inputs.data
-        if any(is_unknown(t) for t in ins) or not f.node.returns:
-            call: Operation = ops.GenericCallOp(f.sym, args, len(f.node.returns) or _count_returns(f.node))
-        else:
-            args = [self._coerce(a, t, e.loc) for a, t in zip(args, ins)]
-            call = func.CallOp(f.sym, args, list(f.op.function_type.outputs.data))
+        kwargs = [(k, self.expr(v)) for k, v in e.kwargs]
+        bound: list[tuple[UserFunction, list[SSAValue]]] = []
+        for f in fs:
+            b = self._bind(f, args, kwargs, e.loc, report=len(fs) == 1)
+            if b is not None:
+                bound.append((f, b))
+        candidates = [(_overload(f), [a.type for a in b]) for f, b in bound]
+        chosen, exact = choose_overload(candidates)
+        if not chosen or (not exact and len(chosen) > 1):
+            types = [a.type for a in args] + [v.type for _, v in kwargs]
+            overloads = [_overload(f) for f in fs]
+            raise ParseError(overload_error(e.name, overloads, types, len(chosen)), e.loc)
+        f, vals = next((f, b) for f, b in bound if f.sym == chosen[0].sym)
+        deferred = len(chosen) > 1 and not kwargs and any(is_unknown(v.type) for v in vals)
+        call = self._call_op(f, vals, e.loc, generic=deferred)
+        if deferred:
+            call.attributes[OVERLOADS] = ArrayAttr([StringAttr(o.sym) for o in chosen])
         self.insert(call, e.loc)
         return list(call.results)
+
+    def _bind(
+        self, f: UserFunction, args: list[SSAValue], kwargs: list[tuple[str, SSAValue]], loc: Loc, report: bool
+    ) -> list[SSAValue] | None:
+        """The arguments of a call in `f`'s parameter order; None (or, with `report`, an error) if they do not
+        bind to its parameters."""
+        params = [p.name for p in f.node.params]
+        problem = None
+        if len(args) > len(params):
+            problem = f"function '{f.sym}' expects {len(params)} argument(s), but got {len(args) + len(kwargs)}"
+        bound = dict(zip(params, args))
+        for k, v in kwargs:
+            if problem is None and k not in params:
+                problem = f"function '{f.sym}' has no parameter '{k}'"
+            elif problem is None and k in bound:
+                problem = f"parameter '{k}' of function '{f.sym}' given twice"
+            bound[k] = v
+        if problem is None and len(bound) != len(params):
+            missing = ", ".join(p for p in params if p not in bound)
+            problem = f"function '{f.sym}' expects {len(params)} argument(s); missing: {missing}"
+        if problem is not None and report:
+            raise ParseError(problem, loc)
+        return None if problem is not None else [bound[p] for p in params]
+
+    def _call_op(self, f: UserFunction, args: list[SSAValue], loc: Loc, generic: bool) -> Operation:
+        """`func.call` of a fully typed function (arguments cast to its parameter types), else (or if the overload
+        is chosen again later) a generic call that specialization resolves."""
+        assert f.op is not None
+        ins = f.op.function_type.inputs.data
+        if generic or any(is_unknown(t) for t in ins) or not f.node.returns:
+            return ops.GenericCallOp(f.sym, args, len(f.node.returns) or _count_returns(f.node))
+        args = [self._coerce(a, t, loc) for a, t in zip(args, ins)]
+        return func.CallOp(f.sym, args, list(f.op.function_type.outputs.data))
 
     def _yield(
         self,
@@ -683,7 +714,7 @@ class IRBuilder:
         if isinstance(e, ast.MatrixLit):
             return self._matrix_literal(e)
         if isinstance(e, ast.FrameLitCols):
-            labels = [self.cast(self.expr(x), "str", "scalar", x.loc) for x in e.labels]
+            labels = [self._frame_label(x) for x in e.labels]
             cols = [self._as_column(self.expr(x), x.loc) for x in e.cols]
             return self.frame(cols, labels, loc)
         if isinstance(e, ast.FrameLitRows):
@@ -693,7 +724,11 @@ class IRBuilder:
     def _script_arg(self, e: ast.ScriptArg) -> SSAValue:
         if e.name not in self.script_args:
             raise ParseError(f"script argument '{e.name}' is used but not given (pass {e.name}=<value>)", e.loc)
-        lit = parse_literal(self.script_args[e.name], f"<argument {e.name}>")
+        text = self.script_args[e.name]
+        try:
+            lit = parse_literal(text, f"<argument {e.name}>")
+        except ParseError:
+            raise ParseError(script_arg_message(e.name, text), e.loc) from None
         return self.expr(lit)
 
     def _binary(self, e: ast.Binary) -> SSAValue:
@@ -701,7 +736,7 @@ class IRBuilder:
         cls = ops.MatMulOp if e.op == "@" else ops.EW_BINARY_OPS[_BINARY_KINDS[e.op]]
         v = self.op(cls, [lhs, rhs], e.loc)
         if e.kernel is not None:
-            self._kernel_hint([v], e.kernel, e.loc)  # type: ignore[list-item]
+            self._kernel_hint(v.owner, e.kernel, e.loc)
         return v  # type: ignore[return-value]
 
     def _ternary(self, e: ast.Ternary) -> SSAValue:
@@ -728,48 +763,64 @@ class IRBuilder:
         return op.results[0]
 
     def _call(self, e: ast.Call) -> list[SSAValue]:
-        if e.name == "map" and e.name not in self.functions:
+        fs = self.user_functions(e.name)
+        if e.name == "map" and not fs:
             return [self._map(e)]
-        if e.name == "paramserv" and e.name not in self.functions:
+        if e.name == "paramserv" and not fs:
             return [build_paramserv(self, e)]
-        if e.name in self.functions:
-            return self._call_function(self.functions[e.name], e)
+        if fs:
+            return self._call_user(fs, e)
         b = self.builtins.get(e.name)
         if b is None:
-            raise ParseError(f"unknown function '{e.name}'", e.loc)
+            assert self.current is not None
+            known = [*self.builtins, *self.current.functions, "map", "paramserv"]
+            raise ParseError(unknown_function_message(e.name, known), e.loc)
         args = [self.expr(a) for a in e.args]
         kwargs: dict[str, SSAValue] = {}
         for k, v in e.kwargs:
             if k in kwargs:
                 raise ParseError(f"keyword argument '{k}' given twice", e.loc)
             kwargs[k] = self.expr(v)
+        assert self.block is not None
+        last = self.block.last_op
         res = b.build(self, b.bind(e.name, args, kwargs, self, e.loc), e.loc)
         results = [] if res is None else list(res) if isinstance(res, list) else [res]
         if e.kernel is not None:
-            self._kernel_hint(results, e.kernel, e.loc)
+            op = results[0].owner if results else self.block.last_op  # an op without results: print, write
+            self._kernel_hint(op if op is not last else None, e.kernel, e.loc)
         return results
 
-    def _kernel_hint(self, results: list[SSAValue], kernel: str, loc: Loc) -> None:
-        """`f::kernel(...)` / `a +::kernel b`: recorded on the op as `kernel_hint` (shown in the IR). daphnec has one
-        kernel per op and value type, so the hint documents intent; no alternative kernels exist to pick from."""
-        if not results:
-            raise ParseError("a kernel hint needs a call that produces a value", loc)
-        results[0].owner.attributes["kernel_hint"] = StringAttr(kernel)  # type: ignore[union-attr]
+    def _kernel_hint(self, op: object, kernel: str, loc: Loc) -> None:
+        """`f::kernel(...)` / `a +::kernel b`: recorded on the op as `kernel_hint`; the `select-kernels` pass
+        (compiler/passes/select_kernels.py) checks the name and makes that kernel run."""
+        if not isinstance(op, ops.DaphneOp):
+            raise ParseError("a kernel hint needs a call of a builtin function that is an operation", loc)
+        op.attributes["kernel_hint"] = StringAttr(kernel)  # compiler/kernel_names.py: KERNEL_HINT
 
     def _map(self, e: ast.Call) -> SSAValue:
-        """`map(X, udf)`: the second argument is the bare name of a user-defined function, not an expression."""
+        """`map(X, udf)`: the second argument is the bare name of a user-defined function, not an expression; of its
+        overloads, the unary one that takes X's value type (DAPHNE's `findMatchingUnaryUDF`)."""
         if len(e.args) != 2 or e.kwargs:
             raise ParseError("built-in function 'map' expects 2 arguments (a matrix and a function name)", e.loc)
         udf = e.args[1]
-        if not isinstance(udf, ast.Ident) or udf.name not in self.functions:
+        fs = self.user_functions(udf.name) if isinstance(udf, ast.Ident) else []
+        if not fs:
             name = udf.name if isinstance(udf, ast.Ident) else "this expression"
             raise ParseError(f"map: '{name}' is not a user-defined function", udf.loc)
-        f = self.functions[udf.name]
-        if len(f.node.params) != 1:
+        x = self.expr(e.args[0])
+        elem = x.type.element_type if isinstance(x.type, MatrixType) else UNKNOWN
+        unary = [f for f in fs if len(f.node.params) == 1]
+        if not unary:
             raise ParseError(
-                f"map: function '{f.sym}' must take exactly one argument, it takes {len(f.node.params)}", udf.loc
+                f"map: function '{fs[0].sym}' must take exactly one argument, it takes {len(fs[0].node.params)}",
+                udf.loc,
             )
-        o = ops.MapOp(self.expr(e.args[0]), f.sym)
+        chosen, exact = choose_overload([(_overload(f), [elem]) for f in unary])
+        if not chosen or (not exact and len(chosen) > 1):
+            raise ParseError(f"No function definition of `{udf.name}` found with matching types", udf.loc)
+        o = ops.MapOp(x, chosen[0].sym)
+        if len(chosen) > 1 and is_unknown(elem):
+            o.attributes[OVERLOADS] = ArrayAttr([StringAttr(c.sym) for c in chosen])
         return self.insert(o, e.loc).results[0]
 
     def _cast(self, e: ast.Cast) -> SSAValue:
@@ -782,6 +833,8 @@ class IRBuilder:
 
     def _index(self, e: ast.Index) -> SSAValue:
         v = self.expr(e.obj)
+        if not (is_matrix(v.type) or isinstance(v.type, FrameType | UnknownType)):
+            raise ParseError(f"indexing needs a matrix or a frame, but this is a {_kind_name(v.type)}", e.loc)
         v = self._select(v, e.rows, ops.SliceRowOp, ops.ExtractRowOp, ops.NumRowsOp, e.loc)
         return self._select(v, e.cols, ops.SliceColOp, ops.ExtractColOp, ops.NumColsOp, e.loc)
 
@@ -791,14 +844,24 @@ class IRBuilder:
         if sel is None:
             return v
         if isinstance(sel, ast.Range):
-            lo = self.expr(sel.start) if sel.start is not None else self.constant(0, loc)
+            lo = self._position(sel.start, False) if sel.start is not None else self.constant(0, loc)
             hi = (
-                self.expr(sel.stop)
+                self._position(sel.stop, False)
                 if sel.stop is not None
                 else self.cast(self.op(num, [v], loc), "si64", "scalar", loc)  # type: ignore[arg-type]
             )
             return self.op(slice_op, [v, lo, hi], loc)  # type: ignore[return-value]
-        return self.op(extract_op, [v, self.expr(sel)], loc)  # type: ignore[return-value]
+        return self.op(extract_op, [v, self._position(sel, False)], loc)  # type: ignore[return-value]
+
+    def _position(self, e: ast.Expr, left: bool) -> SSAValue:
+        """A position given as a number is cast to si64, truncating toward zero (DAPHNE's `castSI64If`); a position
+        matrix or a frame label stays as it is. Left indexing takes positions only, so there a value whose type is
+        not known yet is cast too."""
+        p = self.expr(e)
+        t = p.type
+        if (is_scalar(t) and t != STR and vt_name(t) != "si64") or (left and isinstance(t, UnknownType)):
+            return self.cast(p, "si64", "scalar", e.loc)
+        return p
 
     def _matrix_literal(self, e: ast.MatrixLit) -> SSAValue:
         elems = [self.expr(x) for x in e.elems]
@@ -834,6 +897,14 @@ class IRBuilder:
             return self.constant(n // c, loc)
         return self.op(ops.EwDivOp, [self.constant(n, loc), d], loc)  # type: ignore[return-value]
 
+    def _frame_label(self, e: ast.Expr) -> SSAValue:
+        """A frame literal's column label: a string (DAPHNE's visitor rejects any other type; a value whose type
+        is not known yet, inside an untyped function, is cast once it is)."""
+        v = self.expr(e)
+        if not (v.type == STR or is_unknown(v.type)):
+            raise ParseError(f"labels for frame literals must be strings, but this one is {dsl_type(v.type)}", e.loc)
+        return self.cast(v, "str", "scalar", e.loc)
+
     def _as_column(self, v: SSAValue, loc: Loc) -> SSAValue:
         if not (is_matrix(v.type) or is_unknown(v.type)):
             raise ParseError("frame literal columns must be matrices", loc)
@@ -848,7 +919,7 @@ class IRBuilder:
         return self.insert_inferred(o, loc).results[0]
 
     def _frame_rows(self, e: ast.FrameLitRows) -> SSAValue:
-        labels = [self.cast(self.expr(x), "str", "scalar", x.loc) for x in e.labels]
+        labels = [self._frame_label(x) for x in e.labels]
         for r in e.rows:
             if len(r) != len(labels):
                 raise ParseError(
@@ -860,6 +931,17 @@ class IRBuilder:
             col = ast.MatrixLit(tuple(r[j] for r in e.rows), None, None, False, e.loc)
             cols.append(self._matrix_literal(col))
         return self.frame(cols, labels, e.loc)
+
+
+def _kind_name(t: Attribute) -> str:
+    """`si64 scalar`, `list`: what a value is, in a message."""
+    return f"{dsl_type(t)} scalar" if is_scalar(t) else dsl_type(t)
+
+
+def _overload(f: UserFunction) -> Overload:
+    """A declared function as an overload candidate (its parameter types, Unknown where untyped)."""
+    assert f.op is not None
+    return Overload(f.sym, tuple(f.op.function_type.inputs.data))
 
 
 def _count_returns(n: ast.FuncDef) -> int:
@@ -886,8 +968,9 @@ def build_module(
     script: ast.Script,
     filename: str,
     script_args: dict[str, str] | None = None,
-    import_paths: Sequence[str] = (),
+    import_paths: Mapping[str, Sequence[str]] | None = None,
     sources: SourceFiles | None = None,
 ) -> ModuleOp:
-    """The IR of `script` (parsed from `filename`); the scripts it imports are reported to `sources`."""
+    """The IR of `script` (parsed from `filename`); the scripts it imports are reported to `sources`.
+    `import_paths` is the user config's `daphnedsl_import_paths` (`default_dirs` and library folders)."""
     return IRBuilder(filename, script_args, import_paths, sources).build(script)

@@ -6,8 +6,8 @@ setting (DAPHNE's C++ member names, so a key of the JSON file and the field it s
 settings the table marks as config-file keys. The command-line name of a setting is also an alias of its field
 (`config.num_threads` reads and writes `numberOfThreads`).
 
-The cascade is DAPHNE's: the defaults, then the JSON file given by `--config=FILE` (read only if the file exists),
-then the command-line values (`apply_command_line`, each option's `apply` rule).
+The cascade: the defaults, then the JSON file given by `--config=FILE` (a missing file is warned about and
+skipped), then the options given on the command line (`apply_command_line`, each option's `apply` rule).
 
 The JSON parser follows DAPHNE's `ConfigParser::readUserConfig`:
 - an unknown key is an error naming the key (`Unexpected key 'foo' in 'cfg.json' file`);
@@ -29,7 +29,6 @@ from dataclasses import field, fields, make_dataclass
 from typing import Any
 
 from daphnec.runtime.options import (
-    ALWAYS,
     CONFIG_PARTITIONING_SCHEMES,
     DEFAULT_MAX_DISTR_CHUNK_SIZE,
     DIST_BACKENDS,
@@ -170,8 +169,8 @@ for _alias, _target in _ALIASES.items():
 
 def apply_command_line(cfg: Any, values: Mapping[str, object], given: Collection[str]) -> None:
     """Apply parsed command-line values (`values`, keyed by option `dest`; `given`: the dests given) to `cfg`,
-    each by its option's `apply` rule (DAPHNE's: see runtime/options.py). An `ALWAYS` option that is not given
-    sets the field's default, which is also its command-line default."""
+    each by its option's `apply` rule (runtime/options.py): what the command line gives wins over the config
+    file, which wins over the default."""
     for o in OPTIONS:
         if o.field is None or o.cli is None or o.apply == NEVER:
             continue
@@ -185,8 +184,6 @@ def apply_command_line(cfg: Any, values: Mapping[str, object], given: Collection
             setattr(cfg, o.field, (not value) if o.invert else copy.copy(value))
             for name, implied in o.implies:
                 setattr(cfg, name, implied)
-        elif o.apply == ALWAYS:
-            setattr(cfg, o.field, copy.copy(o.default))
 
 
 # ---------------------------------------------------------------------------------------------------------------

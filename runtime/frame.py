@@ -38,9 +38,16 @@ def check_unique_labels(labels: Sequence[str], who: str = "frame") -> None:
 class Frame:
     """Columns (1-D arrays of equal length) with unique string labels."""
 
-    __slots__ = ("_cols", "labels")
+    __slots__ = ("_cols", "_rows", "labels")
 
-    def __init__(self, columns: Sequence[Column], labels: Sequence[str] | None = None, who: str = "createFrame"):
+    def __init__(
+        self,
+        columns: Sequence[Column],
+        labels: Sequence[str] | None = None,
+        who: str = "createFrame",
+        rows: int = 0,
+    ):
+        """`rows`: the row count of a frame without columns (an empty column selection keeps its rows)."""
         cols = [self._as_column(c, who) for c in columns]
         if cols and any(len(c) != len(cols[0]) for c in cols):
             lens = ", ".join(str(len(c)) for c in cols)
@@ -55,6 +62,7 @@ class Frame:
         check_unique_labels(labels, who)
         self._cols: list[Column] = cols
         self.labels: list[str] = labels
+        self._rows = len(cols[0]) if cols else rows
 
     @staticmethod
     def _as_column(c: Column, who: str) -> Column:
@@ -98,8 +106,8 @@ class Frame:
 
     @property
     def nrow(self) -> int:
-        """Number of rows (0 for a frame without columns)."""
-        return len(self._cols[0]) if self._cols else 0
+        """Number of rows (a frame without columns keeps the row count it was selected from)."""
+        return self._rows
 
     @property
     def ncol(self) -> int:
@@ -132,15 +140,17 @@ class Frame:
 
     def take_rows(self, rows: Rows) -> Frame:
         """The rows selected by a slice or an int64 position array (gathered lazily, see runtime/columns.py)."""
-        return Frame(lazy.take_rows(self._cols, rows), self.labels, who="frame")
+        n = len(range(self.nrow)[rows]) if isinstance(rows, slice) else len(rows)
+        return Frame(lazy.take_rows(self._cols, rows), self.labels, who="frame", rows=n)
 
     def take_columns(self, positions: Sequence[int]) -> Frame:
-        """The columns at the given positions, in that order, with their labels."""
-        return Frame([self._cols[i] for i in positions], [self.labels[i] for i in positions], who="frame")
+        """The columns at the given positions, in that order, with their labels (none: the rows remain)."""
+        cols = [self._cols[i] for i in positions]
+        return Frame(cols, [self.labels[i] for i in positions], who="frame", rows=self.nrow)
 
     def with_labels(self, labels: Sequence[str]) -> Frame:
         """The same columns (shared, not copied) under new labels."""
-        return Frame(self._cols, labels, who="setColLabels")
+        return Frame(self._cols, labels, who="setColLabels", rows=self.nrow)
 
     def header(self) -> str:
         """`Frame(RxC, [label:cpptype, ...])`: the first line DaphneDSL `print` writes (runtime.printing)."""

@@ -6,15 +6,15 @@ with help text, group and choices, and how a command-line value reaches the conf
 derived from this table: `DaphneConfig` and the JSON reader (runtime/config.py), the command-line parser and
 `--help` (tools/daphnec.py).
 
-How a command-line value reaches the configuration (`Option.apply`), following DAPHNE's `daphne_main` /
-`parseCommandLine`:
-- `ALWAYS`: the command-line value, or its default when the option is not given, overwrites what the config file
-  said (DAPHNE assigns these unconditionally, so the file cannot set them).
-- `IF_SET`: only a value that is on / non-zero / non-empty overwrites the file (`--num-threads`, `--libdir`, ...).
-- `IF_GIVEN`: only an option given on the command line overwrites the file.
+How a command-line value reaches the configuration (`Option.apply`): an option given on the command line wins,
+otherwise the config file's value, otherwise the default. (DAPHNE's `daphne_main` assigns most command-line values
+unconditionally, so its defaults silently override the file's `use_vectorized_exec`, `taskPartitioningScheme`,
+...; daphnec lets the file set them.)
+- `IF_GIVEN`: an option given on the command line overwrites the file.
+- `IF_SET`: only a given value that is on / non-zero / non-empty overwrites the file (`--num-threads=0` keeps the
+  file's thread count, as in DAPHNE).
 - `NEVER`: accepted and ignored (`--cuda`: DAPHNE sets it only when it finds a CUDA device).
-The parser records which options were given (`ParsedArgs.given`), so "command line, else config file, else
-default" for every option is a change of `apply` only.
+The parser records which options were given (`ParsedArgs.given`).
 
 This module imports only the standard library and the scheduler's enum tables (it is read by `daphnec --help`).
 """
@@ -125,7 +125,6 @@ _BACKEND_HELP = {
 # The table
 # ---------------------------------------------------------------------------------------------------------------
 
-ALWAYS = "always"
 IF_SET = "if-set"
 IF_GIVEN = "if-given"
 NEVER = "never"
@@ -162,7 +161,7 @@ class Option:
     """The command-line name, without dashes; None for a setting only the config file (or daphnec) sets."""
     json: bool = False
     """DAPHNE's JSON user config has a key of the field's name."""
-    apply: str = ALWAYS
+    apply: str = IF_GIVEN
     """How the command-line value reaches the field (see the module docstring)."""
     invert: bool = False
     """The command-line flag switches the field off (`--no-obj-ref-mgnt` sets `use_obj_ref_mgnt` to false)."""
@@ -205,9 +204,9 @@ OPTIONS: tuple[Option, ...] = (
            help="A JSON file that contains the DAPHNE configuration (read only if the file exists)"),
     Option("libdir", "str", "{exedir}/../lib", cli="libdir", json=True, apply=IF_SET, group="general",
            metavar="string", help="The directory containing the kernel catalog files (accepted for compatibility)"),
-    Option("kernel_ext", "str", "", cli="kernel-ext", apply=IF_SET, group="general", metavar="string",
-           help=f"Additional kernel extension to register ({_UNSUPPORTED})",
-           unsupported=f"--kernel-ext is {_UNSUPPORTED}; the kernel extension is ignored"),
+    Option("kernel_ext", "str", "", cli="kernel-ext", apply=IF_SET, group="general", metavar="catalog.json[:int]",
+           help="Additional kernel extension to register: a kernel catalog JSON file, optionally with the priority "
+                "of its kernels (default 0; above 0 they replace the built-in kernels they match)"),
     Option(None, "help", cli="help", group="general", aliases=("h",), help="Display available options"),
     Option(None, "version", cli="version", group="general", help="Display the version of this program"),
     # -- compiler -------------------------------------------------------------------------------------------------
@@ -233,8 +232,8 @@ OPTIONS: tuple[Option, ...] = (
            help=f"Use FPGAOPENCL ({_UNSUPPORTED})",
            unsupported=f"--fpgaopencl is {_UNSUPPORTED}; running on the CPU"),
     Option("use_mlir_codegen", "flag", False, cli="codegen", json=True, group="compiler", aliases=("mlir-codegen",),
-           help=f"Lower DaphneIR operations to low-level MLIR code ({_UNSUPPORTED})",
-           unsupported=f"--codegen is {_UNSUPPORTED}; using the default kernels"),
+           help="Compile element-wise operations, aggregations, transposes and matrix products to native code "
+                "instead of calling their kernels (daphnec: the native lowering of vectorized pipelines)"),
     Option("use_mlir_hybrid_codegen", "flag", False, cli="mlir-hybrid-codegen", group="compiler",
            help=f"Hybrid code generation combining kernels and MLIR codegen ({_UNSUPPORTED})",
            unsupported=f"--mlir-hybrid-codegen is {_UNSUPPORTED}; using the default kernels"),
@@ -320,4 +319,5 @@ OPTIONS: tuple[Option, ...] = (
     Option("logging", "logging", (), json=True, help="DAPHNE's loggers and `log-level-limit` (spdlog)"),
     Option("log_level_limit", "str", "off", help="Set by the `log-level-limit` entry of `logging`"),
     Option("args", "dict", {}, help="The script arguments (name -> DaphneDSL literal text), from the command line"),
+    Option("kernel_catalog", "dict", (), help="The kernels of the --kernel-ext catalog (runtime/kernel_catalog.py)"),
 )  # fmt: skip

@@ -178,6 +178,27 @@ def test_unknown_option_suggestion():
     assert "Did you mean '--vec'?" in r.stderr
 
 
+@pytest.mark.parametrize(("flag", "meant"), [("--GSS", "--partitioning=GSS"), ("--PERCPU", "--queue_layout=PERCPU")])
+def test_a_choice_given_as_an_option_names_its_option(flag, meant):
+    """DAPHNE's doc/SchedulingOptions.md shows `--GSS`, the code takes `--partitioning=GSS`."""
+    r = run(flag, HELLO)
+    assert r.returncode == 1
+    assert f"Did you mean '{meant}'?" in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("arg", "hint"),
+    [("s=hi", 'write s=\\"hi\\" on the command line'), ("s=1+1", "invalid literal value for argument 's': 1+1")],
+)
+def test_a_script_argument_that_is_no_literal(tmp_path, arg, hint):
+    script = tmp_path / "s.daph"
+    script.write_text("print($s);\n")
+    r = run(str(script), arg)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.startswith(f"{script}:1:7: error: invalid literal value for argument 's': ") and hint in r.stderr
+    assert ("quotes" in r.stderr) == ("hi" in arg)
+
+
 @pytest.mark.parametrize(
     "option,valid",
     [
@@ -367,17 +388,17 @@ def test_config_valid_file_then_missing_script(tmp_path):
     assert "config" not in r.stderr
 
 
-def test_nonexistent_config_is_ignored():
+def test_nonexistent_config_is_warned_about():
     r = run("--config=/nonexistent/daphnec-config.json", MISSING)
     assert r.returncode == 1
-    assert "config" not in r.stderr
+    assert "warning: the user config file '/nonexistent/daphnec-config.json' does not exist" in r.stderr
     assert f"could not open file '{MISSING}'" in r.stderr
 
 
 # --- unsupported options -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("flag", ["--cuda", "--codegen", "--mlir-codegen", "--fpgaopencl"])
+@pytest.mark.parametrize("flag", ["--cuda", "--mlir-hybrid-codegen", "--fpgaopencl"])
 def test_never_supported_options_warn(flag):
     r = run(flag, MISSING)
     assert r.returncode == 1
@@ -414,6 +435,9 @@ def test_accepted_options_do_not_warn():
         "--libdir=/tmp",
         "--debug",
         "--no-kernel-cache",
+        "--codegen",
+        "--matmul-tile",
+        "--matmul-fixed-tile-sizes=4,4",
         MISSING,
     )
     assert r.returncode == 1
@@ -560,14 +584,28 @@ def test_cli_flags_overwrite_config_file(tmp_path):
             "explain_sql": True,
         },
     )
-    # DAPHNE: vec/partitioning/grain size are overwritten by the CLI defaults; numberOfThreads only if given
+    # An option given on the command line wins, otherwise the config file, otherwise the default.
     c = cli.build_config(cli.parse_command_line([f"--config={path}", "--explain=llvm", "s.daph"]))
-    assert c.use_vectorized_exec is False
-    assert c.taskPartitioningScheme == "STATIC" and c.minimumTaskSize == 1
+    assert c.use_vectorized_exec is True
+    assert c.taskPartitioningScheme == "GSS" and c.minimumTaskSize == 5
     assert c.numberOfThreads == 7
     assert c.explain == ["sql", "llvm"]
-    c = cli.build_config(cli.parse_command_line([f"--config={path}", "--num-threads", "3", "--vec", "s.daph"]))
-    assert c.numberOfThreads == 3 and c.use_vectorized_exec is True
+    argv = [f"--config={path}", "--num-threads", "3", "--vec=false", "--partitioning=TSS", "s.daph"]
+    c = cli.build_config(cli.parse_command_line(argv))
+    assert c.numberOfThreads == 3 and c.use_vectorized_exec is False and c.taskPartitioningScheme == "TSS"
+    assert c.minimumTaskSize == 5
+    c = cli.build_config(cli.parse_command_line([f"--config={path}", "--num-threads=0", "s.daph"]))
+    assert c.numberOfThreads == 7  # 0 keeps the file's value (DAPHNE: 0 means "not set")
+
+
+def test_config_file_settings_reach_the_engine(tmp_path):
+    """`use_vectorized_exec` from the config file vectorizes the script (visible with --explain=vectorized)."""
+    path = write_config(tmp_path, {"use_vectorized_exec": True})
+    script = tmp_path / "s.daph"
+    script.write_text("X = rand(100, 4, 1.0, 1.0, 1.0, 7);\nprint(sum(X + 1));\n")
+    r = run(f"--config={path}", "--explain=vectorized", str(script))
+    assert r.returncode == 0 and r.stdout == "800\n"
+    assert "daphne.vectorizedPipeline" in r.stderr
 
 
 def test_timing_json_format():

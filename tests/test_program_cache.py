@@ -206,8 +206,9 @@ def test_changing_an_imported_file_compiles_again(cache: Cache, tmp_path: Path) 
 
 
 def test_an_import_found_elsewhere_compiles_again(cache: Cache, tmp_path: Path) -> None:
-    """The import search (script folder, then the config's import paths) is re-checked: a new file that now comes
-    first is picked up."""
+    """The import search (script folder, then the config's import paths) is re-checked: a file that appears beside
+    the script makes the import ambiguous (DAPHNE's rule, doc/DaphneDSL/Imports.md), which the cached program must
+    not hide; once the file in the default folder is gone, the new one is imported."""
     other = tmp_path / "other"
     other.mkdir()
     (other / "lib.daph").write_text("def f() { return 1; }\n")
@@ -217,8 +218,27 @@ def test_an_import_found_elsewhere_compiles_again(cache: Cache, tmp_path: Path) 
     cfg = f"--config={tmp_path / 'cfg.json'}"
     assert cache.run(cfg, str(s)).stdout == "1\n"
     assert cache.hit(cfg, str(s)).stdout == "1\n" and cache.events() == ["hit"]
-    (tmp_path / "lib.daph").write_text("def f() { return 2; }\n")  # the script's own folder is searched first
+    (tmp_path / "lib.daph").write_text("def f() { return 2; }\n")
+    res = cache.run(cfg, str(s))
+    assert res.returncode == 1 and "Ambiguous import: lib.daph" in res.stderr
+    (other / "lib.daph").unlink()
     assert cache.run(cfg, str(s)).stdout == "2\n"
+    assert cache.events()[0] == "miss"
+
+
+def test_a_new_file_in_an_imported_library_compiles_again(cache: Cache, tmp_path: Path) -> None:
+    """`import "lib";` imports every file of a library folder: a file added to the folder changes the program."""
+    lib = tmp_path / "algos"
+    lib.mkdir()
+    (lib / "a.daph").write_text("def f() { return 1; }\n")
+    (tmp_path / "cfg.json").write_text(json.dumps({"daphnedsl_import_paths": {"lib": [str(lib)]}}))
+    s = tmp_path / "s.daph"
+    s.write_text('import "lib";\nprint(lib.a.f());\n')
+    cfg = f"--config={tmp_path / 'cfg.json'}"
+    assert cache.run(cfg, str(s)).stdout == "1\n"
+    assert cache.hit(cfg, str(s)).stdout == "1\n" and cache.events() == ["hit"]
+    (lib / "b.daph").write_text('print("b loaded");\n')
+    assert cache.run(cfg, str(s)).stdout == "b loaded\n1\n"
     assert cache.events()[0] == "miss"
 
 

@@ -208,10 +208,19 @@ def parse_command_line(argv: list[str]) -> ParsedArgs:
 
 def _unknown(arg: str, name: str) -> UsageError:
     msg = f"Unknown command line argument '{arg}'.  Try: '{PROG} --help'"
-    guess = _suggest(name)
+    guess = _choice_option(name) or _suggest(name)
     if guess is not None:
         msg += f"\n{PROG}: Did you mean '--{guess}'?"
     return UsageError(msg)
+
+
+def _choice_option(name: str) -> str | None:
+    """`--GSS` is a value of `--partitioning` (DAPHNE's doc/SchedulingOptions.md still shows that old form):
+    the option and value meant, `partitioning=GSS`."""
+    for o in OPTIONS:
+        if o.cli is not None and o.kind == "enum" and name in o.choices:
+            return f"{o.cli}={name}"
+    return None
 
 
 def _store(p: ParsedArgs, o: Option, text: str) -> None:
@@ -260,16 +269,23 @@ def parse_script_args(pairs: list[str], into: dict[str, str]) -> None:
 
 
 def build_config(p: ParsedArgs):
-    """Defaults, then the config file (if it exists), then the command-line values (DAPHNE's overwrite rules, per
-    option in runtime/options.py)."""
+    """Defaults, then the config file (a missing one is warned about), then the options given on the command line
+    (per option in runtime/options.py)."""
     from daphnec.runtime.config import DaphneConfig, apply_command_line, load_user_config
 
     cfg_path = p.values.get("config", "-")
     cfg = DaphneConfig()
-    if isinstance(cfg_path, str) and cfg_path != "-" and os.path.exists(cfg_path):
-        cfg = load_user_config(cfg_path, cfg)
+    if isinstance(cfg_path, str) and cfg_path != "-":
+        if os.path.exists(cfg_path):
+            cfg = load_user_config(cfg_path, cfg)
+        else:  # DAPHNE skips it silently
+            _err(f"{PROG}: warning: the user config file '{cfg_path}' does not exist; using the defaults")
 
     apply_command_line(cfg, p.values, p.given)
+    if cfg.kernel_ext:
+        from daphnec.runtime.kernel_catalog import load_kernel_ext
+
+        cfg.kernel_catalog = load_kernel_ext(cfg.kernel_ext)
     return cfg
 
 
@@ -348,18 +364,29 @@ def _err(line: str) -> None:
         pass
 
 
+def _out(line: str) -> None:
+    try:
+        sys.stdout.write(line + "\n")
+    except (OSError, ValueError):
+        pass
+    _flush_stdout()
+
+
 def _report_exception(exc: BaseException, debug: bool, phase_code: int) -> int:
     """Print an error for `exc` and return the exit status."""
     try:
-        from daphnec.dialects.errors import DaphneError
+        from daphnec.dialects.errors import DaphneError, ScriptStopped
     except Exception:  # pragma: no cover - the dialects package is broken
-        DaphneError = None  # type: ignore[assignment,misc]
+        DaphneError = ScriptStopped = None  # type: ignore[assignment,misc]
     if debug:
         import traceback
 
         _flush_stdout()
         traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
     if DaphneError is not None and isinstance(exc, DaphneError):
+        if ScriptStopped is not None and isinstance(exc, ScriptStopped):  # DAPHNE's logger prints it on stdout
+            _out(exc.message)
+            return EXECUTION_ERROR
         _err(exc.render())
         code = getattr(exc, "code", phase_code)
         return code if code in (PARSER_ERROR, PASS_ERROR, EXECUTION_ERROR) else phase_code
@@ -379,12 +406,16 @@ def _run(p: ParsedArgs) -> int:
     # 1. user config (file, then flags)
     try:
         from daphnec.runtime.config import ConfigError
+        from daphnec.runtime.kernel_catalog import KernelCatalogError
     except Exception as e:  # pragma: no cover - broken install
         _err(f"error: internal error: {type(e).__name__}: {e}")
         return PARSER_ERROR
     debug = bool(p.values.get("debug", False))
     try:
         cfg = build_config(p)
+    except KernelCatalogError as e:
+        _err(f"error: {e.message}")
+        return PARSER_ERROR
     except ConfigError as e:
         _err(f"error: while reading user config: {e.message}")
         return PARSER_ERROR

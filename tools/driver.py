@@ -59,14 +59,6 @@ def finish_background_kernels() -> None:
         jit.finish_background()
 
 
-def import_paths(config: DaphneConfig) -> list[str]:
-    """Directories searched for `import` after the importing script's own folder (`daphnedsl_import_paths`)."""
-    dirs: list[str] = []
-    for key, paths in config.daphnedsl_import_paths.items():
-        dirs.extend(paths if key == "default_dirs" else [])
-    return dirs
-
-
 def configure_runtime(config: DaphneConfig) -> None:
     """Hand the user config's engine knobs to the runtime (the vectorized executor and the task scheduler)."""
     from daphnec.runtime.scheduling.workers import SchedulerConfig
@@ -111,7 +103,7 @@ def parse_to_ir(
     from daphnec.frontend.parser import parse_file, parse_source
 
     script = parse_file(path, sources) if text is None else parse_source(text, path)
-    return build_module(script, path, script_args, import_paths(config), sources)
+    return build_module(script, path, script_args, config.daphnedsl_import_paths, sources)
 
 
 def compile_script(
@@ -182,7 +174,9 @@ def compile_with_inputs(
         name = constant_value(op.file_name) if isinstance(op, ReadOp) else None
         if isinstance(name, str):
             files.setdefault(meta_path(name), file_digest(meta_path(name)))
-    return program, Inputs(files, dict(sources.probed))
+            if name.endswith(".parquet") and files[meta_path(name)] is None:  # typed by its own schema
+                files.setdefault(name, file_digest(name))
+    return program, Inputs(files, dict(sources.probed), dict(sources.listed))
 
 
 def compile_source(text: str, filename: str, config: DaphneConfig, timings: dict[str, float]) -> Program:

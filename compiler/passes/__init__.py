@@ -11,6 +11,12 @@ def _canonicalize() -> type[ModulePass]:
     return CanonicalizePass
 
 
+def _codegen() -> type[ModulePass]:
+    from daphnec.compiler.passes.codegen import CodegenPass
+
+    return CodegenPass
+
+
 def _cse() -> type[ModulePass]:
     from daphnec.compiler.passes.cse import CsePass
 
@@ -45,6 +51,12 @@ def _select_matrix_repr() -> type[ModulePass]:
     from daphnec.compiler.passes.select_matrix_repr import SelectMatrixReprPass
 
     return SelectMatrixReprPass
+
+
+def _select_kernels() -> type[ModulePass]:
+    from daphnec.compiler.passes.select_kernels import SelectKernelsPass
+
+    return SelectKernelsPass
 
 
 def _specialize() -> type[ModulePass]:
@@ -91,6 +103,7 @@ def _vectorize() -> type[ModulePass]:
 
 PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
     "canonicalize": _canonicalize,
+    "codegen": _codegen,
     "cse": _cse,
     "dce": _dce,
     "infer": _infer,
@@ -100,6 +113,7 @@ PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
     "sql": _sql,
     "columnar": _columnar,
     "select-matrix-repr": _select_matrix_repr,
+    "select-kernels": _select_kernels,
     "vectorize": _vectorize,
     "distribute": _distribute,
     "lower-pipeline-to-loops": _lower_pipeline_to_loops,

@@ -6,7 +6,7 @@ dialects/folding.py); this pass is xDSL's greedy driver over them, with three di
 (`compiler.kernel_select.evaluate_constant`), so a folded result is bit-identical to the unfolded one; dead ops
 stay (removing them is `dce`'s job, so each pass's effect shows separately in `--explain` and daphne-opt); and
 only daphne ops are rewritten (scf's own patterns, such as hoisting constants out of loops or inlining loops of
-one iteration, are not part of it).
+one iteration, are not part of it), except ops with a kernel hint, whose hinted kernel must run.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, 
 from xdsl.traits import ConstantLike, HasFolder
 from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
 
+from daphnec.compiler.kernel_names import KERNEL_HINT
 from daphnec.compiler.kernel_select import evaluate_constant
 from daphnec.dialects.folding import evaluating_with
 from daphnec.dialects.ops import DaphneOp
@@ -37,6 +38,8 @@ class FoldAtLocation(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         if not isinstance(op, DaphneOp) or not op.has_trait(HasFolder) or op.has_trait(ConstantLike):
             return
+        if KERNEL_HINT in op.attributes:
+            return  # the hinted kernel must run (compiler/passes/select_kernels.py)
         folded = Folder(self.ctx).try_fold(op)
         if folded is None:
             return
@@ -50,7 +53,7 @@ class DaphneCanonicalization(CanonicalizationRewritePattern):
     """The canonicalization patterns a daphne op declares (`HasCanonicalizationPatternsTrait`)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if isinstance(op, DaphneOp):
+        if isinstance(op, DaphneOp) and KERNEL_HINT not in op.attributes:
             super().match_and_rewrite(op, rewriter)
 
 

@@ -22,6 +22,7 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
+from daphnec.compiler.kernel_names import KERNEL
 from daphnec.dialects.ops import MatMulOp, TransposeOp
 from daphnec.dialects.types import is_matrix, is_unknown
 
@@ -39,6 +40,8 @@ class FoldTransposeIntoMatMul(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: MatMulOp, rewriter: PatternRewriter) -> None:
+        if KERNEL in op.attributes:
+            return  # a kernel hint or extension names the kernel, which takes the operands as written
         operands, flags = [op.lhs, op.rhs], [op.transa is not None, op.transb is not None]
         folded = []
         for i in range(2):

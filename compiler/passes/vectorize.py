@@ -80,7 +80,14 @@ class _Block:
             users = {self.block_user(u.operation) for r in op.results for u in r.uses}
             if users & (members | up):
                 up.add(op)
-        legal = not (up & down) and all(_is_pure(op) for op in up) and _row_wise_inside(members)
+        legal = (
+            not (up & down)
+            and all(_is_pure(op) for op in up)
+            and _row_wise_inside(members)
+            and _no_broadcast_only_member(
+                [(m, [v if v.owner not in members else None for v in m.operands]) for m in members]
+            )
+        )
         return [op for op in between if op in up], legal
 
     def block_user(self, op: Operation) -> Operation | None:
@@ -94,6 +101,30 @@ def _row_wise_inside(members: set[Operation]) -> bool:
         for v, split in zip(m.operands, splits(m)):
             if v.owner in members and (split != Split.ROWS or _combine_of(v.owner, v) != 1):  # type: ignore[arg-type]
                 return False
+    return True
+
+
+def _no_broadcast_only_member(members: list[tuple[Operation, list[SSAValue | None]]]) -> bool:
+    """A pipeline runs over the rows of its ROWS inputs; one with a single row next to longer ones is broadcast
+    (passed whole to every row block, facts §2). Each member must read at least one ROWS operand that runs over
+    the pipeline's rows: a member whose row-split operands are all broadcast (`f[, 9]`, `2 * f`, `sum(f, 0)` of a
+    1-row `f` next to a 5000-row `X`) would produce one result per row block instead of one (its output would get
+    the pipeline's row count, its sum would be counted once per block). Each member comes with its operands as
+    pipeline inputs (None where another member produces the operand, which runs over the rows by induction)."""
+    rows: dict[SSAValue, int] = {}
+    for m, inputs in members:
+        for v, split in zip(inputs, splits(m)):
+            if v is not None and split == Split.ROWS and isinstance(v.type, MatrixType):
+                rows[v] = v.type.rows.data
+    if all(r == 1 for r in rows.values()):
+        return True  # a single row everywhere: nothing is broadcast
+    broadcast = {v for v, r in rows.items() if r == 1}
+    for m, inputs in members:
+        row_operands = [
+            v for v, o, split in zip(inputs, m.operands, splits(m)) if split == Split.ROWS and is_matrix(o.type)
+        ]
+        if row_operands and all(v in broadcast for v in row_operands):
+            return False
     return True
 
 
@@ -242,6 +273,16 @@ def _rows_inputs(p: VectorizedPipelineOp) -> set[SSAValue]:
 
 def _can_fuse_horizontally(block: Block, a: VectorizedPipelineOp, b: VectorizedPipelineOp) -> bool:
     if not (_rows_inputs(a) & _rows_inputs(b)):
+        return False
+    members = []
+    for p in (a, b):
+        inputs = dict(zip(p.body.block.args, p.inputs))
+        members += [
+            (op, [inputs.get(v) for v in op.operands])  # type: ignore[call-overload]
+            for op in p.body.block.ops
+            if not isinstance(op, PipelineReturnOp)
+        ]
+    if not _no_broadcast_only_member(members):
         return False
     ops = list(block.ops)
     defined_before_a = set(ops[: ops.index(a)])

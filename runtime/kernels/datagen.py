@@ -440,14 +440,23 @@ def _sample_reals(gen: MT19937, range_: float, size: int, with_replacement: bool
     return np.array(values, dtype=dtype_of(vt)).reshape(size, 1)
 
 
-def diag_matrix(arg) -> np.ndarray:
-    """`diagMatrix(arg)`: the n x 1 column `arg` on the diagonal of an n x n zero matrix (DiagMatrix.h)."""
-    from daphnec.runtime.values import as_dense, vt_of
+def diag_column(arg) -> np.ndarray:
+    """`diagMatrix`'s argument as a dense n x 1 column (DiagMatrix.h's check)."""
+    from daphnec.runtime.values import as_dense
 
     arg = as_dense(arg)
     r, c = arg.shape
     if c != 1:
         raise DaphneRuntimeError(f"diagMatrix: the argument must be a column matrix (n x 1), but it is {r}x{c}")
+    return arg
+
+
+def diag_matrix(arg) -> np.ndarray:
+    """`diagMatrix(arg)`: the n x 1 column `arg` on the diagonal of an n x n zero matrix (DiagMatrix.h)."""
+    from daphnec.runtime.values import vt_of
+
+    arg = diag_column(arg)
+    r = arg.shape[0]
     check_alloc("diagMatrix", r, r, vt_of(arg))
     if arg.dtype == object:
         res = object_matrix([""] * (r * r), r, r)

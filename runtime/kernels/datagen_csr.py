@@ -29,7 +29,7 @@ from collections.abc import Callable
 import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
-from daphnec.runtime.kernels.datagen import check_rand_args
+from daphnec.runtime.kernels.datagen import check_rand_args, diag_column
 from daphnec.runtime.memory import check_alloc
 from daphnec.runtime.values import FLOAT_VTS, cast_scalar, csr_from_parts, dtype_of
 
@@ -338,3 +338,14 @@ def fill(value, rows: int, cols: int, vt: str):
     indptr = np.arange(rows + 1, dtype=np.int64) * per_row
     indices = np.tile(np.arange(cols, dtype=np.int64), rows if n else 0)
     return csr_from_parts(np.full(n, v, dtype=dtype_of(vt)), indices, indptr, (rows, cols))
+
+
+def diag_matrix(arg):
+    """`diagMatrix(arg)` with a CSR result: the n x 1 column's non-zeros on the diagonal, one per row at most (the
+    n x n matrix is never dense)."""
+    v = diag_column(arg)[:, 0]
+    n = v.shape[0]
+    rows = np.flatnonzero(v)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    indptr[rows + 1] = 1
+    return csr_from_parts(np.ascontiguousarray(v[rows]), rows.astype(np.int64), np.cumsum(indptr), (n, n))

@@ -81,6 +81,10 @@ _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz
 _UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
+STR_IS_NAN_VT = "si64"
+"""`isNan` of a string is 0 (never NaN), as an si64 like the result of comparing strings (facts §4)."""
+
+
 def result_vt(op: str, vt_in: str) -> str:
     """Result value type of unary `op` on an argument of type `vt_in` (see module docstring)."""
     if op in STR_OPS:
@@ -89,6 +93,8 @@ def result_vt(op: str, vt_in: str) -> str:
         return "str"
     if op not in OP_NAMES:
         raise DaphneRuntimeError(f"unknown element-wise unary operation '{op}'")
+    if vt_in == "str" and op == "isNan":
+        return STR_IS_NAN_VT
     if vt_in == "str":
         raise DaphneRuntimeError(f"{OP_NAMES[op]}: operation is not supported on value type str")
     if op in FP_OPS:
@@ -216,6 +222,8 @@ def _build_scalar(op: str, vt_in: str, vt_out: str) -> Callable:
             raise DaphneRuntimeError(f"{name}: argument must be a string, got {vt_in}")
         table = _LOWER if op == "lower" else _UPPER
         return lambda s: s.translate(table)
+    if vt_in == "str" and op == "isNan":
+        return lambda s: 0  # a string is never NaN
     if vt_in == "str":
         raise DaphneRuntimeError(f"{name}: operation is not supported on value type str")
     if op in FP_OPS or vt_in in FLOAT_VTS:
@@ -323,6 +331,8 @@ def _build_matrix(op: str, vt_in: str, vt_out: str) -> Callable:
             return out
 
         return str_kernel
+    if vt_in == "str" and op == "isNan":
+        return lambda X: np.zeros(X.shape, dtype=dtype_of(vt_out))  # a string is never NaN
     if vt_in == "str":
         raise DaphneRuntimeError(f"{name}: operation is not supported on value type str")
     if op in FP_OPS or vt_in in FLOAT_VTS:

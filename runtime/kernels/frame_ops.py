@@ -9,7 +9,6 @@ follows the left frame's row order. Key equality is C++ `==`: NaN keys never mat
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -19,6 +18,7 @@ from daphnec.runtime.columns import Column, DictColumn
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.frame import Frame, default_label
 from daphnec.runtime.kernels import relational
+from daphnec.runtime.kernels.positions import position, positions
 from daphnec.runtime.values import as_dense, cast_matrix, cast_scalar, dtype_of, vt_of
 
 Selector = None | int | float | str | tuple | np.ndarray
@@ -34,10 +34,8 @@ def _shape_txt(F: Frame) -> str:
 
 
 def _position(name: str, p: object, axis: int, F: Frame) -> int:
-    """One position (floats floored, negative counts from the end), bounds-checked."""
-    if isinstance(p, (bool, np.bool_)):
-        raise DaphneRuntimeError(f"{name}: a bool is not a valid {_AXIS[axis]} position")
-    i = math.floor(p) if isinstance(p, (float, np.floating)) else int(p)  # type: ignore[arg-type]
+    """One position (floats truncated toward zero, negative counts from the end), bounds-checked."""
+    i = position(name, p, _AXIS[axis])
     n = F.shape[axis]
     j = i + n if i < 0 else i
     if not 0 <= j < n:
@@ -50,8 +48,8 @@ def _position(name: str, p: object, axis: int, F: Frame) -> int:
 def _range(name: str, lo: object, hi: object, axis: int, F: Frame) -> slice:
     """[lo, hi) with omitted bounds meaning 0 / the end; negative bounds count from the end."""
     n = F.shape[axis]
-    s = 0 if lo is None else math.floor(lo)  # type: ignore[arg-type]
-    e = n if hi is None else math.floor(hi)  # type: ignore[arg-type]
+    s = 0 if lo is None else position(name, lo, _AXIS[axis])
+    e = n if hi is None else position(name, hi, _AXIS[axis])
     s2, e2 = (s + n if s < 0 else s), (e + n if e < 0 else e)
     for what, v, v2 in (("start", s, s2), ("end", e, e2)):
         if not 0 <= v2 <= n:
@@ -64,17 +62,14 @@ def _range(name: str, lo: object, hi: object, axis: int, F: Frame) -> slice:
 
 
 def _positions(name: str, sel: np.ndarray, axis: int, F: Frame) -> np.ndarray:
-    """A position matrix (n x 1 or 1 x n; floats floored) as bounds-checked int64 positions."""
+    """A position matrix (n x 1 or 1 x n; floats truncated) as bounds-checked int64 positions."""
     sel = as_dense(sel)
     if sel.ndim == 2 and sel.shape[0] != 1 and sel.shape[1] != 1:
         raise DaphneRuntimeError(f"{name}: a {_AXIS[axis]} position list must be a single column (or row)")
     flat = sel.ravel()
     if flat.dtype.kind not in "iuf":
         raise DaphneRuntimeError(f"{name}: {_AXIS[axis]} positions must be numbers, got {vt_of(sel)}")
-    if flat.dtype.kind == "f":
-        if np.isnan(flat).any():
-            raise DaphneRuntimeError(f"{name}: the {_AXIS[axis]} position list contains NaN")
-        flat = np.floor(flat)
+    flat = positions(name, flat, _AXIS[axis])
     n = F.shape[axis]
     bad = (flat < 0) | (flat >= n)
     if bad.any():

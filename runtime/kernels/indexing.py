@@ -3,9 +3,10 @@
 A selector is one of
 - `None`: all rows/columns;
 - an `int` position (negative counts from the end);
-- a `(start, stop)` tuple of ints or None: the half-open range [start, stop), negative positions count from the end
-  (the caller floors float positions);
-- an n x 1 (or 1 x n) position matrix: unsorted, repeats allowed, float positions are floored.
+- a `(start, stop)` tuple of numbers or None: the half-open range [start, stop), negative positions count from the
+  end;
+- an n x 1 (or 1 x n) position matrix: unsorted, repeats allowed.
+Float positions are truncated toward zero (runtime/kernels/positions.py).
 Out-of-bounds positions raise DaphneRuntimeError naming the offending position and the matrix shape. Results are
 always 2-D matrices (also 1x1) and never alias the input; `insert` is copy-on-write (returns a new matrix).
 """
@@ -17,6 +18,7 @@ import numpy as np
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.frame import Frame
 from daphnec.runtime.kernels import frame_ops
+from daphnec.runtime.kernels.positions import position, positions
 from daphnec.runtime.values import as_dense, cast_matrix, cast_scalar, csr_from_parts, is_csr, vt_of
 
 Selector = None | int | tuple | np.ndarray
@@ -34,10 +36,8 @@ def _normalize(name: str, sel: Selector, axis: int, X: np.ndarray) -> slice | np
     if sel is None:
         return slice(0, n)
     sel = as_dense(sel)
-    if isinstance(sel, (bool, np.bool_)):
-        raise DaphneRuntimeError(f"{name}: a bool is not a valid {_AXIS[axis]} position")
-    if isinstance(sel, (int, np.integer)):
-        i = int(sel)
+    if not isinstance(sel, (tuple, np.ndarray)):
+        i = position(name, sel, _AXIS[axis])
         j = i + n if i < 0 else i
         if not 0 <= j < n:
             raise DaphneRuntimeError(
@@ -46,8 +46,8 @@ def _normalize(name: str, sel: Selector, axis: int, X: np.ndarray) -> slice | np
         return slice(j, j + 1)
     if isinstance(sel, tuple):
         start, stop = sel
-        s = 0 if start is None else int(start)
-        e = n if stop is None else int(stop)
+        s = 0 if start is None else position(name, start, _AXIS[axis])
+        e = n if stop is None else position(name, stop, _AXIS[axis])
         s2 = s + n if s < 0 else s
         e2 = e + n if e < 0 else e
         if not 0 <= s2 <= n:
@@ -64,9 +64,7 @@ def _normalize(name: str, sel: Selector, axis: int, X: np.ndarray) -> slice | np
                 f"{_shape_txt(X)}"
             )
         return slice(s2, e2)
-    if isinstance(sel, np.ndarray):
-        return _positions(name, sel, axis, X)
-    raise DaphneRuntimeError(f"{name}: unsupported {_AXIS[axis]} selector of type {type(sel).__name__}")
+    return _positions(name, sel, axis, X)
 
 
 def _positions(name: str, sel: np.ndarray, axis: int, X: np.ndarray) -> np.ndarray:
@@ -76,14 +74,9 @@ def _positions(name: str, sel: np.ndarray, axis: int, X: np.ndarray) -> np.ndarr
             f"{name}: a {_AXIS[axis]} position list must be a single column (or row), got {_shape_txt(sel)}"
         )
     flat = sel.ravel()
-    if flat.dtype.kind == "f":
-        if np.isnan(flat).any():
-            raise DaphneRuntimeError(f"{name}: {_AXIS[axis]} position list contains NaN")
-        pos = np.floor(flat)
-    elif flat.dtype.kind in "iub":
-        pos = flat
-    else:
+    if flat.dtype.kind not in "iubf":
         raise DaphneRuntimeError(f"{name}: {_AXIS[axis]} positions must be numbers, got {vt_of(sel)}")
+    pos = positions(name, flat, _AXIS[axis])
     n = X.shape[axis]
     bad = (pos < 0) | (pos >= n)
     if bad.any():

@@ -17,12 +17,13 @@ import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.frame import Frame
-from daphnec.runtime.io import atomic, csv, dbdf, mtx
-from daphnec.runtime.io.meta import FileMeta, frame_meta_json, matrix_meta_json, read_meta
-from daphnec.runtime.values import is_csr, to_csr, vt_of
+from daphnec.runtime.io import atomic, csv, dbdf, mtx, parquet
+from daphnec.runtime.io.meta import FileMeta, frame_meta_json, matrix_meta_json, meta_path, read_meta
+from daphnec.runtime.values import cast_matrix, is_csr, to_csr, vt_of
 
-READ_MATRIX_EXTS = (".csv", ".mtx", ".dbdf")
-WRITE_MATRIX_EXTS = (".csv", ".dbdf", ".mtx")
+READ_MATRIX_EXTS = (".csv", ".mtx", ".dbdf", ".parquet")
+WRITE_MATRIX_EXTS = (".csv", ".dbdf", ".mtx", ".parquet")
+FRAME_EXTS = (".csv", ".parquet")
 
 
 def extension(filename: str) -> str:
@@ -46,6 +47,9 @@ def _check_readable(who: str, filename: str) -> None:
 
 
 def _meta(who: str, filename: str) -> FileMeta:
+    if extension(filename) == parquet.EXTENSION and not os.path.exists(meta_path(filename)):
+        _check_readable(who, filename)
+        return parquet.file_meta(filename, who, as_matrix=who == "readMatrix")  # the file's own schema
     meta = read_meta(filename)
     if meta.is_hdfs:
         raise DaphneRuntimeError(
@@ -64,10 +68,15 @@ def _check_same(who: str, filename: str, what: str, compiled: object, now: objec
 # --- reading -------------------------------------------------------------------------------------------------------
 
 
-def read_matrix(filename: str, *, vt: str, sparse: bool = False, rows: int = -1, cols: int = -1):
-    """`readMatrix(filename)`: `vt`, `sparse` and the shape (-1 = unknown) are what the compiler inferred."""
+def read_matrix(filename: str, *, vt: str, sparse: bool = False, rows: int = -1, cols: int = -1, convert: bool = False):
+    """`readMatrix(filename)`: `vt`, `sparse` and the shape (-1 = unknown) are what the compiler inferred. With
+    `convert` the name was known only at run time and `vt` is the type the script casts the data to: the data is
+    read with the value type its `.meta` gives now and converted."""
     try:
-        return _read_matrix(filename, vt, sparse, rows, cols)
+        if not convert:
+            return _read_matrix(filename, vt, sparse, rows, cols)
+        data = _read_matrix(filename, _meta("readMatrix", filename).value_type, sparse, rows, cols)
+        return cast_matrix(data, vt)
     except OSError as e:  # e.g. the file vanished or became unreadable after the checks
         raise DaphneRuntimeError(f"readMatrix: cannot read '{filename}': {e.strerror or e}") from None
 
@@ -86,6 +95,13 @@ def _read_matrix(filename: str, vt: str, sparse: bool, rows: int, cols: int):
     r, c = meta.num_rows, meta.num_cols
     if ext == ".mtx":
         return mtx.read(filename, r, c, vt, sparse, who)
+    if ext == parquet.EXTENSION:
+        data = parquet.read_matrix(filename, r, c, vt, who)
+        if sparse:
+            from daphnec.runtime.io.sparse import dense_to_csr
+
+            return dense_to_csr(data)
+        return data
     if ext == ".dbdf":
         if vt == "str":
             raise DaphneRuntimeError(f"{who}: reading string-valued DAPHNE binary files is not supported")
@@ -124,14 +140,17 @@ def read_frame(
 
 def _read_frame(filename: str, schema: tuple[str, ...], labels: tuple[str, ...] | None, rows: int) -> Frame:
     who = "readFrame"
-    if extension(filename) != ".csv":
-        raise _unsupported(who, filename, (".csv",))
+    if extension(filename) not in FRAME_EXTS:
+        raise _unsupported(who, filename, FRAME_EXTS)
     meta = _meta(who, filename)
     _check_same(who, filename, "schema", list(schema), list(meta.value_types))
     if rows >= 0:
         _check_same(who, filename, "numRows", rows, meta.num_rows)
     _check_readable(who, filename)
-    columns = csv.read_columns(filename, schema, meta.num_rows, who, encode_str=True)
+    if extension(filename) == parquet.EXTENSION:
+        columns = parquet.read_columns(filename, schema, meta.num_rows, who)
+    else:
+        columns = csv.read_columns(filename, schema, meta.num_rows, who, encode_str=True)
     return Frame(columns, list(labels) if labels is not None else frame_labels(meta))
 
 
@@ -146,14 +165,16 @@ def frame_labels(meta: FileMeta) -> list[str]:
 def write(arg, filename: str) -> None:
     """`write(arg, filename)` = `writeMatrix` = `writeFrame`: the data file plus its `.meta`, both atomically."""
     if isinstance(arg, Frame):
-        if extension(filename) != ".csv":
-            raise _unsupported("write", filename, (".csv",)) from None
+        frame_writer = {".csv": csv.write_frame, parquet.EXTENSION: parquet.write_frame}.get(extension(filename))
+        if frame_writer is None:
+            raise _unsupported("write", filename, FRAME_EXTS) from None
         meta = frame_meta_json(arg.nrow, arg.labels, [vt_of(c) for c in arg.columns])
-        atomic.write_files([(filename, lambda f: csv.write_frame(arg, f)), (filename + ".meta", _text(meta))], meta)
+        atomic.write_files([(filename, lambda f: frame_writer(arg, f)), (filename + ".meta", _text(meta))], meta)
         return
     if not (isinstance(arg, np.ndarray) or is_csr(arg)):
         raise DaphneRuntimeError(f"write: expects a matrix or a frame, got a {type(arg).__name__}")
-    writer = {".csv": csv.write_matrix, ".dbdf": dbdf.write, ".mtx": mtx.write}.get(extension(filename))
+    writer = {".csv": csv.write_matrix, ".dbdf": dbdf.write, ".mtx": mtx.write, parquet.EXTENSION: parquet.write_matrix}
+    writer = writer.get(extension(filename))
     if writer is None:
         raise _unsupported("write", filename, WRITE_MATRIX_EXTS)
     meta = matrix_meta_json(arg.shape[0], arg.shape[1], vt_of(arg))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
-from daphnec.runtime.values import as_dense, dtype_of
+from daphnec.runtime.values import as_dense, dtype_of, is_csr
 
 
 def _matrix(X, who: str) -> np.ndarray:
@@ -30,25 +30,36 @@ def _square(X: np.ndarray, who: str) -> None:
 
 
 def diag_vector(X) -> np.ndarray:
-    """`diagVector(X)`: the diagonal of a square matrix as an n x 1 column."""
-    A = _matrix(X, "diagVector")
+    """`diagVector(X)`: the diagonal of a square matrix as an n x 1 column (read straight from a CSR matrix)."""
+    A = X if is_csr(X) else _matrix(X, "diagVector")
     _square(A, "diagVector")
-    return np.ascontiguousarray(np.diagonal(A).reshape(-1, 1))
+    return np.ascontiguousarray(A.diagonal().reshape(-1, 1))
 
 
-def tri(X, upper: bool, diag: bool, values: bool) -> np.ndarray:
+def tri(X, upper: bool, diag: bool, values: bool):
     """`lowerTri`/`upperTri(X, diag, values)`: keep one triangle (and the diagonal if `diag`); non-zero kept
-    elements become 1 unless `values`."""
+    elements become 1 unless `values`. A CSR matrix stays CSR (the triangle of a large sparse graph never becomes
+    dense)."""
     who = "upperTri" if upper else "lowerTri"
+    k = (0 if diag else 1) if upper else (0 if diag else -1)
+    if is_csr(X):
+        import scipy.sparse as sp
+
+        _square(X, who)
+        res = (sp.triu if upper else sp.tril)(X, k, format="csr")
+        res.eliminate_zeros()
+        if not values:
+            res.data = np.ones_like(res.data)
+        res.sort_indices()
+        return res
     A = _matrix(X, who)
     _square(A, who)
     if A.dtype == object:
         raise DaphneRuntimeError(f"{who}: not supported on value type str")
-    n = A.shape[0]
-    r, c = np.indices((n, n))
-    keep = (c >= r + (0 if diag else 1)) if upper else (c < r + (1 if diag else 0))
-    kept = A if values else np.where(A != 0, A.dtype.type(1), A)
-    return np.ascontiguousarray(np.where(keep & (A != 0), kept, A.dtype.type(0)))
+    res = np.triu(A, k) if upper else np.tril(A, k)
+    if not values:
+        res = (res != 0).astype(A.dtype)
+    return np.ascontiguousarray(res)
 
 
 def solve(A, b) -> np.ndarray:
@@ -119,13 +130,26 @@ def _positions(v: np.ndarray) -> np.ndarray:
     return p
 
 
-def syrk(A) -> np.ndarray:
-    """`syrk(A)`: t(A) @ A in A's value type."""
+def syrk(A):
+    """`syrk(A)`: t(A) @ A in A's value type, exactly symmetric: the upper triangle is computed and mirrored (as a
+    BLAS syrk does), so `isSymmetric(t(X) @ X)` holds also where a general product would round the two triangles'
+    sums differently. A CSR matrix gives a CSR result."""
+    if is_csr(A):
+        import scipy.sparse as sp
+
+        with np.errstate(all="ignore"):
+            full = (A.T @ A).tocsr()
+        res = (sp.triu(full, 0, format="csr") + sp.triu(full, 1, format="csr").T).tocsr()
+        res.sort_indices()
+        return res.astype(A.dtype, copy=False)
     A = _matrix(A, "syrk")
     if A.dtype == object:
         raise DaphneRuntimeError("syrk: not supported on value type str")
     with np.errstate(all="ignore"):
-        return np.ascontiguousarray(np.matmul(A.T, A).astype(A.dtype, copy=False))
+        res = np.ascontiguousarray(np.matmul(A.T, A).astype(A.dtype, copy=False))
+    for i in range(1, res.shape[0]):  # the lower triangle mirrors the upper one, row by row
+        res[i, :i] = res[:i, i]
+    return res
 
 
 def gemv(A, x) -> np.ndarray:

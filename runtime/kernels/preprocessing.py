@@ -23,8 +23,6 @@ def one_hot(arg, info) -> np.ndarray:
             f"oneHot: parameter info must provide information for each column of parameter arg "
             f"({A.shape[1]} column(s)), but has {spec_m.shape[1]}"
         )
-    if A.dtype == object:
-        raise DaphneRuntimeError("oneHot: not supported on value type str")
     spec = spec_m[0].astype(np.int64)
     if (spec < -1).any():
         raise DaphneRuntimeError("oneHot: parameter info values must be -1, 0, or a positive integer")
@@ -37,6 +35,8 @@ def one_hot(arg, info) -> np.ndarray:
 def _encode_column(col: np.ndarray, d: int, j: int) -> np.ndarray:
     if d == -1:
         return col.reshape(-1, 1)
+    if col.dtype == object:
+        return _encode_str_column(col, d, j)
     with np.errstate(invalid="ignore"):
         pos = np.trunc(col).astype(np.int64) if col.dtype.kind == "f" else col.astype(np.int64)
     bad = (pos < 0) | (pos >= d) | (np.isnan(col) if col.dtype.kind == "f" else False)
@@ -45,6 +45,22 @@ def _encode_column(col: np.ndarray, d: int, j: int) -> np.ndarray:
         raise DaphneRuntimeError(f"oneHot: value {v} in column {j} is out of the range [0, {d - 1}] given by info")
     out = np.zeros((len(col), d), dtype=col.dtype)
     out[np.arange(len(col)), pos] = 1
+    return out
+
+
+def _encode_str_column(col: np.ndarray, d: int, j: int) -> np.ndarray:
+    """A str column: each cell must spell an integer position in [0, d-1]; the encoded cells are "0" and "1" (the
+    result keeps the value type str)."""
+    pos = np.empty(len(col), dtype=np.int64)
+    for i, v in enumerate(col.tolist()):
+        try:
+            pos[i] = int(v.strip())
+        except ValueError:
+            raise DaphneRuntimeError(f"oneHot: value '{v}' in column {j} is not an integer position") from None
+        if not 0 <= pos[i] < d:
+            raise DaphneRuntimeError(f"oneHot: value {v} in column {j} is out of the range [0, {d - 1}] given by info")
+    out = np.full((len(col), d), "0", dtype=object)
+    out[np.arange(len(col)), pos] = "1"
     return out
 
 

@@ -94,6 +94,6 @@ def test_bool_and_index_matrices(tmp_path: Path) -> None:
 def test_extensions(tmp_path: Path) -> None:
     with pytest.raises(DaphneRuntimeError, match=r"file extension \(none\) of '.*noext' is not supported"):
         io.write(np.ones((1, 1)), str(tmp_path / "noext"))
-    with pytest.raises(DaphneRuntimeError, match="file extension '.parquet'"):
-        io.read_matrix(str(tmp_path / "x.parquet"), vt="f64")
+    with pytest.raises(DaphneRuntimeError, match="file extension '.hdf5'"):
+        io.read_matrix(str(tmp_path / "x.hdf5"), vt="f64")
     assert io.extension("dir.v2/file") == "" and io.extension("a.b.csv") == ".csv"

@@ -35,10 +35,10 @@ def test_compile_error_points_at_program_and_python(dc: DaphneContext) -> None:
     e = info.value
     assert isinstance(e, DaphneLibError) and isinstance(e, RuntimeError) and e.exit_code == 2
     assert (e.location.file, e.location.line) == ("<daphnelib>", 2)
-    assert e.program_line == "V1=V0 @ V0;" and "matMul: shape mismatch" in e.message
+    assert e.program_line == "V1=V0 @ V0;" and "`@`: shape mismatch" in e.message
     assert e.node_site.filename == str(HERE) and e.node_site.lineno == _line_of("Z = X @ X  # the failing node")
     text = str(e)
-    assert text.startswith("Error in DaphneDSL script: <daphnelib>:2:4: error: daphne.matMul: shape mismatch")
+    assert text.startswith("Error in DaphneDSL script: <daphnelib>:2:4: error: `@`: shape mismatch")
     assert "in the generated program: V1=V0 @ V0;" in text and "Z = X @ X" in text
     assert e.__cause__ is None and e.__suppress_context__  # no internal traceback attached
 

@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 from daphnec.runtime.errors import DaphneRuntimeError
-from daphnec.runtime.kernels import agg, ew_binary, ew_unary, indexing, matmul, reorg
+from daphnec.runtime.kernels import agg, datagen, datagen_csr, ew_binary, ew_unary, indexing, matmul, matrix_ops, reorg
 from daphnec.runtime.printing import format_obj, type_name
 from daphnec.runtime.values import as_dense, cast_matrix, is_csr, to_csr, with_pattern
 
@@ -223,6 +223,37 @@ def test_matmul_with_csr(vt: str) -> None:
 def test_matmul_shape_mismatch_with_csr() -> None:
     with pytest.raises(DaphneRuntimeError, match="matMul: shape mismatch: lhs 3x3, rhs 2x2"):
         matmul.matmul(to_csr(np.eye(3)), np.eye(2), "f64")
+
+
+@pytest.mark.parametrize("vt", ["f64", "f32", "si64", "ui8", "bool"])
+def test_triangles_diagonals_and_syrk_keep_csr(vt: str) -> None:
+    """The ops DAPHNE infers sparsity for give a CSR matrix with the dense path's values (syrk on integral data,
+    exact in every order)."""
+    rng = np.random.default_rng(5)
+    a = random_csr(rng, (25, 25), 0.2, vt, integral=True)
+    for upper in (True, False):
+        for diag in (True, False):
+            for values in (True, False):
+                r = matrix_ops.tri(a, upper, diag, values)
+                assert (
+                    is_csr(r) and r.has_canonical_format and same(r, matrix_ops.tri(as_dense(a), upper, diag, values))
+                )
+    assert same(matrix_ops.diag_vector(a), matrix_ops.diag_vector(as_dense(a)))
+    col = matrix_ops.diag_vector(a)
+    d = datagen_csr.diag_matrix(col)
+    assert is_csr(d) and d.nnz == np.count_nonzero(col) and same(d, datagen.diag_matrix(col))
+    if vt != "bool":
+        s = matrix_ops.syrk(a)
+        assert is_csr(s) and same(s, matrix_ops.syrk(as_dense(a)))
+
+
+def test_syrk_is_exactly_symmetric() -> None:
+    """A general product of a materialised transpose rounds (i, j) and (j, i) differently; syrk mirrors."""
+    x = np.random.default_rng(3).random((1000, 37))
+    s = matrix_ops.syrk(x)
+    assert (s == s.T).all()
+    c = matrix_ops.syrk(to_csr(np.where(x < 0.3, x, 0.0)))
+    assert is_csr(c) and (c != c.T).nnz == 0
 
 
 def test_transpose_and_reshape_keep_csr() -> None:

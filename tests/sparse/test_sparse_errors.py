@@ -11,7 +11,7 @@ SLICE = "X = [0, 0, 0, 0, 0, 0, 0, 1.0](8, 1);\nn = as.si64(sum(X)) + 1;\nY = X[
 CASES: list[tuple[str, str, int, str | None, str]] = [
     ("sparsity_two_args", "X = [0, 1];\nprint(sparsity(X, 1));", 1, "2:7", "built-in function 'sparsity' expects 1"),
     ("sparsity_no_args", "print(sparsity());", 1, "1:7", "built-in function 'sparsity' expects 1"),
-    ("sparsity_of_scalar", "print(sparsity(3));", 2, "1:7", "daphne.sparsity: the argument must be a matrix"),
+    ("sparsity_of_scalar", "print(sparsity(3));", 2, "1:7", "sparsity: the argument must be a matrix"),
     ("rand_csr_bad_sparsity", "print(rand(2, 2, 0.0, 1.0, -0.5, 1));", 3, "1:7", "sparsity has to be in the interval"),
     ("rand_csr_min_gt_max", "print(rand(3, 3, 5, 1, 0.1, 1));", 3, "1:7", "RandMatrix - min must be <= max"),
     ("rand_csr_zero_rows", "print(rand(0, 3, 1.0, 2.0, 0.1, 1));", 3, "1:7", "RandMatrix - numRows must be > 0"),
