@@ -43,7 +43,7 @@ from xdsl.pattern_rewriter import (
     PatternRewriteWalker,
     RewritePattern,
 )
-from xdsl.rewriter import Rewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering
 
 from daphnec.compiler.lowering import abi
@@ -108,6 +108,10 @@ _CASTS: dict[type[Operation], type[Operation]] = {
 }
 
 
+_CANCELLING = (arith.AddfOp, arith.SubfOp, arith.NegfOp, llvm.FAddOp, llvm.FSubOp, llvm.FNegOp)
+"""Ops whose result a reassociating sum could merge into its own chain (and cancel, losing NaNs and infinities)."""
+
+
 class ArithToLLVM(RewritePattern):
     """arith -> llvm, one op for one op (index constants and casts become i64)."""
 
@@ -116,7 +120,16 @@ class ArithToLLVM(RewritePattern):
         if t in _INT_BINARY:
             rewriter.replace(op, _INT_BINARY[t](op.operands[0], op.operands[1]))
         elif t in _FLOAT_BINARY:
-            rewriter.replace(op, _FLOAT_BINARY[t](op.operands[0], op.operands[1], _fastmath(op)))
+            lhs, rhs = op.operands
+            fastmath = _fastmath(op)
+            if fastmath is not None and isinstance(op, arith.AddfOp) and isinstance(rhs.owner, _CANCELLING):
+                # A reassociable sum step (a full aggregation, vectorised by LLVM) may only regroup the sum's own
+                # additions: an element computed by an addition or subtraction is fenced, so `acc + (x - x)`
+                # cannot become `(acc + x) - x`, which loses the NaN of inf - inf (results must not depend on --vec).
+                fence = llvm.CallIntrinsicOp("llvm.arithmetic.fence", [rhs], [rhs.type])
+                rewriter.insert_op(fence, InsertPoint.before(op))
+                rhs = fence.results[0]
+            rewriter.replace(op, _FLOAT_BINARY[t](lhs, rhs, fastmath))
         elif t in _CASTS:
             rewriter.replace(op, _CASTS[t](op.operands[0], convert_type(op.results[0].type)))
         elif isinstance(op, arith.ConstantOp):
