@@ -150,7 +150,7 @@ def test_every_script_test_program_is_cacheable_and_prints_the_same(
 ) -> None:
     """In-process (fast): every script test's compiled program is stored, loaded back, and prints its expected
     output (every kernel closure, constant and native kernel of the corpus survives the round trip)."""
-    from daphnec.compiler import program_cache
+    from daphnec.compiler import kernel_cache, program_cache
     from daphnec.tools.daphnec import build_config, parse_command_line, parse_script_args
     from daphnec.tools.driver import compile_with_inputs
 
@@ -163,6 +163,7 @@ def test_every_script_test_program_is_cacheable_and_prints_the_same(
     script_args: dict[str, str] = {}
     parse_script_args(sargs_file.read_text().split() if sargs_file.exists() else [], script_args)
     key = program_cache.lookup_key(str(script), script_args, cfg)
+    kernel_cache.configure(enabled=True)  # as the CLI does; an earlier in-process run may have turned it off
     compiled, inputs = compile_with_inputs(str(script), script_args, cfg, {})
     assert list(inputs.files)[:1] == [str(script)]
     assert program_cache.store(key, inputs, compiled.host)
