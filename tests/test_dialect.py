@@ -142,7 +142,9 @@ def test_unknown_operands_satisfy_every_constraint() -> None:
         om.SolveOp(u, u, UNKNOWN),
         of.LengthOp.create(operands=[u.res], result_types=[INDEX]),
     ):
-        op.verify()
+        op.verify()  # raises VerifyException if a constraint rejects the not-yet-inferred operand
+    with pytest.raises(VerifyException):  # the same constraint rejects a known scalar
+        o.NumRowsOp(const(1, "si64"), INDEX).verify()
 
 
 # --- the kernel table ----------------------------------------------------------------------------------------------
