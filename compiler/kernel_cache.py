@@ -87,6 +87,11 @@ def load(key: str) -> bytes | None:
         return None
 
 
+def contains(key: str) -> bool:
+    """Whether the cache holds an entry for `key` (not read or checked: `load` does that)."""
+    return SETTINGS.enabled and trusted_folder(cache_dir()) and (cache_dir() / (key + _SUFFIX)).is_file()
+
+
 def drop(key: str) -> None:
     """Remove an entry whose object code failed the loader's checks, so the next run recompiles it."""
     try:

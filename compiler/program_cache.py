@@ -444,6 +444,9 @@ def store(key: str, inputs: Inputs, host: HostProgram) -> bool:
         log("uncacheable", f"{key} {type(e).__name__}:{e}".replace("\n", " ")[:300])
         return False
     kernels = [(k, name, syms) for k, (name, syms) in pickler.kernels.items()]
+    if not _kernels_cached(kernels):
+        log("uncacheable", f"{key} a kernel's object code is not in the kernel cache")
+        return False
     native = _native_host() if kernels else None
     payload = pickle.dumps(
         {
@@ -466,6 +469,22 @@ def store(key: str, inputs: Inputs, host: HostProgram) -> bool:
         log("unwritable", f"{key} {e}")
         return False
     log("stored", key)
+    return True
+
+
+def _kernels_cached(kernels: list[tuple[str, str, list[str]]]) -> bool:
+    """Every kernel's object code is in the kernel cache, where `load` reads it. A kernel this process loaded
+    before (with another cache folder, or with the cache off) was never written to the current folder: it is
+    written now from the loader's copy."""
+    if not kernels:
+        return True
+    from daphnec.runtime.vectorized.loader import loader
+
+    for key, _, _ in kernels:
+        if not kernel_cache.contains(key):
+            obj = loader().objects.get(key)
+            if obj is None or not kernel_cache.store(key, obj):
+                return False
     return True
 
 

@@ -174,6 +174,35 @@ def test_every_script_test_program_is_cacheable_and_prints_the_same(
     assert capsys.readouterr().out == script.with_suffix(".txt").read_text()
 
 
+def test_a_program_stored_under_another_kernel_cache_folder_loads_its_kernels(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A kernel this process loaded while another kernel cache folder was configured is reused without being
+    compiled again, so it was never written to the current folder; storing a program that uses it writes it there
+    (else the stored program could never load: the order-dependent failure of the corpus test above)."""
+    from daphnec.compiler import kernel_cache, program_cache
+    from daphnec.tools.daphnec import build_config, parse_command_line
+    from daphnec.tools.driver import compile_with_inputs
+
+    monkeypatch.chdir(ROOT)
+    cfg = build_config(parse_command_line(["--vec", str(FIVE)]))
+    kernel_cache.configure(enabled=True)
+    for folder in ("first", "second"):
+        monkeypatch.setenv("DAPHNEC_CACHE_DIR", str(tmp_path / folder))
+        monkeypatch.setenv("DAPHNEC_PROGRAM_CACHE_DIR", str(tmp_path / (folder + "-programs")))
+        compiled, inputs = compile_with_inputs(str(FIVE), {}, cfg, {})
+        key = program_cache.lookup_key(str(FIVE), {}, cfg)
+        assert program_cache.store(key, inputs, compiled.host)
+    assert list((tmp_path / "second").glob("*.o")), "the reused kernels were written to the second folder"
+    loaded = program_cache.load(key)
+    assert loaded is not None
+    capsys.readouterr()
+    loaded.run()
+    from_cache = capsys.readouterr().out
+    compiled.host.run()
+    assert from_cache and from_cache == capsys.readouterr().out
+
+
 def test_run_time_only_flags_still_hit(cache: Cache) -> None:
     assert cache.run("--vec", str(FIVE)).returncode == 0
     res = cache.hit("--vec", "--num-threads=1", "--partitioning=GSS", "--timing", str(FIVE))

@@ -127,7 +127,7 @@ class ArithToLLVM(RewritePattern):
                 # additions: an element computed by an addition or subtraction is fenced, so `acc + (x - x)`
                 # cannot become `(acc + x) - x`, which loses the NaN of inf - inf (results must not depend on --vec).
                 fence = llvm.CallIntrinsicOp("llvm.arithmetic.fence", [rhs], [rhs.type])
-                rewriter.insert_op(fence, InsertPoint.before(op))
+                rewriter.insert(fence, InsertPoint.before(op))
                 rhs = fence.results[0]
             rewriter.replace(op, _FLOAT_BINARY[t](lhs, rhs, fastmath))
         elif t in _CASTS:

@@ -77,6 +77,9 @@ class Loader:
         self.ee = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self.tm)
         self.lock = threading.Lock()
         self.loaded: dict[str, dict[str, int]] = {}
+        self.objects: dict[str, bytes] = {}
+        """The object code of every key loaded (a few KiB each): a program stored later may need it in a kernel
+        cache folder it was never written to (`compiler.program_cache.store`)."""
         self.defined: set[str] = set()
         """Every global symbol of every object loaded so far."""
 
@@ -98,6 +101,7 @@ class Loader:
                 self.check_object(obj, symbols)
                 self.ee.add_object_file(self.llvm.ObjectFileRef.from_data(obj))
                 self.defined |= defined_symbols(obj)
+                self.objects[key] = obj
                 known = self.loaded[key] = {}
             for sym in symbols:
                 if sym not in known:
