@@ -28,8 +28,10 @@ fi
 
 status=0
 
+# Both cores: each test file runs whole on one worker (`loadfile`), so a file's module fixtures and the order of its
+# tests are as in a serial run. PYTEST_WORKERS=0 runs serially.
 echo "run_all.sh: pytest"
-"$VENV/bin/python" -m pytest -q || status=$?
+"$VENV/bin/python" -m pytest -q -n "${PYTEST_WORKERS:-2}" --dist loadfile || status=$?
 
 if find tests/lit \( -name Output -prune \) -o \( -type f \( -name '*.daph' -o -name '*.mlir' \) -print \) \
         | grep -q .; then
