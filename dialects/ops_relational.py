@@ -11,7 +11,7 @@ DaphneOps.td.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, StringAttr
@@ -65,6 +65,30 @@ class SqlOp(DaphneOp):
 
     def infer(self) -> tuple[Attribute, ...]:
         return (SQL_PLACEHOLDER,)
+
+
+QueryLowering = Callable[[SqlOp, dict[str, SSAValue], set[str]], SSAValue]
+"""Parses a `daphne.sql` op's constant query and builds its relational ops before the op (given the views visible
+there and the names of views registered but not visible); returns the query's result."""
+
+_QUERY_LOWERING: list[QueryLowering] = []
+
+
+def register_query_lowering(lowering: QueryLowering) -> None:
+    """The SQL frontend (frontend/sql/) registers itself here when it is imported, like an MLIR external interface
+    model: the compiler's `sql` pass finds it through the op's dialect and never imports the frontend."""
+    _QUERY_LOWERING[:] = [lowering]
+
+
+def query_lowering(op: SqlOp) -> QueryLowering:
+    """The registered SQL frontend; a compile error if none was imported (IR read from text by a tool that does
+    not load the frontend)."""
+    from daphnec.dialects.errors import CompileError
+    from daphnec.dialects.locations import loc_of
+
+    if not _QUERY_LOWERING:
+        raise CompileError("sql: no SQL frontend is loaded (import daphnec.frontend.sql)", loc_of(op))
+    return _QUERY_LOWERING[0]
 
 
 THETA_CMPS = ("Equal", "NotEqual", "LessThan", "LessEqual", "GreaterThan", "GreaterEqual")

@@ -52,6 +52,7 @@ class DaphneOptMain(xDSLOptMain):
 
     def register_all_passes(self) -> None:
         from daphnec.compiler.passes import PASS_FACTORIES
+        from daphnec.frontend import sql  # noqa: F401 - `-p sql` on textual IR needs the SQL frontend registered
 
         for name, factory in PASS_FACTORIES.items():
             self.register_pass(name, factory)

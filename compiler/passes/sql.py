@@ -3,7 +3,9 @@ src/compiler/lowering/RewriteSqlOpPass.cpp), after parsing and before inference.
 
 One walk over the ops in program order: a `daphne.registerView` records name -> the SSA value of its frame (so a
 view is a snapshot of the variable at that point, and registering a name again overrides it for later queries)
-and is erased; a `daphne.sql` is parsed and replaced by the relational ops of its query (compiler/sql/). The
+and is erased; a `daphne.sql` is parsed and replaced by the relational ops of its query by the SQL frontend
+(frontend/sql/, registered on the op's dialect: `dialects.ops_relational.query_lowering`, so the compiler never
+imports the frontend; DAPHNE's pass calls its SQL parser, src/parser/sql/, the same way). The
 view table is per module. A query may only use views whose value is visible where it runs (registered earlier
 in the same or an enclosing block of the same function).
 """
@@ -21,7 +23,7 @@ from xdsl.passes import ModulePass
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops import DaphneOp, constant_value
-from daphnec.dialects.ops_relational import RegisterViewOp, SqlOp
+from daphnec.dialects.ops_relational import RegisterViewOp, SqlOp, query_lowering
 
 
 @dataclass(frozen=True)
@@ -46,20 +48,8 @@ class SqlPass(ModulePass):
 
 
 def _rewrite(op: SqlOp, views: dict[str, SSAValue]) -> None:
-    from daphnec.compiler.sql.parser import SqlError, parse_query
-    from daphnec.compiler.sql.source_map import QueryLocator
-    from daphnec.compiler.sql.translate import translate
-
-    query = constant_value(op.query)
-    if not isinstance(query, str):
-        raise CompileError("SqlOp requires a SQL query as a constant string", loc_of(op))
-    locator = QueryLocator(query, loc_of(op.query.owner), loc_of(op))  # type: ignore[arg-type]
-    try:
-        tree = parse_query(query)
-    except SqlError as e:
-        raise CompileError(e.message, locator.loc(e.offset)) from None
     visible = {name: v for name, v in views.items() if _visible(v, op)}
-    res = translate(op, visible, set(views) - set(visible), locator, tree)
+    res = query_lowering(op)(op, visible, set(views) - set(visible))
     _replace_result(op, res)
     op.detach()
     op.erase()

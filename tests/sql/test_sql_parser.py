@@ -1,12 +1,12 @@
-"""The SQL parser (compiler/sql/parser.py): DAPHNE's lexical rules, precedence, and label text (ANTLR getText:
+"""The SQL parser (frontend/sql/parser.py): DAPHNE's lexical rules, precedence, and label text (ANTLR getText:
 the tokens of an item joined without whitespace, in the user's case)."""
 
 from __future__ import annotations
 
 import pytest
 
-from daphnec.compiler.sql import ast
-from daphnec.compiler.sql.parser import SqlError, decode_string, parse_query
+from daphnec.frontend.sql import ast
+from daphnec.frontend.sql.parser import SqlError, decode_string, parse_query
 
 
 def item(query: str, i: int = 0) -> ast.Expr:

@@ -1,4 +1,4 @@
-"""The syntax tree of a DAPHNE SQL query (`compiler/sql/grammar.lark`).
+"""The syntax tree of a DAPHNE SQL query (`frontend/sql/grammar.lark`).
 
 Every node records `pos`, the offset of its first token in the query (errors and IR locations point there), and
 `text`, ANTLR's `getText()` of it: the token texts joined without whitespace, in the case the user typed. DAPHNE

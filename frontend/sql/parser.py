@@ -1,4 +1,4 @@
-"""DAPHNE's SQL subset: query text -> `compiler.sql.ast` (Lark LALR(1) over `grammar.lark`).
+"""DAPHNE's SQL subset: query text -> `frontend.sql.ast` (Lark LALR(1) over `grammar.lark`).
 
 A Lark grammar rather than a general SQL parser (sqlglot): DAPHNE's lexer decides what a query means and how its
 columns are labelled, and a standard SQL parser normalises exactly those details away. The grammar reproduces
@@ -20,7 +20,7 @@ from typing import Any
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
-from daphnec.compiler.sql import ast
+from daphnec.frontend.sql import ast
 from daphnec.runtime.cache_files import lark_parser
 
 _GRAMMAR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grammar.lark")

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
 
-from daphnec.compiler.sql import ast
-from daphnec.compiler.sql.source_map import QueryLocator
 from daphnec.dialects import ops, ops_frame, ops_matrix, ops_relational
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import to_attr
 from daphnec.dialects.types import UNKNOWN
+from daphnec.frontend.sql import ast
+from daphnec.frontend.sql.source_map import QueryLocator
 
 AGG_FUNCS = {"count": "COUNT", "sum": "SUM", "min": "MIN", "max": "MAX", "avg": "AVG"}
 """Aggregation names (lower-cased before matching) and DAPHNE's GroupEnum spelling used in labels."""
