@@ -10,7 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.kernels import datagen, datagen_csr
@@ -79,3 +82,31 @@ def test_cli_reports_the_allocation_with_its_location(tmp_path: Path) -> None:
     assert res.returncode == 3
     assert res.stderr.startswith(f"{script}:2:5: error: rand: a 1000000x1000000 f64 dense matrix needs 7450.6 GiB, ")
     assert "Traceback" not in res.stderr and res.stdout == ""
+
+
+@given(
+    n=st.integers(1, 2000),
+    data=st.data(),
+)
+@settings(max_examples=60, deadline=None)
+def test_native_knuth_selection_matches_the_loop_it_compiles(n: int, data: st.DataObject) -> None:
+    """The native selection loop (runtime/kernels/datagen_select.py) decides exactly as RandMatrix.h's loop, also
+    when a block of draws runs out before `limit` positions are chosen (the state carries over to the next block)."""
+    from daphnec.runtime.kernels.datagen_select import select
+
+    limit = data.draw(st.integers(0, n))
+    i0 = data.draw(st.integers(0, n - 1))
+    chosen0 = data.draw(st.integers(0, limit))
+    draws = np.array(data.draw(st.lists(st.integers(0, n - 1), max_size=n - i0)), dtype=np.uint64)
+    want, i, chosen = [], i0, chosen0
+    for d in draws.tolist():
+        if chosen >= limit:
+            break
+        if d % (n - i) < limit - chosen:
+            want.append(i)
+            chosen += 1
+        i += 1
+    positions = np.empty(len(draws), dtype=np.int64)
+    got_i, got_chosen, k = select(draws, i0, n, chosen0, limit, positions)
+    assert (got_i, got_chosen) == (i, chosen)
+    assert positions[:k].tolist() == want
