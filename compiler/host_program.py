@@ -8,14 +8,16 @@ fields; nothing here needs the compiler: this module imports no xDSL, only the l
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from daphnec.dialects.errors import DaphneError, ExecutionError, Loc, ScriptStopped
+from daphnec.runtime import recursion_limit
 from daphnec.runtime.errors import DaphneRuntimeError, StopRequested
 
 HOST_FILENAME = "<daphne-host>"
+RUN_RECURSION_LIMIT = 20000
+"""The recursion limit while a program runs (recursive DaphneDSL functions are recursive Python calls)."""
 """The file name of generated code in tracebacks (how `HostProgram` finds the failing generated line)."""
 
 
@@ -48,8 +50,7 @@ class HostProgram:
     def _call(self, entry: Callable[[], None]) -> None:
         from daphnec.runtime.fperr import ignoring  # numpy: imported when a program runs, not with this module
 
-        old_limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(old_limit, 20000))
+        recursion_limit.raise_to(RUN_RECURSION_LIMIT)
         try:
             with ignoring():  # one numpy error state for the whole run (runtime/fperr.py)
                 entry()
@@ -65,7 +66,7 @@ class HostProgram:
         except (ArithmeticError, ValueError, TypeError, IndexError, MemoryError) as e:
             raise ExecutionError(f"{type(e).__name__}: {e}", self._failing_loc(e)) from e
         finally:
-            sys.setrecursionlimit(old_limit)
+            recursion_limit.release(RUN_RECURSION_LIMIT)
 
     def _failing_loc(self, e: BaseException) -> Loc | None:
         """The location of the innermost generated line in the traceback."""

@@ -6,6 +6,7 @@ It lives in `tools/` because it is the one place that joins the frontend, the co
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -200,13 +201,13 @@ def run_bound(program: Program, inputs: list[object]) -> list[object]:
 DEEP_STACK_BYTES = 1 << 30
 """The compile thread's stack (virtual memory: only the pages a deep program touches are used)."""
 DEEP_RECURSION_LIMIT = 400_000
+_STACK_SIZE_LOCK = threading.Lock()
 
 
 def with_deep_stack(fn: Callable[[], T]) -> T:
     """`fn()` on a thread with a 1 GiB stack and a high recursion limit, so that compiling a program nested as deep
     as the frontend allows (`frontend.nesting.MAX_NESTING_DEPTH`) never hits Python's limits in the recursive
     visitors of xDSL and of the passes (the frontend reports deeper programs with a located error first)."""
-    import threading
 
     result: list[T] = []
     error: list[BaseException] = []
@@ -217,17 +218,18 @@ def with_deep_stack(fn: Callable[[], T]) -> T:
         except BaseException as e:  # noqa: BLE001 - re-raised on the calling thread
             error.append(e)
 
-    old_size, old_limit = threading.stack_size(DEEP_STACK_BYTES), sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old_limit, DEEP_RECURSION_LIMIT))
-    try:  # a daemon: Ctrl-C while compiling ends the process without waiting for the compilation
-        thread = threading.Thread(target=run, name="daphnec-compile", daemon=True)
-        thread.start()
-        threading.stack_size(old_size)
+    from daphnec.runtime import recursion_limit
+
+    with recursion_limit.at_least(DEEP_RECURSION_LIMIT):
+        with _STACK_SIZE_LOCK:  # the stack size is process-wide too: set, start, restore as one step
+            old_size = threading.stack_size(DEEP_STACK_BYTES)
+            try:  # a daemon: Ctrl-C while compiling ends the process without waiting for the compilation
+                thread = threading.Thread(target=run, name="daphnec-compile", daemon=True)
+                thread.start()
+            finally:
+                threading.stack_size(old_size)
         while thread.is_alive():  # short waits: a signal (Ctrl-C) is handled on this thread between them
             thread.join(0.05)
-    finally:
-        threading.stack_size(old_size)
-        sys.setrecursionlimit(old_limit)
     if error:
         raise error[0]
     return result[0]
