@@ -10,11 +10,13 @@ them first), bool (OR of ANDs), kernel hints. Inside a vectorized pipeline a pro
 
 The loop nest follows DAPHNE's `matmul_*` settings (runtime/options.py, `--matmul-*`):
 
-- `vec_size_bits` (0: off): the vector width, `max(1, bits / element bits)` cells of a row per innermost step;
-- `unroll_factor`: that step covers `unroll_factor` vectors;
+- `vec_size_bits` (0: off): the vector width, `max(1, bits / element bits)` cells of a row as one
+  `vector<width x T>` value;
+- `unroll_factor`: the innermost step covers that many vectors;
 - `tile` / `fixed_tile_sizes` (`MC,NC,KC[,MR[,NR]]`; fewer values keep the automatic rest): cache tiles of MC
-  rows, NC columns and KC steps of the inner dimension, register blocks of MR rows x NR columns (automatic: 64,
-  256, 256, `unroll_jam_factor` rows but at most `num_vec_registers / unroll_factor`, and the step's columns);
+  rows, NC columns and KC steps of the inner dimension, register blocks of MR rows x NR columns (NR rounded down
+  to whole vectors; automatic: 64, 256, 256, `unroll_jam_factor` rows but at most `num_vec_registers /
+  unroll_factor`, and `unroll_factor` vectors);
 - `invert_loops` (without tiling): the i-k-j order instead of i-j-k.
 
 The kernel's name hashes its value type, transposes and schedule (not the sizes), so products of any size with
@@ -45,8 +47,11 @@ VERSION = "mm1"
 AUTO_TILES = (64, 256, 256)
 """MC, NC, KC when tiling without fixed sizes: a 256 x 256 f64 panel of B is 512 KiB (half an L2 of the machines
 daphnec is measured on), a 64 x 256 panel of A 128 KiB."""
-MAX_BLOCK = 256
-"""At most this many accumulators per register block (bounds the unrolled code of large MR x NR)."""
+MAX_BLOCK = 64
+"""At most this many accumulators (vectors or scalars) per register block: bounds the unrolled code of large
+MR x NR blocks (beyond the machine's registers they spill anyway)."""
+MAX_WIDTH = 64
+"""At most this many cells per vector (`--matmul-vec-size-bits` up to 4096 over bytes)."""
 
 
 @dataclass(frozen=True)
@@ -78,15 +83,16 @@ def settings_from_config(config: object) -> MatMulSettings:
 
 def schedule_for(s: MatMulSettings, vt: str) -> Schedule:
     """The loop nest the settings ask for, for elements of `vt`."""
-    width = max(1, s.vec_size_bits // VALUE_TYPES[vt].bits) if s.vec_size_bits > 0 else 1
-    strip = width * max(1, s.unroll_factor)
+    width = max(1, min(s.vec_size_bits // VALUE_TYPES[vt].bits, MAX_WIDTH)) if s.vec_size_bits > 0 else 1
+    vectors = max(1, min(s.unroll_factor, MAX_BLOCK))
     if not s.tile:
-        return Schedule("ikj" if s.invert_loops else "ijk", min(strip, MAX_BLOCK))
-    jam = max(1, min(s.unroll_jam_factor, s.num_vec_registers // max(1, s.unroll_factor)))
-    mc, nc, kc, mr, nr = (*s.fixed_tile_sizes, *(*AUTO_TILES, jam, strip)[len(s.fixed_tile_sizes) :])[:5]
-    nr = max(1, min(nr, nc, MAX_BLOCK))  # a register block lies inside its cache tile
-    mr = max(1, min(mr, mc, MAX_BLOCK // nr))
-    return Schedule("tiled", nr, mr, (mc, nc, kc))
+        return Schedule("ikj" if s.invert_loops else "ijk", width, vectors)
+    jam = max(1, min(s.unroll_jam_factor, s.num_vec_registers // vectors))
+    mc, nc, kc, mr, nr = (*s.fixed_tile_sizes, *(*AUTO_TILES, jam, width * vectors)[len(s.fixed_tile_sizes) :])[:5]
+    width = min(width, nc, nr)  # a register block lies inside its cache tile
+    vectors = max(1, min(nr // width, MAX_BLOCK))
+    jam = max(1, min(mr, mc, MAX_BLOCK // vectors))
+    return Schedule("tiled", width, vectors, jam, (mc, nc, kc))
 
 
 def why_not(op: ops.MatMulOp) -> str | None:
