@@ -93,19 +93,20 @@ def main() -> None:
     kernels = {label: build(args.vt, s) for label, s in SCHEDULES.items()}
     rng = np.random.default_rng(1)
     print(f"value type {args.vt}, BLAS threads {os.environ['OPENBLAS_NUM_THREADS']}, best of {args.repeat}")
-    print(f"{'n':>5}  {'schedule':<50} {'native ms':>10} {'BLAS ms':>9} {'native/BLAS':>12} {'GFLOP/s':>8} {'rel.err':>8}")
+    head = ("n", "schedule", "native ms", "BLAS ms", "native/BLAS", "GFLOP/s", "rel.err")
+    print("{:>5}  {:<50} {:>10} {:>9} {:>12} {:>8} {:>8}".format(*head))
+    dtype = np.dtype(args.vt.replace("f", "float"))
     for n in (int(x) for x in args.sizes.split(",")):
-        a, b = rng.random((n, n)).astype(args.vt.replace("f", "float")), rng.random((n, n)).astype(
-            args.vt.replace("f", "float")
-        )
+        a, b = rng.random((n, n)).astype(dtype), rng.random((n, n)).astype(dtype)
         ref = a @ b
-        t_blas = best(lambda: a @ b, args.repeat)
+        t_blas = best(lambda a=a, b=b: a @ b, args.repeat)
         scale = np.abs(a) @ np.abs(b)
         for label, (body, _) in kernels.items():
-            t = best(lambda body=body: body(a, b), args.repeat)
+            t = best(lambda body=body, a=a, b=b: body(a, b), args.repeat)
             err = float(np.max(np.abs(body(a, b) - ref) / scale))
             gf = 2 * n**3 / t / 1e9
-            print(f"{n:>5}  {label:<50} {t * 1e3:>10.2f} {t_blas * 1e3:>9.2f} {t / t_blas:>12.1f} {gf:>8.2f} {err:>8.1e}")
+            row = (n, label, t * 1e3, t_blas * 1e3, t / t_blas, gf, err)
+            print("{:>5}  {:<50} {:>10.2f} {:>9.2f} {:>12.1f} {:>8.2f} {:>8.1e}".format(*row))
     print("compile seconds per kernel: " + ", ".join(f"{k} {v[1]:.2f}" for k, v in kernels.items()))
 
 
