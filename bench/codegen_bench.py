@@ -32,7 +32,16 @@ SCHEDULES: dict[str, dict[str, object]] = {
     "--matmul-tile": {"tile": True},
     "--matmul-tile --matmul-vec-size-bits=256": {"tile": True, "vec_size_bits": 256},
     "--matmul-tile --matmul-vec-size-bits=512": {"tile": True, "vec_size_bits": 512},
-    "--matmul-fixed-tile-sizes=64,256,256,4,16": {"tile": True, "fixed_tile_sizes": (64, 256, 256, 4, 16)},
+    "--matmul-tile --matmul-vec-size-bits=512 --matmul-unroll-factor=2": {
+        "tile": True,
+        "vec_size_bits": 512,
+        "unroll_factor": 2,
+    },
+    "--matmul-fixed-tile-sizes=64,256,128,6,16 --matmul-vec-size-bits=512": {
+        "fixed_tile_sizes": (64, 256, 128, 6, 16),
+        "tile": True,
+        "vec_size_bits": 512,
+    },
     "--matmul-fixed-tile-sizes=2,3,4": {"tile": True, "fixed_tile_sizes": (2, 3, 4)},
 }
 
@@ -94,7 +103,7 @@ def main() -> None:
     rng = np.random.default_rng(1)
     print(f"value type {args.vt}, BLAS threads {os.environ['OPENBLAS_NUM_THREADS']}, best of {args.repeat}")
     head = ("n", "schedule", "native ms", "BLAS ms", "native/BLAS", "GFLOP/s", "rel.err")
-    print("{:>5}  {:<50} {:>10} {:>9} {:>12} {:>8} {:>8}".format(*head))
+    print("{:>5}  {:<70} {:>10} {:>9} {:>12} {:>8} {:>8}".format(*head))
     dtype = np.dtype(args.vt.replace("f", "float"))
     for n in (int(x) for x in args.sizes.split(",")):
         a, b = rng.random((n, n)).astype(dtype), rng.random((n, n)).astype(dtype)
@@ -106,7 +115,7 @@ def main() -> None:
             err = float(np.max(np.abs(body(a, b) - ref) / scale))
             gf = 2 * n**3 / t / 1e9
             row = (n, label, t * 1e3, t_blas * 1e3, t / t_blas, gf, err)
-            print("{:>5}  {:<50} {:>10.2f} {:>9.2f} {:>12.1f} {:>8.2f} {:>8.1e}".format(*row))
+            print("{:>5}  {:<70} {:>10.2f} {:>9.2f} {:>12.1f} {:>8.2f} {:>8.1e}".format(*row))
     print("compile seconds per kernel: " + ", ".join(f"{k} {v[1]:.2f}" for k, v in kernels.items()))
 
 
