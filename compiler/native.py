@@ -17,14 +17,19 @@ same passes and, per pipeline, the same result:
   thread, and the pipeline's first run waits for its kernel (`PendingKernel`). `DAPHNEC_FOREGROUND_JIT=1` builds
   every kernel before the script starts.
 
+With `--codegen`, every dense `daphne.matMul` outside pipelines is handled the same way by
+`lower-matmul-to-loops` (`@mm_<hash>`, named on the product); its kernel object runs through
+runtime/kernels/native_matmul.py, with the product's runtime kernel (BLAS) as the fallback.
+
 A kernel that fails to build (a lowering bug, an LLVM error) is logged (`DAPHNEC_JIT_LOG`) and its pipeline keeps
-its Python body, as do pipelines without a lowering (`fallback` lines) and every pipeline with
-`DAPHNEC_NO_NATIVE=1`.
+its Python body (a product its runtime kernel), as do pipelines without a lowering (`fallback` lines) and every
+pipeline with `DAPHNEC_NO_NATIVE=1`.
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import time
 from collections.abc import Callable
@@ -85,7 +90,7 @@ def compile_kernels(module: ModuleOp, pm: PassManager) -> dict[str, Kernel]:
         if plan is None:
             log("fallback", why.replace(" ", "_"), time.perf_counter() - t0)
             continue
-        lowered = lambda pipe=pipe, plan=plan: lower_pipeline(pipe, plan, pm)  # noqa: E731
+        lowered = functools.partial(lower_pipeline, pipe, plan, pm)
         kernel = _kernel(_pipeline_build(pipe, plan, lowered), background, t0)
         if kernel is not None:
             kernels[plan.name] = kernel
@@ -106,8 +111,7 @@ def _matmul_kernels(module: ModuleOp, pm: PassManager, background: bool) -> dict
         if spec is None:
             log("fallback", why.replace(" ", "_"), time.perf_counter() - t0)
             continue
-        lowered = lambda op=op, spec=spec: lower_op(op, spec.name, pm)  # noqa: E731
-        kernel = _kernel(_matmul_build(spec, lowered), background, t0)
+        kernel = _kernel(_matmul_build(spec, functools.partial(lower_op, op, spec.name, pm)), background, t0)
         if kernel is not None:
             kernels[spec.name] = kernel
     return kernels
@@ -122,7 +126,8 @@ def _matmuls(module: ModuleOp) -> list[MatMulOp]:
 
 
 def _compile_lowered(module: ModuleOp, background: bool, settings: MatMulSettings) -> dict[str, Kernel]:
-    """The kernels of a module the kernel stages ran on: each pipeline's kernel module is in it."""
+    """The kernels of a module the kernel stages ran on: each pipeline's (and, with `--codegen`, each product's)
+    kernel module is in it."""
     modules = {m.sym_name.data: m for m in module.ops if isinstance(m, ModuleOp) and m.sym_name is not None}
     kernels: dict[str, Kernel] = {}
     for pipe in _pipelines(module):
