@@ -43,7 +43,7 @@ from daphnec.dialects.value_types import VALUE_TYPES
 
 MATMUL_VTS = frozenset(("f64", "f32", "si64", "si32", "ui64", "ui32", "si8", "ui8"))
 VERSION = "mm1"
-"""Part of every kernel's identity: bump it when the generated loops change (the kernel cache is keyed by it)."""
+"""Part of every kernel's name (the kernel cache also keys object code by the lowering's own source)."""
 AUTO_TILES = (64, 256, 256)
 """MC, NC, KC when tiling without fixed sizes: a 256 x 256 f64 panel of B is 512 KiB (half an L2 of the machines
 daphnec is measured on), a 64 x 256 panel of A 128 KiB."""
