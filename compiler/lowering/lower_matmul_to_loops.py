@@ -47,9 +47,9 @@ VERSION = "mm1"
 AUTO_TILES = (64, 256, 256)
 """MC, NC, KC when tiling without fixed sizes: a 256 x 256 f64 panel of B is 512 KiB (half an L2 of the machines
 daphnec is measured on), a 64 x 256 panel of A 128 KiB."""
-MAX_BLOCK = 64
-"""At most this many accumulators (vectors or scalars) per register block: bounds the unrolled code of large
-MR x NR blocks (beyond the machine's registers they spill anyway)."""
+MAX_CELLS = 256
+"""At most this many cells of C per register block (rows x vectors x width: 32 AVX-512 registers of f64): bounds
+the unrolled code of large settings (beyond the machine's registers the accumulators spill anyway)."""
 MAX_WIDTH = 64
 """At most this many cells per vector (`--matmul-vec-size-bits` up to 4096 over bytes)."""
 
@@ -82,16 +82,16 @@ def settings_from_config(config: object) -> MatMulSettings:
 
 
 def schedule_for(s: MatMulSettings, vt: str) -> Schedule:
-    """The loop nest the settings ask for, for elements of `vt`."""
+    """The loop nest the settings ask for, for elements of `vt` (register blocks capped at `MAX_CELLS`)."""
     width = max(1, min(s.vec_size_bits // VALUE_TYPES[vt].bits, MAX_WIDTH)) if s.vec_size_bits > 0 else 1
-    vectors = max(1, min(s.unroll_factor, MAX_BLOCK))
+    vectors = max(1, min(s.unroll_factor, MAX_CELLS // width))
     if not s.tile:
         return Schedule("ikj" if s.invert_loops else "ijk", width, vectors)
     jam = max(1, min(s.unroll_jam_factor, s.num_vec_registers // vectors))
     mc, nc, kc, mr, nr = (*s.fixed_tile_sizes, *(*AUTO_TILES, jam, width * vectors)[len(s.fixed_tile_sizes) :])[:5]
     width = min(width, nc, nr)  # a register block lies inside its cache tile
-    vectors = max(1, min(nr // width, MAX_BLOCK))
-    jam = max(1, min(mr, mc, MAX_BLOCK // vectors))
+    vectors = max(1, min(nr // width, MAX_CELLS // width))
+    jam = max(1, min(mr, mc, MAX_CELLS // (vectors * width)))
     return Schedule("tiled", width, vectors, jam, (mc, nc, kc))
 
 
