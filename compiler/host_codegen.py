@@ -31,11 +31,12 @@ from daphnec.compiler.lowering.abi import kernel_symbol
 from daphnec.compiler.paramserv_udfs import shipped_udfs
 from daphnec.dialects.errors import CompileError, Loc
 from daphnec.dialects.locations import loc_of
-from daphnec.dialects.ops import ConstantOp, DaphneOp, MapOp
+from daphnec.dialects.ops import ConstantOp, DaphneOp, MapOp, MatMulOp
 from daphnec.dialects.ops_distributed import DistributedPipelineOp
 from daphnec.dialects.ops_paramserv import ParamservOp
 from daphnec.dialects.ops_pipeline import ORDERED_ATTR, PipelineReturnOp, VectorizedPipelineOp
 from daphnec.dialects.types import MatrixType, vt_name
+from daphnec.runtime.kernels.native_matmul import run_native
 from daphnec.runtime.values import as_dense, to_csr
 from daphnec.runtime.vectorized.kernel import NativeKernel, PendingKernel
 from daphnec.runtime.vectorized.pipeline import run_pipeline
@@ -259,6 +260,10 @@ class HostCodegen:
             a = e.ref(v)
             args.append(f"{e.bind(conv, 'cast')}({a})" if conv is not None else a)
         call = f"{e.bind(spec.fn, spec.name)}({', '.join(args)})"
+        native = self.kernels.get(kernel_symbol(op) or "") if isinstance(op, MatMulOp) else None
+        if native is not None:  # --codegen: the product's loop nest, its runtime kernel as the fallback
+            call = f"{e.bind(run_native, 'run_native')}({e.bind(native.bind, 'native_' + native.name)}, "
+            call += f"{e.bind(spec.fn, spec.name)}, {', '.join(args)})"
         if not op.results:
             e.emit(call, op)
         else:

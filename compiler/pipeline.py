@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TextIO
 
 from xdsl.context import Context
@@ -78,7 +78,7 @@ STAGES: tuple[Stage, ...] = (
     ((), "obj_ref_mgnt"),
     ((), "codegen_before"),
     ((("codegen", "codegen"),), "codegen"),
-    ((("lower-pipeline-to-loops", "native"),), "kernels"),
+    ((("lower-pipeline-to-loops", "native"), ("lower-matmul-to-loops", "native_matmul")), "kernels"),
     ((("convert-to-llvm", "native"),), "llvm"),
 )
 HOST_STAGES = STAGES[:-2]
@@ -100,7 +100,7 @@ def options_from_config(config: object) -> frozenset[str]:
     if getattr(config, "use_mlir_codegen", False):
         opts.add("codegen")  # compiler/passes/codegen.py
         if native_enabled():
-            opts.add("native")
+            opts |= {"native", "native_matmul"}  # compiler/lowering/lower_matmul_to_loops.py
     if getattr(config, "use_distributed", False):
         opts.add("distributed")  # every vectorized pipeline becomes a daphne.distributedPipeline
     if getattr(config, "use_phy_op_selection", True):
@@ -124,7 +124,18 @@ def pass_args_from_config(config: object) -> dict[str, dict[str, object]]:
         "select-matrix-repr": {"threshold": float(getattr(config, "sparsity_threshold", 0.25))},
         "specialize": {"ipa": bool(getattr(config, "use_ipa_const_propa", True))},
         "select-kernels": {"catalog": tuple(getattr(config, "kernel_catalog", ()))},
+        "lower-matmul-to-loops": _matmul_pass_args(config),
     }
+
+
+def _matmul_pass_args(config: object) -> dict[str, object]:
+    """DAPHNE's `matmul_*` settings as the arguments of `lower-matmul-to-loops` (read only with `--codegen`, the
+    one pipeline that runs the pass: the lowering's imports stay off other runs' start-up)."""
+    if not getattr(config, "use_mlir_codegen", False):
+        return {}
+    from daphnec.compiler.lowering.lower_matmul_to_loops import settings_from_config
+
+    return asdict(settings_from_config(config))
 
 
 @dataclass

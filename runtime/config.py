@@ -316,7 +316,11 @@ def _setter(o: Option) -> Callable[[Any, str, Any], None]:
     name = o.field
 
     def apply(cfg: Any, key: str, v: Any) -> None:
-        setattr(cfg, name, read(key, v))  # type: ignore[arg-type]
+        value = read(key, v)  # type: ignore[arg-type]
+        problem = o.check(value) if o.check is not None else None
+        if problem is not None:
+            raise ConfigError(f"config key '{key}': value {problem}")
+        setattr(cfg, name, value)
 
     return apply
 

@@ -21,7 +21,7 @@ This module imports only the standard library and the scheduler's enum tables (i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from daphnec.runtime.scheduling.partitioning import SCHEMES
@@ -178,6 +178,9 @@ class Option:
     aliases: tuple[str, ...] = ()
     unsupported: str = ""
     """daphnec never supports this option: the warning printed when it is given."""
+    check: Callable[[object], str | None] | None = None
+    """Validates a value of the right kind (from the command line or the file): None, or what is wrong with it
+    (a parse error, exit 1, as LLVM's option parser and DAPHNE's config parser fail)."""
 
     @property
     def dest(self) -> str:
@@ -189,6 +192,25 @@ class Option:
     def json_key(self) -> str | None:
         """DAPHNE's JSON key of this setting (its field name), None if the file cannot set it."""
         return self.field if self.json else None
+
+
+def _vec_size_bits(v: object) -> str | None:
+    """A vector register's size in bits (`--matmul-vec-size-bits`), or 0 for no vectors."""
+    if v == 0 or (isinstance(v, int) and 8 <= v <= 4096 and v & (v - 1) == 0):
+        return None
+    return f"must be 0 (off) or a power of two from 8 to 4096, but is {v}"
+
+
+def _at_least_one(v: object) -> str | None:
+    return None if isinstance(v, int) and v >= 1 else f"must be at least 1, but is {v}"
+
+
+def _tile_sizes(v: object) -> str | None:
+    """`MC,NC,KC[,MR[,NR]]` (compiler/lowering/lower_matmul_to_loops.py)."""
+    sizes = list(v) if isinstance(v, (list, tuple)) else []
+    if 1 <= len(sizes) <= 5 and all(isinstance(x, int) and x >= 1 for x in sizes):
+        return None
+    return f"must be 1 to 5 tile sizes of at least 1 (MC,NC,KC[,MR[,NR]]), but is {','.join(map(str, sizes))}"
 
 
 _VEC = " (takes effect with the vectorized engine, --vec)"
@@ -238,18 +260,23 @@ OPTIONS: tuple[Option, ...] = (
            help=f"Hybrid code generation combining kernels and MLIR codegen ({_UNSUPPORTED})",
            unsupported=f"--mlir-hybrid-codegen is {_UNSUPPORTED}; using the default kernels"),
     Option("matmul_vec_size_bits", "int", 0, cli="matmul-vec-size-bits", json=True, group="compiler", metavar="int",
-           help="Vector size for the lowering of MatMul; 0 is off (with --codegen)"),
+           check=_vec_size_bits,
+           help="Vector size in bits (a power of two up to 4096) for the lowering of MatMul; 0 is off "
+                "(with --codegen)"),
     Option("matmul_tile", "flag", False, cli="matmul-tile", json=True, group="compiler",
            help="Loop tiling in the lowering of MatMul (with --codegen)"),
     Option("matmul_unroll_factor", "int", 1, cli="matmul-unroll-factor", json=True, group="compiler", metavar="int",
-           help="Unroll factor of the innermost loop of the lowered MatMul (with --codegen)"),
+           check=_at_least_one, help="Unroll factor of the innermost loop of the lowered MatMul (with --codegen)"),
     Option("matmul_unroll_jam_factor", "int", 4, cli="matmul-unroll-jam-factor", json=True, group="compiler",
-           metavar="int", help="Unroll-jam factor of the two innermost loops of the lowered MatMul (with --codegen)"),
+           metavar="int", check=_at_least_one,
+           help="Unroll-jam factor of the two innermost loops of the lowered MatMul (with --codegen)"),
     Option("matmul_num_vec_registers", "int", 16, cli="matmul-num-vec-registers", json=True, group="compiler",
-           metavar="int", help="Number of vector registers used for tiling MatMul (with --codegen)"),
+           metavar="int", check=_at_least_one,
+           help="Number of vector registers used for tiling MatMul (with --codegen)"),
     Option("matmul_fixed_tile_sizes", "uintlist", (4, 4), cli="matmul-fixed-tile-sizes", json=True, apply=IF_SET,
            implies=(("matmul_use_fixed_tile_sizes", True), ("matmul_tile", True)), group="compiler",
-           metavar="n,n,...", help="Fixed tile sizes for the lowering of MatMul; also enables tiling (with --codegen)"),
+           metavar="n,n,...", check=_tile_sizes,
+           help="Fixed tile sizes MC,NC,KC[,MR[,NR]] for the lowering of MatMul; also enables tiling (with --codegen)"),
     Option("matmul_invert_loops", "flag", False, cli="matmul-invert-loops", json=True, group="compiler",
            help="Invert the two inner loops of MatMul if tiling is off (with --codegen)"),
     # -- scheduling -----------------------------------------------------------------------------------------------

@@ -214,6 +214,38 @@ def test_bad_enum_value_lists_valid_values(option, valid):
     assert f"for the {option} option: Cannot find option named 'BOGUS'! (valid values: {valid})" in r.stderr
 
 
+@pytest.mark.parametrize(
+    ("arg", "problem"),
+    [
+        ("--matmul-vec-size-bits=100", "must be 0 (off) or a power of two from 8 to 4096, but is 100"),
+        ("--matmul-vec-size-bits=-64", "must be 0 (off) or a power of two from 8 to 4096, but is -64"),
+        ("--matmul-vec-size-bits=8192", "must be 0 (off) or a power of two from 8 to 4096, but is 8192"),
+        ("--matmul-vec-size-bits=wide", "'wide' value invalid for integer argument!"),
+        ("--matmul-fixed-tile-sizes=4,0", "must be 1 to 5 tile sizes of at least 1 (MC,NC,KC[,MR[,NR]]), but is 4,0"),
+        ("--matmul-fixed-tile-sizes=1,2,3,4,5,6", "must be 1 to 5 tile sizes of at least 1"),
+        ("--matmul-fixed-tile-sizes=4,-2", "'-2' value invalid for uint argument!"),
+        ("--matmul-unroll-factor=0", "must be at least 1, but is 0"),
+        ("--matmul-unroll-jam-factor=-1", "must be at least 1, but is -1"),
+        ("--matmul-num-vec-registers=0", "must be at least 1, but is 0"),
+    ],
+)
+def test_bad_matmul_option_values_are_parse_errors(arg: str, problem: str) -> None:
+    """`--matmul-*` values the lowering cannot use (compiler/lowering/lower_matmul_to_loops.py): exit 1, like
+    every bad option value, before anything runs."""
+    r = run("--codegen", arg, HELLO)
+    assert (r.returncode, r.stdout) == (1, "")
+    assert f"for the {arg.split('=')[0]} option: {problem}" in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("key", "value"), [("matmul_vec_size_bits", 24), ("matmul_fixed_tile_sizes", []), ("matmul_unroll_factor", 0)]
+)
+def test_bad_matmul_config_values_are_parse_errors(tmp_path: Path, key: str, value: object) -> None:
+    r = run("--codegen", f"--config={write_config(tmp_path, {key: value})}", HELLO)
+    assert (r.returncode, r.stdout) == (1, "")
+    assert f"config key '{key}': value must be" in r.stderr
+
+
 def test_enum_value_space_separated_form():
     r = run("--partitioning", "bogus", HELLO)
     assert r.returncode == 1

@@ -244,6 +244,9 @@ def _store(p: ParsedArgs, o: Option, text: str) -> None:
         assert o.kind in ("str", "enum"), o.kind
         _set_once(p, o, text)
     p.given.add(o.dest)
+    problem = o.check(p.values[o.dest]) if o.check is not None else None
+    if problem is not None:
+        raise UsageError(f"for the --{o.cli} option: {problem}")
 
 
 def _set_once(p: ParsedArgs, o: Option, value: object) -> None:

@@ -8,6 +8,8 @@
 `kernel_plan` decides whether a pipeline body lowers and what its kernel reads and writes; `abi` is the calling
 convention every side of a kernel call derives from; `ew_kinds` lists the element-wise kinds that lower and
 `elementwise` emits their exact scalar semantics (wrap-around, truncating division, x86 float->int conversion,
-...). `compiler.native` runs the two passes (the pipeline's kernel stages) and hands their result to the JIT;
+...). With `--codegen`, `lower_matmul_to_loops` gives every dense matrix product a kernel module `@mm_<hash>`
+whose loop nest `matmul_loops` builds after the `--matmul-*` settings.
+`compiler.native` runs the two passes (the pipeline's kernel stages) and hands their result to the JIT;
 `compiler.native_wrapper` generates the Python side of each kernel for the executor.
 """

@@ -8,7 +8,9 @@ xDSL has no arith/func/cf/memref -> llvm conversions, so these are the project's
   are `noalias`;
 - `arith.fptosi`/`fptoui`/`uitofp` need LLVM casts xDSL's llvm dialect lacks: they are defined here
   (`llvm.fptosi`, ...) and registered with xDSL's llvmlite translator;
-- fast-math flags of float arithmetic carry over (the reassociable sums of full aggregations).
+- fast-math flags of float arithmetic carry over (the reassociable sums of full aggregations);
+- `vector.load`/`store`/`broadcast` (the vector groups of native matrix products) become LLVM vector loads and
+  stores of neighbouring cells and a splat shuffle; arithmetic on vectors converts like scalar arithmetic.
 
 Only functions marked `daphne.task_kernel` are converted; the host program around them is left alone. Each
 kernel is followed by its Python-facing entry `@<kernel>_py` (`entry_function`, from the kernel's `daphne.abi`).
@@ -20,9 +22,10 @@ from dataclasses import dataclass
 
 from xdsl.backend.llvm import convert_op as _xdsl_convert_op
 from xdsl.context import Context
-from xdsl.dialects import arith, cf, func, llvm, math, memref
+from xdsl.dialects import arith, cf, func, llvm, math, memref, vector
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DenseArrayBase,
     DictionaryAttr,
     FloatAttr,
     IndexType,
@@ -30,8 +33,10 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     UnitAttr,
+    VectorType,
     f64,
     i8,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -202,6 +207,35 @@ class MemRefToLLVM(RewritePattern):
             rewriter.replace(op, [gep, llvm.StoreOp(op.value, gep)])
 
 
+class VectorToLLVM(RewritePattern):
+    """1-D `vector.load`/`store` of neighbouring cells -> inbounds GEP + a vector load/store aligned like one
+    element (numpy's buffers are not vector-aligned); `vector.broadcast` -> insertelement + shufflevector."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, vector.LoadOp):
+            vt = op.result.type
+            gep = llvm.GEPOp.from_mixed_indices(op.base, [op.indices[0]], vt.element_type, inbounds=True)  # type: ignore[attr-defined]
+            rewriter.replace(op, [gep, llvm.LoadOp(gep, vt, alignment=_bytes(vt))])
+        elif isinstance(op, vector.StoreOp):
+            vt = op.vector.type
+            gep = llvm.GEPOp.from_mixed_indices(op.base, [op.indices[0]], vt.element_type, inbounds=True)  # type: ignore[attr-defined]
+            rewriter.replace(op, [gep, llvm.StoreOp(op.vector, gep, alignment=_bytes(vt))])
+        elif isinstance(op, vector.BroadcastOp):
+            vt = op.vector.type
+            assert isinstance(vt, VectorType)
+            undef = llvm.UndefOp(vt)
+            zero = llvm.ConstantOp(IntegerAttr(0, i32), i32)
+            one = llvm.InsertElementOp(undef, op.source, zero)
+            lanes = DenseArrayBase.from_list(i32, [0] * vt.get_shape()[0])
+            rewriter.replace(op, [undef, zero, one, llvm.ShuffleVectorOp(one, one, lanes, vt)])
+
+
+def _bytes(vt: Attribute) -> int:
+    """The size of one element of a vector type."""
+    el = vt.element_type  # type: ignore[attr-defined]
+    return max(1, (el.bitwidth if hasattr(el, "bitwidth") else el.width.data) // 8)
+
+
 class CfToLLVM(RewritePattern):
     """cf and func.return -> llvm branches and return."""
 
@@ -248,7 +282,7 @@ def convert_kernel(f: func.FuncOp) -> llvm.FuncOp:
     """Convert one task-kernel function in place (it must sit in a module) and return the llvm.func."""
     PatternRewriteWalker(GreedyRewritePatternApplier([IfLowering(), ForLowering()])).rewrite_region(f.body)
     _convert_block_args(f)
-    patterns = GreedyRewritePatternApplier([ArithToLLVM(), MathToLLVM(), MemRefToLLVM(), CfToLLVM()])
+    patterns = GreedyRewritePatternApplier([ArithToLLVM(), MathToLLVM(), MemRefToLLVM(), VectorToLLVM(), CfToLLVM()])
     PatternRewriteWalker(patterns, apply_recursively=False).rewrite_region(f.body)
     new = _to_llvm_func(f)
     new.attributes[abi.ABI_ATTR] = f.attributes[abi.ABI_ATTR]

@@ -71,6 +71,12 @@ def _lower_pipeline_to_loops() -> type[ModulePass]:
     return LowerPipelineToLoopsPass
 
 
+def _lower_matmul_to_loops() -> type[ModulePass]:
+    from daphnec.compiler.lowering.lower_matmul_to_loops import LowerMatMulToLoopsPass
+
+    return LowerMatMulToLoopsPass
+
+
 def _convert_to_llvm() -> type[ModulePass]:
     from daphnec.compiler.lowering.convert_to_llvm import ConvertToLLVMPass
 
@@ -117,6 +123,7 @@ PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
     "vectorize": _vectorize,
     "distribute": _distribute,
     "lower-pipeline-to-loops": _lower_pipeline_to_loops,
+    "lower-matmul-to-loops": _lower_matmul_to_loops,
     "convert-to-llvm": _convert_to_llvm,
 }
 

@@ -5,11 +5,12 @@ compiled to native code instead of calling their precompiled kernels. daphnec do
 already has for vectorized pipelines (`lower-pipeline-to-loops`, `convert-to-llvm`, the JIT): this pass fuses
 chains of those ops outside vectorized pipelines (the `vectorize` pass's rule, compiler/passes/vectorize.py) into
 pipelines marked `daphne.codegen`, which the kernel stages compile to native kernels and the runtime runs as one
-call on the calling thread, as DAPHNE's generated code runs. Matrix products run BLAS between the fused native
-loops (a kernel's `opaque` ops), which is faster than the loop nests DAPHNE generates, so the `--matmul-*` tuning
-flags have nothing to tune. `map(X, f)` whose UDF is made of element-wise scalar ops becomes those ops on X (then
-fused like the others); other UDFs keep the per-element call. Results are bit-identical to the kernels' (the
-native lowering's contract).
+call on the calling thread, as DAPHNE's generated code runs. Matrix products stay outside these pipelines: the
+kernel stages lower each dense one to its own native loop nest, shaped by the `--matmul-*` settings
+(compiler/lowering/lower_matmul_to_loops.py). `map(X, f)` whose UDF is made of element-wise scalar ops becomes
+those ops on X (then fused like the others); other UDFs keep the per-element call. Results are bit-identical to
+the kernels' (the native lowering's contract); products differ from BLAS only by summation order (1e-12 relative
+for f64, exact for integers).
 
 With `--vec` the `vectorize` pass has fused these ops already; the ones it left (outside loops it could not fuse)
 are fused here.
