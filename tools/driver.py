@@ -61,8 +61,8 @@ def finish_background_kernels() -> None:
 
 def configure_runtime(config: DaphneConfig) -> None:
     """Hand the user config's engine knobs to the runtime (the vectorized executor and the task scheduler)."""
-    from daphnec.runtime.scheduling.workers import SchedulerConfig
-    from daphnec.runtime.vectorized.pipeline import SETTINGS
+    from daphnec.runtime.scheduling.config import SchedulerConfig  # the knobs only: not the scheduler or the engine
+    from daphnec.runtime.vectorized.settings import SETTINGS
 
     SETTINGS.phy_batch_size = max(1, config.phyBatchSize)
     SETTINGS.scheduler = SchedulerConfig(
