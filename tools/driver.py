@@ -76,14 +76,11 @@ def configure_runtime(config: DaphneConfig) -> None:
         pre_partition=config.prePartitionRows,
         debug_mt=config.debugMultiThreading,
     )
-    if config.statistics:
+    if config.statistics or config.timing:
         from daphnec.runtime import statistics
 
-        statistics.ENABLED = True
-    if config.statistics or config.timing:  # paramserv prints its per-epoch table of every call
-        from daphnec.runtime.paramserv import stats
-
-        stats.REPORT = True
+        statistics.ENABLED = statistics.ENABLED or config.statistics
+        statistics.PARAMSERV_TABLES = True  # paramserv prints its per-epoch table of every call
     if config.use_distributed:  # the workers' local schedulers get these very flags (runtime/distributed)
         from daphnec.runtime.distributed.launch import ship_config
 
