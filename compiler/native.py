@@ -11,11 +11,11 @@ same passes and, per pipeline, the same result:
 - on the module itself when `--explain` prints their `kernels` or `llvm` slot, so the printed IR is the IR the
   JIT compiles;
 - otherwise per pipeline, because lowering costs start-up time (xDSL builds and converts the loops, ~10-40 ms
-  per pipeline, plus its imports): the pipeline is planned and named in the foreground (a millisecond), and if
-  the kernel cache holds its object code (keyed by its IR before lowering) nothing is lowered at all; else a
-  copy of the pipeline in a module of its own goes through the kernel stages and LLVM on the JIT's background
-  thread, and the pipeline's first run waits for its kernel (`PendingKernel`). `DAPHNEC_FOREGROUND_JIT=1` builds
-  every kernel before the script starts.
+  per pipeline, plus its imports): the pipeline is planned and named in the foreground (a millisecond); the rest
+  happens on the JIT's background thread: if the kernel cache holds its object code (keyed by its IR before
+  lowering and the host's CPU and LLVM) it is loaded and nothing is lowered at all, else a copy of the pipeline in
+  a module of its own goes through the kernel stages and LLVM; the pipeline's first run waits for its kernel
+  (`PendingKernel`). `DAPHNEC_FOREGROUND_JIT=1` builds or loads every kernel before the script starts.
 
 A kernel that fails to build (a lowering bug, an LLVM error) is logged (`DAPHNEC_JIT_LOG`) and its pipeline keeps
 its Python body, as do pipelines without a lowering (`fallback` lines) and every pipeline with
@@ -99,11 +99,14 @@ def _kernel(
     pipe: VectorizedPipelineOp, plan: KernelPlan, lowered: Callable[[], ModuleOp], background: bool, t0: float
 ) -> Kernel | None:
     """The pipeline's kernel: already loaded, loaded from the kernel cache, or built from its kernel module
-    (`lowered()`), on the compile thread when `background`; None if it failed to build (logged)."""
+    (`lowered()`), on the compile thread when `background`; None if it failed to build (logged). In the
+    background even the kernel-cache lookup: its key names the host's CPU and LLVM, which costs llvmlite's import
+    and loading LLVM (~50-150 ms), work the script's first statement need not wait for."""
     known = _KERNELS.get(plan.name)
     if known is not None:
         return known
-    try:
+
+    def build() -> NativeKernel:
         key = jit.object_key(plan.text)
         obj = jit.cached(key)
         if obj is not None:
@@ -112,18 +115,17 @@ def _kernel(
             except BadObjectCode as e:  # a cache entry with a valid hash but wrong code: drop it, recompile
                 log("dropped", str(e).replace(" ", "_")[:200], 0.0)
                 jit.drop(key)
+        t1 = time.perf_counter()
+        code = jit.compile_module(lowered())
+        jit.store(key, code)
+        return _install(pipe, plan, key, code, "compiled", t1)
 
-        def build() -> NativeKernel:
-            t1 = time.perf_counter()
-            code = jit.compile_module(lowered())
-            jit.store(key, code)
-            return _install(pipe, plan, key, code, "compiled", t1)
-
-        if not background:
+    if not background:
+        try:
             return build()
-    except Exception as e:  # noqa: BLE001 - the Python body is always a correct fallback
-        log_error(e)
-        return None
+        except Exception as e:  # noqa: BLE001 - the Python body is always a correct fallback
+            log_error(e)
+            return None
     pending = _KERNELS[plan.name] = PendingKernel(plan.name, jit.submit(build), log_error)
     return pending
 
