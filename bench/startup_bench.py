@@ -24,7 +24,8 @@ Children run with `PYTHONDONTWRITEBYTECODE` removed from their environment, so P
 they do on a user's machine (a warm-up run writes them): without them every daphnec module is compiled from source
 on every run (~40 ms for a cached run, far more cold), which no cache of daphnec's can avoid.
 
-Usage: `.venv/bin/python bench/startup_bench.py [--repeat 7] [--breakdown] [--before DIR]`. `--before DIR` also runs
+Usage: `.venv/bin/python bench/startup_bench.py [--repeat 7] [--breakdown] [--before DIR] [--hello-only]`
+(`--hello-only`: just the cached hello.daph runs and the floors, cheap enough for many rounds). `--before DIR` also runs
 another copy of daphnec (DIR holds the package folder `daphnec/`, e.g. `git archive --prefix=daphnec/ <commit> |
 tar -x -C DIR`), interleaved with this one in every round, through `PYTHONPATH`. `--breakdown` prints the import
 cost of the top modules (`python -X importtime`, best of `--repeat` runs per module) of a cached hello.daph run and
@@ -71,11 +72,20 @@ def run(cmd: list[str], env: dict[str, str], first_statement: bool) -> tuple[flo
     return ((int(res.stdout.split()[0]) - t0) / 1e9 if first_statement else whole), whole
 
 
-def one_round(tmp: Path, r: int, tree: str | None, label: str, out: dict[str, list[tuple[float, float]]]) -> None:
-    """One round of every phase for one copy of daphnec (`tree`, None: this one)."""
+def one_round(
+    tmp: Path, r: int, tree: str | None, label: str, out: dict[str, list[tuple[float, float]]], hello_only: bool
+) -> None:
+    """One round of every phase for one copy of daphnec (`tree`, None: this one); `hello_only`: only the cached
+    hello.daph runs (in a cache folder filled once)."""
     five, hello = tmp / "five.daph", tmp / "hello.daph"
     no_pc = {"DAPHNEC_NO_PROGRAM_CACHE": "1"}
     for vec, args in (("--vec", ["--vec"]), ("no --vec", [])):
+        if hello_only:
+            cmd, env = [*DAPHNEC, *args, str(hello)], child_env(tmp / f"hello-{label}-{len(args)}", tree)
+            if r == 0:
+                run(cmd, env, False)  # fills the program cache
+            out.setdefault(f"{label}hello {vec}, cached (whole)", []).append(run(cmd, env, False))
+            continue
         cache = tmp / f"cache-{label}-{r}-{len(args)}"
         key, cmd = f"{label}five {vec}", [*DAPHNEC, *args, str(five)]
         out.setdefault(f"{key}, cold", []).append(run(cmd, child_env(cache, tree, no_pc), True))
@@ -88,7 +98,7 @@ def one_round(tmp: Path, r: int, tree: str | None, label: str, out: dict[str, li
         out.setdefault(f"{label}hello {vec}, cached (whole)", []).append(run(cmd, child_env(cache / "h", tree), False))
 
 
-def measure(repeat: int, before: str | None) -> dict[str, list[tuple[float, float]]]:
+def measure(repeat: int, before: str | None, hello_only: bool) -> dict[str, list[tuple[float, float]]]:
     out: dict[str, list[tuple[float, float]]] = {}
     trees = [("", None)] + ([("before: ", before)] if before else [])
     with tempfile.TemporaryDirectory() as tmp_name:
@@ -99,7 +109,7 @@ def measure(repeat: int, before: str | None) -> dict[str, list[tuple[float, floa
             run([*DAPHNEC, str(tmp / "hello.daph")], child_env(tmp / "warm", tree), False)
         for r in range(repeat):
             for label, tree in trees:
-                one_round(tmp, r, tree, label, out)
+                one_round(tmp, r, tree, label, out, hello_only)
             for name, code in (("python -c pass", "pass"), ('python -c "import numpy"', "import numpy")):
                 out.setdefault(f"floor: {name}", []).append(run(["-c", code], child_env(None, None), False))
     return out
@@ -149,8 +159,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--breakdown", action="store_true", help="also print the import cost of the top modules")
     ap.add_argument("--before", metavar="DIR", help="also run the daphnec package in DIR/daphnec, interleaved")
+    ap.add_argument("--hello-only", action="store_true", help="only the cached hello.daph runs (and the floors)")
     args = ap.parse_args()
-    res = measure(args.repeat, args.before)
+    res = measure(args.repeat, args.before, args.hello_only)
     print(f"seconds, {args.repeat} rounds: process start -> first statement (five.daph) and the whole process")
     print(f"  {'phase':<44} {'first: best':>11} {'median':>7}   {'whole: best':>11} {'median':>7}")
     for k, v in sorted(res.items(), key=lambda kv: (kv[0].startswith("before"), kv[0].startswith("floor"))):
