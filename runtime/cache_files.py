@@ -130,7 +130,10 @@ def lark_parser(grammar_path: str, options: dict[str, Any], **load_options: Any)
     digest = hashlib.sha256(grammar + repr((sorted(options.items()), lark.__version__)).encode()).hexdigest()
     entry = _shipped_tables(grammar_path, _grammar_digest(grammar, options), lark.__version__)
     if entry is not None:
-        return lark.Lark._load_from_dict(entry["data"], entry["memo"], **load_options)
+        try:
+            return lark.Lark._load_from_dict(entry["data"], entry["memo"], **load_options)
+        except Exception:  # noqa: BLE001, S110 - damaged shipped tables: the cache folder's or a fresh build
+            pass
     folder = cache_root()
     path = folder / f"parser-{digest}.json"
     if trusted_folder(folder):
@@ -186,7 +189,8 @@ def _shipped_tables(grammar_path: str, grammar_digest: str, lark_version: str) -
         return None
     if not isinstance(entry, dict) or entry.get("grammar") != grammar_digest or entry.get("lark") != lark_version:
         return None
-    return _json_decode(entry["tables"])
+    tables = _json_decode(entry.get("tables"))
+    return tables if isinstance(tables, dict) else None
 
 
 def write_shipped_tables(grammar_path: str, options: dict[str, Any], **load_options: Any) -> Path:

@@ -690,3 +690,22 @@ def test_shipped_tables_parse_like_a_freshly_built_parser(monkeypatch: pytest.Mo
     monkeypatch.setattr(p, "_lark", None)
     assert repr(parse_source(text, "a.daph")) == shipped  # the whole AST, source locations included
     assert list((tmp_path / "cache").glob("parser-*.json"))  # built, not loaded
+
+
+def test_damaged_shipped_tables_fall_back_to_building(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """Shipped tables that match the grammar's digest but do not load (a bad edit, a bad checkout) are ignored:
+    the parser is built from the grammar (and stored in the cache folder) instead."""
+    import json
+
+    from daphnec.frontend import parser as p
+    from daphnec.runtime import cache_files
+
+    shipped = json.loads(cache_files.shipped_tables_path(_GRAMMAR_PATH).read_text())
+    shipped["tables"] = {"data": {}, "memo": {}}
+    bad = tmp_path / "bad.tables.json"
+    bad.write_text(json.dumps(shipped))
+    monkeypatch.setattr(cache_files, "shipped_tables_path", lambda _grammar: bad)
+    monkeypatch.setenv("DAPHNEC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(p, "_lark", None)
+    assert sx(parse_source("x = 1 + 2;", "a.daph").stmts[0].value) == "(+ 1 2)"
+    assert list((tmp_path / "cache").glob("parser-*.json"))
