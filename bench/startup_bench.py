@@ -1,22 +1,35 @@
-"""Start-up latency of `daphnec`: wall time from launching the process to the script's first statement.
+"""Start-up latency of `daphnec`: process start to the script's first statement, and the whole process.
 
-The script is `print(now());` followed by tests/jit/scripts/five_pipelines.daph (five pipelines, five native
-kernels with `--vec`), written once into a temporary folder (the same path in every run, as a user re-running a
-script). Each run is a fresh `python -m tools.daphnec` process; the parent takes `time.time_ns()` just before
-starting it and the script's first statement prints `now()` (the same clock), so the difference is everything a
-user waits for: interpreter start, imports, parsing, compiling (or loading from the caches) and the first
-statement. Phases, each in its own empty cache folder per round (`DAPHNEC_CACHE_DIR`):
+Two scripts, each written once into a temporary folder (the same path in every run, as a user re-running a script):
 
-- cold: empty kernel and program caches (every kernel compiled);
+- `five.daph`: `print(now());` followed by tests/jit/scripts/five_pipelines.daph (five pipelines, five native
+  kernels with `--vec`). The parent takes `time.time_ns()` just before starting the process and the script's first
+  statement prints `now()` (the same clock), so the difference is everything a user waits for: interpreter start,
+  imports, parsing, compiling (or loading from the caches) and the first statement.
+- `hello.daph`: examples/hello.daph; timed as a whole process (start to exit).
+
+Phases, each in its own empty cache folder per round (`DAPHNEC_CACHE_DIR`), with and without `--vec`:
+
+- cold: empty kernel, program and parser-table caches (every kernel compiled);
 - kernels cached: the kernel cache is warm, the program cache is off (`DAPHNEC_NO_PROGRAM_CACHE=1`): the script is
-  parsed and compiled, its kernels' object code is loaded (this was "cached" before the program cache existed);
-- cached: both caches warm (the program comes from the program cache: no parsing, no compiling, no xDSL);
-- the same three without `--vec` (no kernels).
+  parsed and compiled, its kernels' object code is loaded;
+- cached: both caches warm (the program comes from the program cache: no parsing, no compiling, no xDSL).
 
-Goal (issue "Vectorized pipelines"): `daphnec --vec` starts executing within 0.5 s cold and 0.2 s cached.
+Floors measured in the same rounds: `python -c pass` and `python -c "import numpy"` (numpy cannot be avoided: the
+runtime's values are numpy arrays).
 
-Usage: `.venv/bin/python bench/startup_bench.py [--repeat 7] [--breakdown]`; `--breakdown` also prints the
-import-time tree (`python -X importtime`) of a cached run, largest first.
+Goals (issue 16): cold `--vec` to the first statement <= 0.5 s; cached whole process of hello.daph <= 0.12 s.
+
+Children run with `PYTHONDONTWRITEBYTECODE` removed from their environment, so Python's own `.pyc` files exist as
+they do on a user's machine (a warm-up run writes them): without them every daphnec module is compiled from source
+on every run (~40 ms for a cached run, far more cold), which no cache of daphnec's can avoid.
+
+Usage: `.venv/bin/python bench/startup_bench.py [--repeat 7] [--breakdown] [--before DIR] [--hello-only]`
+(`--hello-only`: just the cached hello.daph runs and the floors, cheap enough for many rounds). `--before DIR` also runs
+another copy of daphnec (DIR holds the package folder `daphnec/`, e.g. `git archive --prefix=daphnec/ <commit> |
+tar -x -C DIR`), interleaved with this one in every round, through `PYTHONPATH`. `--breakdown` prints the import
+cost of the top modules (`python -X importtime`, best of `--repeat` runs per module) of a cached hello.daph run and
+of a cold `--vec` five.daph run.
 """
 
 from __future__ import annotations
@@ -28,81 +41,136 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 FIVE = ROOT / "tests" / "jit" / "scripts" / "five_pipelines.daph"
+HELLO = ROOT / "examples" / "hello.daph"
+DAPHNEC = ["-m", "daphnec.tools.daphnec"]
 
 
-def run(script: Path, cache: Path, args: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
-    """(seconds to the first statement, seconds for the whole process)."""
-    full_env = {**os.environ, "DAPHNEC_CACHE_DIR": str(cache), **(env or {})}
-    full_env.pop("DAPHNEC_PROGRAM_CACHE_DIR", None)
+def child_env(cache: Path | None, tree: str | None, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a timed child: its own cache folder, bytecode writing on, `tree` first on the path."""
+    env = {**os.environ, **(extra or {})}
+    for name in ("PYTHONDONTWRITEBYTECODE", "DAPHNEC_PROGRAM_CACHE_DIR", "PYTHONPATH"):
+        env.pop(name, None)
+    if cache is not None:
+        env["DAPHNEC_CACHE_DIR"] = str(cache)
+    if tree is not None:
+        env["PYTHONPATH"] = tree
+    return env
+
+
+def run(cmd: list[str], env: dict[str, str], first_statement: bool) -> tuple[float, float]:
+    """(seconds to the first statement, seconds for the whole process); the first is the whole process unless the
+    script prints `now()` first."""
     t0 = time.time_ns()
-    res = subprocess.run(
-        [sys.executable, "-m", "daphnec.tools.daphnec", *args, str(script)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=full_env,
-        check=True,
-    )
+    res = subprocess.run([sys.executable, *cmd], capture_output=True, text=True, cwd=ROOT, env=env, check=True)
     t1 = time.time_ns()
-    return (int(res.stdout.split()[0]) - t0) / 1e9, (t1 - t0) / 1e9
+    whole = (t1 - t0) / 1e9
+    return ((int(res.stdout.split()[0]) - t0) / 1e9 if first_statement else whole), whole
 
 
-def measure(repeat: int) -> dict[str, list[tuple[float, float]]]:
+def one_round(
+    tmp: Path, r: int, tree: str | None, label: str, out: dict[str, list[tuple[float, float]]], hello_only: bool
+) -> None:
+    """One round of every phase for one copy of daphnec (`tree`, None: this one); `hello_only`: only the cached
+    hello.daph runs (in a cache folder filled once)."""
+    five, hello = tmp / "five.daph", tmp / "hello.daph"
+    no_pc = {"DAPHNEC_NO_PROGRAM_CACHE": "1"}
+    for vec, args in (("--vec", ["--vec"]), ("no --vec", [])):
+        if hello_only:
+            cmd, env = [*DAPHNEC, *args, str(hello)], child_env(tmp / f"hello-{label}-{len(args)}", tree)
+            if r == 0:
+                run(cmd, env, False)  # fills the program cache
+            out.setdefault(f"{label}hello {vec}, cached (whole)", []).append(run(cmd, env, False))
+            continue
+        cache = tmp / f"cache-{label}-{r}-{len(args)}"
+        key, cmd = f"{label}five {vec}", [*DAPHNEC, *args, str(five)]
+        out.setdefault(f"{key}, cold", []).append(run(cmd, child_env(cache, tree, no_pc), True))
+        out.setdefault(f"{key}, kernels cached", []).append(run(cmd, child_env(cache, tree, no_pc), True))
+        run(cmd, child_env(cache, tree), True)  # fills the program cache
+        out.setdefault(f"{key}, cached", []).append(run(cmd, child_env(cache, tree), True))
+        cmd = [*DAPHNEC, *args, str(hello)]
+        out.setdefault(f"{label}hello {vec}, cold (whole)", []).append(run(cmd, child_env(cache / "h", tree), False))
+        run(cmd, child_env(cache / "h", tree), False)  # fills the program cache
+        out.setdefault(f"{label}hello {vec}, cached (whole)", []).append(run(cmd, child_env(cache / "h", tree), False))
+
+
+def measure(repeat: int, before: str | None, hello_only: bool) -> dict[str, list[tuple[float, float]]]:
     out: dict[str, list[tuple[float, float]]] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        script = Path(tmp) / "five.daph"
-        script.write_text("print(now());\n" + FIVE.read_text())
+    trees = [("", None)] + ([("before: ", before)] if before else [])
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        (tmp / "five.daph").write_text("print(now());\n" + FIVE.read_text())
+        (tmp / "hello.daph").write_text(HELLO.read_text())
+        for _label, tree in trees:  # warm-up: Python's .pyc files (not timed)
+            run([*DAPHNEC, str(tmp / "hello.daph")], child_env(tmp / "warm", tree), False)
         for r in range(repeat):
-            for label, args in (("--vec", ["--vec"]), ("no --vec", [])):
-                cache = Path(tmp) / f"cache-{r}-{len(args)}"
-                out.setdefault(f"{label}, cold", []).append(run(script, cache, args, {"DAPHNEC_NO_PROGRAM_CACHE": "1"}))
-                out.setdefault(f"{label}, kernels cached", []).append(
-                    run(script, cache, args, {"DAPHNEC_NO_PROGRAM_CACHE": "1"})
-                )
-                run(script, cache, args)  # fills the program cache
-                out.setdefault(f"{label}, cached", []).append(run(script, cache, args))
+            for label, tree in trees:
+                one_round(tmp, r, tree, label, out, hello_only)
+            for name, code in (("python -c pass", "pass"), ('python -c "import numpy"', "import numpy")):
+                out.setdefault(f"floor: {name}", []).append(run(["-c", code], child_env(None, None), False))
     return out
 
 
-def breakdown() -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        script = Path(tmp) / "five.daph"
-        script.write_text("print(now());\n" + FIVE.read_text())
-        env = {**os.environ, "DAPHNEC_CACHE_DIR": str(Path(tmp) / "c")}
-        cmd = [sys.executable, "-X", "importtime", "-m", "daphnec.tools.daphnec", "--vec", str(script)]
-        for _ in range(2):
-            res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, check=True)
-    rows = []
-    for line in res.stderr.splitlines():
-        if line.startswith("import time:") and "|" in line:
-            _, cum, name = line.split("|")
-            if cum.strip().isdigit() and not name.startswith("   "):  # top-level and first-level imports
-                rows.append((int(cum), name.rstrip()))
-    print("\nimport time of a cached `--vec` run (cumulative ms, top two levels)")
-    for cum, name in sorted(rows, reverse=True)[:15]:
-        print(f"  {cum / 1000:7.1f}  {name}")
+def import_costs(cmd: list[str], env: dict[str, str], repeat: int, warm: int) -> dict[str, tuple[int, int, int]]:
+    """Module -> (best cumulative us, best self us, nesting depth) over `repeat` runs of `python -X importtime`,
+    each after `warm` untimed runs (0: every run starts from the caches `env` names, emptied in between)."""
+    best: dict[str, list[int]] = defaultdict(lambda: [1 << 62, 1 << 62, 0])
+    for i in range(repeat):
+        cache = Path(env["DAPHNEC_CACHE_DIR"])
+        env_i = {**env, "DAPHNEC_CACHE_DIR": f"{cache}-{i}"}
+        for _ in range(warm):
+            subprocess.run([sys.executable, *cmd], capture_output=True, cwd=ROOT, env=env_i, check=True)
+        res = subprocess.run([sys.executable, "-X", "importtime", *cmd], capture_output=True, text=True, cwd=ROOT,
+                             env=env_i, check=True)  # fmt: skip
+        for line in res.stderr.splitlines():
+            if line.startswith("import time:") and "|" in line:
+                own, cum, name = line[len("import time:") :].split("|")
+                if own.strip().lstrip("-").isdigit():
+                    row = best[name.strip()]
+                    row[0], row[1] = min(row[0], int(cum)), min(row[1], max(0, int(own)))
+                    row[2] = (len(name) - len(name.lstrip()) - 1) // 2
+    return {k: (v[0], v[1], v[2]) for k, v in best.items()}
+
+
+def print_costs(title: str, costs: dict[str, tuple[int, int, int]], top: int = 25) -> None:
+    print(f"\n{title}: best cumulative ms (self ms), the {top} largest; total of the best self times "
+          f"{sum(s for _, s, _ in costs.values()) / 1000:.1f} ms over {len(costs)} modules")  # fmt: skip
+    for name, (cum, own, depth) in sorted(costs.items(), key=lambda kv: -kv[1][0])[:top]:
+        print(f"  {cum / 1000:7.1f} ({own / 1000:5.1f})  {'  ' * depth}{name}")
+
+
+def breakdown(repeat: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        (tmp / "five.daph").write_text("print(now());\n" + FIVE.read_text())
+        (tmp / "hello.daph").write_text(HELLO.read_text())
+        hello = import_costs([*DAPHNEC, str(tmp / "hello.daph")], child_env(tmp / "h", None), repeat, 1)
+        print_costs("import cost, cached hello.daph (no --vec)", hello)
+        cold = import_costs([*DAPHNEC, "--vec", str(tmp / "five.daph")], child_env(tmp / "c", None), repeat, 0)
+        print_costs("import cost, cold five.daph --vec (main thread and the JIT thread mixed)", cold)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7)
-    ap.add_argument("--breakdown", action="store_true")
+    ap.add_argument("--breakdown", action="store_true", help="also print the import cost of the top modules")
+    ap.add_argument("--before", metavar="DIR", help="also run the daphnec package in DIR/daphnec, interleaved")
+    ap.add_argument("--hello-only", action="store_true", help="only the cached hello.daph runs (and the floors)")
     args = ap.parse_args()
-    res = measure(args.repeat)
-    print(f"process start -> first statement (and whole process), {args.repeat} rounds, seconds")
-    print(f"  {'phase':<26} {'best':>6} {'median':>7}   {'whole: best':>11} {'median':>7}")
-    for k, v in res.items():
+    res = measure(args.repeat, args.before, args.hello_only)
+    print(f"seconds, {args.repeat} rounds: process start -> first statement (five.daph) and the whole process")
+    print(f"  {'phase':<44} {'first: best':>11} {'median':>7}   {'whole: best':>11} {'median':>7}")
+    for k, v in sorted(res.items(), key=lambda kv: (kv[0].startswith("before"), kv[0].startswith("floor"))):
         first, whole = [x for x, _ in v], [y for _, y in v]
-        print(
-            f"  {k:<26} {min(first):6.3f} {statistics.median(first):7.3f}   {min(whole):11.3f} "
-            f"{statistics.median(whole):7.3f}"
-        )
+        head = "-" if "(whole)" in k or k.startswith("floor") else f"{min(first):.3f}"
+        med = "-" if head == "-" else f"{statistics.median(first):.3f}"
+        print(f"  {k:<44} {head:>11} {med:>7}   {min(whole):11.3f} {statistics.median(whole):7.3f}")
     if args.breakdown:
-        breakdown()
+        breakdown(args.repeat)
 
 
 if __name__ == "__main__":

@@ -11,11 +11,11 @@ same passes and, per pipeline, the same result:
 - on the module itself when `--explain` prints their `kernels` or `llvm` slot, so the printed IR is the IR the
   JIT compiles;
 - otherwise per pipeline, because lowering costs start-up time (xDSL builds and converts the loops, ~10-40 ms
-  per pipeline, plus its imports): the pipeline is planned and named in the foreground (a millisecond), and if
-  the kernel cache holds its object code (keyed by its IR before lowering) nothing is lowered at all; else a
-  copy of the pipeline in a module of its own goes through the kernel stages and LLVM on the JIT's background
-  thread, and the pipeline's first run waits for its kernel (`PendingKernel`). `DAPHNEC_FOREGROUND_JIT=1` builds
-  every kernel before the script starts.
+  per pipeline, plus its imports): the pipeline is planned and named in the foreground (a millisecond); the rest
+  happens on the JIT's background thread: if the kernel cache holds its object code (keyed by its IR before
+  lowering and the host's CPU and LLVM) it is loaded and nothing is lowered at all, else a copy of the pipeline in
+  a module of its own goes through the kernel stages and LLVM; the pipeline's first run waits for its kernel
+  (`PendingKernel`). `DAPHNEC_FOREGROUND_JIT=1` builds or loads every kernel before the script starts.
 
 With `--codegen`, every dense `daphne.matMul` outside pipelines is handled the same way by
 `lower-matmul-to-loops` (`@mm_<hash>`, named on the product); its kernel object runs through
@@ -186,11 +186,14 @@ def _matmul_build(spec: MatMulKernel, lowered: Callable[[], ModuleOp]) -> _Build
 
 def _kernel(b: _Build, background: bool, t0: float) -> Kernel | None:
     """The kernel: already loaded, loaded from the kernel cache, or built from its kernel module (`b.lowered()`),
-    on the compile thread when `background`; None if it failed to build (logged)."""
+    on the compile thread when `background`; None if it failed to build (logged). In the background even the
+    kernel-cache lookup: its key names the host's CPU and LLVM, which costs llvmlite's import and loading LLVM
+    (~50-150 ms), work the script's first statement need not wait for."""
     known = _KERNELS.get(b.name)
     if known is not None:
         return known
-    try:
+
+    def build() -> NativeKernel:
         key = jit.object_key(b.text)
         obj = jit.cached(key)
         if obj is not None:
@@ -199,18 +202,17 @@ def _kernel(b: _Build, background: bool, t0: float) -> Kernel | None:
             except BadObjectCode as e:  # a cache entry with a valid hash but wrong code: drop it, recompile
                 log("dropped", str(e).replace(" ", "_")[:200], 0.0)
                 jit.drop(key)
+        t1 = time.perf_counter()
+        code = jit.compile_module(b.lowered())
+        jit.store(key, code)
+        return _install(b, key, code, "compiled", t1)
 
-        def build() -> NativeKernel:
-            t1 = time.perf_counter()
-            code = jit.compile_module(b.lowered())
-            jit.store(key, code)
-            return _install(b, key, code, "compiled", t1)
-
-        if not background:
+    if not background:
+        try:
             return build()
-    except Exception as e:  # noqa: BLE001 - the Python body (or runtime kernel) is always a correct fallback
-        log_error(e)
-        return None
+        except Exception as e:  # noqa: BLE001 - the Python body (or runtime kernel) is always a correct fallback
+            log_error(e)
+            return None
     pending = _KERNELS[b.name] = PendingKernel(b.name, jit.submit(build), log_error)
     return pending
 

@@ -514,10 +514,11 @@ def load(key: str) -> HostProgram | None:
     except Exception as e:  # noqa: BLE001 - a stale or damaged entry is a miss, never an error
         log("miss", f"{key} {type(e).__name__}:{e}".replace("\n", " ")[:300])
         return None
-    from daphnec.runtime.vectorized.loader import log as jit_log
+    if loaded:  # the loader (and the vectorized runtime under it) only for programs with native kernels
+        from daphnec.runtime.vectorized.loader import log as jit_log
 
-    for name, seconds in loaded:
-        jit_log("loaded", name, seconds)
+        for name, seconds in loaded:
+            jit_log("loaded", name, seconds)
     log("hit", key)
     return HostProgram(source, glob, line_locs, entry_fn)
 

@@ -14,7 +14,6 @@ from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops_io import ReadOp, WriteOp
 from daphnec.dialects.types import FrameType, MatrixType, is_unknown, vt_name
-from daphnec.runtime.kernels import io
 
 
 def _unknown_type(op: ReadOp) -> CompileError:
@@ -32,6 +31,8 @@ def _unknown_type(op: ReadOp) -> CompileError:
 
 
 def select_read(op: ReadOp) -> KernelSpec:
+    from daphnec.runtime.kernels import io  # here, not at import: only scripts that read files need the readers
+
     t = op.res.type
     if isinstance(t, FrameType):
         schema = tuple(vt_name(c) for c in t.column_types.data)
@@ -49,6 +50,8 @@ def select_read(op: ReadOp) -> KernelSpec:
 
 
 def select_write(op: WriteOp) -> KernelSpec:
+    from daphnec.runtime.kernels import io  # here, not at import: only scripts that write files need the writers
+
     if is_unknown(op.arg.type):
         raise CompileError(
             f"daphne.write: the type of the data to write could not be inferred ({op.arg.type})", loc_of(op)

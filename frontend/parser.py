@@ -2,8 +2,9 @@
 
 The grammar (`grammar.lark`) is parsed by Lark's LALR(1) parser with its basic lexer; the parse tree is then
 turned into AST nodes by `_AstBuilder`, which also validates and decodes literals. The Lark object is built once
-per process, lazily; its analysed grammar (the LALR tables) is kept in daphnec's own cache folder as JSON
-(`runtime.cache_files.lark_parser`), so later processes skip the table construction.
+per process, lazily, from its analysed grammar (the LALR tables) shipped next to the grammar (`grammar.tables.json`,
+rebuilt by `write_tables`), else kept in daphnec's own cache folder as JSON (`runtime.cache_files.lark_parser`),
+so that no process, not even the first with empty caches, pays for the table construction.
 
 All problems are reported as `dialects.errors.ParseError` with a 1-based `Loc`.
 """
@@ -25,7 +26,7 @@ from daphnec.dialects.value_types import VALUE_TYPE_NAMES
 from daphnec.frontend import ast
 from daphnec.frontend.nesting import check_nesting
 from daphnec.frontend.sources import SourceFiles
-from daphnec.runtime.cache_files import lark_parser
+from daphnec.runtime.cache_files import lark_parser, write_shipped_tables
 
 _GRAMMAR_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grammar.lark")
 _lark: Lark | None = None
@@ -97,6 +98,15 @@ def _get_lark() -> Lark:
     if _lark is None:
         _lark = lark_parser(_GRAMMAR_PATH, _LARK_OPTIONS, lexer_callbacks={"BLOCK_COMMENT": _check_block_comment})
     return _lark
+
+
+def write_tables() -> str:
+    """Rebuild the parser tables shipped next to the grammar (`grammar.tables.json`); run after changing
+    grammar.lark or `_LARK_OPTIONS`: `python -c "from daphnec.frontend.parser import write_tables; write_tables()"`.
+    They spare the first run with empty caches the table construction (`runtime.cache_files.shipped_tables_path`)."""
+    return str(
+        write_shipped_tables(_GRAMMAR_PATH, _LARK_OPTIONS, lexer_callbacks={"BLOCK_COMMENT": _check_block_comment})
+    )
 
 
 def _parse(text: str, filename: str, start: str) -> Any:

@@ -6,7 +6,8 @@
 
 **Parser tables.** `lark_parser` keeps the analysed grammar of a Lark LALR parser (DaphneDSL's, SQL's) as a
 JSON entry here, never Lark's own `cache=True`: that is a pickle at a predictable path in the shared temp folder,
-which any local user could plant.
+which any local user could plant. DaphneDSL's tables also ship with the sources (`grammar.tables.json`, JSON
+too), so that even a first run with empty caches does not build them.
 
 **Trust.** Entries are code or steer code (object code, pickled Python code objects, parser tables), so a cache
 folder is used only if this user alone can write it (`trusted_folder`): it is created `0700`; a folder owned by
@@ -116,9 +117,10 @@ _PARSER_LIMIT = 16 << 20
 
 
 def lark_parser(grammar_path: str, options: dict[str, Any], **load_options: Any) -> Any:
-    """A Lark parser of the grammar file with `options` (plain data), its tables loaded from this cache folder
-    when an intact entry exists, else built and stored; `load_options` are the objects it is given either way
-    (`lexer_callbacks`, `postlex`). The key covers the grammar, the options and Lark's version."""
+    """A Lark parser of the grammar file with `options` (plain data), its tables loaded from the tables shipped next
+    to the grammar (`shipped_tables_path`) or from this cache folder when an intact entry for this grammar, these
+    options and this Lark version exists, else built and stored; `load_options` are the objects it is given either
+    way (`lexer_callbacks`, `postlex`). The key covers the grammar, the options and Lark's version."""
     import json
 
     import lark
@@ -126,6 +128,12 @@ def lark_parser(grammar_path: str, options: dict[str, Any], **load_options: Any)
     with open(grammar_path, "rb") as f:
         grammar = f.read()
     digest = hashlib.sha256(grammar + repr((sorted(options.items()), lark.__version__)).encode()).hexdigest()
+    entry = _shipped_tables(grammar_path, _grammar_digest(grammar, options), lark.__version__)
+    if entry is not None:
+        try:
+            return lark.Lark._load_from_dict(entry["data"], entry["memo"], **load_options)
+        except Exception:  # noqa: BLE001, S110 - damaged shipped tables: the cache folder's or a fresh build
+            pass
     folder = cache_root()
     path = folder / f"parser-{digest}.json"
     if trusted_folder(folder):
@@ -136,16 +144,85 @@ def lark_parser(grammar_path: str, options: dict[str, Any], **load_options: Any)
             pass
     parser = lark.Lark(grammar.decode(), **options, **load_options)
     if trusted_folder(folder):
-        from lark.grammar import Rule
-        from lark.lexer import TerminalDef
-
-        data, memo = parser.memo_serialize([TerminalDef, Rule])
-        data["options"] = {k: v for k, v in data["options"].items() if k not in load_options}  # given on load
         try:
-            write_entry(path, _PARSER_MAGIC, json.dumps(_json_encode({"data": data, "memo": memo})).encode())
+            write_entry(path, _PARSER_MAGIC, json.dumps(_json_encode(_lark_tables(parser, load_options))).encode())
         except (OSError, TypeError, ValueError):
             pass
     return parser
+
+
+def _lark_tables(parser: Any, load_options: dict[str, Any]) -> dict[str, Any]:
+    """A parser's analysed grammar as plain data (`Lark._load_from_dict`'s arguments)."""
+    from lark.grammar import Rule
+    from lark.lexer import TerminalDef
+
+    data, memo = parser.memo_serialize([TerminalDef, Rule])
+    data["options"] = {k: v for k, v in data["options"].items() if k not in load_options}  # given on load
+    return {"data": data, "memo": memo}
+
+
+def shipped_tables_path(grammar_path: str) -> Path:
+    """Where the tables of a grammar shipped with daphnec live: next to it (`grammar.lark` ->
+    `grammar.tables.json`). Building DaphneDSL's tables costs ~0.2-0.4 s, the first run's largest single cost
+    before its first statement; loading them ~10 ms. They are part of the sources (no cache folder, no trust
+    question), written by `write_shipped_tables`, and used only if they match the grammar, the options and the
+    installed Lark version; otherwise the cache folder's entry or a fresh build serves as before."""
+    return Path(grammar_path).with_suffix(".tables.json")
+
+
+def _grammar_digest(grammar: bytes, options: dict[str, Any]) -> str:
+    return hashlib.sha256(grammar + repr(sorted(options.items())).encode()).hexdigest()
+
+
+def _shipped_tables(grammar_path: str, grammar_digest: str, lark_version: str) -> dict[str, Any] | None:
+    """The shipped tables of this grammar if they exist and match it, its options and the installed Lark."""
+    import json
+
+    from daphnec.runtime.testing_hooks import no_shipped_tables
+
+    if no_shipped_tables():
+        return None
+    try:
+        with open(shipped_tables_path(grammar_path), "rb") as f:
+            entry = json.loads(f.read(_PARSER_LIMIT + 1))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(entry, dict) or entry.get("grammar") != grammar_digest or entry.get("lark") != lark_version:
+        return None
+    tables = _json_decode(entry.get("tables"))
+    return tables if isinstance(tables, dict) else None
+
+
+def write_shipped_tables(grammar_path: str, options: dict[str, Any], **load_options: Any) -> Path:
+    """Build a grammar's tables and write them next to it (`shipped_tables_path`); run again after changing the
+    grammar or its options (tests/test_parser.py checks that DaphneDSL's match)."""
+    import json
+
+    import lark
+
+    with open(grammar_path, "rb") as f:
+        grammar = f.read()
+    parser = lark.Lark(grammar.decode(), **options, **load_options)
+    entry = {
+        "grammar": _grammar_digest(grammar, options),
+        "lark": lark.__version__,
+        "tables": _json_encode(_lark_tables(parser, load_options)),
+    }
+    path = shipped_tables_path(grammar_path)
+    path.write_text(json.dumps(entry, separators=(",", ":")) + "\n")
+    return path
+
+
+def shipped_tables_current(grammar_path: str, options: dict[str, Any]) -> bool:
+    """Whether the tables shipped next to a grammar were built from this grammar with these options."""
+    import json
+
+    with open(grammar_path, "rb") as f:
+        digest = _grammar_digest(f.read(), options)
+    try:
+        return json.loads(shipped_tables_path(grammar_path).read_bytes()).get("grammar") == digest
+    except (OSError, ValueError):
+        return False
 
 
 def _json_encode(value: Any) -> Any:

@@ -37,6 +37,11 @@ class OperatorStats:
 ENABLED = False
 """Set by the driver from `--statistics`: host programs built afterwards are instrumented."""
 
+PARAMSERV_TABLES = False
+"""Set by the driver from `--statistics` or `--timing`: every `paramserv` call prints its per-epoch table
+(`runtime.paramserv.stats`). The flag lives here, not in the paramserv package, so that setting it costs no import
+of that package (~0.1 s: MPI, the server, compression) in runs that never call `paramserv`."""
+
 _STATS: dict[tuple[str, str], OperatorStats] = {}
 _LOCK = threading.Lock()
 

@@ -15,6 +15,9 @@ hook set for `mpiexec ... daphnec` acts on every rank.
 - `DAPHNEC_DIST_PING_INTERVAL=<seconds>` and `DAPHNEC_DIST_DEADLINE=<seconds>` (`dist_ping_interval`,
   `dist_deadline`, runtime/distributed/protocol.py): the liveness check's ping interval (0.25 s) and the silence
   after which a rank counts as failed (4 s); the fault tests shorten them to detect failures quickly.
+- `DAPHNEC_NO_SHIPPED_TABLES=1` (`no_shipped_tables`, runtime/cache_files.py): the parser ignores the LALR tables
+  shipped next to its grammar, so that the cache folder's parser entries are written and read as for a grammar
+  without shipped tables (tests/test_cache_safety.py attacks those entries).
 
 This module imports only the standard library.
 """
@@ -28,9 +31,17 @@ DIST_SLOW_RANK = "DAPHNEC_DIST_SLOW_RANK"
 DIST_STATS = "DAPHNEC_DIST_STATS"
 DIST_PING_INTERVAL = "DAPHNEC_DIST_PING_INTERVAL"
 DIST_DEADLINE = "DAPHNEC_DIST_DEADLINE"
+NO_SHIPPED_TABLES = "DAPHNEC_NO_SHIPPED_TABLES"
 
 #: Every hook variable (tests/runtime/test_testing_hooks.py checks that no other module of daphnec names one).
-HOOKS: tuple[str, ...] = (PS_SLOW_WORKER, DIST_SLOW_RANK, DIST_STATS, DIST_PING_INTERVAL, DIST_DEADLINE)
+HOOKS: tuple[str, ...] = (
+    PS_SLOW_WORKER,
+    DIST_SLOW_RANK,
+    DIST_STATS,
+    DIST_PING_INTERVAL,
+    DIST_DEADLINE,
+    NO_SHIPPED_TABLES,
+)
 
 
 def _indexed(variable: str, least: float) -> tuple[int, float]:
@@ -72,3 +83,8 @@ def dist_ping_interval(default: float) -> float:
 def dist_deadline(default: float) -> float:
     """Seconds of silence after which a rank counts as failed."""
     return _seconds(DIST_DEADLINE, default)
+
+
+def no_shipped_tables() -> bool:
+    """Whether the parser must ignore the tables shipped next to its grammar."""
+    return os.environ.get(NO_SHIPPED_TABLES) == "1"

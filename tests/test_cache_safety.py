@@ -24,6 +24,7 @@ def run(
     cache: str | Path, tmp: Path, *args: str, cwd: Path | None = None, **env: str
 ) -> subprocess.CompletedProcess[str]:
     full = dict(os.environ, DAPHNEC_CACHE_DIR=str(cache), DAPHNEC_JIT_LOG=str(tmp / "jit.log"), TMPDIR=str(tmp))
+    full["DAPHNEC_NO_SHIPPED_TABLES"] = "1"  # the parser's cache entries are written and read (they are attacked)
     full.pop("DAPHNEC_PROGRAM_CACHE_DIR", None)
     full.update(env)
     cmd = [sys.executable, "-m", "daphnec.tools.daphnec", "--vec", *args, str(SCRIPT)]

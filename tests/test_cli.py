@@ -157,6 +157,32 @@ def test_version_and_the_driver_import_nothing_heavy():
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+def test_the_garbage_collector_is_off_during_start_up_and_on_for_the_script(tmp_path):
+    """The CLI pauses the cyclic garbage collector while it imports and compiles (start-up cost) and turns it back
+    on before the script's first statement, and after the run; a caller that had it off keeps it off."""
+    script = tmp_path / "s.daph"
+    script.write_text('print("x");\n')
+    code = (
+        "import gc, sys, daphnec.tools.daphnec as d, daphnec.tools.driver as drv\n"
+        "seen = []\n"
+        "run = drv.Program.run\n"
+        "drv.Program.run = lambda self: (seen.append(gc.isenabled()), run(self))[1]\n"
+        "compile_script = drv.compile_script\n"
+        "def spy(*a, **k):\n"
+        "    seen.append(gc.isenabled())\n"
+        "    return compile_script(*a, **k)\n"
+        "drv.compile_script = spy\n"
+        f"assert d.main(['--no-kernel-cache', {str(script)!r}]) == 0\n"
+        "after = gc.isenabled()\n"
+        "gc.disable()\n"
+        f"assert d.main(['--no-kernel-cache', {str(script)!r}]) == 0\n"
+        "print(seen, after, gc.isenabled())\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == "[False, True, False, False] True False"
+
+
 # --- command-line errors (exit 1) --------------------------------------------------------------------------------
 
 

@@ -664,3 +664,48 @@ def test_syntax_errors(src: str, line: int, col: int, message: str):
 
 def test_error_rendering():
     assert parse_error("x = ;").render() == "t.daph:1:5: error: syntax error: unexpected ';', expected an expression"
+
+
+# ---------------------------------------------------------------------------------------------- shipped tables
+
+
+def test_shipped_tables_match_the_grammar() -> None:
+    """grammar.tables.json (the LALR tables a first run loads instead of building them) was built from this grammar
+    with these options; after changing either, rebuild it with `daphnec.frontend.parser.write_tables()`."""
+    from daphnec.frontend.parser import _LARK_OPTIONS
+    from daphnec.runtime.cache_files import shipped_tables_current
+
+    assert shipped_tables_current(_GRAMMAR_PATH, _LARK_OPTIONS), "run daphnec.frontend.parser.write_tables()"
+
+
+def test_shipped_tables_parse_like_a_freshly_built_parser(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """The parser loaded from the shipped tables and one built from the grammar give the same AST."""
+    from daphnec.frontend import parser as p
+
+    text = 'x = [1, 2.5f, 3]; /* c */ if (x[0, 0] > 1) { print("a" + 1); } else { y = t(x) @ x; }\n'
+    monkeypatch.setattr(p, "_lark", None)
+    shipped = repr(parse_source(text, "a.daph"))  # AST nodes compare by identity: their reprs show every field
+    monkeypatch.setenv("DAPHNEC_NO_SHIPPED_TABLES", "1")
+    monkeypatch.setenv("DAPHNEC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(p, "_lark", None)
+    assert repr(parse_source(text, "a.daph")) == shipped  # the whole AST, source locations included
+    assert list((tmp_path / "cache").glob("parser-*.json"))  # built, not loaded
+
+
+def test_damaged_shipped_tables_fall_back_to_building(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """Shipped tables that match the grammar's digest but do not load (a bad edit, a bad checkout) are ignored:
+    the parser is built from the grammar (and stored in the cache folder) instead."""
+    import json
+
+    from daphnec.frontend import parser as p
+    from daphnec.runtime import cache_files
+
+    shipped = json.loads(cache_files.shipped_tables_path(_GRAMMAR_PATH).read_text())
+    shipped["tables"] = {"data": {}, "memo": {}}
+    bad = tmp_path / "bad.tables.json"
+    bad.write_text(json.dumps(shipped))
+    monkeypatch.setattr(cache_files, "shipped_tables_path", lambda _grammar: bad)
+    monkeypatch.setenv("DAPHNEC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(p, "_lark", None)
+    assert sx(parse_source("x = 1 + 2;", "a.daph").stmts[0].value) == "(+ 1 2)"
+    assert list((tmp_path / "cache").glob("parser-*.json"))

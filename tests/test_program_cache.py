@@ -120,6 +120,34 @@ def test_a_hit_imports_neither_xdsl_nor_the_compiler(cache: Cache) -> None:
     assert "llvmlite.binding" in modules  # the native kernels are loaded from the kernel cache
 
 
+HELLO = ROOT / "examples" / "hello.daph"
+# Libraries a cached hello.daph never needs (start-up goal, issue 16): numpy is the runtime's values; the rest
+# would cost 10-300 ms of imports each. llvmlite only when the program has native kernels (`--vec` here).
+HEAVY_LIBRARIES = ("scipy", "pyarrow", "numba", "lark", "xdsl", "pandas", "mpi4py", "fast_matrix_market")
+LIGHT_COMPILER = ("daphnec.compiler.program_cache", "daphnec.compiler.kernel_cache", "daphnec.compiler.host_program")
+
+
+@pytest.mark.parametrize("mode", [[], ["--vec"]], ids=["plain", "vec"])
+def test_a_cached_hello_imports_only_what_it_runs(cache: Cache, mode: list[str]) -> None:
+    """A hit on examples/hello.daph imports none of the heavy libraries, nothing of the frontend, the dialect or
+    the compiler but the program cache itself, and (without native kernels) no vectorized engine, scheduler or
+    llvmlite. Import lists, not timings: the timings are bench/startup_bench.py's."""
+    assert cache.run(*mode, str(HELLO)).returncode == 0
+    res = cache.hit(*mode, str(HELLO), python=("-X", "importtime"))
+    assert res.returncode == 0 and cache.events() == ["hit"]
+    modules = {line.split("|")[-1].strip() for line in res.stderr.splitlines() if line.startswith("import time:")}
+    heavy = {m for m in modules if m.split(".")[0] in HEAVY_LIBRARIES}
+    heavy |= {m for m in modules if m.startswith(("daphnec.frontend", "daphnec.compiler.")) and m not in LIGHT_COMPILER}
+    heavy |= {
+        m for m in modules if m.startswith("daphnec.dialects.") and m.split(".")[2] not in ("errors", "value_types")
+    }
+    if not mode:
+        plain_only = ("llvmlite", "daphnec.runtime.vectorized.pipeline", "daphnec.runtime.scheduling.workers")
+        heavy |= {m for m in modules if m.startswith(plain_only)}
+    assert sorted(heavy) == []
+    assert "numpy" in modules and ("llvmlite.binding" in modules) == bool(mode)
+
+
 def test_a_hit_logs_every_kernel_as_loaded(cache: Cache) -> None:
     jit_log = cache.dir.parent / "jit.log"
     assert cache.run("--vec", str(FIVE), DAPHNEC_JIT_LOG=str(jit_log)).returncode == 0

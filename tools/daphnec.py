@@ -18,6 +18,7 @@ import time
 
 _T0 = time.perf_counter()  # as early as possible: `startup_seconds` of --timing starts here
 
+import gc  # noqa: E402
 import os  # noqa: E402
 import sys  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
@@ -469,6 +470,7 @@ def _run(p: ParsedArgs) -> int:
         return 0
     except Exception as e:
         return _report_exception(e, debug, PASS_ERROR)
+    _resume_gc()
     t_exec0 = time.perf_counter()
     try:
         program.run()
@@ -527,11 +529,38 @@ def main(argv: list[str] | None = None) -> int:
         )
         return PARSER_ERROR
     try:
-        code = _run_distributed(p) if p.values.get("distributed") else _run(p)
+        if p.values.get("distributed"):
+            code = _run_distributed(p)
+        else:
+            _pause_gc()
+            code = _run(p)
     except KeyboardInterrupt:
         code = 130
+    finally:
+        _resume_gc()
     _flush_stdout()
     return code
+
+
+_GC_PAUSED: list[bool] = []
+"""Set while `_pause_gc` holds the cyclic garbage collector off."""
+
+
+def _pause_gc() -> None:
+    """Turn the cyclic garbage collector off until the script starts (`_resume_gc`). Start-up (imports of numpy,
+    xDSL, the dialect and the compiler, then the compile) creates ~10^5 long-lived objects and almost no cyclic
+    garbage (~10^3 objects in a cold run): the ~20 generation-1 and 2 full collections it triggered only
+    traversed live objects, 30-100 ms of a cold run before its first statement. The script itself runs with the
+    collector as always. Not for `--distributed`, whose worker ranks never start a script."""
+    if gc.isenabled():
+        gc.disable()
+        _GC_PAUSED.append(True)
+
+
+def _resume_gc() -> None:
+    if _GC_PAUSED:
+        _GC_PAUSED.clear()
+        gc.enable()
 
 
 def _run_distributed(p: ParsedArgs) -> int:

@@ -62,8 +62,8 @@ def finish_background_kernels() -> None:
 
 def configure_runtime(config: DaphneConfig) -> None:
     """Hand the user config's engine knobs to the runtime (the vectorized executor and the task scheduler)."""
-    from daphnec.runtime.scheduling.workers import SchedulerConfig
-    from daphnec.runtime.vectorized.pipeline import SETTINGS
+    from daphnec.runtime.scheduling.config import SchedulerConfig  # the knobs only: not the scheduler or the engine
+    from daphnec.runtime.vectorized.settings import SETTINGS
 
     SETTINGS.phy_batch_size = max(1, config.phyBatchSize)
     SETTINGS.scheduler = SchedulerConfig(
@@ -77,14 +77,11 @@ def configure_runtime(config: DaphneConfig) -> None:
         pre_partition=config.prePartitionRows,
         debug_mt=config.debugMultiThreading,
     )
-    if config.statistics:
+    if config.statistics or config.timing:
         from daphnec.runtime import statistics
 
-        statistics.ENABLED = True
-    if config.statistics or config.timing:  # paramserv prints its per-epoch table of every call
-        from daphnec.runtime.paramserv import stats
-
-        stats.REPORT = True
+        statistics.ENABLED = statistics.ENABLED or config.statistics
+        statistics.PARAMSERV_TABLES = True  # paramserv prints its per-epoch table of every call
     if config.use_distributed:  # the workers' local schedulers get these very flags (runtime/distributed)
         from daphnec.runtime.distributed.launch import ship_config
 

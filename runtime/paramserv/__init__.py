@@ -29,6 +29,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from daphnec.runtime import statistics
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.kernels.lists import DaphneList, element_kind
 from daphnec.runtime.paramserv import mpi
@@ -96,7 +97,7 @@ def _scalar(v: object) -> float:
 
 def _finish(result: DaphneList, call: CallStats, model: DaphneList) -> DaphneList:
     STATS.add(call)
-    if _stats.REPORT:
+    if _stats.REPORT or statistics.PARAMSERV_TABLES:
         sys.stderr.write(_stats.format_call(len(STATS.calls), call) + "\n")
         sys.stderr.flush()
     return DaphneList(tuple(result), model.elem_kind)

@@ -16,8 +16,9 @@
 |          | computed after the run, so it costs no training time) |
 
 LOCAL mode counts the bytes a transport would move (array sizes); MPI mode counts real message sizes (control
-messages and raw buffers). `STATS` collects every call of the process; `REPORT = True` (set by the driver from
-`--statistics`/`--timing`) makes the engine print `report()` on stderr after each call.
+messages and raw buffers). `STATS` collects every call of the process; `REPORT = True` or
+`runtime.statistics.PARAMSERV_TABLES` (set by the driver from `--statistics`/`--timing`) makes the engine print
+`report()` on stderr after each call.
 """
 
 from __future__ import annotations

@@ -21,29 +21,13 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from daphnec.runtime.fperr import ignore_in_this_thread
+from daphnec.runtime.scheduling.config import SchedulerConfig  # noqa: F401 - re-exported
 from daphnec.runtime.scheduling.partitioning import task_runs
 from daphnec.runtime.scheduling.queues import TaskQueue, home_queue, num_queues
 from daphnec.runtime.scheduling.topology import Cpu, worker_cpus
 from daphnec.runtime.scheduling.victim_selection import victim_order
 
 R = TypeVar("R")
-
-
-@dataclass
-class SchedulerConfig:
-    """The scheduling knobs of the user config / command line (DAPHNE's names in comments)."""
-
-    num_threads: int = -1  # numberOfThreads / --num-threads (<= 0: one per physical core)
-    scheme: str = "STATIC"  # taskPartitioningScheme / --partitioning
-    queue_layout: str = "CENTRALIZED"  # queueSetupScheme / --queue_layout
-    victim_selection: str = "SEQ"  # victimSelection / --victim_selection
-    grain: int = 1  # minimumTaskSize / --grain-size
-    pin_workers: bool = False  # pinWorkers / --pin-workers
-    hyperthreading: bool = False  # hyperthreadingEnabled / --hyperthreading
-    pre_partition: bool = False  # prePartitionRows / --pre-partition
-    debug_mt: bool = False  # debugMultiThreading / --debug-mt
-    seed: int = 0  # for RANDOM/RANDOMPRI victim selection (reproducible runs)
-    coalesce_rows: int = 1  # consecutive tasks of a queue are run together up to this many rows (a physical batch)
 
 
 @dataclass

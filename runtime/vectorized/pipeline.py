@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TypeVar
 
 import numpy as np
@@ -29,31 +29,12 @@ from daphnec.dialects.value_types import Combine, Split
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.scheduling.adaptive import ADAPTIVE
 from daphnec.runtime.scheduling.topology import worker_cpus
-from daphnec.runtime.scheduling.workers import SchedulerConfig, schedule
+from daphnec.runtime.scheduling.workers import schedule
 from daphnec.runtime.values import INT_VTS, csr_rows, is_csr, to_f32, vt_of, wrap_int
 from daphnec.runtime.vectorized.kernel import Body, PipelineBody
+from daphnec.runtime.vectorized.settings import SETTINGS, Settings  # noqa: F401 - re-exported
 
 R = TypeVar("R")
-
-
-@dataclass
-class Settings:
-    """Knobs of the vectorized engine, set once from the user config by the driver."""
-
-    phy_batch_size: int = 98304
-    """Bytes of input rows per body call (DAPHNE's `--phy-batch-size`)."""
-    min_parallel_bytes: int = 4 << 20
-    """A pipeline whose ROWS inputs have fewer bytes runs as one call on the calling thread: waking workers and
-    combining their parts would cost more than the work (connected components' `t(c)`: 3.2 MB, ~0.3 ms)."""
-    native_batch_bytes: int = 16 << 20
-    """Bytes of input rows a single-stage native kernel may process per call (consecutive small tasks of a queue
-    run together), but at most a quarter of a worker's share, and the batches shrink as the queue drains
-    (`TaskQueue.pop_run`), so the workers still finish together. A call costs a few microseconds, and more in
-    caches refilled after the Python code between calls: fine-grained schemes (SS, AUTO) need few, large calls."""
-    scheduler: SchedulerConfig = field(default_factory=SchedulerConfig)
-
-
-SETTINGS = Settings()
 
 
 def _rows(x: object) -> int:
