@@ -438,6 +438,20 @@ class _Analysis:
         self.sink_kinds[op.res] = ("cols", "")
         return Kind("sink", k.cols, vt)
 
+    def cond(self, op: ops.CondOp, vt: str) -> Kind:
+        """`c ? a : b` element-wise (a fused filter's selection, `fuse-filter-agg`): a dense condition, values
+        dense of its width or scalars."""
+        if not is_matrix(op.cond.type):
+            raise Unsupported("'daphne.cond' with a scalar condition")
+        ck = self.kind(op.cond)
+        if ck.form != "dense":
+            raise Unsupported(f"'daphne.cond' with a {ck.form} condition")
+        for v in (op.then_val, op.else_val):
+            k = self.kind(v)
+            if k.form not in ("dense", "scalar") or (k.form == "dense" and k.cols != ck.cols):
+                raise Unsupported("'daphne.cond' with a broadcast or sparse value")
+        return Kind("dense", ck.cols, vt)
+
     def extract_col(self, op: ops.ExtractColOp, vt: str) -> Kind:
         k = self.kind(op.source)
         sel = ops.constant_value(op.selection)
@@ -498,6 +512,7 @@ _HANDLERS = {
     ops.CastOp: _Analysis.cast,
     ops.TransposeOp: _Analysis.transpose,
     ops.ExtractColOp: _Analysis.extract_col,
+    ops.CondOp: _Analysis.cond,
 }
 _BASE_HANDLERS = (
     (ops.EwBinaryOp, _Analysis.binary),

@@ -415,6 +415,8 @@ class _KernelGen(SparseAggregations):
             src = self.kinds[op.arg]
             x = self.elem(op.arg, self._operand_pos(src, k, pos))
             return ew.cast(self.b, x, src.vt, k.vt, scalar=src.form == "scalar")
+        if isinstance(op, ops.CondOp):
+            return self._cond(op, k, pos)
         if isinstance(op, ops.ExtractColOp):
             src = self.kinds[op.source]
             j = ops.constant_value(op.selection)
@@ -453,6 +455,15 @@ class _KernelGen(SparseAggregations):
         if k.form == "sparse":
             self._keeps_pattern(op.KIND, ovt, lk if lk.form != "sparse" else rk, x if lk.form != "sparse" else y)
         return ew.binary(b, op.KIND, ovt, k.vt, x, y)
+
+    def _cond(self, op: ops.CondOp, k: Kind, pos: Pos) -> SSAValue:
+        """`c ? a : b` as a select (both values computed, no branch: the loop stays vectorisable); the values are
+        cast to the result type first, as the runtime kernel does (`select_cond`)."""
+        ck = self.kinds[op.cond]
+        c = ew.nonzero(self.b, ck.vt, self.elem(op.cond, self._operand_pos(ck, k, pos)))
+        x = self._operand(op.then_val, self.kinds[op.then_val], k, pos, k.vt)
+        y = self._operand(op.else_val, self.kinds[op.else_val], k, pos, k.vt)
+        return ew.select(self.b, c, x, y)
 
     def _operand(self, v: SSAValue, src: Kind, res: Kind, pos: Pos, ovt: str) -> SSAValue:
         """An operand cast to the operand type (`CastArgsToResType`); scalar casts are hoisted to the entry."""

@@ -1,0 +1,250 @@
+"""`fuse-filter-agg`: a row filter of a frame followed by full aggregates of its columns becomes one pipeline.
+
+The SQL translation of `SELECT sum(t.a * t.b) FROM t WHERE p` (docs/sql.md; DAPHNE's SQLVisitor) filters the
+whole frame (`daphne.filterRow`: a copy or a gather of every column read later), extracts the columns the
+aggregates read from the filtered frame (`daphne.extractCol` + `daphne.cast` to a matrix), computes the aggregate
+arguments element-wise and aggregates them (`daphne.sumAll`, `minAll`, `maxAll`). This pass evaluates the
+selection as a predicate instead: each aggregate reads `daphne.cond(bits, arg, neutral)` over the *unfiltered*
+columns (`neutral` = 0 for sums, +inf/-inf for min/max, so a dropped row changes nothing), and the predicate, the
+element-wise ops, the selects and the aggregates become one `daphne.vectorizedPipeline`: its native kernel reads
+every column once and writes nothing (`lower-pipeline-to-loops`), and the executor runs it over row blocks on the
+task scheduler with per-task partial aggregates combined in task order (as any pipeline, `--distributed`
+included).
+
+Results: on the default path the pipeline is marked `daphne.ordered` (one call, DAPHNE's sequential fold), so
+sums are bit-identical to folding the filtered column (adding 0.0 never changes a fold that starts at a value;
+only a sum of nothing but negative zeros prints 0 instead of -0); with `--vec` the partial sums reassociate
+(within 1e-12 relative, the vectorized engine's promise). Min and max are exact either way.
+
+The rewrite applies only where it cannot change what runs: every use of the filtered frame is a column extraction
+whose matrix feeds, through element-wise ops that cannot fail (no integer division or modulo), only full sums,
+mins or maxes, and every matrix those ops read is such a column (nothing else has the filtered row count).
+Anything else (a projected column, `count` = `numRows`, `avg` = `meanAll`, GROUP BY) keeps the unfused ops.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, UnitAttr
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from daphnec.compiler.passes.vectorize import fuse_ops, is_legal_fusion
+from daphnec.compiler.vectorizable import is_vectorizable
+from daphnec.dialects import ops
+from daphnec.dialects.ops_pipeline import ORDERED_ATTR
+from daphnec.dialects.types import FrameType, MatrixType, is_matrix, vt_name
+
+_NUMERIC = frozenset(("f64", "f32", "si64", "si32", "si8", "ui64", "ui32", "ui8"))
+_FLOATS = frozenset(("f64", "f32"))
+_SAFE_BINARY = frozenset(("add", "sub", "mul", "min", "max", "and", "or", "eq", "neq", "lt", "le", "gt", "ge"))
+"""Binary kinds evaluated on every row without risk: none raises (integer `/` and `%` by zero would)."""
+_SAFE_UNARY = frozenset(("minus", "abs"))
+
+
+@dataclass
+class _Match:
+    """One filter and what reads its result: the column matrices, the element-wise ops, the aggregates."""
+
+    filt: ops.FilterRowOp
+    columns: list[ops.CastOp] = field(default_factory=list)
+    chain: list[Operation] = field(default_factory=list)
+    aggs: list[ops.AggOp] = field(default_factory=list)
+
+
+def _column_cast(use_op: Operation) -> ops.CastOp | None:
+    """`cast(extractCol(G, "label"))` to a numeric n x 1 matrix, the extraction used only by the cast."""
+    if not isinstance(use_op, ops.ExtractColOp) or not isinstance(ops.constant_value(use_op.selection), str):
+        return None
+    if not use_op.res.has_one_use():
+        return None
+    cast = next(iter(use_op.res.uses)).operation
+    t = cast.results[0].type if isinstance(cast, ops.CastOp) else None
+    if not isinstance(t, MatrixType) or t.is_sparse or t.cols.data != 1 or vt_name(t) not in _NUMERIC:
+        return None
+    return cast  # type: ignore[return-value]
+
+
+def _element_wise(op: Operation, inside: set[SSAValue]) -> bool:
+    """A safe element-wise op over values of the filtered rows (`inside`) and scalars only."""
+    if isinstance(op, ops.EwBinaryOp):
+        ok_kind = op.KIND in _SAFE_BINARY or (op.KIND == "div" and vt_name(op.res.type) in _FLOATS)
+    elif isinstance(op, ops.EwUnaryOp):
+        ok_kind = op.KIND in _SAFE_UNARY
+    else:
+        return False
+    t = op.results[0].type
+    if not ok_kind or not isinstance(t, MatrixType) or t.is_sparse or vt_name(t) not in _NUMERIC:
+        return False
+    return all(v in inside or not is_matrix(v.type) for v in op.operands)
+
+
+def _aggregate(op: Operation) -> bool:
+    if not isinstance(op, ops.AllAggOp) or op.KIND not in ("sum", "min", "max"):
+        return False
+    vt = vt_name(op.arg.type)
+    return op.KIND == "sum" or vt in _FLOATS
+
+
+def match(filt: ops.FilterRowOp) -> _Match | None:
+    """The filter's readers if all of them can be fused (see the module docstring), else None."""
+    block = filt.parent_block()
+    bits = filt.bits.type
+    if not isinstance(filt.source.type, FrameType) or block is None:
+        return None
+    if not isinstance(bits, MatrixType) or bits.is_sparse or bits.cols.data != 1 or vt_name(bits) not in _NUMERIC:
+        return None
+    m = _Match(filt)
+    for use in filt.res.uses:
+        cast = _column_cast(use.operation)
+        if cast is None or cast.parent_block() is not block:
+            return None
+        m.columns.append(cast)
+    inside: set[SSAValue] = {c.res for c in m.columns}
+    work = list(inside)
+    while work:
+        for use in work.pop().uses:
+            user = use.operation
+            if user in m.chain or user in m.aggs:
+                continue
+            if user.parent_block() is not block:
+                return None
+            if _aggregate(user):
+                m.aggs.append(user)  # type: ignore[arg-type]
+            elif _element_wise(user, inside):
+                m.chain.append(user)
+                inside.add(user.results[0])
+                work.append(user.results[0])
+            else:
+                return None
+    return m if m.aggs else None
+
+
+def _neutral(agg: ops.AggOp) -> ops.ConstantOp:
+    vt = vt_name(agg.arg.type)
+    if agg.KIND == "sum":
+        return ops.ConstantOp.of(0.0 if vt in _FLOATS else 0, vt)
+    return ops.ConstantOp.of(math.inf if agg.KIND == "min" else -math.inf, vt)
+
+
+def _typed(op: Operation) -> Operation:
+    """Fill the result types from the op's own inference (the operands are typed)."""
+    for r, t in zip(op.results, op.infer()):  # type: ignore[attr-defined]
+        r._type = t  # noqa: SLF001 - types are filled right after creation (as the IR builder does)
+    return op
+
+
+def _mask_producers(bits: SSAValue, block: Block, members: set[Operation]) -> None:
+    """Add the vectorizable ops computing the filter's bits that nothing but the pipeline reads (to a fixpoint: an
+    op read by two members, `x >= lo` and `x <= hi` of one column, joins once both readers have)."""
+    changed = True
+    while changed:
+        changed = False
+        stack, seen = [bits], set()
+        while stack:
+            v = stack.pop()
+            p = v.owner
+            if not isinstance(p, Operation) or p in seen or p.parent is not block or not is_vectorizable(p):
+                continue
+            seen.add(p)
+            if p not in members:
+                if not all(u.operation in members for r in p.results for u in r.uses):
+                    continue
+                members.add(p)
+                changed = True
+            stack.extend(x for x in p.operands if is_matrix(x.type))
+
+
+def _same_column(block: Block, source: SSAValue) -> None:
+    """Merge equal column matrices of `source` in `block` (`cast(extractCol(F, "x"))` twice, as the translation of
+    `x BETWEEN ...` and of `x` in an aggregate makes them: pure, so the first serves all), so that the pipeline
+    reads each column once."""
+    first: dict[tuple[object, ...], ops.CastOp] = {}
+    for op in list(block.ops):
+        if not isinstance(op, ops.CastOp) or not isinstance(op.arg.owner, ops.ExtractColOp):
+            continue
+        extract = op.arg.owner
+        label = ops.constant_value(extract.selection)
+        if extract.source is not source or not isinstance(label, str) or not extract.res.has_one_use():
+            continue
+        key = (label, op.res.type)
+        if key not in first:
+            first[key] = op
+            continue
+        op.res.replace_all_uses_with(first[key].res)
+        op.detach()
+        op.erase()
+        extract.detach()
+        extract.erase()
+
+
+def rewrite(m: _Match) -> set[Operation]:
+    """Read the columns from the unfiltered frame, select each aggregate's argument by the bits, drop the filter;
+    the ops that form the pipeline."""
+    filt, block = m.filt, m.filt.parent_block()
+    assert block is not None
+    members: set[Operation] = set(m.chain) | set(m.aggs)
+    for cast in m.columns:
+        extract = cast.arg.owner
+        assert isinstance(extract, ops.ExtractColOp)
+        label = ops.ConstantOp.of(ops.constant_value(extract.selection), "str")  # type: ignore[arg-type]
+        new_extract = ops.ExtractColOp.create(operands=[filt.source, label.res], result_types=[cast.res.type])
+        new_cast = ops.CastOp(_typed(new_extract).results[0], dt="matrix")
+        for op in (label, new_extract, _typed(new_cast)):
+            op.location = cast.location
+            block.insert_op_before(op, filt)
+        cast.res.replace_all_uses_with(new_cast.results[0])
+        cast.detach()
+        cast.erase()
+        extract.detach()
+        extract.erase()
+    for agg in m.aggs:
+        neutral = _neutral(agg)
+        select = _typed(ops.CondOp.create(operands=[filt.bits, agg.arg, neutral.res], result_types=[agg.arg.type]))
+        select.location = agg.location
+        block.insert_op_before(neutral, agg)
+        block.insert_op_before(select, agg)
+        agg.operands = [select.results[0]]
+        members.add(select)
+    order = {op: i for i, op in enumerate(block.ops)}
+    for op in sorted(m.chain, key=order.__getitem__):
+        _typed(op)  # the row count is the unfiltered frame's now
+    bits, source = filt.bits, filt.source
+    filt.detach()
+    filt.erase()
+    _same_column(block, source)
+    _mask_producers(bits, block, members)
+    return members
+
+
+def fuse_filters_in(block: Block, ordered: bool) -> None:
+    for op in list(block.ops):
+        for region in op.regions:
+            for b in region.blocks:
+                fuse_filters_in(b, ordered)
+    for filt in [o for o in block.ops if isinstance(o, ops.FilterRowOp)]:
+        m = match(filt)
+        if m is None:
+            continue
+        members = rewrite(m)
+        if is_legal_fusion(block, members):
+            pipe = fuse_ops(block, members)
+            if ordered:
+                pipe.attributes[ORDERED_ATTR] = UnitAttr()
+
+
+@dataclass(frozen=True)
+class FuseFilterAggPass(ModulePass):
+    """`ordered`: the default path's bit-identical sums (one call, sequential fold); `--vec` leaves it off."""
+
+    name = "fuse-filter-agg"
+    ordered: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for f in op.ops:
+            for region in f.regions:
+                for block in region.blocks:
+                    fuse_filters_in(block, self.ordered)
