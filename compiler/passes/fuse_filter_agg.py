@@ -5,21 +5,22 @@ whole frame (`daphne.filterRow`: a copy or a gather of every column read later),
 aggregates read from the filtered frame (`daphne.extractCol` + `daphne.cast` to a matrix), computes the aggregate
 arguments element-wise and aggregates them (`daphne.sumAll`, `minAll`, `maxAll`). This pass evaluates the
 selection as a predicate instead: each aggregate reads `daphne.cond(bits, arg, neutral)` over the *unfiltered*
-columns (`neutral` = 0 for sums, +inf/-inf for min/max, so a dropped row changes nothing), and the predicate, the
-element-wise ops, the selects and the aggregates become one `daphne.vectorizedPipeline`: its native kernel reads
-every column once and writes nothing (`lower-pipeline-to-loops`), and the executor runs it over row blocks on the
-task scheduler with per-task partial aggregates combined in task order (as any pipeline, `--distributed`
-included).
+columns (`neutral`: 0 for sums, the type's largest or smallest value for min or max, so a dropped row changes
+nothing), and the predicate, the element-wise ops, the selects and the aggregates become one
+`daphne.vectorizedPipeline`. Its native kernel reads every column once and writes nothing
+(`lower-pipeline-to-loops`); the executor runs it over row blocks on the task scheduler, with per-task partial
+aggregates combined in task order, and `distribute` ships it like any pipeline. `count` (`numRows` of a
+filtered column) becomes the sum of `bits ? 1 : 0`.
 
 Results: on the default path the pipeline is marked `daphne.ordered` (one call, DAPHNE's sequential fold), so
-sums are bit-identical to folding the filtered column (adding 0.0 never changes a fold that starts at a value;
+sums are bit-identical to folding the filtered column (adding 0 never changes a fold that starts at a value;
 only a sum of nothing but negative zeros prints 0 instead of -0); with `--vec` the partial sums reassociate
-(within 1e-12 relative, the vectorized engine's promise). Min and max are exact either way.
+(within 1e-12 relative, the vectorized engine's promise). Min, max and count are exact either way.
 
 The rewrite applies only where it cannot change what runs: every use of the filtered frame is a column extraction
 whose matrix feeds, through element-wise ops that cannot fail (no integer division or modulo), only full sums,
-mins or maxes, and every matrix those ops read is such a column (nothing else has the filtered row count).
-Anything else (a projected column, `count` = `numRows`, `avg` = `meanAll`, GROUP BY) keeps the unfused ops.
+mins, maxes and row counts, and every matrix those ops read is such a column (nothing else has the filtered row
+count). Anything else (a projected column, `avg` = `meanAll`, GROUP BY) keeps the unfused ops.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, UnitAttr
 from xdsl.ir import Block, Operation, SSAValue
@@ -53,6 +55,8 @@ class _Match:
     columns: list[ops.CastOp] = field(default_factory=list)
     chain: list[Operation] = field(default_factory=list)
     aggs: list[ops.AggOp] = field(default_factory=list)
+    counts: list[ops.NumRowsOp] = field(default_factory=list)
+    """`numRows` of a column (SQL's `count`): the number of rows kept."""
 
 
 def _column_cast(use_op: Operation) -> ops.CastOp | None:
@@ -83,10 +87,7 @@ def _element_wise(op: Operation, inside: set[SSAValue]) -> bool:
 
 
 def _aggregate(op: Operation) -> bool:
-    if not isinstance(op, ops.AllAggOp) or op.KIND not in ("sum", "min", "max"):
-        return False
-    vt = vt_name(op.arg.type)
-    return op.KIND == "sum" or vt in _FLOATS
+    return isinstance(op, ops.AllAggOp) and op.KIND in ("sum", "min", "max")
 
 
 def match(filt: ops.FilterRowOp) -> _Match | None:
@@ -114,20 +115,27 @@ def match(filt: ops.FilterRowOp) -> _Match | None:
                 return None
             if _aggregate(user):
                 m.aggs.append(user)  # type: ignore[arg-type]
-            elif _element_wise(user, inside):
+            elif isinstance(user, ops.NumRowsOp):
+                m.counts.append(user)
+            elif isinstance(user, (ops.EwBinaryOp, ops.EwUnaryOp)):
                 m.chain.append(user)
                 inside.add(user.results[0])
                 work.append(user.results[0])
             else:
                 return None
-    return m if m.aggs else None
+    if not all(_element_wise(op, inside) for op in m.chain):  # checked once every operand is known
+        return None
+    return m if m.aggs or m.counts else None
 
 
 def _neutral(agg: ops.AggOp) -> ops.ConstantOp:
     vt = vt_name(agg.arg.type)
     if agg.KIND == "sum":
         return ops.ConstantOp.of(0.0 if vt in _FLOATS else 0, vt)
-    return ops.ConstantOp.of(math.inf if agg.KIND == "min" else -math.inf, vt)
+    if vt in _FLOATS:
+        return ops.ConstantOp.of(math.inf if agg.KIND == "min" else -math.inf, vt)
+    info = np.iinfo(vt.replace("si", "int").replace("ui", "uint"))  # the type's range: min/max over no rows
+    return ops.ConstantOp.of(int(info.max if agg.KIND == "min" else info.min), vt)
 
 
 def _typed(op: Operation) -> Operation:
@@ -181,18 +189,42 @@ def _same_column(block: Block, source: SSAValue) -> None:
         extract.erase()
 
 
+def _erase_if_dead(op: object) -> None:
+    if isinstance(op, ops.ConstantOp) and not op.res.uses:
+        op.detach()
+        op.erase()
+
+
+def _count(bits: SSAValue, count: ops.NumRowsOp, block: Block) -> tuple[Operation, Operation]:
+    """`numRows` of a filtered column as `sum(bits ? 1 : 0)` (si64, cast to the index `numRows` gives); the sum
+    joins the pipeline."""
+    one, zero = ops.ConstantOp.of(1, "si64"), ops.ConstantOp.of(0, "si64")
+    select = _typed(ops.CondOp.create(operands=[bits, one.res, zero.res], result_types=[bits.type]))
+    total = _typed(ops.SumAllOp.create(operands=[select.results[0]], result_types=[bits.type]))
+    rows = ops.CastOp(total.results[0], vt="index", dt="scalar")
+    for op in (one, zero, select, total, rows):
+        op.location = count.location
+        block.insert_op_before(op, count)
+    count.results[0].replace_all_uses_with(rows.res)
+    count.detach()
+    count.erase()
+    return select, total
+
+
 def rewrite(m: _Match) -> set[Operation]:
     """Read the columns from the unfiltered frame, select each aggregate's argument by the bits, drop the filter;
     the ops that form the pipeline."""
     filt, block = m.filt, m.filt.parent_block()
     assert block is not None
     members: set[Operation] = set(m.chain) | set(m.aggs)
+    created: list[Operation] = []
     for cast in m.columns:
         extract = cast.arg.owner
         assert isinstance(extract, ops.ExtractColOp)
         label = ops.ConstantOp.of(ops.constant_value(extract.selection), "str")  # type: ignore[arg-type]
         new_extract = ops.ExtractColOp.create(operands=[filt.source, label.res], result_types=[cast.res.type])
         new_cast = ops.CastOp(_typed(new_extract).results[0], dt="matrix")
+        created += [label, new_extract, new_cast]
         for op in (label, new_extract, _typed(new_cast)):
             op.location = cast.location
             block.insert_op_before(op, filt)
@@ -201,6 +233,9 @@ def rewrite(m: _Match) -> set[Operation]:
         cast.erase()
         extract.detach()
         extract.erase()
+        _erase_if_dead(extract.selection.owner)
+    for count in m.counts:
+        members.update(_count(filt.bits, count, block))
     for agg in m.aggs:
         neutral = _neutral(agg)
         select = _typed(ops.CondOp.create(operands=[filt.bits, agg.arg, neutral.res], result_types=[agg.arg.type]))
@@ -212,6 +247,10 @@ def rewrite(m: _Match) -> set[Operation]:
     order = {op: i for i, op in enumerate(block.ops)}
     for op in sorted(m.chain, key=order.__getitem__):
         _typed(op)  # the row count is the unfiltered frame's now
+    for op in reversed(created):  # a column only counted is not read at all
+        if not any(r.uses for r in op.results):
+            op.detach()
+            op.erase()
     bits, source = filt.bits, filt.source
     filt.detach()
     filt.erase()
@@ -230,10 +269,14 @@ def fuse_filters_in(block: Block, ordered: bool) -> None:
         if m is None:
             continue
         members = rewrite(m)
-        if is_legal_fusion(block, members):
-            pipe = fuse_ops(block, members)
-            if ordered:
-                pipe.attributes[ORDERED_ATTR] = UnitAttr()
+        if not is_legal_fusion(block, members):
+            continue  # the selects compute the same as the filter did, unfused
+        outer_constants = {v.owner for op in members for v in op.operands if isinstance(v.owner, ops.ConstantOp)}
+        pipe = fuse_ops(block, members)  # clones the constants into the body
+        if ordered:
+            pipe.attributes[ORDERED_ATTR] = UnitAttr()
+        for c in outer_constants:
+            _erase_if_dead(c)
 
 
 @dataclass(frozen=True)
