@@ -36,9 +36,11 @@ from xdsl.passes import ModulePass
 
 from daphnec.compiler.passes.vectorize import fuse_ops, is_legal_fusion
 from daphnec.compiler.vectorizable import is_vectorizable
-from daphnec.dialects import ops
+from daphnec.dialects import ops, ops_frame
+from daphnec.dialects.ops_matrix import ColBindOp
 from daphnec.dialects.ops_pipeline import ORDERED_ATTR
-from daphnec.dialects.types import FrameType, MatrixType, is_matrix, vt_name
+from daphnec.dialects.ops_relational import GroupedSumOp, GroupIdsOp, GroupResultOp
+from daphnec.dialects.types import UNKNOWN, FrameType, MatrixType, is_matrix, vt_name
 
 _NUMERIC = frozenset(("f64", "f32", "si64", "si32", "si8", "ui64", "ui32", "ui8"))
 _FLOATS = frozenset(("f64", "f32"))
@@ -211,16 +213,16 @@ def _count(bits: SSAValue, count: ops.NumRowsOp, block: Block) -> tuple[Operatio
     return select, total
 
 
-def rewrite(m: _Match) -> set[Operation]:
-    """Read the columns from the unfiltered frame, select each aggregate's argument by the bits, drop the filter;
-    the ops that form the pipeline."""
-    filt, block = m.filt, m.filt.parent_block()
-    assert block is not None
-    members: set[Operation] = set(m.chain) | set(m.aggs)
+def _reroot(
+    columns: list[ops.CastOp], filt: ops.FilterRowOp, block: Block, moved: dict[SSAValue, SSAValue] | None = None
+) -> list[Operation]:
+    """Each `cast(extractCol(G, label))` of the filtered frame G becomes the same column of the unfiltered frame,
+    placed before the filter; the new ops (`moved`: old column -> new column)."""
     created: list[Operation] = []
-    for cast in m.columns:
+    for cast in columns:
         extract = cast.arg.owner
         assert isinstance(extract, ops.ExtractColOp)
+        old_label = extract.selection.owner
         label = ops.ConstantOp.of(ops.constant_value(extract.selection), "str")  # type: ignore[arg-type]
         new_extract = ops.ExtractColOp.create(operands=[filt.source, label.res], result_types=[cast.res.type])
         new_cast = ops.CastOp(_typed(new_extract).results[0], dt="matrix")
@@ -229,25 +231,34 @@ def rewrite(m: _Match) -> set[Operation]:
             op.location = cast.location
             block.insert_op_before(op, filt)
         cast.res.replace_all_uses_with(new_cast.results[0])
-        cast.detach()
-        cast.erase()
-        extract.detach()
-        extract.erase()
-        _erase_if_dead(extract.selection.owner)
-    for count in m.counts:
-        members.update(_count(filt.bits, count, block))
-    for agg in m.aggs:
-        neutral = _neutral(agg)
-        select = _typed(ops.CondOp.create(operands=[filt.bits, agg.arg, neutral.res], result_types=[agg.arg.type]))
-        select.location = agg.location
-        block.insert_op_before(neutral, agg)
-        block.insert_op_before(select, agg)
-        agg.operands = [select.results[0]]
-        members.add(select)
+        if moved is not None:
+            moved[cast.res] = new_cast.results[0]
+        for op in (cast, extract):
+            op.detach()
+            op.erase()
+        _erase_if_dead(old_label)
+    return created
+
+
+def _select(bits: SSAValue, value: SSAValue, neutral: ops.ConstantOp, before: Operation) -> Operation:
+    """`bits ? value : neutral`, inserted before `before`."""
+    select = _typed(ops.CondOp.create(operands=[bits, value, neutral.res], result_types=[value.type]))
+    for op in (neutral, select):
+        op.location = before.location
+        before.parent_block().insert_op_before(op, before)  # type: ignore[union-attr]
+    return select
+
+
+def _retype(chain: list[Operation], block: Block) -> None:
     order = {op: i for i, op in enumerate(block.ops)}
-    for op in sorted(m.chain, key=order.__getitem__):
+    for op in sorted(chain, key=order.__getitem__):
         _typed(op)  # the row count is the unfiltered frame's now
-    for op in reversed(created):  # a column only counted is not read at all
+
+
+def _drop_filter(filt: ops.FilterRowOp, created: list[Operation], block: Block, members: set[Operation]) -> None:
+    """Erase the filter and the new columns nothing reads (a column only counted), read each column once, and let
+    the ops computing the bits join the pipeline."""
+    for op in reversed(created):
         if not any(r.uses for r in op.results):
             op.detach()
             op.erase()
@@ -256,6 +267,187 @@ def rewrite(m: _Match) -> set[Operation]:
     filt.erase()
     _same_column(block, source)
     _mask_producers(bits, block, members)
+
+
+def rewrite(m: _Match) -> set[Operation]:
+    """Read the columns from the unfiltered frame, select each aggregate's argument by the bits, drop the filter;
+    the ops that form the pipeline."""
+    filt, block = m.filt, m.filt.parent_block()
+    assert block is not None
+    members: set[Operation] = set(m.chain) | set(m.aggs)
+    created = _reroot(m.columns, filt, block)
+    for count in m.counts:
+        members.update(_count(filt.bits, count, block))
+    for agg in m.aggs:
+        select = _select(filt.bits, agg.arg, _neutral(agg), agg)
+        agg.operands = [select.results[0]]
+        members.add(select)
+    _retype(m.chain, block)
+    _drop_filter(filt, created, block, members)
+    return members
+
+
+# --- GROUP BY: grouped sums per task (`daphne.groupIds`, `daphne.groupedSum`, `daphne.groupResult`) ---------------
+
+
+@dataclass
+class _GroupMatch:
+    """A `daphne.group` over a filtered frame with appended aggregate columns (the SQL translation's pass 1)."""
+
+    group: ops_frame.GroupOp
+    filt: ops.FilterRowOp
+    binds: list[Operation] = field(default_factory=list)
+    appended: dict[str, SSAValue] = field(default_factory=dict)
+    columns: list[ops.CastOp] = field(default_factory=list)
+    chain: list[Operation] = field(default_factory=list)
+
+
+def _appended(m: _GroupMatch, frame: SSAValue) -> SSAValue | None:
+    """Walk the `colBind(frame, createFrame(matrix, "label"))` chain back to its start; record each appended matrix."""
+    while isinstance(frame.owner, ColBindOp):
+        bind = frame.owner
+        made = bind.rhs.owner
+        if not isinstance(made, ops.CreateFrameOp) or len(made.cols) != 1 or not made.res.has_one_use():
+            return None
+        label = ops.constant_value(made.labels[0])
+        if not isinstance(label, str) or label in m.appended:
+            return None
+        m.appended[label] = made.cols[0]
+        m.binds += [bind, made]
+        frame = bind.lhs
+    return frame
+
+
+def match_group(group: ops_frame.GroupOp) -> _GroupMatch | None:
+    """SUM, AVG and COUNT by key columns of a filtered frame, each aggregate an appended column computed by safe
+    element-wise ops from columns of the filtered frame (`SELECT k, sum(a * b), count(a) ... WHERE p GROUP BY k`)."""
+    block, t = group.parent_block(), group.res.type
+    keys = [ops.constant_value(k) for k in group.key_cols]
+    aggs = [ops.constant_value(a) for a in group.agg_cols]
+    if block is None or not isinstance(t, FrameType) or t.label_names is None or not keys:
+        return None
+    if any(f not in ("SUM", "AVG", "COUNT") for f in group.funcs) or not all(isinstance(x, str) for x in keys + aggs):
+        return None
+    m = _GroupMatch(group, None)  # type: ignore[arg-type]
+    base = _appended(m, group.frame)
+    filt = base.owner if base is not None else None
+    if not isinstance(filt, ops.FilterRowOp) or filt.parent_block() is not block or match_bits(filt) is None:
+        return None
+    m.filt = filt
+    if any(k in m.appended or k is None for k in keys) or any(a not in m.appended for a in aggs):
+        return None
+    frames = [filt.res] + [b.res for b in m.binds if isinstance(b, ColBindOp)]
+    for fr in frames:
+        for use in fr.uses:
+            user = use.operation
+            if user in m.binds or user is group:
+                continue
+            cast = _column_cast(user)
+            if cast is None or cast.parent_block() is not block or ops.constant_value(user.selection) in m.appended:
+                return None
+            m.columns.append(cast)
+    return m if _group_chain(m) else None
+
+
+def _group_chain(m: _GroupMatch) -> bool:
+    """The element-wise ops from the columns to the appended matrices; nothing else may read them."""
+    inside: set[SSAValue] = {c.res for c in m.columns}
+    makers = {b for b in m.binds if isinstance(b, ops.CreateFrameOp)}
+    work = list(inside)
+    while work:
+        for use in work.pop().uses:
+            user = use.operation
+            if user in m.chain or user in makers:
+                continue
+            if (
+                not isinstance(user, (ops.EwBinaryOp, ops.EwUnaryOp))
+                or user.parent_block() is not m.filt.parent_block()
+            ):
+                return False
+            m.chain.append(user)
+            inside.add(user.results[0])
+            work.append(user.results[0])
+    numeric = all(isinstance(v.type, MatrixType) and vt_name(v.type) in _NUMERIC for v in m.appended.values())
+    return (
+        numeric and all(v in inside for v in m.appended.values()) and all(_element_wise(op, inside) for op in m.chain)
+    )
+
+
+def match_bits(filt: ops.FilterRowOp) -> SSAValue | None:
+    bits = filt.bits.type
+    if not isinstance(filt.source.type, FrameType):
+        return None
+    if not isinstance(bits, MatrixType) or bits.is_sparse or bits.cols.data != 1 or vt_name(bits) not in _NUMERIC:
+        return None
+    return filt.bits
+
+
+def _group_ids(m: _GroupMatch, block: Block) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """`daphne.groupIds` of the unfiltered frame and the number of ids (si64), before the filter."""
+    labels = [ops.ConstantOp.of(ops.constant_value(k), "str") for k in m.group.key_cols]  # type: ignore[arg-type]
+    gids = _typed(GroupIdsOp.create(operands=[m.filt.source, *(c.res for c in labels)], result_types=[UNKNOWN] * 2))
+    count = _typed(ops.NumRowsOp.create(operands=[gids.results[1]], result_types=[UNKNOWN]))
+    ngroups = ops.CastOp(count.results[0], vt="si64", dt="scalar")
+    for op in (*labels, gids, count, ngroups):
+        op.location = m.group.location
+        block.insert_op_before(op, m.filt)
+    return gids.results[0], gids.results[1], ngroups.res
+
+
+def _grouped(ids: SSAValue, values: SSAValue, ngroups: SSAValue, before: Operation) -> Operation:
+    op = _typed(GroupedSumOp.create(operands=[ids, values, ngroups], result_types=[UNKNOWN]))
+    op.location = before.location
+    before.parent_block().insert_op_before(op, before)  # type: ignore[union-attr]
+    return op
+
+
+def rewrite_group(m: _GroupMatch) -> set[Operation]:
+    """Group ids before the filter; per aggregate a grouped sum of `bits ? value : 0` (AVG in f64), one grouped
+    count; `daphne.groupResult` in place of the group; the filter and the appended frames dropped."""
+    group, filt = m.group, m.filt
+    block = filt.parent_block()
+    assert block is not None
+    ids, keys, ngroups = _group_ids(m, block)
+    moved: dict[SSAValue, SSAValue] = {}
+    created = _reroot(m.columns, filt, block, moved)
+    _retype(m.chain, block)
+    members: set[Operation] = set(m.chain)
+    one = ops.ConstantOp.of(1, "si64")
+    block.insert_op_before(one, group)
+    ones = _select(filt.bits, one.res, ops.ConstantOp.of(0, "si64"), group)
+    count = _grouped(ids, ones.results[0], ngroups, group)
+    members |= {ones, count}
+    sums: dict[tuple[str, str], SSAValue] = {}
+    for f, a in zip(group.funcs, group.agg_cols):
+        key = ("SUM" if f == "SUM" else "f64", ops.constant_value(a))  # type: ignore[assignment]
+        if f == "COUNT" or key in sums:
+            continue
+        value = moved.get(m.appended[key[1]], m.appended[key[1]])
+        if f == "AVG" and vt_name(value.type) != "f64":
+            conv = ops.CastOp(value, vt="f64")
+            block.insert_op_before(conv, group)
+            members.add(conv)
+            value = conv.res
+        select = _select(
+            filt.bits,
+            value,
+            ops.ConstantOp.of(0.0 if vt_name(value.type) in _FLOATS else 0, vt_name(value.type)),
+            group,
+        )  # type: ignore[arg-type]
+        total = _grouped(ids, select.results[0], ngroups, group)
+        members |= {select, total}
+        sums[key] = total.results[0]
+    aggs = [count.results[0] if f == "COUNT" else sums[("SUM" if f == "SUM" else "f64", ops.constant_value(a))]  # type: ignore[index]
+            for f, a in zip(group.funcs, group.agg_cols)]  # fmt: skip
+    result = GroupResultOp(keys, count.results[0], aggs, group.funcs, group.res.type.label_names)  # type: ignore[union-attr]
+    result.res._type = group.res.type  # noqa: SLF001 - the group's own result type (labels and value types)
+    result.location = group.location
+    block.insert_op_before(result, group)
+    group.res.replace_all_uses_with(result.res)
+    for op in [group, *m.binds]:  # users before what they use
+        op.detach()
+        op.erase()
+    _drop_filter(filt, created, block, members)
     return members
 
 
@@ -264,11 +456,19 @@ def fuse_filters_in(block: Block, ordered: bool) -> None:
         for region in op.regions:
             for b in region.blocks:
                 fuse_filters_in(b, ordered)
-    for filt in [o for o in block.ops if isinstance(o, ops.FilterRowOp)]:
-        m = match(filt)
-        if m is None:
-            continue
-        members = rewrite(m)
+    for op in [o for o in block.ops if isinstance(o, (ops.FilterRowOp, ops_frame.GroupOp))]:
+        if op.parent is not block:
+            continue  # erased by an earlier rewrite
+        if isinstance(op, ops_frame.GroupOp):
+            g = match_group(op)
+            if g is None:
+                continue
+            members = rewrite_group(g)
+        else:
+            m = match(op)
+            if m is None:
+                continue
+            members = rewrite(m)
         if not is_legal_fusion(block, members):
             continue  # the selects compute the same as the filter did, unfused
         outer_constants = {v.owner for op in members for v in op.operands if isinstance(v.owner, ops.ConstantOp)}

@@ -380,3 +380,41 @@ def joined(lhs: Frame, li: np.ndarray, rhs: Frame, ri: np.ndarray, who: str) -> 
     that reads few of the joined columns gathers only those."""
     cols = lhs.take_rows(li).raw_columns + rhs.take_rows(ri).raw_columns
     return Frame(cols, lhs.labels + rhs.labels, who=who)
+
+
+# --- grouped aggregation in a pipeline (`fuse-filter-agg`: daphne.groupIds, groupedSum, groupResult) ----------------
+
+
+def fused_group_ids(F: Frame, *labels: str) -> tuple[np.ndarray, Frame]:
+    """Every row's group id (n x 1 si64, ids in ascending key order, as `group_frame` numbers them) and the keys of
+    each id (a frame with the key columns' labels)."""
+    key_cols = [_key_column(F, _col_idx(F, k, "group")) for k in labels]
+    gid, _, key_values = group_codes(key_cols, F.nrow)
+    keys = Frame([v.astype(c.dtype, copy=False) for v, c in zip(key_values, key_cols)], list(labels), who="group")
+    return np.ascontiguousarray(gid.astype(np.int64, copy=False).reshape(-1, 1)), keys
+
+
+def grouped_sum_block(ids: np.ndarray, values: np.ndarray, ngroups: int) -> np.ndarray:
+    """Per group id the sum of `values` over these rows (one task's partial sums, in row order), ngroups x 1."""
+    g = int(ngroups)
+    out = grouped_sum(np.ascontiguousarray(values[:, 0]), ids[:, 0], g) if len(ids) else np.zeros(g, values.dtype)
+    return out.astype(values.dtype, copy=False).reshape(g, 1)
+
+
+def group_result(
+    keys: Frame, count: np.ndarray, *aggs: np.ndarray, funcs: Sequence[str], labels: Sequence[str]
+) -> Frame:
+    """`group_frame`'s result from grouped sums: the groups that have rows, SUM as summed, AVG as the f64 sum over
+    the count (as `aggregate` divides), COUNT as si64."""
+    counts = count[:, 0]
+    present = np.flatnonzero(counts > 0)
+    cols = [c[present] for c in keys.columns]
+    for f, a in zip(funcs, aggs, strict=True):
+        col = a[present, 0]
+        if f == "AVG":
+            with np.errstate(invalid="ignore", divide="ignore"):
+                col = col / counts[present]
+        elif f == "COUNT":
+            col = col.astype(np.int64, copy=False)
+        cols.append(col)
+    return Frame(cols, list(labels), who="group")
