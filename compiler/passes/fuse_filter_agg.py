@@ -147,6 +147,13 @@ def _typed(op: Operation) -> Operation:
     return op
 
 
+def _numeric_vectorizable(op: Operation) -> bool:
+    """A vectorizable op over numbers only: a string comparison (`t.g <> 'c'`) stays outside, so that the pipeline
+    keeps its native kernel (it reads the comparison's 0/1 result instead)."""
+    values = [*op.operands, *op.results]
+    return is_vectorizable(op) and all(vt_name(v.type) in _NUMERIC for v in values if is_matrix(v.type))
+
+
 def _mask_producers(bits: SSAValue, block: Block, members: set[Operation]) -> None:
     """Add the vectorizable ops computing the filter's bits that nothing but the pipeline reads (to a fixpoint: an
     op read by two members, `x >= lo` and `x <= hi` of one column, joins once both readers have)."""
@@ -157,7 +164,7 @@ def _mask_producers(bits: SSAValue, block: Block, members: set[Operation]) -> No
         while stack:
             v = stack.pop()
             p = v.owner
-            if not isinstance(p, Operation) or p in seen or p.parent is not block or not is_vectorizable(p):
+            if not isinstance(p, Operation) or p in seen or p.parent is not block or not _numeric_vectorizable(p):
                 continue
             seen.add(p)
             if p not in members:
