@@ -451,9 +451,12 @@ def rewrite_group(m: _GroupMatch) -> set[Operation]:
     result.location = group.location
     block.insert_op_before(result, group)
     group.res.replace_all_uses_with(result.res)
+    labels = [v.owner for op in [group, *m.binds] for v in op.operands if isinstance(v.owner, ops.ConstantOp)]
     for op in [group, *m.binds]:  # users before what they use
         op.detach()
         op.erase()
+    for c in set(labels):
+        _erase_if_dead(c)
     _drop_filter(filt, created, block, members)
     return members
 
