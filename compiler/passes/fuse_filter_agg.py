@@ -89,16 +89,14 @@ def _element_wise(op: Operation, inside: set[SSAValue]) -> bool:
 
 
 def _aggregate(op: Operation) -> bool:
+    """A full aggregate the pipeline computes natively and combines per task (sum, min, max)."""
     return isinstance(op, ops.AllAggOp) and op.KIND in ("sum", "min", "max")
 
 
 def match(filt: ops.FilterRowOp) -> _Match | None:
     """The filter's readers if all of them can be fused (see the module docstring), else None."""
     block = filt.parent_block()
-    bits = filt.bits.type
-    if not isinstance(filt.source.type, FrameType) or block is None:
-        return None
-    if not isinstance(bits, MatrixType) or bits.is_sparse or bits.cols.data != 1 or vt_name(bits) not in _NUMERIC:
+    if block is None or match_bits(filt) is None:
         return None
     m = _Match(filt)
     for use in filt.res.uses:
@@ -131,6 +129,7 @@ def match(filt: ops.FilterRowOp) -> _Match | None:
 
 
 def _neutral(agg: ops.AggOp) -> ops.ConstantOp:
+    """The value a dropped row contributes: nothing changes a sum, a min or a max by it."""
     vt = vt_name(agg.arg.type)
     if agg.KIND == "sum":
         return ops.ConstantOp.of(0.0 if vt in _FLOATS else 0, vt)
@@ -199,6 +198,7 @@ def _same_column(block: Block, source: SSAValue) -> None:
 
 
 def _erase_if_dead(op: object) -> None:
+    """Drop a constant the rewrite left without uses (a label the old ops read)."""
     if isinstance(op, ops.ConstantOp) and not op.res.uses:
         op.detach()
         op.erase()
@@ -257,6 +257,7 @@ def _select(bits: SSAValue, value: SSAValue, neutral: ops.ConstantOp, before: Op
 
 
 def _retype(chain: list[Operation], block: Block) -> None:
+    """Re-infer the element-wise ops in program order: they run over the unfiltered rows now."""
     order = {op: i for i, op in enumerate(block.ops)}
     for op in sorted(chain, key=order.__getitem__):
         _typed(op)  # the row count is the unfiltered frame's now
@@ -381,6 +382,7 @@ def _group_chain(m: _GroupMatch) -> bool:
 
 
 def match_bits(filt: ops.FilterRowOp) -> SSAValue | None:
+    """The filter's bits if they select rows of a frame as a numeric n x 1 matrix (the translation's WHERE)."""
     bits = filt.bits.type
     if not isinstance(filt.source.type, FrameType):
         return None
@@ -402,15 +404,47 @@ def _group_ids(m: _GroupMatch, block: Block) -> tuple[SSAValue, SSAValue, SSAVal
 
 
 def _grouped(ids: SSAValue, values: SSAValue, ngroups: SSAValue, before: Operation) -> Operation:
+    """`daphne.groupedSum(ids, values, ngroups)` before `before`."""
     op = _typed(GroupedSumOp.create(operands=[ids, values, ngroups], result_types=[UNKNOWN]))
     op.location = before.location
     before.parent_block().insert_op_before(op, before)  # type: ignore[union-attr]
     return op
 
 
+def _group_sums(m: _GroupMatch, ids: SSAValue, ngroups: SSAValue, moved: dict, members: set[Operation]) -> list:
+    """One grouped count (`bits ? 1 : 0`) and per aggregated column one grouped sum of `bits ? value : 0` (AVG's
+    in f64, as `relational.aggregate` sums it), before the group; the values `daphne.groupResult` takes."""
+    group, bits = m.group, m.filt.bits
+    block = group.parent_block()
+    assert block is not None
+    one = ops.ConstantOp.of(1, "si64")
+    block.insert_op_before(one, group)
+    ones = _select(bits, one.res, ops.ConstantOp.of(0, "si64"), group)
+    count = _grouped(ids, ones.results[0], ngroups, group)
+    members |= {ones, count}
+    sums: dict[tuple[bool, object], SSAValue] = {}
+    out = []
+    for f, a in zip(group.funcs, group.agg_cols):
+        key = (f == "AVG", ops.constant_value(a))
+        if f != "COUNT" and key not in sums:
+            value = moved.get(m.appended[key[1]], m.appended[key[1]])  # type: ignore[index]
+            if f == "AVG" and vt_name(value.type) != "f64":
+                conv = ops.CastOp(value, vt="f64")
+                block.insert_op_before(conv, group)
+                members.add(conv)
+                value = conv.res
+            vt = vt_name(value.type)
+            select = _select(bits, value, ops.ConstantOp.of(0.0 if vt in _FLOATS else 0, vt), group)  # type: ignore[arg-type]
+            total = _grouped(ids, select.results[0], ngroups, group)
+            members |= {select, total}
+            sums[key] = total.results[0]
+        out.append(count.results[0] if f == "COUNT" else sums[key])
+    return [count.results[0], *out]
+
+
 def rewrite_group(m: _GroupMatch) -> set[Operation]:
-    """Group ids before the filter; per aggregate a grouped sum of `bits ? value : 0` (AVG in f64), one grouped
-    count; `daphne.groupResult` in place of the group; the filter and the appended frames dropped."""
+    """Group ids before the filter, the grouped sums (`_group_sums`) in one pipeline, `daphne.groupResult` in
+    place of the group (with the group's result type); the filter and the appended frames dropped."""
     group, filt = m.group, m.filt
     block = filt.parent_block()
     assert block is not None
@@ -419,34 +453,8 @@ def rewrite_group(m: _GroupMatch) -> set[Operation]:
     created = _reroot(m.columns, filt, block, moved)
     _retype(m.chain, block)
     members: set[Operation] = set(m.chain)
-    one = ops.ConstantOp.of(1, "si64")
-    block.insert_op_before(one, group)
-    ones = _select(filt.bits, one.res, ops.ConstantOp.of(0, "si64"), group)
-    count = _grouped(ids, ones.results[0], ngroups, group)
-    members |= {ones, count}
-    sums: dict[tuple[str, str], SSAValue] = {}
-    for f, a in zip(group.funcs, group.agg_cols):
-        key = ("SUM" if f == "SUM" else "f64", ops.constant_value(a))  # type: ignore[assignment]
-        if f == "COUNT" or key in sums:
-            continue
-        value = moved.get(m.appended[key[1]], m.appended[key[1]])
-        if f == "AVG" and vt_name(value.type) != "f64":
-            conv = ops.CastOp(value, vt="f64")
-            block.insert_op_before(conv, group)
-            members.add(conv)
-            value = conv.res
-        select = _select(
-            filt.bits,
-            value,
-            ops.ConstantOp.of(0.0 if vt_name(value.type) in _FLOATS else 0, vt_name(value.type)),
-            group,
-        )  # type: ignore[arg-type]
-        total = _grouped(ids, select.results[0], ngroups, group)
-        members |= {select, total}
-        sums[key] = total.results[0]
-    aggs = [count.results[0] if f == "COUNT" else sums[("SUM" if f == "SUM" else "f64", ops.constant_value(a))]  # type: ignore[index]
-            for f, a in zip(group.funcs, group.agg_cols)]  # fmt: skip
-    result = GroupResultOp(keys, count.results[0], aggs, group.funcs, group.res.type.label_names)  # type: ignore[union-attr]
+    count, *aggs = _group_sums(m, ids, ngroups, moved, members)
+    result = GroupResultOp(keys, count, aggs, group.funcs, group.res.type.label_names)  # type: ignore[union-attr]
     result.res._type = group.res.type  # noqa: SLF001 - the group's own result type (labels and value types)
     result.location = group.location
     block.insert_op_before(result, group)
@@ -462,6 +470,8 @@ def rewrite_group(m: _GroupMatch) -> set[Operation]:
 
 
 def fuse_filters_in(block: Block, ordered: bool) -> None:
+    """Rewrite every matching filter and group of the block (nested blocks first: loop bodies hold queries too);
+    a set of ops that cannot form one pipeline (an op with effects between them) stays rewritten but unfused."""
     for op in list(block.ops):
         for region in op.regions:
             for b in region.blocks:
