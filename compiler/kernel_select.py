@@ -109,6 +109,9 @@ KERNELS: dict[type[Operation], Kernel] = {
     # --- SQL (what the `sql` pass emits beyond the frame ops) and the columnar rewrite (`--columnar`) --------------
     ops_relational.ThetaJoinOp: Kernel(select_sql.select_theta_join),
     ops_relational.GetColIdxOp: fixed("relational.get_col_idx"),
+    ops_relational.GroupIdsOp: fixed("relational.fused_group_ids"),
+    ops_relational.GroupedSumOp: fixed("relational.grouped_sum_block"),
+    ops_relational.GroupResultOp: Kernel(select_sql.select_group_result),
     oc.ColSelectEqOp: fixed("columnar.col_select_eq"),
     oc.ColSelectNeqOp: fixed("columnar.col_select_neq"),
     oc.ColSelectGtOp: fixed("columnar.col_select_gt"),

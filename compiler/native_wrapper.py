@@ -156,8 +156,13 @@ def _range_part(i: int, s: InputSpec, part: str) -> str:
 
 
 def _alloc(name: str, o: OutputSpec, dt: str) -> str:
-    shape = {"rows": f"(n, {o.cols})", "cols": f"({o.cols}, n)", "all": "1", "col": f"(1, {o.cols})"}[o.form]
-    return f"{name} = _empty({shape}, {dt})"
+    shape = {"rows": f"(n, {o.cols})", "cols": f"({o.cols}, n)", "all": "1", "col": f"(1, {o.cols})"}.get(o.form)
+    return f"{name} = _empty({shape or _group_shape(o)}, {dt})"
+
+
+def _group_shape(o: OutputSpec) -> str:
+    """A `group` result: G x 1, G the value of the scalar input `size` (`daphne.groupedSum`)."""
+    return f"(a{o.size}, 1)"
 
 
 def _result(j: int, o: OutputSpec) -> str:
@@ -281,7 +286,7 @@ def _prepare_source(plan: KernelPlan, fn: str, bind: Callable[[object, str], str
             run.append(f"    o{j} = B{j}[s:e]" if o.form == "rows" else f"    o{j} = B{j}[:, s:e]")
             bufs.append(f"B{j}")
         else:
-            shape = {"cols": f"({o.cols}, e - s)", "all": "1", "col": f"(1, {o.cols})"}[o.form]
+            shape = {"cols": f"({o.cols}, e - s)", "all": "1", "col": f"(1, {o.cols})"}.get(o.form) or _group_shape(o)
             run.append(f"    o{j} = _empty({shape}, {dt})")
             bufs.append("None")
         outs.append(f"o{j}")

@@ -73,7 +73,7 @@ STAGES: tuple[Stage, ...] = (
     ((), "transfer_data_props"),
     (("select-kernels", ("fold-transpose", "phy_op_selection")), "phy_op_selection"),
     ((), "type_adaptation"),
-    ((("fuse-sums", "fuse_sums"),), None),
+    ((("fuse-filter-agg", "fuse_filter_agg"), ("fuse-sums", "fuse_sums")), None),
     ((("vectorize", "vec"), ("canonicalize", "vec"), ("dce", "vec"), ("distribute", "distributed")), "vectorized"),
     ((), "obj_ref_mgnt"),
     ((), "codegen_before"),
@@ -94,9 +94,9 @@ def options_from_config(config: object) -> frozenset[str]:
     if getattr(config, "use_vectorized_exec", False) or getattr(config, "use_distributed", False):
         opts.add("vec")
         if native_enabled():
-            opts.add("native")
+            opts |= {"fuse_filter_agg", "native"}  # parallel partial aggregates of filtered columns
     elif native_enabled() and not getattr(config, "use_mlir_codegen", False):
-        opts |= {"fuse_sums", "native"}  # plain path: ordered sums of element-wise chains, bit-identical
+        opts |= {"fuse_sums", "fuse_filter_agg", "native"}  # plain path: ordered native folds, bit-identical
     if getattr(config, "use_mlir_codegen", False):
         opts.add("codegen")  # compiler/passes/codegen.py
         if native_enabled():
@@ -119,12 +119,15 @@ def native_enabled() -> bool:
 
 def pass_args_from_config(config: object) -> dict[str, dict[str, object]]:
     """Pass arguments taken from the user config (`sparsity_threshold` for `select-matrix-repr`,
-    `use_ipa_const_propa` for `specialize`, the `--kernel-ext` catalog for `select-kernels`)."""
+    `use_ipa_const_propa` for `specialize`, the `--kernel-ext` catalog for `select-kernels`, whether
+    `fuse-filter-agg` keeps the default path's sequential folds)."""
+    distributed = getattr(config, "use_distributed", False)
     return {
         "select-matrix-repr": {"threshold": float(getattr(config, "sparsity_threshold", 0.25))},
         "specialize": {"ipa": bool(getattr(config, "use_ipa_const_propa", True))},
         "select-kernels": {"catalog": tuple(getattr(config, "kernel_catalog", ()))},
         "lower-matmul-to-loops": _matmul_pass_args(config),
+        "fuse-filter-agg": {"ordered": not (getattr(config, "use_vectorized_exec", False) or distributed)},
     }
 
 

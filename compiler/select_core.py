@@ -85,6 +85,8 @@ def select_ew_binary(op: ops.EwBinaryOp) -> KernelSpec:
     kind = "concat" if op.KIND == "add" and resvt == "str" else op.KIND
     ovt = ew_binary.operand_vt(kind, lvt, rvt)
     casts = (value_cast(lt, ovt), value_cast(rt, ovt))
+    if kind in ew_binary.LOGICAL_OPS and is_matrix(lt) and is_matrix(rt):
+        casts = (None, None)  # the kernel casts itself, or skips the cast for float 0/1 matrices (`_truth`)
     try:
         if is_scalar(lt) and is_scalar(rt):
             fn = ew_binary.scalar_kernel(kind, ovt, resvt)

@@ -13,7 +13,7 @@ from daphnec.compiler.kernel_spec import KernelSpec
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops_columnar import ConvertPosListToBitmapOp
-from daphnec.dialects.ops_relational import ThetaJoinOp
+from daphnec.dialects.ops_relational import GroupResultOp, ThetaJoinOp
 from daphnec.dialects.types import FrameType, is_matrix, is_scalar, vt_name
 from daphnec.runtime.kernels import columnar, relational
 
@@ -45,3 +45,10 @@ def select_column_cast(op: Operation) -> KernelSpec:
         else columnar.column_to_column
     )
     return KernelSpec(functools.partial(kernel, vt=vt), (None,), kernel.__name__)
+
+
+def select_group_result(op: GroupResultOp) -> KernelSpec:
+    """The aggregation functions and the result labels are properties (`fuse-filter-agg`'s grouped pipelines)."""
+    labels = tuple(x.data for x in op.labels.data)
+    fn = functools.partial(relational.group_result, funcs=tuple(op.funcs), labels=labels)
+    return KernelSpec(fn, (None,) * len(op.operands), "group_result")

@@ -15,6 +15,7 @@ from xdsl.ir import Operation
 
 from daphnec.compiler.kernel_names import KERNEL
 from daphnec.dialects import ops
+from daphnec.dialects.ops_relational import GroupedSumOp
 from daphnec.dialects.types import is_matrix
 from daphnec.dialects.value_types import Combine, Split
 
@@ -48,6 +49,8 @@ def splits(op: Operation) -> list[int]:
 
 
 def combines(op: Operation) -> list[int]:
+    if isinstance(op, GroupedSumOp):  # per-task partial sums per group (compiler/passes/fuse_filter_agg.py)
+        return [Combine.ADD]
     if isinstance(op, ops.TransposeOp):
         return [Combine.COLS]
     if isinstance(op, ops.AggOp) and op.AXIS != "row":

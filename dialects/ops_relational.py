@@ -28,10 +28,10 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from daphnec.dialects.constraints import FRAME, STRING
-from daphnec.dialects.ops import DaphneOp
+from daphnec.dialects.constraints import FRAME, MATRIX, STRING
+from daphnec.dialects.ops import DaphneOp, constant_value
 from daphnec.dialects.ops_frame import check_label
-from daphnec.dialects.types import INDEX, UNKNOWN, FrameType
+from daphnec.dialects.types import INDEX, UNKNOWN, FrameType, MatrixType, frame_column_type, value_type, vt_name
 
 
 @irdl_op_definition
@@ -159,5 +159,98 @@ class GetColIdxOp(DaphneOp):
         return (INDEX,)
 
 
-OPS: list[type[Operation]] = [RegisterViewOp, SqlOp, ThetaJoinOp, GetColIdxOp]
+# --- grouped aggregation as a pipeline (compiler/passes/fuse_filter_agg.py; beyond DAPHNE) -------------------------
+
+
+@irdl_op_definition
+class GroupIdsOp(DaphneOp):
+    """The group of every row of `frame` by the key columns (labels), as `daphne.group` numbers them: dense ids in
+    ascending key order (an n x 1 si64 matrix), and the keys of each id (a frame, one row per id). The grouped
+    aggregates of a fused pipeline (`daphne.groupedSum`) accumulate by these ids."""
+
+    name = "daphne.groupIds"
+    frame = operand_def(FRAME)
+    key_cols = var_operand_def()
+    ids = result_def()
+    keys = result_def()
+    traits = traits_def(Pure())
+    ROLES: ClassVar = {"frame": "the argument"}
+
+    def infer(self) -> tuple[Attribute, ...]:
+        t = self.frame.type
+        labels = [constant_value(k) for k in self.key_cols]
+        rows = t.rows.data if isinstance(t, FrameType) else -1
+        cts = [frame_column_type(t, k if isinstance(k, str) else None) for k in labels]
+        known = all(isinstance(k, str) for k in labels)
+        return MatrixType(value_type("si64"), rows, 1), FrameType(cts, -1, labels if known else None)  # type: ignore[arg-type]
+
+    def verify_(self) -> None:
+        for k in self.key_cols:
+            check_label(self, self.frame, k, "a grouping column")
+
+
+@irdl_op_definition
+class GroupedSumOp(DaphneOp):
+    """Per group id (`daphne.groupIds`) the sum of `values` in row order: an `ngroups` x 1 matrix. Inside a
+    vectorized pipeline each task sums its rows into its own partial array, combined by addition in task order."""
+
+    name = "daphne.groupedSum"
+    ids = operand_def(MATRIX)
+    values = operand_def(MATRIX)
+    ngroups = operand_def()
+    res = result_def()
+    traits = traits_def(Pure())
+    ROLES: ClassVar = {"ids": "the group ids", "values": "the summed values", "ngroups": "the number of groups"}
+
+    def infer(self) -> tuple[Attribute, ...]:
+        t = self.values.type
+        if not isinstance(t, MatrixType):
+            return (UNKNOWN,)
+        return (MatrixType(t.element_type, -1, 1),)
+
+
+@irdl_op_definition
+class GroupResultOp(DaphneOp):
+    """The frame `daphne.group` returns, from grouped partial results: the groups with a non-zero `count` (in id,
+    i.e. ascending key, order), their keys, and per aggregate function its column: SUM the grouped sum, AVG the
+    grouped sum (f64) divided by the count, COUNT the count. `labels` are the result's labels."""
+
+    name = "daphne.groupResult"
+    keys = operand_def(FRAME)
+    count = operand_def(MATRIX)
+    aggs = var_operand_def()
+    agg_funcs = prop_def(ArrayAttr[StringAttr])
+    labels = prop_def(ArrayAttr[StringAttr])
+    res = result_def()
+    traits = traits_def(Pure())
+    ROLES: ClassVar = {"keys": "the group keys", "count": "the group sizes"}
+
+    def __init__(self, keys: SSAValue, count: SSAValue, aggs: Sequence[SSAValue], funcs: Sequence[str],
+                 labels: Sequence[str]):  # fmt: skip
+        props = {
+            "agg_funcs": ArrayAttr([StringAttr(f) for f in funcs]),
+            "labels": ArrayAttr([StringAttr(x) for x in labels]),
+        }
+        super().__init__(operands=[keys, count, aggs], result_types=[UNKNOWN], properties=props)
+
+    @property
+    def funcs(self) -> list[str]:
+        return [f.data for f in self.agg_funcs.data]
+
+    def infer(self) -> tuple[Attribute, ...]:
+        kt = self.keys.type
+        if not isinstance(kt, FrameType):
+            return (UNKNOWN,)
+        cts = list(kt.column_types.data)
+        for f, a in zip(self.funcs, self.aggs, strict=False):
+            vt = "f64" if f == "AVG" else "si64" if f == "COUNT" else vt_name(a.type)
+            cts.append(value_type(vt) if vt else UNKNOWN)
+        return (FrameType(cts, -1, [x.data for x in self.labels.data]),)
+
+    def verify_(self) -> None:
+        if len(self.funcs) != len(self.aggs) or any(f not in ("SUM", "AVG", "COUNT") for f in self.funcs):
+            raise VerifyException(f"{self.name}: expects one of SUM, AVG, COUNT per aggregate")
+
+
+OPS: list[type[Operation]] = [RegisterViewOp, SqlOp, ThetaJoinOp, GetColIdxOp, GroupIdsOp, GroupedSumOp, GroupResultOp]
 """The ops this module defines, registered in the dialect by dialects/daphne.py."""

@@ -117,6 +117,14 @@ _CANCELLING = (arith.AddfOp, arith.SubfOp, arith.NegfOp, llvm.FAddOp, llvm.FSubO
 """Ops whose result a reassociating sum could merge into its own chain (and cancel, losing NaNs and infinities)."""
 
 
+def _cancelling(v: SSAValue) -> bool:
+    """An element from a cancelling op, also behind the select of a fused filter (`c ? x - y : 0`)."""
+    owner = v.owner
+    if isinstance(owner, (arith.SelectOp, llvm.SelectOp)):
+        return any(isinstance(x.owner, _CANCELLING) for x in owner.operands[1:])
+    return isinstance(owner, _CANCELLING)
+
+
 class ArithToLLVM(RewritePattern):
     """arith -> llvm, one op for one op (index constants and casts become i64)."""
 
@@ -127,7 +135,7 @@ class ArithToLLVM(RewritePattern):
         elif t in _FLOAT_BINARY:
             lhs, rhs = op.operands
             fastmath = _fastmath(op)
-            if fastmath is not None and isinstance(op, arith.AddfOp) and isinstance(rhs.owner, _CANCELLING):
+            if fastmath is not None and isinstance(op, arith.AddfOp) and _cancelling(rhs):
                 # A reassociable sum step (a full aggregation, vectorised by LLVM) may only regroup the sum's own
                 # additions: an element computed by an addition or subtraction is fenced, so `acc + (x - x)`
                 # cannot become `(acc + x) - x`, which loses the NaN of inf - inf (results must not depend on --vec).

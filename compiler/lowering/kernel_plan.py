@@ -40,6 +40,7 @@ from daphnec.dialects.ops_pipeline import (
     PipelineReturnOp,
     VectorizedPipelineOp,
 )
+from daphnec.dialects.ops_relational import GroupedSumOp
 from daphnec.dialects.types import MatrixType, is_matrix, vt_name
 from daphnec.dialects.value_types import FLOAT_VTS, NUMERIC_VTS, Combine, Split
 
@@ -90,12 +91,14 @@ class InputSpec:
 @dataclass(frozen=True)
 class OutputSpec:
     """One pipeline result: `rows` (n x C block), `cols` (C x n block of a transpose), `all` (a full aggregate of
-    the batch, one cell) or `col` (1 x C column aggregates of the batch)."""
+    the batch, one cell), `col` (1 x C column aggregates of the batch) or `group` (G x 1 per-group sums)."""
 
     form: str
     vt: str
     cols: int
     agg: str = ""
+    size: int = -1
+    """For `group` (per-group sums of the batch, `daphne.groupedSum`): the input holding the number of groups."""
 
 
 @dataclass(frozen=True)
@@ -209,6 +212,7 @@ class _Analysis:
         self.kinds: dict[SSAValue, Kind] = {}
         self.finite: set[int] = set()
         self.sink_kinds: dict[SSAValue, tuple[str, str]] = {}
+        self.group_size: dict[SSAValue, int] = {}
         self.needs_coords = False
         self.level: dict[SSAValue, int] = {}
         self.opaque: list[Operation] = []
@@ -438,6 +442,32 @@ class _Analysis:
         self.sink_kinds[op.res] = ("cols", "")
         return Kind("sink", k.cols, vt)
 
+    def cond(self, op: ops.CondOp, vt: str) -> Kind:
+        """`c ? a : b` element-wise (a fused filter's selection, `fuse-filter-agg`): a dense condition, values
+        dense of its width or scalars."""
+        if not is_matrix(op.cond.type):
+            raise Unsupported("'daphne.cond' with a scalar condition")
+        ck = self.kind(op.cond)
+        if ck.form != "dense":
+            raise Unsupported(f"'daphne.cond' with a {ck.form} condition")
+        for v in (op.then_val, op.else_val):
+            k = self.kind(v)
+            if k.form not in ("dense", "scalar") or (k.form == "dense" and k.cols != ck.cols):
+                raise Unsupported("'daphne.cond' with a broadcast or sparse value")
+        return Kind("dense", ck.cols, vt)
+
+    def grouped_sum(self, op: GroupedSumOp, vt: str) -> Kind:
+        """Per-group sums of the batch into a G x 1 output (`fuse-filter-agg`): dense 1-column ids and values, the
+        number of groups a scalar input (the output's size)."""
+        ik, xk = self.kind(op.ids), self.kind(op.values)
+        if ik.form != "dense" or ik.cols != 1 or ik.vt not in ("si64", "ui64") or xk.form != "dense" or xk.cols != 1:
+            raise Unsupported("'daphne.groupedSum' needs dense 1-column integer ids and values")
+        if op.ngroups.owner is not self.op.body.block or self.kind(op.ngroups).form != "scalar":
+            raise Unsupported("'daphne.groupedSum': the number of groups is not a scalar input")
+        self.sink_kinds[op.res] = ("group", "sum")
+        self.group_size[op.res] = self.op.body.block.args.index(op.ngroups)  # type: ignore[arg-type]
+        return Kind("sink", 1, vt)
+
     def extract_col(self, op: ops.ExtractColOp, vt: str) -> Kind:
         k = self.kind(op.source)
         sel = ops.constant_value(op.selection)
@@ -462,6 +492,8 @@ class _Analysis:
                 specs.append(OutputSpec("rows", k.vt, k.cols))
             elif mode == Combine.COLS and sink is not None and sink[0] == "cols":
                 specs.append(OutputSpec("cols", k.vt, k.cols))
+            elif sink is not None and sink[0] == "group" and mode == Combine.ADD:
+                specs.append(OutputSpec("group", k.vt, 1, "sum", self.group_size[v]))
             elif sink is not None and sink[0] in ("all", "col") and _AGG_COMBINE[sink[1]] == mode:
                 specs.append(OutputSpec(sink[0], k.vt, k.cols if sink[0] == "col" else 1, sink[1]))
             else:
@@ -498,6 +530,8 @@ _HANDLERS = {
     ops.CastOp: _Analysis.cast,
     ops.TransposeOp: _Analysis.transpose,
     ops.ExtractColOp: _Analysis.extract_col,
+    ops.CondOp: _Analysis.cond,
+    GroupedSumOp: _Analysis.grouped_sum,
 }
 _BASE_HANDLERS = (
     (ops.EwBinaryOp, _Analysis.binary),

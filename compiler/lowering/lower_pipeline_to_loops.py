@@ -54,6 +54,7 @@ from daphnec.compiler.lowering.kernel_plan import KernelPlan, Kind, Stage, Unsup
 from daphnec.compiler.lowering.sparse_aggregations import SparseAggregations
 from daphnec.dialects import ops
 from daphnec.dialects.ops_pipeline import ORDERED_ATTR, VectorizedPipelineOp
+from daphnec.dialects.ops_relational import GroupedSumOp
 from daphnec.dialects.types import vt_name
 from daphnec.runtime.kernels import ew_binary
 
@@ -107,6 +108,9 @@ class _KernelGen(SparseAggregations):
         for v, k in self.kinds.items():  # loop invariants first, at the top of the function
             if k.form == "scalar" and v in self.needed:
                 self.elem(v, Pos(None, None))
+        for v, o, ref in sinks:
+            if o.form == "group":
+                self._zero_groups(v, o, ref)
         full = [(v, o, ref) for v, o, ref in sinks if o.form == "all"]
         dense_full = [s for s in full if self._arg_kind(s[0]).form == "dense"]
         accs = [b.vconst(o.vt, ew.neutral(o.vt, o.agg)) for _, o, _ in dense_full]
@@ -241,6 +245,8 @@ class _KernelGen(SparseAggregations):
 
     def _arg_kind(self, v: SSAValue) -> Kind:
         owner = v.owner
+        if isinstance(owner, GroupedSumOp):
+            return self.kinds[owner.values]
         assert isinstance(owner, (ops.AggOp, ops.TransposeOp))
         return self.kinds[owner.arg]
 
@@ -258,6 +264,8 @@ class _KernelGen(SparseAggregations):
                 ew.store(b, x, ref, b.add(arith.AddiOp(b.add(arith.MuliOp(c, self.n)), pos.r)), o.vt)
             elif o.form == "col":
                 self._col_step(v, o, ref, pos, r)
+            elif o.form == "group":
+                self._group_step(v, o, ref, pos)
             elif o.form == "all":
                 out[j] = self._full_step(v, o, out[j], pos)
                 j += 1
@@ -284,6 +292,34 @@ class _KernelGen(SparseAggregations):
         new = ew.fold(b, o.agg, o.vt, old, x)  # type: ignore[attr-defined]
         first = b.add(arith.CmpiOp(r, b.index(0), "eq"))  # type: ignore[arg-type]
         ew.store(b, ew.select(b, first, x, new), ref, c, o.vt)  # type: ignore[attr-defined]
+
+    def _groups(self, v: SSAValue) -> SSAValue:
+        op = v.owner
+        assert isinstance(op, GroupedSumOp)
+        return self.b.add(arith.IndexCastOp(self.elem(op.ngroups, Pos(None, None)), IndexType()))
+
+    def _zero_groups(self, v: SSAValue, o: object, ref: SSAValue) -> None:
+        """A task's per-group sums start at zero (the output is not initialised by the caller)."""
+        zero = self.b.vconst(o.vt, 0)  # type: ignore[attr-defined]
+
+        def step(g: SSAValue, a: list[SSAValue]) -> list[SSAValue]:
+            ew.store(self.b, zero, ref, g, o.vt)  # type: ignore[attr-defined]
+            return []
+
+        self.loop(self.b.index(0), self._groups(v), [], step)
+
+    def _group_step(self, v: SSAValue, o: object, ref: SSAValue, pos: Pos) -> None:
+        """`out[id] += value` in row order (per group the sequential fold `relational.grouped_sum` does); an id
+        outside [0, G) asks for the Python body (and adds to group 0 meanwhile, never out of bounds)."""
+        b, op = self.b, v.owner
+        assert isinstance(op, GroupedSumOp)
+        x = self.kinds[op.values]
+        gid = b.add(arith.IndexCastOp(self.elem(op.ids, pos), IndexType()))
+        inside = b.add(arith.CmpiOp(gid, self._groups(v), "ult"))
+        b.error(b.add(arith.XOrIOp(inside, b.const(i1, 1))))
+        idx = ew.select(b, inside, gid, b.index(0))
+        value = ew.cast(b, self.elem(op.values, pos), x.vt, o.vt)  # type: ignore[attr-defined]
+        ew.store(b, ew.fold(b, "sum", o.vt, ew.load(b, ref, idx, o.vt), value), ref, idx, o.vt)  # type: ignore[attr-defined]
 
     def _store_full(self, o: object, acc: SSAValue, ref: SSAValue) -> None:
         b = self.b
@@ -415,6 +451,8 @@ class _KernelGen(SparseAggregations):
             src = self.kinds[op.arg]
             x = self.elem(op.arg, self._operand_pos(src, k, pos))
             return ew.cast(self.b, x, src.vt, k.vt, scalar=src.form == "scalar")
+        if isinstance(op, ops.CondOp):
+            return self._cond(op, k, pos)
         if isinstance(op, ops.ExtractColOp):
             src = self.kinds[op.source]
             j = ops.constant_value(op.selection)
@@ -453,6 +491,15 @@ class _KernelGen(SparseAggregations):
         if k.form == "sparse":
             self._keeps_pattern(op.KIND, ovt, lk if lk.form != "sparse" else rk, x if lk.form != "sparse" else y)
         return ew.binary(b, op.KIND, ovt, k.vt, x, y)
+
+    def _cond(self, op: ops.CondOp, k: Kind, pos: Pos) -> SSAValue:
+        """`c ? a : b` as a select (both values computed, no branch: the loop stays vectorisable); the values are
+        cast to the result type first, as the runtime kernel does (`select_cond`)."""
+        ck = self.kinds[op.cond]
+        c = ew.nonzero(self.b, ck.vt, self.elem(op.cond, self._operand_pos(ck, k, pos)))
+        x = self._operand(op.then_val, self.kinds[op.then_val], k, pos, k.vt)
+        y = self._operand(op.else_val, self.kinds[op.else_val], k, pos, k.vt)
+        return ew.select(self.b, c, x, y)
 
     def _operand(self, v: SSAValue, src: Kind, res: Kind, pos: Pos, ovt: str) -> SSAValue:
         """An operand cast to the operand type (`CastArgsToResType`); scalar casts are hoisted to the entry."""

@@ -241,6 +241,8 @@ def _reinfer_rows(body: Block) -> None:
 
 def vectorize_block(block: Block) -> None:
     for op in list(block.ops):  # nested regions first (loop bodies hold most pipelines)
+        if isinstance(op, VectorizedPipelineOp):
+            continue  # built by an earlier pass (`fuse-filter-agg`): its body is one pipeline already
         for region in op.regions:
             for b in region.blocks:
                 vectorize_block(b)

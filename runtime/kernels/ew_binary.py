@@ -409,12 +409,27 @@ def matrix_kernel(op: str, operand_vt: str, res_vt: str | None = None) -> Callab
     return fn
 
 
+_TRUTH_VTS = frozenset(("si64", "ui64", "si32", "ui32"))
+
+
+def _truth(x: np.ndarray, vt: str) -> np.ndarray | None:
+    """`cast(x, vt) != 0` for a float matrix without the cast (SQL's `a AND b` of float comparisons casts both to
+    an integer type first, CastArgsToResType): where every value is in the int32 range (no NaN) the cast truncates,
+    so a value is non-zero exactly when |x| >= 1. None: not this case, cast as usual."""
+    if x.dtype.kind != "f" or vt not in _TRUTH_VTS or not x.size:
+        return None
+    if not (-2147483648.0 < float(x.min()) and float(x.max()) < 2147483648.0):  # NaN fails both tests
+        return None
+    return np.abs(x) >= 1.0
+
+
 def _build_matrix(op: str, vt: str, res_vt: str) -> Callable:
     name = OP_NAMES[op]
     dt = dtype_of(vt)
     res_dt = dtype_of(res_vt)
     core = _matrix_core(op, vt)
     to_scalar = (lambda x: x) if vt == "str" else dt.type
+    logical = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}.get(op)
 
     def kernel(lhs, rhs):
         if is_csr(lhs) or is_csr(rhs):
@@ -425,6 +440,10 @@ def _build_matrix(op: str, vt: str, res_vt: str) -> Callable:
             raise DaphneRuntimeError(f"{name}: matrix kernel called with two scalars")
         if lm and rm:
             check_shapes(name, lhs, rhs)
+            if logical is not None and lhs.shape == rhs.shape and lhs.dtype != dt:
+                fast = _logical_of_floats(logical, lhs, rhs, vt, res_dt)
+                if fast is not None:
+                    return fast
         a = (lhs if lhs.dtype == dt else cast_matrix(lhs, vt)) if lm else to_scalar(lhs)
         b = (rhs if rhs.dtype == dt else cast_matrix(rhs, vt)) if rm else to_scalar(rhs)
         with quiet():
@@ -443,6 +462,17 @@ def _build_matrix(op: str, vt: str, res_vt: str) -> Callable:
 
     kernel.__name__ = f"{name}_{vt}_{res_vt}"
     return kernel
+
+
+def _logical_of_floats(f: Callable, lhs: np.ndarray, rhs: np.ndarray, vt: str, res_dt: np.dtype) -> np.ndarray | None:
+    """`lhs AND/OR/XOR rhs` of same-shape matrices through `_truth` (no integer copies of the operands)."""
+    ta = _truth(lhs, vt) if lhs.dtype.kind == "f" else None
+    if ta is None:
+        return None
+    tb = _truth(rhs, vt) if rhs.dtype.kind == "f" else (rhs != 0 if rhs.dtype == dtype_of(vt) else None)
+    if tb is None:
+        return None
+    return f(ta, tb).astype(res_dt)
 
 
 # ---------------------------------------------------------------------------------------------------------------------

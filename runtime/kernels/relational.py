@@ -380,3 +380,59 @@ def joined(lhs: Frame, li: np.ndarray, rhs: Frame, ri: np.ndarray, who: str) -> 
     that reads few of the joined columns gathers only those."""
     cols = lhs.take_rows(li).raw_columns + rhs.take_rows(ri).raw_columns
     return Frame(cols, lhs.labels + rhs.labels, who=who)
+
+
+# --- grouped aggregation in a pipeline (`fuse-filter-agg`: daphne.groupIds, groupedSum, groupResult) ----------------
+
+
+FUSED_GROUPS = 1 << 16
+"""Key spaces up to this size number the groups by the mixed-radix key itself (every combination an id, empty ones
+dropped by `group_result`): no pass to compact them."""
+
+
+def fused_group_ids(F: Frame, *labels: str) -> tuple[np.ndarray, Frame]:
+    """Every row's group id (n x 1 si64, ids in ascending key order, as `group_frame` orders the groups) and the
+    keys of each id (a frame with the key columns' labels). A small key space is numbered as it is (three in-place
+    passes over the codes); a large one as `group_codes` numbers the groups present."""
+    key_cols = [_key_column(F, _col_idx(F, k, "group")) for k in labels]
+    encoded = [c.keys() if isinstance(c, DictColumn) else dense_codes(c) for c in key_cols]
+    cards = [len(u) for _, u in encoded]
+    space = int(np.prod([max(c, 1) for c in cards]))
+    if space <= FUSED_GROUPS:
+        ids = np.empty((F.nrow, 1), dtype=np.int64)
+        ids[:, 0] = encoded[0][0]
+        for (codes, _), card in zip(encoded[1:], cards[1:]):
+            ids *= card
+            ids[:, 0] += codes
+        key_values = _decode(np.arange(space), encoded, cards)
+    else:
+        gid, _, key_values = group_codes(key_cols, F.nrow)
+        ids = np.ascontiguousarray(gid.astype(np.int64, copy=False).reshape(-1, 1))
+    keys = Frame([v.astype(c.dtype, copy=False) for v, c in zip(key_values, key_cols)], list(labels), who="group")
+    return ids, keys
+
+
+def grouped_sum_block(ids: np.ndarray, values: np.ndarray, ngroups: int) -> np.ndarray:
+    """Per group id the sum of `values` over these rows (one task's partial sums, in row order), ngroups x 1."""
+    g = int(ngroups)
+    out = grouped_sum(np.ascontiguousarray(values[:, 0]), ids[:, 0], g) if len(ids) else np.zeros(g, values.dtype)
+    return out.astype(values.dtype, copy=False).reshape(g, 1)
+
+
+def group_result(
+    keys: Frame, count: np.ndarray, *aggs: np.ndarray, funcs: Sequence[str], labels: Sequence[str]
+) -> Frame:
+    """`group_frame`'s result from grouped sums: the groups that have rows, SUM as summed, AVG as the f64 sum over
+    the count (as `aggregate` divides), COUNT as si64."""
+    counts = count[:, 0]
+    present = np.flatnonzero(counts > 0)
+    cols = [c[present] for c in keys.columns]
+    for f, a in zip(funcs, aggs, strict=True):
+        col = a[present, 0]
+        if f == "AVG":
+            with np.errstate(invalid="ignore", divide="ignore"):
+                col = col / counts[present]
+        elif f == "COUNT":
+            col = col.astype(np.int64, copy=False)
+        cols.append(col)
+    return Frame(cols, list(labels), who="group")
