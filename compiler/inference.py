@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, SymbolRefA
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from daphnec.compiler.infer_io import infer_read
+from daphnec.compiler.ir_walk import preorder
 from daphnec.dialects.calls import (
     OVERLOADS,
     Overload,
@@ -212,7 +213,7 @@ class Inference:
             return ()
         functions = self.functions()
         reached = reachable_functions(functions, [callee.sym_name.data])
-        if not any(isinstance(o, ReadOp) for f in reached for o in f.walk()):
+        if not any(isinstance(o, ReadOp) for f in reached for o in preorder(f)):
             return ()
         self.constant_clones[callee.sym_name.data] = self.constant_clones.get(callee.sym_name.data, 0) + 1
         return consts
@@ -225,7 +226,7 @@ class Inference:
         for f in self.functions().values():
             if is_generic(f):
                 continue
-            for op in f.walk():
+            for op in preorder(f):  # xDSL's walk is quadratic in the nesting depth (compiler/ir_walk.py)
                 used.update(callees(op))
         for f in list(self.functions().values()):
             cloned = f.sym_name.data in self.constant_clones and f.sym_name.data != "main"
