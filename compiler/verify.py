@@ -97,8 +97,10 @@ def _lookup_symbol(
 
     def lookup_symbol(op: Operation, name: str | StringAttr | SymbolRefAttr) -> Operation | None:
         indexes = _active()
+        if indexes is None:
+            return original(op, name)
         ref = SymbolRefAttr(name) if isinstance(name, str | StringAttr) else name
-        if indexes is None or ref.nested_references.data:
+        if ref.nested_references.data:
             return original(op, name)
         anchor: Operation | None = op
         while anchor is not None and not anchor.has_trait(SymbolTable):
