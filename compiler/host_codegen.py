@@ -25,6 +25,7 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
+from daphnec.compiler.free_values import free_values
 from daphnec.compiler.host_program import HostProgram
 from daphnec.compiler.kernel_select import is_noop_cast, select_kernel
 from daphnec.compiler.lowering.abi import kernel_symbol
@@ -109,6 +110,10 @@ class HostCodegen:
         self.depth = 0
         """How many structured ops enclose the op being generated, in the current Python function."""
         self.outlined: list[tuple[list[str], list[Loc | None]]] = []
+        self.function: func.FuncOp | None = None
+        """The function being generated."""
+        self.free: dict[Operation, list[SSAValue]] | None = None
+        """Its ops' free values (`_free_names`), computed when it first outlines an op."""
 
     def generate(self) -> HostProgram:
         for op in self.module.ops:
@@ -123,6 +128,7 @@ class HostCodegen:
 
     def _function(self, f: func.FuncOp) -> None:
         e = self.e
+        self.function, self.free = f, None
         params = [e.define(a) for a in f.body.block.args]
         e.emit(f"def {py_function_name(f.sym_name.data)}({', '.join(params)}):", f)
         e.indent += 1
@@ -215,16 +221,12 @@ class HostCodegen:
 
     def _free_names(self, op: Operation) -> list[str]:
         """The generated names of the values defined outside `op` that ops inside it read (constants are literals
-        and kernels globals: neither is passed)."""
-        inner: set[SSAValue] = set()
-        used: list[SSAValue] = []
-        for o in op.walk():
-            inner.update(o.results)
-            for region in o.regions:
-                for block in region.blocks:
-                    inner.update(block.args)
-            used.extend(o.operands)
-        names = dict.fromkeys(self.e.ref(v) for v in used if v not in inner)
+        and kernels globals: neither is passed). The free values of every op of the function are computed once, on
+        its first outlined op (`compiler/free_values.py`: walking each outlined op again is cubic in the nesting)."""
+        if self.free is None:
+            assert self.function is not None
+            self.free = free_values(self.function)
+        names = dict.fromkeys(self.e.ref(v) for v in self.free[op])
         return [n for n in names if n.isidentifier() and not keyword.iskeyword(n) and n not in self.e.globals]
 
     def _literal(self, v: object) -> str:

@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, SymbolRefA
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from daphnec.compiler.infer_io import infer_read
+from daphnec.compiler.ir_walk import preorder
 from daphnec.dialects.calls import (
     OVERLOADS,
     Overload,
@@ -121,11 +122,17 @@ class Inference:
         self.in_progress: set[str] = set()
         self.inferred: set[str] = set()
         self.counter = 0
+        self._functions: dict[str, func.FuncOp] | None = None
 
     # -- functions ------------------------------------------------------------------------------------------------
 
     def functions(self) -> dict[str, func.FuncOp]:
-        return {op.sym_name.data: op for op in self.module.ops if isinstance(op, func.FuncOp)}
+        """The module's functions by name, in module order when (re)built. Kept, not rebuilt per call site: that
+        was O(functions) per call, quadratic on long call chains. `_specialization` adds each clone it inserts
+        (the only function inference adds); `_drop_unused_generics` rebuilds it in module order."""
+        if self._functions is None:
+            self._functions = {op.sym_name.data: op for op in self.module.ops if isinstance(op, func.FuncOp)}
+        return self._functions
 
     def run(self) -> None:
         for f in list(self.functions().values()):
@@ -185,6 +192,10 @@ class Inference:
             block.args[i].replace_all_uses_with(const.results[0])
         spec.function_type = FunctionType.from_lists(list(arg_types), list(callee.function_type.outputs.data))
         self.module.body.block.insert_op_after(spec, callee)
+        if spec.sym_name.data in self.functions():
+            self._functions = None  # a name taken twice: the rebuild finds what the module order says
+        else:
+            self.functions()[spec.sym_name.data] = spec
         self.specializations[key] = spec
         self.infer_function(spec)
         return spec
@@ -202,7 +213,7 @@ class Inference:
             return ()
         functions = self.functions()
         reached = reachable_functions(functions, [callee.sym_name.data])
-        if not any(isinstance(o, ReadOp) for f in reached for o in f.walk()):
+        if not any(isinstance(o, ReadOp) for f in reached for o in preorder(f)):
             return ()
         self.constant_clones[callee.sym_name.data] = self.constant_clones.get(callee.sym_name.data, 0) + 1
         return consts
@@ -210,17 +221,19 @@ class Inference:
     def _drop_unused_generics(self) -> None:
         """Remove generic functions no specialized code calls (their clones took over), and typed functions whose
         every call now goes to a clone with inlined constants."""
+        self._functions = None  # module order
         used: set[str] = set()
         for f in self.functions().values():
             if is_generic(f):
                 continue
-            for op in f.walk():
+            for op in preorder(f):  # xDSL's walk is quadratic in the nesting depth (compiler/ir_walk.py)
                 used.update(callees(op))
         for f in list(self.functions().values()):
             cloned = f.sym_name.data in self.constant_clones and f.sym_name.data != "main"
             if (is_generic(f) or cloned) and f.sym_name.data not in used:
                 f.detach()
                 f.erase()
+        self._functions = None
 
     # -- blocks and ops -------------------------------------------------------------------------------------------
 

@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from daphnec.compiler import jit
+from daphnec.compiler.ir_walk import preorder
 from daphnec.compiler.lowering import abi
 from daphnec.compiler.lowering.kernel_plan import KernelPlan, annotate, try_plan
 from daphnec.compiler.lowering.lower_matmul_to_loops import (
@@ -122,7 +123,7 @@ def _settings(pm: PassManager) -> MatMulSettings:
 
 
 def _matmuls(module: ModuleOp) -> list[MatMulOp]:
-    return [op for op in module.walk() if isinstance(op, MatMulOp) and not in_pipeline(op)]
+    return [op for op in preorder(module) if isinstance(op, MatMulOp) and not in_pipeline(op)]
 
 
 def _compile_lowered(module: ModuleOp, background: bool, settings: MatMulSettings) -> dict[str, Kernel]:
@@ -149,7 +150,7 @@ def _compile_lowered(module: ModuleOp, background: bool, settings: MatMulSetting
 
 
 def _pipelines(module: ModuleOp) -> list[VectorizedPipelineOp]:
-    return [op for op in module.walk() if isinstance(op, VectorizedPipelineOp)]
+    return [op for op in preorder(module) if isinstance(op, VectorizedPipelineOp)]  # linear: compiler/ir_walk.py
 
 
 @dataclass(frozen=True)

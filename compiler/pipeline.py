@@ -24,6 +24,7 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from daphnec.compiler.passes import ALL_PASSES
 from daphnec.compiler.printing import module_text, print_module
+from daphnec.compiler.verify import verify_module
 from daphnec.dialects.errors import CompileError, DaphneError, in_dsl_terms
 from daphnec.dialects.locations import loc_of
 
@@ -161,7 +162,7 @@ class PassManager:
         try:
             p.apply(self.ctx, module)
             if self.verify_each:
-                module.verify()
+                verify_module(module)  # module.verify(), linear in the IR (compiler/verify.py)
         except DaphneError:
             raise
         except (VerifyException, DiagnosticException) as e:

@@ -91,28 +91,41 @@ class Scope:
         self.vars[name] = v
 
 
-def assigned_names(stmts: Iterable[ast.Stmt]) -> list[str]:
-    """Names assigned anywhere inside statements (nested blocks and control flow included), in order."""
+Memo = dict[int, tuple[ast.Stmt, dict[str, None]]]
+"""statement id -> (the statement, kept alive so that its id is not reused; the names it assigns)."""
+
+
+def assigned_names(stmts: Iterable[ast.Stmt], memo: Memo | None = None) -> list[str]:
+    """Names assigned anywhere inside statements (nested blocks and control flow included), in order.
+
+    `memo` (statement id -> its names) is shared by all the calls of one build: each structured statement asks
+    for the names its body assigns, so without it n nested statements visit O(n^2) statements."""
+    memo = {} if memo is None else memo
     out: dict[str, None] = {}
-
-    def visit(s: ast.Stmt | None) -> None:
-        if s is None:
-            return
-        if isinstance(s, ast.Assign):
-            for t in s.targets:
-                out.setdefault(t.name)
-        elif isinstance(s, ast.Block):
-            for x in s.stmts:
-                visit(x)
-        elif isinstance(s, ast.If):
-            visit(s.then)
-            visit(s.else_)
-        elif isinstance(s, (ast.While, ast.DoWhile, ast.For)):
-            visit(s.body)
-
     for s in stmts:
-        visit(s)
+        out.update(_assigned(s, memo))
     return list(out)
+
+
+def _assigned(s: ast.Stmt | None, memo: Memo) -> dict[str, None]:
+    """The names `s` assigns, in order (as keys), computed once per statement."""
+    if s is None:
+        return {}
+    known = memo.get(id(s))
+    if known is not None:
+        return known[1]
+    out: dict[str, None] = {}
+    if isinstance(s, ast.Assign):
+        out = dict.fromkeys(t.name for t in s.targets)
+    elif isinstance(s, ast.Block):
+        for x in s.stmts:
+            out.update(_assigned(x, memo))
+    elif isinstance(s, ast.If):
+        out = {**_assigned(s.then, memo), **_assigned(s.else_, memo)}
+    elif isinstance(s, (ast.While, ast.DoWhile, ast.For)):
+        out = dict(_assigned(s.body, memo))
+    memo[id(s)] = (s, out)
+    return out
 
 
 def _stmts(s: ast.Stmt | None) -> list[ast.Stmt]:
@@ -195,6 +208,8 @@ class IRBuilder:
         self.scope = Scope(None)
         self.used_args: set[str] = set()
         self.builtins = all_builtins()
+        self.assigned: Memo = {}
+        """The names each statement assigns (`assigned_names`), shared by the whole build."""
 
     # -- entry ----------------------------------------------------------------------------------------------------
 
@@ -396,7 +411,7 @@ class IRBuilder:
 
     def _carried(self, stmts: Sequence[ast.Stmt]) -> list[str]:
         """Outer variables a body assigns: they flow through the structured op."""
-        return [n for n in assigned_names(stmts) if self.scope.lookup(n) is not None]
+        return [n for n in assigned_names(stmts, self.assigned) if self.scope.lookup(n) is not None]
 
     def _if(self, s: ast.If, returning: bool = False) -> list[SSAValue] | None:
         cond = self.expr(s.cond)

@@ -158,6 +158,7 @@ def compile_with_inputs(
     """`_compile`, and what the program depends on besides its cache key: the files the frontend read and the
     `.meta` of every read of a constant file name, which compiler/infer_io.py reads (if it exists) to type the
     read. Reads are never dropped (`daphne.read` is not Pure), so each one is still in the compiled module."""
+    from daphnec.compiler.ir_walk import preorder
     from daphnec.compiler.program_cache import Inputs, file_digest
     from daphnec.dialects.ops import constant_value
     from daphnec.dialects.ops_io import ReadOp
@@ -168,7 +169,7 @@ def compile_with_inputs(
     program = _compile(path, script_args, config, timings, sources)
     files: dict[str, str | None] = dict(sources.read)
     assert program.module is not None
-    for op in program.module.walk():
+    for op in preorder(program.module):  # xDSL's walk is quadratic in the nesting depth
         name = constant_value(op.file_name) if isinstance(op, ReadOp) else None
         if isinstance(name, str):
             files.setdefault(meta_path(name), file_digest(meta_path(name)))

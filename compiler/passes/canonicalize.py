@@ -18,10 +18,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.folder import Folder
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, PatternRewriteWalker, RewritePattern
+from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, RewritePattern
 from xdsl.traits import ConstantLike, HasFolder
 from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
 
+from daphnec.compiler.ir_walk import LinearRewriteWalker
 from daphnec.compiler.kernel_names import KERNEL_HINT
 from daphnec.compiler.kernel_select import evaluate_constant
 from daphnec.dialects.folding import evaluating_with
@@ -64,4 +65,4 @@ class CanonicalizePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         patterns = GreedyRewritePatternApplier([FoldAtLocation(ctx), DaphneCanonicalization()], dce_enabled=False)
         with evaluating_with(evaluate_constant):
-            PatternRewriteWalker(patterns).rewrite_module(op)
+            LinearRewriteWalker(patterns).rewrite_module(op)  # xDSL's walker, linear on deep nesting

@@ -20,8 +20,9 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, UnitAttr
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
+from daphnec.compiler.ir_walk import LinearRewriteWalker
 from daphnec.compiler.kernel_names import KERNEL
 from daphnec.dialects.ops import MatMulOp, TransposeOp
 from daphnec.dialects.types import is_matrix, is_unknown
@@ -67,4 +68,4 @@ class FoldTransposePass(ModulePass):
     name = "fold-transpose"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FoldTransposeIntoMatMul()).rewrite_module(op)
+        LinearRewriteWalker(FoldTransposeIntoMatMul()).rewrite_module(op)  # xDSL's walker, linear on deep nesting

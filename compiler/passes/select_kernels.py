@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
+from daphnec.compiler.ir_walk import preorder
 from daphnec.compiler.kernel_names import (
     KERNEL,
     KERNEL_BACKEND,
@@ -48,7 +49,7 @@ class SelectKernelsPass(ModulePass):
         by_op: dict[str, list[KernelInfo]] = {}
         for k in self.catalog:
             by_op.setdefault(k.op, []).append(k)
-        for o in op.walk():
+        for o in preorder(op):  # linear in the nesting depth (compiler/ir_walk.py)
             if not isinstance(o, DaphneOp):
                 continue
             hint = o.attributes.get(KERNEL_HINT)

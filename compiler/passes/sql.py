@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from daphnec.compiler.ir_walk import preorder
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops import DaphneOp, constant_value
@@ -31,7 +32,7 @@ class SqlPass(ModulePass):
     name = "sql"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        work = [o for o in op.walk() if isinstance(o, (RegisterViewOp, SqlOp))]
+        work = [o for o in preorder(op) if isinstance(o, (RegisterViewOp, SqlOp))]  # linear: compiler/ir_walk.py
         if not work:
             return
         views: dict[str, SSAValue] = {}

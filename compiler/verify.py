@@ -1,0 +1,150 @@
+"""IR verification after every pass: xDSL's `Operation.verify`, with its two super-linear checks answered from
+indexes of the module.
+
+Why: the pass manager verifies the whole module after each of its ~10 passes, and two of xDSL's checks cost more
+than the op they check. `func.call` finds its callee with `SymbolTable.lookup_symbol`, which scans the ops of the
+symbol table (O(functions) per call: 1,000 chained calls spent 20 of their 27 s verifying), and
+`IsolatedFromAbove` (`func.func`, `builtin.module`) walks from the owner of every operand up to the isolated op
+(O(depth) per operand: quadratic on deep nesting). While `verify_module` runs, on its thread only, both are
+answered from indexes built once for that verification: the symbols of each symbol table (first definition of a
+name wins, as in the scan) and the set of IR nodes under each isolated op. Verification changes nothing, so the
+indexes stay exact and the verdicts and messages are xDSL's.
+
+The two entry points are wrapped once, when this module is imported; a wrapper with no index active on the
+calling thread runs xDSL's own code, so other threads (another compilation, daphne-opt, xDSL's passes) are
+unaffected: there is no shared mutable state to race on.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from xdsl.dialects.builtin import StringAttr, SymbolRefAttr
+from xdsl.ir import Operation
+from xdsl.traits import IsolatedFromAbove, SymbolOpInterface, SymbolTable
+from xdsl.utils.exceptions import VerifyException
+
+from daphnec.compiler.ir_walk import preorder
+
+_local = threading.local()
+
+
+class _Indexes:
+    """The indexes of one verification, built on first use."""
+
+    def __init__(self) -> None:
+        self.symbols: dict[Operation, dict[StringAttr, Operation]] = {}
+        self.inside: dict[Operation, set[object]] = {}
+        self.built = 0
+        """How many ops were indexed (tests check it grows linearly with the program)."""
+
+    def symbols_of(self, table_op: Operation) -> dict[StringAttr, Operation]:
+        """name -> the first op of `table_op`'s block defining it (what `lookup_symbol`'s scan returns)."""
+        table = self.symbols.get(table_op)
+        if table is None:
+            table = {}
+            for o in table_op.regions[0].block.ops:
+                iface = o.get_trait(SymbolOpInterface)
+                if iface is not None:
+                    table.setdefault(iface.get_sym_attr_name(o), o)  # type: ignore[arg-type]
+                self.built += 1
+            self.symbols[table_op] = table
+        return table
+
+    def nodes_under(self, op: Operation) -> set[object]:
+        """`op` and every op, region and block nested in it: `x in nodes_under(op)` is `op.is_ancestor(x)`."""
+        nodes = self.inside.get(op)
+        if nodes is None:
+            nodes = set()
+            for o in preorder(op):
+                nodes.add(o)
+                for region in o.regions:
+                    nodes.add(region)
+                    nodes.update(region.blocks)
+            self.built += len(nodes)
+            self.inside[op] = nodes
+        return nodes
+
+
+def _active() -> _Indexes | None:
+    return getattr(_local, "indexes", None)
+
+
+@contextmanager
+def indexed_verification() -> Iterator[_Indexes]:
+    """Symbol lookups and isolation checks on this thread use indexes while the block runs (the IR must not
+    change meanwhile)."""
+    outer = _active()
+    _local.indexes = indexes = _Indexes()
+    try:
+        yield indexes
+    finally:
+        _local.indexes = outer
+
+
+def verify_module(op: Operation) -> None:
+    """`op.verify()`, in time linear in the IR (see the module docstring)."""
+    with indexed_verification():
+        op.verify()
+
+
+def _lookup_symbol(
+    original: Callable[[Operation, str | StringAttr | SymbolRefAttr], Operation | None],
+) -> Callable[[Operation, str | StringAttr | SymbolRefAttr], Operation | None]:
+    """`SymbolTable.lookup_symbol`, answered from the active index for a plain name."""
+
+    def lookup_symbol(op: Operation, name: str | StringAttr | SymbolRefAttr) -> Operation | None:
+        indexes = _active()
+        if indexes is None:
+            return original(op, name)
+        ref = SymbolRefAttr(name) if isinstance(name, str | StringAttr) else name
+        if ref.nested_references.data:
+            return original(op, name)
+        anchor: Operation | None = op
+        while anchor is not None and not anchor.has_trait(SymbolTable):
+            anchor = anchor.parent_op()
+        if anchor is None:
+            return original(op, name)  # xDSL's error
+        return indexes.symbols_of(anchor).get(ref.root_reference)
+
+    return lookup_symbol
+
+
+def _isolated_verify(original: Callable[[IsolatedFromAbove, Operation], None]) -> Callable[..., None]:
+    """`IsolatedFromAbove.verify` (the same traversal and message), with `op.is_ancestor` a set lookup."""
+
+    def verify(self: IsolatedFromAbove, op: Operation) -> None:
+        indexes = _active()
+        if indexes is None:
+            return original(self, op)
+        inside = indexes.nodes_under(op)
+        regions = list(op.regions)
+        while regions:
+            region = regions.pop()
+            for block in region.blocks:
+                for child_op in block.ops:
+                    for operand in child_op.operands:
+                        if operand.owner not in inside or operand.owner is op:
+                            raise VerifyException(
+                                f"Operation using value defined out of its IsolatedFromAbove parent: {child_op}"
+                            )
+                    if not child_op.has_trait(IsolatedFromAbove):
+                        regions += child_op.regions
+        return None
+
+    return verify
+
+
+def _install() -> None:
+    """Wrap the two entry points once per process (idempotent; the wrappers hold no state of their own)."""
+    if getattr(SymbolTable.lookup_symbol, "_daphnec_indexed", False):
+        return
+    lookup = _lookup_symbol(SymbolTable.lookup_symbol)
+    lookup._daphnec_indexed = True  # type: ignore[attr-defined]
+    SymbolTable.lookup_symbol = staticmethod(lookup)  # type: ignore[method-assign,assignment]
+    IsolatedFromAbove.verify = _isolated_verify(IsolatedFromAbove.verify)  # type: ignore[method-assign]
+
+
+_install()
