@@ -83,7 +83,69 @@ def _fold(A: np.ndarray, axis: int | None):
     if axis is None:
         s = np.cumsum(A.ravel(), dtype=A.dtype)[-1]
         return s + A.dtype.type(0) if s == 0 else s  # starting from the neutral 0 makes -0 impossible
+    if A.ndim == 2 and A.shape[0] > 1 and A.shape[1] >= (_MIN_COL_FOLD_WIDTH if axis == 0 else 2):
+        return _ordered_sum(A, axis)
     return np.take(np.cumsum(A, axis=axis, dtype=A.dtype), -1, axis=axis)
+
+
+#: Narrower matrices keep `cumsum` for column folds: numpy's axis-0 reduce pays a per-row step (2 columns: 2x slower).
+_MIN_COL_FOLD_WIDTH = 16
+#: Rows per block of `_ordered_sum`'s row folds: a block's transpose (cells x 8 bytes) stays in the L2 cache.
+_BLOCK_CELLS = 1 << 15
+
+
+def _ordered_sum(A: np.ndarray, axis: int) -> np.ndarray:
+    """Per column (axis 0) or row (axis 1) of a 2-D float matrix with at least 2 rows and 2 columns: the left fold
+    `((a0 + a1) + a2) ...` from the first cell, bit-identical to DAPHNE's AggCol/AggRow loops, at numpy speed.
+
+    numpy reduces pairwise only along the axis it walks innermost (the contiguous one); reducing a C-contiguous
+    matrix over axis 0 walks the rows in order and adds whole rows, i.e. the left fold of every
+    column, vectorised across columns. Row folds therefore transpose blocks of rows (in cache) and fold those
+    over axis 0. numpy may start a reduction from its identity +0 (+0 + -0 is +0): starting from -0 instead
+    changes no value (-0 + x is x, bit for bit). This replaces `cumsum` (which writes a matrix of prefix sums:
+    3-10x slower) when the native loops are not built."""
+    out = _ordered_sum_unchecked(A, axis)
+    nan = np.flatnonzero(out != out)
+    if nan.size:  # numpy may add two NaNs in the other operand order (the other payload): redo those in order
+        lines = A[:, nan].T if axis == 0 else A[nan]
+        out[nan] = np.cumsum(lines, axis=1, dtype=A.dtype)[:, -1]
+    return out
+
+
+def _ordered_sum_unchecked(A: np.ndarray, axis: int) -> np.ndarray:
+    """`_ordered_sum`'s reductions; a NaN result may carry the payload of another NaN than the C++ fold's."""
+    if axis == 0:
+        return np.add.reduce(np.ascontiguousarray(A), axis=0, initial=A.dtype.type(-0.0))
+    n, m = A.shape
+    out = np.empty(n, dtype=A.dtype)
+    step = max(_BLOCK_CELLS // m, 2)
+    for r0 in range(0, n, step):
+        block = A[r0 : r0 + step]
+        if block.shape[0] == 1:  # a 1-row transpose is contiguous both ways: numpy would reduce it pairwise
+            out[r0] = np.cumsum(block[0], dtype=A.dtype)[-1]
+        else:
+            out[r0 : r0 + step] = np.add.reduce(np.ascontiguousarray(block.T), axis=0, initial=A.dtype.type(-0.0))
+    return out
+
+
+#: Rows at most this wide take `_narrow_row_minmax`: numpy's own row reductions run one short inner loop per row.
+_NARROW_ROW = 32
+
+
+def _narrow_row_minmax(is_min: bool, A: np.ndarray) -> np.ndarray:
+    """Per row of a float matrix of 2.._NARROW_ROW columns: the `std::min`/`std::max` fold itself (`acc = v < acc ?
+    v : acc`, so NaNs after the first cell are skipped, a NaN first cell wins, of equal values the first is kept),
+    one vectorised step per column over blocks of transposed rows: ~10x numpy's `min(axis=1)` on 8 columns."""
+    n, m = A.shape
+    out = np.empty(n, dtype=A.dtype)
+    step = max(_BLOCK_CELLS // m, 1)
+    for r0 in range(0, n, step):
+        block = np.ascontiguousarray(A[r0 : r0 + step].T)
+        acc = out[r0 : r0 + step]
+        acc[:] = block[0]
+        for v in block[1:]:
+            np.copyto(acc, v, where=(v < acc) if is_min else (acc < v))
+    return out
 
 
 def _neutral(op: str, dt: np.dtype):
@@ -119,6 +181,8 @@ def _minmax(op: str, A: np.ndarray, axis: int | None):
         return np.full(n_out, _neutral(op, A.dtype), dtype=A.dtype)
     if A.dtype.kind != "f":
         return A.min(axis=axis) if is_min else A.max(axis=axis)
+    if axis == 1 and 1 < A.shape[1] <= _NARROW_ROW and A.ndim == 2:
+        return _narrow_row_minmax(is_min, A)
     res = (np.fmin if is_min else np.fmax).reduce(A, axis=axis)
     zero = np.flatnonzero(res == 0)
     if zero.size:  # +0 and -0 tie: the first zero of the row/column is kept
