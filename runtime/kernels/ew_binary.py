@@ -480,9 +480,14 @@ def _csr_binary(core: Callable, a, b):
 
 
 def _csr_dense(core: Callable, A, D: np.ndarray):
-    """CSR lhs, dense rhs of the same shape or broadcast (1 x m, n x 1, 1 x 1)."""
-    rows = row_ids(A)
-    dv = D[rows if D.shape[0] > 1 else 0, A.indices if D.shape[1] > 1 else 0]
+    """CSR lhs, dense rhs of the same shape or broadcast (1 x m, n x 1, 1 x 1). A row vector (`G * t(c)`, a
+    column scaling) needs no row of each value: one `take` of its columns (3x a fancy index with row ids)."""
+    if D.shape[0] == 1:
+        rows = None
+        dv = D[0].take(A.indices) if D.shape[1] > 1 else D[0, 0]
+    else:
+        rows = row_ids(A)
+        dv = D[rows, A.indices if D.shape[1] > 1 else 0]
     values = np.asarray(core(A.data, dv))
     zero = core(np.zeros((1, 1), A.dtype), D) if has_implicit_zeros(A) else 0
     return with_pattern(A, values, zero, rows)
