@@ -115,8 +115,8 @@ def test_mean_var_stddev_equal_on_both_paths(monkeypatch):
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_numpy_ordered_folds_equal_the_left_fold(monkeypatch, shape, dt):
     """Without the native loops, row/column sums (numpy's in-order axis-0 reduce over transposed row blocks) and
-    narrow row min/max (one step per column) give the bits of the sequential folds, signed zeros and NaNs
-    included, across block boundaries and for non-contiguous inputs."""
+    narrow row min/max (fmin/fmax over transposed row blocks, then the order fix-ups) give the bits of the
+    sequential folds, signed zeros and NaNs included, across block boundaries and for non-contiguous inputs."""
     monkeypatch.setattr(native_folds, "MIN_NATIVE_CELLS", 1 << 62)
     monkeypatch.setattr(agg, "_BLOCK_CELLS", 64)  # many blocks, a 1-row last block for some shapes
     rng = np.random.default_rng(11)
