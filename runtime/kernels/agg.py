@@ -324,7 +324,8 @@ def _csr_minmax(op: str, A, axis: int | None):
         return fold(res, dt.type(0)) if has_implicit_zeros(A) else res
     data, offsets, index, cells = _segments(A, axis)
     lens = np.diff(offsets)
-    clean = np.where(np.isnan(data), np.inf if is_min else -np.inf, data) if dt.kind == "f" else data
+    nans = np.isnan(data) if dt.kind == "f" else None
+    clean = np.where(nans, np.inf if is_min else -np.inf, data) if nans is not None and nans.any() else data
     out = np.full(lens.size, _neutral(op, dt), dtype=dt)
     nonempty = np.flatnonzero(lens)
     if nonempty.size:

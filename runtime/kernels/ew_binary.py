@@ -481,10 +481,10 @@ def _csr_binary(core: Callable, a, b):
 
 def _csr_dense(core: Callable, A, D: np.ndarray):
     """CSR lhs, dense rhs of the same shape or broadcast (1 x m, n x 1, 1 x 1). A row vector (`G * t(c)`, a
-    column scaling) needs no row of each value: one `take` of its columns (3x a fancy index with row ids)."""
+    column scaling) needs no row of each value, only its column (2x faster than with the row ids)."""
     if D.shape[0] == 1:
         rows = None
-        dv = D[0].take(A.indices) if D.shape[1] > 1 else D[0, 0]
+        dv = D[0, A.indices if D.shape[1] > 1 else 0]
     else:
         rows = row_ids(A)
         dv = D[rows, A.indices if D.shape[1] > 1 else 0]
