@@ -325,15 +325,23 @@ def _csr_minmax(op: str, A, axis: int | None):
     data, offsets, index, cells = _segments(A, axis)
     lens = np.diff(offsets)
     nans = np.isnan(data) if dt.kind == "f" else None
-    clean = np.where(nans, np.inf if is_min else -np.inf, data) if nans is not None and nans.any() else data
-    out = np.full(lens.size, _neutral(op, dt), dtype=dt)
+    has_nan = nans is not None and bool(nans.any())
+    clean = np.where(nans, np.inf if is_min else -np.inf, data) if has_nan else data
+    starts = offsets[:-1].astype(np.intp)
     nonempty = np.flatnonzero(lens)
-    if nonempty.size:
-        out[nonempty] = fold.reduceat(clean, offsets[:-1][nonempty])
+    if nonempty.size == lens.size:  # every row/column stores a value (a graph without isolated vertices)
+        out = fold.reduceat(clean, starts)
+    else:
+        out = np.full(lens.size, _neutral(op, dt), dtype=dt)
+        if nonempty.size:
+            out[nonempty] = fold.reduceat(clean, starts[nonempty])
     with_zeros = lens < cells
-    out[with_zeros] = fold(out[with_zeros], dt.type(0))
-    if dt.kind == "f" and nonempty.size:
-        starts = offsets[:-1][nonempty]
+    if with_zeros.all():
+        fold(out, dt.type(0), out=out)
+    else:
+        out[with_zeros] = fold(out[with_zeros], dt.type(0))
+    if has_nan and nonempty.size:  # without NaNs no first cell is NaN: nothing to fix up
+        starts = starts[nonempty]
         first = np.where(index[starts] == 0, data[starts], 0).astype(dt)
         out[nonempty] = np.where(np.isnan(first), first, out[nonempty])
     return out
