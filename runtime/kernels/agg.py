@@ -92,6 +92,8 @@ def _fold(A: np.ndarray, axis: int | None):
 _MIN_COL_FOLD_WIDTH = 4
 #: Rows per block of `_ordered_sum`'s row folds: a block's transpose (cells x 8 bytes) stays in the L2 cache.
 _BLOCK_CELLS = 1 << 15
+#: ... but at least this many (wide rows: numpy's axis-0 reduce of a block walks an inner loop this long).
+_MIN_BLOCK_ROWS = 16
 
 
 def _ordered_sum(A: np.ndarray, axis: int) -> np.ndarray:
@@ -118,7 +120,7 @@ def _ordered_sum_unchecked(A: np.ndarray, axis: int) -> np.ndarray:
         return np.add.reduce(np.ascontiguousarray(A), axis=0, initial=A.dtype.type(-0.0))
     n, m = A.shape
     out = np.empty(n, dtype=A.dtype)
-    step = max(_BLOCK_CELLS // m, 2)
+    step = max(_BLOCK_CELLS // m, _MIN_BLOCK_ROWS)
     for r0 in range(0, n, step):
         block = A[r0 : r0 + step]
         if block.shape[0] == 1:  # a 1-row transpose is contiguous both ways: numpy would reduce it pairwise

@@ -119,6 +119,7 @@ def test_numpy_ordered_folds_equal_the_left_fold(monkeypatch, shape, dt):
     sequential folds, signed zeros and NaNs included, across block boundaries and for non-contiguous inputs."""
     monkeypatch.setattr(native_folds, "MIN_NATIVE_CELLS", 1 << 62)
     monkeypatch.setattr(agg, "_BLOCK_CELLS", 64)  # many blocks, a 1-row last block for some shapes
+    monkeypatch.setattr(agg, "_MIN_BLOCK_ROWS", 2)
     rng = np.random.default_rng(11)
     A = (rng.standard_normal(shape) * 10.0 ** rng.integers(-8, 8, shape)).astype(dt)
     A.flat[rng.integers(0, A.size, A.size // 3)] = rng.choice(SPECIAL, A.size // 3)
