@@ -7,7 +7,8 @@ first (CastArgsToResType).
 
 Reductions reproduce DAPHNE's `AggAll.h`/`AggRow.h`/`AggCol.h` loops exactly, so results are deterministic and bit-
 identical to the C++ ones: float sums are sequential left folds (numpy's pairwise `sum` is NOT used; native loops
-from `native_folds` for large inputs, `cumsum` for small ones), full aggregation starts from the neutral element (0,
+from `native_folds` once built, else numpy's in-order axis-0 reduce for row/column sums, `cumsum` otherwise), full
+aggregation starts from the neutral element (0,
 +inf, -inf), row/column aggregation starts from the first element. min/max are `std::min`/`std::max` folds: NaNs
 after the first element are ignored, a NaN first element of a row/column wins, and of equal values (+0/-0) the first
 is kept. var is the population variance (divides by n) and stddev its square root. Empty input: sum 0, min +inf
