@@ -136,14 +136,18 @@ _NARROW_ROW = 32
 
 
 def _narrow_rows_reduce(ufunc: np.ufunc, A: np.ndarray) -> np.ndarray:
-    """`ufunc.reduce(A, axis=1)` for an order-insensitive `ufunc` (`fmin`/`fmax`) over blocks of transposed rows:
-    one vectorised pass per column instead of a short inner loop per row (~6x numpy's `min(axis=1)` on 8
-    columns). The caller fixes up what depends on the order (signed zeros, a NaN first cell)."""
+    """`ufunc.reduce(A, axis=1)` for `fmin`/`fmax` over blocks of transposed rows: one vectorised pass per column
+    instead of a short inner loop per row (~6x numpy's `min(axis=1)` on 8 columns), with a NaN first cell winning
+    as in `std::min`'s fold (done per block, in cache: a strided gather of the first column costs as much as the
+    reduction). The caller fixes up the signs of zero results."""
     n, m = A.shape
     out = np.empty(n, dtype=A.dtype)
     step = max(_BLOCK_CELLS // m, 1)
     for r0 in range(0, n, step):
-        out[r0 : r0 + step] = ufunc.reduce(np.ascontiguousarray(A[r0 : r0 + step].T), axis=0)
+        block = np.ascontiguousarray(A[r0 : r0 + step].T)
+        res = out[r0 : r0 + step]
+        ufunc.reduce(block, axis=0, out=res)
+        np.copyto(res, block[0], where=np.isnan(block[0]))
     return out
 
 
@@ -187,6 +191,8 @@ def _minmax(op: str, A: np.ndarray, axis: int | None):
     if zero.size:  # +0 and -0 tie: the first zero of the row/column is kept
         lines = A[zero] if axis == 1 else A[:, zero].T
         res[zero] = lines[np.arange(zero.size), np.argmax(lines == 0, axis=1)]
+    if narrow:  # the NaN first cells are in already
+        return res
     first = np.take(A, 0, axis=axis)
     return np.where(np.isnan(first), first, res)
 
