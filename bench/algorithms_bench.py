@@ -42,11 +42,13 @@ CONFIGS: dict[str, list[str]] = {
 }
 
 
-def configs_of(before: str) -> dict[str, list[str]]:
-    """The daphnec configurations of a run; with `--before`, also that installation's plain and 2-thread runs
-    (interleaved with this one's, so that both see the same machine)."""
-    extra = {"before plain": CONFIGS["plain"], "before vec 2T": CONFIGS["vec 2T"]} if before else {}
-    return {**CONFIGS, **extra}
+def configs_of(before: str, only: str = "") -> dict[str, list[str]]:
+    """The daphnec configurations of a run (`only`: comma-separated names of `CONFIGS`, default all); with
+    `--before`, also that installation's runs of the same names (interleaved with this one's, so that both see
+    the same machine)."""
+    chosen = {c: f for c, f in CONFIGS.items() if not only or c in only.split(",")}
+    extra = {f"before {c}": f for c, f in chosen.items() if c in (("plain", "vec 2T") if not only else chosen)}
+    return {**chosen, **(extra if before else {})}
 
 
 @dataclass
@@ -276,7 +278,7 @@ def rel_error(got: np.ndarray, want: np.ndarray) -> float:
 
 
 def bench_workload(
-    name: str, wl: Workload, scale: float, repeat: int, folder: Path, before: str = ""
+    name: str, wl: Workload, scale: float, repeat: int, folder: Path, before: str = "", only: str = ""
 ) -> dict[str, object]:
     from daphnec.runtime.kernels.io import read_matrix
 
@@ -284,7 +286,7 @@ def bench_workload(
     paths, arrays = write_inputs(wl.make(rng, scale), folder)
     out = folder / f"{name}.out.dbdf"
     args = {**paths, **wl.args, "out": f'"{out}"'}
-    configs = configs_of(before)
+    configs = configs_of(before, only)
     res: dict[str, object] = {"numpy": [], **{c: [] for c in configs}}
     want = wl.numpy(**arrays, **wl.args)  # warm-up (BLAS threads); every config runs once untimed as well
     failed: dict[str, str] = {}
@@ -312,7 +314,7 @@ def bench_workload(
 def summarise(name: str, res: dict[str, object], rtol: float) -> list[str]:
     np_s = min(res["numpy"])
     lines = []
-    plain = min((r.get("compute", np.inf) for r in res["plain"]), default=np.inf)
+    plain = min((r.get("compute", np.inf) for r in res.get("plain", [])), default=np.inf)
     for cfg in (c for c in res if c != "numpy"):
         if "failed" in res[cfg][0]:
             lines.append(f"| {name} | {cfg} | failed: {res[cfg][0]['failed']} | | | | | | | | |")
@@ -339,6 +341,7 @@ def main() -> None:
     ap.add_argument("--keep", default="", help="folder for the data (kept); default: a temporary folder")
     ap.add_argument("--json", default="", help="also write the raw measurements to this file")
     ap.add_argument("--before", default="", help="another installation's python: its plain and 2-thread runs too")
+    ap.add_argument("--configs", default="", help="comma-separated configurations (plain, vec 1T, vec 2T); default all")
     a = ap.parse_args()
     names = [n for n in (a.only.split(",") if a.only else WORKLOADS) if n]
     folder = Path(a.keep or tempfile.mkdtemp(prefix="daphnec-algos-"))
@@ -353,7 +356,7 @@ def main() -> None:
     try:
         for name in names:
             wl = WORKLOADS[name]
-            raw[name] = bench_workload(name, wl, a.scale, a.repeat, folder, a.before)
+            raw[name] = bench_workload(name, wl, a.scale, a.repeat, folder, a.before, a.configs)
             print("\n".join(summarise(name, raw[name], wl.rtol)), flush=True)
     finally:
         if not a.keep:

@@ -509,11 +509,24 @@ def _csr_binary(core: Callable, a, b):
     return _dense_csr(core, a, b)
 
 
+#: Cores whose result has the operands' dtype (float operands), so they can write into a temporary operand.
+_SAME_TYPE_UFUNCS = (np.add, np.subtract, np.multiply, np.divide)
+
+
 def _csr_dense(core: Callable, A, D: np.ndarray):
-    """CSR lhs, dense rhs of the same shape or broadcast (1 x m, n x 1, 1 x 1)."""
-    rows = row_ids(A)
-    dv = D[rows if D.shape[0] > 1 else 0, A.indices if D.shape[1] > 1 else 0]
-    values = np.asarray(core(A.data, dv))
+    """CSR lhs, dense rhs of the same shape or broadcast (1 x m, n x 1, 1 x 1). A row vector (`G * t(c)`, a
+    column scaling) needs no row of each value, only its column (2x faster than with the row ids)."""
+    if D.shape[0] == 1:
+        rows = None
+        dv = D[0, A.indices if D.shape[1] > 1 else 0]
+    else:
+        rows = row_ids(A)
+        dv = D[rows, A.indices if D.shape[1] > 1 else 0]
+    same_type = A.dtype.kind == "f" and isinstance(dv, np.ndarray) and dv.dtype == A.dtype
+    if core in _SAME_TYPE_UFUNCS and same_type and dv.shape == A.data.shape:
+        values = core(A.data, dv, out=dv)  # dv is a fresh gather: reusing it saves an nnz-sized allocation
+    else:
+        values = np.asarray(core(A.data, dv))
     zero = core(np.zeros((1, 1), A.dtype), D) if has_implicit_zeros(A) else 0
     return with_pattern(A, values, zero, rows)
 

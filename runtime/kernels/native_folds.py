@@ -9,8 +9,9 @@ dependency chain per row, bound by the add latency; a column fold adds whole row
 which vectorises across columns) and the results are bit-identical to the C++ loops.
 
 The module (four functions: row and column folds for f64 and f32) is compiled by llvmlite the first time an
-aggregation is large enough to gain (`applies`); smaller inputs keep numpy's `cumsum`, which gives the same
-bits. The code lives in the runtime's one llvmlite engine (`runtime.vectorized.loader`), next to the JIT's kernels.
+aggregation is large enough to gain (`applies`); smaller inputs keep numpy (`agg._ordered_sum`, an in-order
+axis-0 reduce, for row/column sums; `cumsum` for full ones), which gives the same bits.
+The code lives in the runtime's one llvmlite engine (`runtime.vectorized.loader`), next to the JIT's kernels.
 """
 
 from __future__ import annotations

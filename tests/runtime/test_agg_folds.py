@@ -108,3 +108,25 @@ def test_mean_var_stddev_equal_on_both_paths(monkeypatch):
     monkeypatch.setattr(native_folds, "MIN_FIRST_CELLS", 0)
     for k, want in zip(kernels, expected):
         assert _same_bits(k(A), want)
+
+
+@pytest.mark.parametrize("shape", [(9000, 8), (70, 61), (3, 2500), (5001, 2), (40, 17), (2, 3)])
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_numpy_ordered_folds_equal_the_left_fold(monkeypatch, shape, dt):
+    """Without the native loops, row/column sums (numpy's in-order axis-0 reduce over transposed row blocks) and
+    narrow row min/max (fmin/fmax over transposed row blocks, then the order fix-ups) give the bits of the
+    sequential folds, signed zeros and NaNs included, across block boundaries and for non-contiguous inputs."""
+    monkeypatch.setattr(native_folds, "MIN_NATIVE_CELLS", 1 << 62)
+    monkeypatch.setattr(agg, "_BLOCK_CELLS", 64)  # many blocks, a 1-row last block for some shapes
+    monkeypatch.setattr(agg, "_MIN_BLOCK_ROWS", 2)
+    rng = np.random.default_rng(11)
+    A = (rng.standard_normal(shape) * 10.0 ** rng.integers(-8, 8, shape)).astype(dt)
+    A.flat[rng.integers(0, A.size, A.size // 3)] = rng.choice(SPECIAL, A.size // 3)
+    A[: shape[0] // 2, : shape[1] // 2] = -0.0  # rows and columns of -0 only
+    vt = "f64" if dt == np.float64 else "f32"
+    for M in (A, A[:, ::-1]):
+        assert _same_bits(agg.row_kernel("sum", vt)(M).ravel(), np.cumsum(M, axis=1)[:, -1])
+        assert _same_bits(agg.col_kernel("sum", vt)(M).ravel(), np.cumsum(M, axis=0)[-1])
+        for op in ("aggMin", "aggMax"):
+            assert _same_bits(agg.row_kernel(op, vt)(M).ravel(), _reference(op, M, "row"))
