@@ -22,8 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from daphnec.runtime.config import DaphneConfig  # noqa: E402
-from daphnec.runtime.scheduling.workers import SchedulerConfig, schedule  # noqa: E402
-from daphnec.runtime.vectorized.pipeline import SETTINGS  # noqa: E402
+from daphnec.runtime.scheduling.config import SchedulerConfig  # noqa: E402
+from daphnec.runtime.scheduling.workers import schedule  # noqa: E402
+from daphnec.runtime.vectorized.settings import SETTINGS  # noqa: E402
 from daphnec.tools.driver import compile_script  # noqa: E402
 
 SCRIPT = """X = rand({rows}, 4, 0.0, 1.0, 1.0, 1);

@@ -22,8 +22,8 @@ def check_bad_input(tmp_path: Path):  # noqa: ANN201 - a checker function
 def _restore_engine_settings():  # noqa: ANN202 - a fixture
     """In-process tests tune the vectorized engine's global knobs (batch sizes, threads, the small-pipeline
     threshold); restore them after every test so that no test sees another's settings."""
-    from daphnec.runtime.vectorized import pipeline
+    from daphnec.runtime.vectorized.settings import SETTINGS
 
-    saved = dict(vars(pipeline.SETTINGS))
+    saved = dict(vars(SETTINGS))
     yield
-    vars(pipeline.SETTINGS).update(saved)
+    vars(SETTINGS).update(saved)

@@ -97,7 +97,7 @@ def _scalar(v: object) -> float:
 
 def _finish(result: DaphneList, call: CallStats, model: DaphneList) -> DaphneList:
     STATS.add(call)
-    if _stats.REPORT or statistics.PARAMSERV_TABLES:
+    if statistics.PARAMSERV_TABLES:
         sys.stderr.write(_stats.format_call(len(STATS.calls), call) + "\n")
         sys.stderr.flush()
     return DaphneList(tuple(result), model.elem_kind)

@@ -16,9 +16,8 @@
 |          | computed after the run, so it costs no training time) |
 
 LOCAL mode counts the bytes a transport would move (array sizes); MPI mode counts real message sizes (control
-messages and raw buffers). `STATS` collects every call of the process; `REPORT = True` or
-`runtime.statistics.PARAMSERV_TABLES` (set by the driver from `--statistics`/`--timing`) makes the engine print
-`report()` on stderr after each call.
+messages and raw buffers). `STATS` collects every call of the process; `runtime.statistics.PARAMSERV_TABLES` (set by
+the driver from `--statistics`/`--timing`) makes the engine print `report()` on stderr after each call.
 """
 
 from __future__ import annotations
@@ -28,9 +27,6 @@ import threading
 from dataclasses import asdict, dataclass, field, fields
 
 from daphnec.runtime.paramserv.options import PSOptions
-
-REPORT = False
-"""Print the table of each call on stderr when it ends."""
 
 
 @dataclass

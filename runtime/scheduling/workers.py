@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from daphnec.runtime.fperr import ignore_in_this_thread
-from daphnec.runtime.scheduling.config import SchedulerConfig  # noqa: F401 - re-exported
+from daphnec.runtime.scheduling.config import SchedulerConfig
 from daphnec.runtime.scheduling.partitioning import task_runs
 from daphnec.runtime.scheduling.queues import TaskQueue, home_queue, num_queues
 from daphnec.runtime.scheduling.topology import Cpu, worker_cpus

@@ -32,7 +32,7 @@ from daphnec.runtime.scheduling.topology import worker_cpus
 from daphnec.runtime.scheduling.workers import schedule
 from daphnec.runtime.values import INT_VTS, csr_rows, is_csr, to_f32, vt_of, wrap_int
 from daphnec.runtime.vectorized.kernel import Body, PipelineBody
-from daphnec.runtime.vectorized.settings import SETTINGS, Settings  # noqa: F401 - re-exported
+from daphnec.runtime.vectorized.settings import SETTINGS
 
 R = TypeVar("R")
 

@@ -1,7 +1,6 @@
 """The vectorized engine's knobs (`Settings`, the one `SETTINGS`), apart from the engine: the driver sets them from
 the user config on every run, and a program without pipelines must not pay for importing the engine, the scheduler
 and numpy's friends for it (tools/driver.py's `configure_runtime`, the program cache's hit path).
-`runtime.vectorized.pipeline` re-exports both.
 
 This module imports only the standard library and the scheduler's knobs.
 """

@@ -169,7 +169,7 @@ def _configure(batch_bytes: int, threads: int) -> None:
     """Batch size and worker threads of the executor (one thread and a huge batch: one body call). Small inputs
     are scheduled too, and native kernels are called per physical batch like Python bodies, so that both see the
     same row blocks (column sums then agree bit for bit)."""
-    from daphnec.runtime.scheduling.workers import SchedulerConfig
+    from daphnec.runtime.scheduling.config import SchedulerConfig
 
     executor.SETTINGS.phy_batch_size = batch_bytes
     executor.SETTINGS.min_parallel_bytes = 0

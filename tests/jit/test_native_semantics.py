@@ -357,7 +357,7 @@ def test_tasks_call_the_kernel_on_row_ranges_of_the_whole_inputs() -> None:
     buffer; the same bits as the non-fused path, and no Python body call."""
     from scipy import sparse
 
-    from daphnec.runtime.scheduling.workers import SchedulerConfig
+    from daphnec.runtime.scheduling.config import SchedulerConfig
     from daphnec.runtime.vectorized import pipeline as executor
 
     rng = np.random.default_rng(3)

@@ -8,6 +8,7 @@ import numpy as np
 import ps_linreg as lr
 import pytest
 
+from daphnec.runtime import statistics
 from daphnec.runtime.kernels.lists import DaphneList, create_list
 from daphnec.runtime.paramserv import STATS, PSOptions, paramserv
 from daphnec.runtime.paramserv import stats as ps_stats
@@ -109,11 +110,11 @@ def test_compression_trains_and_counts_bytes(spec: str) -> None:
 
 
 def test_statistics_and_report(capsys: pytest.CaptureFixture[str]) -> None:
-    ps_stats.REPORT = True
+    statistics.PARAMSERV_TABLES = True
     try:
         train(epochs=3)
     finally:
-        ps_stats.REPORT = False
+        statistics.PARAMSERV_TABLES = False
     err = capsys.readouterr().err
     call = STATS.last
     assert call is not None and len(call.epochs) == 3

@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 
 from daphnec.runtime.config import DaphneConfig
+from daphnec.runtime.scheduling.config import SchedulerConfig
 from daphnec.runtime.scheduling.partitioning import SCHEMES
 from daphnec.runtime.scheduling.queues import LAYOUTS
 from daphnec.runtime.scheduling.topology import logical_cpus, physical_cores, worker_cpus
 from daphnec.runtime.scheduling.victim_selection import STRATEGIES, victim_order
-from daphnec.runtime.scheduling.workers import SchedulerConfig, schedule
-from daphnec.runtime.vectorized.pipeline import SETTINGS
+from daphnec.runtime.scheduling.workers import schedule
+from daphnec.runtime.vectorized.settings import SETTINGS
 from daphnec.tools.driver import compile_script
 
 

@@ -104,7 +104,7 @@ def _ranged_body(X: np.ndarray, fail_at: int | None = None):
 
 
 def test_ranged_kernels_write_into_one_buffer_without_combining() -> None:
-    from daphnec.runtime.scheduling.workers import SchedulerConfig
+    from daphnec.runtime.scheduling.config import SchedulerConfig
 
     X = np.random.default_rng(1).random((4000, 3))
     old = (SETTINGS.scheduler, SETTINGS.min_parallel_bytes)
@@ -131,7 +131,7 @@ def test_ranged_kernels_write_into_one_buffer_without_combining() -> None:
 def test_small_pipelines_run_as_one_call_on_the_calling_thread() -> None:
     import threading
 
-    from daphnec.runtime.scheduling.workers import SchedulerConfig
+    from daphnec.runtime.scheduling.config import SchedulerConfig
 
     X = np.ones((1000, 2))  # 16 KB: below min_parallel_bytes
     threads: list[int] = []
