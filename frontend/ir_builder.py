@@ -267,8 +267,7 @@ class IRBuilder:
         """Place an op built by its own constructor (properties, operand segments) after inferring its result
         types."""
         if isinstance(op, ops.DaphneOp):
-            for r, t in zip(op.results, op.infer()):
-                r._type = t  # noqa: SLF001 - types are filled right after creation
+            op.typed()
         return self.insert(op, loc)
 
     def op(self, cls: type, operands: Sequence[SSAValue], loc: Loc) -> SSAValue | None:

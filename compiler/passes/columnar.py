@@ -48,8 +48,7 @@ class _Rewrite:
 
     def emit(self, op: Operation) -> SSAValue:
         if isinstance(op, ops.DaphneOp):
-            for r, t in zip(op.results, op.infer()):
-                r._type = t  # noqa: SLF001 - types are filled right after creation
+            op.typed()
         op.location = self.anchor.location
         block = self.anchor.parent_block()
         assert block is not None

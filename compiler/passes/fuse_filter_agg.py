@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import ModuleOp, UnitAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from daphnec.compiler.inference import set_type
 from daphnec.compiler.passes.vectorize import fuse_ops, is_legal_fusion
 from daphnec.compiler.vectorizable import is_vectorizable
 from daphnec.dialects import ops, ops_frame
@@ -139,13 +140,6 @@ def _neutral(agg: ops.AggOp) -> ops.ConstantOp:
     return ops.ConstantOp.of(int(info.max if agg.KIND == "min" else info.min), vt)
 
 
-def _typed(op: Operation) -> Operation:
-    """Fill the result types from the op's own inference (the operands are typed)."""
-    for r, t in zip(op.results, op.infer()):  # type: ignore[attr-defined]
-        r._type = t  # noqa: SLF001 - types are filled right after creation (as the IR builder does)
-    return op
-
-
 def _numeric_vectorizable(op: Operation) -> bool:
     """A vectorizable op over numbers only: a string comparison (`t.g <> 'c'`) stays outside, so that the pipeline
     keeps its native kernel (it reads the comparison's 0/1 result instead)."""
@@ -208,8 +202,8 @@ def _count(bits: SSAValue, count: ops.NumRowsOp, block: Block) -> tuple[Operatio
     """`numRows` of a filtered column as `sum(bits ? 1 : 0)` (si64, cast to the index `numRows` gives); the sum
     joins the pipeline."""
     one, zero = ops.ConstantOp.of(1, "si64"), ops.ConstantOp.of(0, "si64")
-    select = _typed(ops.CondOp.create(operands=[bits, one.res, zero.res], result_types=[bits.type]))
-    total = _typed(ops.SumAllOp.create(operands=[select.results[0]], result_types=[bits.type]))
+    select = ops.CondOp.create(operands=[bits, one.res, zero.res], result_types=[bits.type]).typed()
+    total = ops.SumAllOp.create(operands=[select.results[0]], result_types=[bits.type]).typed()
     rows = ops.CastOp(total.results[0], vt="index", dt="scalar")
     for op in (one, zero, select, total, rows):
         op.location = count.location
@@ -232,9 +226,9 @@ def _reroot(
         old_label = extract.selection.owner
         label = ops.ConstantOp.of(ops.constant_value(extract.selection), "str")  # type: ignore[arg-type]
         new_extract = ops.ExtractColOp.create(operands=[filt.source, label.res], result_types=[cast.res.type])
-        new_cast = ops.CastOp(_typed(new_extract).results[0], dt="matrix")
+        new_cast = ops.CastOp(new_extract.typed().results[0], dt="matrix")
         created += [label, new_extract, new_cast]
-        for op in (label, new_extract, _typed(new_cast)):
+        for op in (label, new_extract, new_cast.typed()):
             op.location = cast.location
             block.insert_op_before(op, filt)
         cast.res.replace_all_uses_with(new_cast.results[0])
@@ -249,7 +243,7 @@ def _reroot(
 
 def _select(bits: SSAValue, value: SSAValue, neutral: ops.ConstantOp, before: Operation) -> Operation:
     """`bits ? value : neutral`, inserted before `before`."""
-    select = _typed(ops.CondOp.create(operands=[bits, value, neutral.res], result_types=[value.type]))
+    select = ops.CondOp.create(operands=[bits, value, neutral.res], result_types=[value.type]).typed()
     for op in (neutral, select):
         op.location = before.location
         before.parent_block().insert_op_before(op, before)  # type: ignore[union-attr]
@@ -260,7 +254,7 @@ def _retype(chain: list[Operation], block: Block) -> None:
     """Re-infer the element-wise ops in program order: they run over the unfiltered rows now."""
     order = {op: i for i, op in enumerate(block.ops)}
     for op in sorted(chain, key=order.__getitem__):
-        _typed(op)  # the row count is the unfiltered frame's now
+        op.typed()  # the row count is the unfiltered frame's now
 
 
 def _drop_filter(filt: ops.FilterRowOp, created: list[Operation], block: Block, members: set[Operation]) -> None:
@@ -394,8 +388,8 @@ def match_bits(filt: ops.FilterRowOp) -> SSAValue | None:
 def _group_ids(m: _GroupMatch, block: Block) -> tuple[SSAValue, SSAValue, SSAValue]:
     """`daphne.groupIds` of the unfiltered frame and the number of ids (si64), before the filter."""
     labels = [ops.ConstantOp.of(ops.constant_value(k), "str") for k in m.group.key_cols]  # type: ignore[arg-type]
-    gids = _typed(GroupIdsOp.create(operands=[m.filt.source, *(c.res for c in labels)], result_types=[UNKNOWN] * 2))
-    count = _typed(ops.NumRowsOp.create(operands=[gids.results[1]], result_types=[UNKNOWN]))
+    gids = GroupIdsOp.create(operands=[m.filt.source, *(c.res for c in labels)], result_types=[UNKNOWN] * 2).typed()
+    count = ops.NumRowsOp.create(operands=[gids.results[1]], result_types=[UNKNOWN]).typed()
     ngroups = ops.CastOp(count.results[0], vt="si64", dt="scalar")
     for op in (*labels, gids, count, ngroups):
         op.location = m.group.location
@@ -405,7 +399,7 @@ def _group_ids(m: _GroupMatch, block: Block) -> tuple[SSAValue, SSAValue, SSAVal
 
 def _grouped(ids: SSAValue, values: SSAValue, ngroups: SSAValue, before: Operation) -> Operation:
     """`daphne.groupedSum(ids, values, ngroups)` before `before`."""
-    op = _typed(GroupedSumOp.create(operands=[ids, values, ngroups], result_types=[UNKNOWN]))
+    op = GroupedSumOp.create(operands=[ids, values, ngroups], result_types=[UNKNOWN]).typed()
     op.location = before.location
     before.parent_block().insert_op_before(op, before)  # type: ignore[union-attr]
     return op
@@ -455,7 +449,7 @@ def rewrite_group(m: _GroupMatch) -> set[Operation]:
     members: set[Operation] = set(m.chain)
     count, *aggs = _group_sums(m, ids, ngroups, moved, members)
     result = GroupResultOp(keys, count, aggs, group.funcs, group.res.type.label_names)  # type: ignore[union-attr]
-    result.res._type = group.res.type  # noqa: SLF001 - the group's own result type (labels and value types)
+    set_type(result.res, group.res.type)  # the group's own result type (labels and value types)
     result.location = group.location
     block.insert_op_before(result, group)
     group.res.replace_all_uses_with(result.res)

@@ -78,8 +78,7 @@ class Translator:
     def emit(self, op: Operation, pos: int) -> SSAValue:
         """Insert `op` before the `daphne.sql` op with inferred result types and the token's location."""
         if isinstance(op, ops.DaphneOp):
-            for r, t in zip(op.results, op.infer()):
-                r._type = t  # noqa: SLF001 - types are filled right after creation (as the IR builder does)
+            op.typed()
         loc = self.locator.loc(pos)
         if loc is not None:
             op.location = to_attr(loc)
