@@ -10,7 +10,6 @@ beside the installed package instead of daphnec's private cache folder).
 from __future__ import annotations
 
 import ctypes
-import threading
 
 import numpy as np
 
@@ -63,20 +62,16 @@ done:
 _SIG = ctypes.CFUNCTYPE(
     None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p
 )
-_lock = threading.Lock()
 _function: object | None = None
 
 
 def _native() -> object:
     """The compiled loop, built once per process into the runtime's llvmlite engine."""
     global _function
-    with _lock:
-        if _function is None:
-            from daphnec.runtime.vectorized.loader import loader
+    if _function is None:
+        from daphnec.runtime.vectorized.loader import loader
 
-            ld = loader()
-            address = ld.load("daphnec.datagen_select", ld.compile_ir(_IR), ["knuth_select"])["knuth_select"]
-            _function = _SIG(address)
+        _function = _SIG(loader().build("daphnec.datagen_select", _IR, ["knuth_select"])["knuth_select"])
     return _function
 
 

@@ -101,10 +101,9 @@ def _compile() -> dict[tuple[str, str], object]:
     (`runtime.vectorized.loader`, which the JIT's kernels share; llvmlite is imported only then)."""
     from daphnec.runtime.vectorized.loader import loader
 
-    ld = loader()
-    obj = ld.compile_ir("".join(_TEMPLATE.format(t=t) for t in _LLVM_TYPES.values()))
     names = [f"{kind}_{t}" for kind in ("rows", "cols") for t in _LLVM_TYPES.values()]
-    addresses = ld.load("daphnec.native_folds", obj, names)
+    ir_text = "".join(_TEMPLATE.format(t=t) for t in _LLVM_TYPES.values())
+    addresses = loader().build("daphnec.native_folds", ir_text, names)
     return {tuple(name.split("_", 1)): _SIG(addresses[name]) for name in names}  # type: ignore[misc]
 
 

@@ -92,6 +92,13 @@ class Loader:
         pb.getModulePassManager().run(mod, pb)
         return self.tm.emit_object(mod)
 
+    def build(self, key: str, ir_text: str, symbols: list[str]) -> dict[str, int]:
+        """The addresses of `symbols` in the runtime's own native code `key` (LLVM IR text: `native_folds`,
+        `datagen_select`), compiled and loaded on first use (two threads may both compile; one loads)."""
+        with self.lock:
+            known = key in self.loaded
+        return self.load(key, b"" if known else self.compile_ir(ir_text), symbols)
+
     def load(self, key: str, obj: bytes, symbols: list[str]) -> dict[str, int]:
         """Add the object code `key` to the engine (once) and return the addresses of `symbols` in it; raises
         BadObjectCode (before loading anything) for object code that fails `check_object`."""
