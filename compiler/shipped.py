@@ -8,6 +8,7 @@ Python. `compile_shipped_body(text)` returns a callable over the worker's inputs
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -16,13 +17,12 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 from daphnec.compiler.host_codegen import generate_host, py_function_name
-from daphnec.compiler.host_program import HOST_FILENAME, RUN_RECURSION_LIMIT, HostProgram
+from daphnec.compiler.host_program import HOST_FILENAME, HostProgram
 from daphnec.compiler.native import compile_kernels
 from daphnec.compiler.pipeline import PassManager, native_enabled
 from daphnec.dialects import make_context
 from daphnec.dialects.errors import DaphneError, ExecutionError
 from daphnec.dialects.ops_distributed import DIST_FUNCTION
-from daphnec.runtime import recursion_limit
 from daphnec.runtime.errors import DaphneRuntimeError
 
 
@@ -50,14 +50,11 @@ class ShippedBody:
 
 
 def located(fn: Callable[..., object], host: HostProgram) -> Callable[..., object]:
-    """`fn` with its failures raised as `DaphneError`s carrying the DaphneDSL location of the failing op, run with
-    the recursion limit of a host program (registered for the call, `runtime.recursion_limit`: a rank that also
-    runs the script shares one process limit with it)."""
+    """`fn` with its failures raised as `DaphneError`s carrying the DaphneDSL location of the failing op."""
 
     def call(*inputs: object) -> object:
         try:
-            with recursion_limit.at_least(RUN_RECURSION_LIMIT):
-                return fn(*inputs)
+            return fn(*inputs)
         except DaphneError:
             raise
         except RecursionError as e:
@@ -82,6 +79,7 @@ def compile_shipped_body(text: str) -> ShippedBody:
     host = generate_host(module, compile_kernels(module, PassManager(ctx, options=options)))
     ns = dict(host.globals)
     exec(compile(host.source, HOST_FILENAME, "exec"), ns)  # noqa: S102 - generated from verified IR
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
     fns = [op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)]
     syms = [s for s in fns if py_function_name(s) in ns]
     functions = {s: located(ns[py_function_name(s)], host) for s in syms}  # type: ignore[arg-type]
