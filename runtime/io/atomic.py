@@ -10,7 +10,8 @@ new one, never half a file, even if the writer is killed. Beyond that:
   was kept as a hard link until then).
 - **Interruptions clean up.** SIGTERM and SIGHUP during a write raise like SIGINT does (KeyboardInterrupt), so the
   temporary files are removed; then the signal is delivered again with its default action (the process ends as
-  it would have). A writer killed outright (SIGKILL, a crash) leaves its temporary files: they are named after
+  it would have). All three raise only while data is being written; during the renames and the bookkeeping
+  around them they wait until that step is over (`_Interrupts`). A writer killed outright (SIGKILL, a crash) leaves its temporary files: they are named after
   host and pid (`.<name>.daphnec-<host>-<pid>-<random>.tmp`), and the next write to that folder removes those of
   dead writers on this host that belong to this user, and nothing else.
 """
@@ -117,26 +118,61 @@ def sweep(folder: str) -> list[str]:
     return removed
 
 
+class _Interrupts:
+    """The signals of a write in progress (main thread only). They raise only while a writer runs (`_writing`),
+    where the temporary files' clean-up undoes everything; anywhere else (creating temporaries, the renames and
+    their bookkeeping, the clean-up) a signal is held back and raised once that step is over. A signal raised
+    between `os.replace` and the line recording it could otherwise leave the new data beside the old `.meta`."""
+
+    open = False
+    pending: int | None = None
+
+
+def _raise_for(signum: int) -> None:
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise Terminated(signum)
+
+
+def _handler(signum: int, frame: object) -> None:
+    if _Interrupts.open:
+        _raise_for(signum)
+    _Interrupts.pending = _Interrupts.pending or signum
+
+
 @contextmanager
-def _terminations_raise() -> Iterator[None]:
-    """While writing, SIGTERM/SIGHUP raise `Terminated` (only where they would otherwise just kill the process:
-    a handler someone installed is left alone, and only the main thread can handle signals)."""
+def _writing() -> Iterator[None]:
+    """The one stretch of a write where a signal raises at once (see `_Interrupts`)."""
+    _Interrupts.open = True
+    try:
+        if _Interrupts.pending is not None:
+            _raise_for(_Interrupts.pending)
+        yield
+    finally:
+        _Interrupts.open = False
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """While writing, SIGINT/SIGTERM/SIGHUP are held back outside `_writing` and then raise (`KeyboardInterrupt`,
+    `Terminated`). Only where they would otherwise end the write abruptly: a handler someone installed is left
+    alone, and only the main thread can handle signals."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     installed = {}
-
-    def handler(signum: int, frame: object) -> None:
-        raise Terminated(signum)
-
-    for sig in _TERMINATIONS:
-        if signal.getsignal(sig) == signal.SIG_DFL:
-            installed[sig] = signal.signal(sig, handler)
+    for sig in (signal.SIGINT, *_TERMINATIONS):
+        if signal.getsignal(sig) == (signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL):
+            installed[sig] = signal.signal(sig, _handler)
+    _Interrupts.pending = None
     try:
         yield
     finally:
         for sig, old in installed.items():
             signal.signal(sig, old)
+        pending, _Interrupts.pending = _Interrupts.pending, None
+        if pending is not None:
+            _raise_for(pending)
 
 
 def write_files(files: list[tuple[str, Writer]], meta: str | None = None) -> None:
@@ -145,9 +181,9 @@ def write_files(files: list[tuple[str, Writer]], meta: str | None = None) -> Non
     the renames keep data and `.meta` a pair.
 
     If a writer fails, no target is touched and every temporary file is removed again. SIGTERM/SIGHUP clean up
-    the same way and then end the process with the signal."""
+    the same way and then end the process with the signal; a signal during the renames waits until both are done."""
     try:
-        with _terminations_raise():
+        with _signals_held():
             _write_files(files, meta)
     except Terminated as t:
         signal.signal(t.signum, signal.SIG_DFL)
@@ -168,8 +204,9 @@ def _write_files(files: list[tuple[str, Writer]], meta: str | None) -> None:
         for i, (path, writer) in enumerate(files):
             tmp, f = stack.enter_context(_temp_for(path))
             try:
-                writer(f)
-                f.flush()
+                with _writing():
+                    writer(f)
+                    f.flush()
             except OSError as e:
                 raise DaphneRuntimeError(f"cannot write file '{path}': {e.strerror or e}") from None
             if meta is not None and i < len(files) - 1:

@@ -141,3 +141,35 @@ def test_a_failing_meta_rename_restores_the_old_data(tmp_path: Path) -> None:
     with pytest.raises(DaphneRuntimeError):
         io.write(np.zeros((3, 3)), str(tmp_path / "z.csv"))
     assert not (tmp_path / "z.csv").exists()
+
+
+_SIGNAL_AT_RENAME = """
+import os, signal, sys
+import numpy as np
+from daphnec.runtime.kernels import io
+path, sig, at = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+io.write(np.full((3000, 400), 1.5), path)
+real, calls = os.replace, []
+def replace(src, dst):  # the real rename, then a real signal to this process right after the chosen one
+    real(src, dst)
+    calls.append(dst)
+    if len(calls) == at:
+        os.kill(os.getpid(), sig)
+os.replace = replace
+io.write(np.full((400, 3000), -2.25), path)
+print("not reached", flush=True)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=["SIGTERM", "SIGHUP", "SIGINT"])
+@pytest.mark.parametrize("at", [1, 2], ids=["after-data-rename", "after-meta-rename"])
+def test_a_signal_during_the_renames_waits_until_the_pair_is_complete(tmp_path: Path, sig: int, at: int) -> None:
+    """The signal lands right after a rename returns (where Python runs handlers: the next bytecode). Raising
+    there once left the new data beside the old `.meta`; now it is held back until both renames are done."""
+    path = tmp_path / "x.csv"
+    res = subprocess.run([sys.executable, "-c", _SIGNAL_AT_RENAME, str(path), str(int(sig)), str(at)], cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert res.returncode == -sig, res.stderr  # Python ends an uncaught KeyboardInterrupt by SIGINT, too
+    assert "not reached" not in res.stdout
+    assert _check_pair(path) == "B"
+    assert _temps(tmp_path) == []
