@@ -11,9 +11,10 @@ new one, never half a file, even if the writer is killed. Beyond that:
 - **Interruptions clean up.** SIGTERM and SIGHUP during a write raise like SIGINT does (KeyboardInterrupt), so the
   temporary files are removed; then the signal is delivered again with its default action (the process ends as
   it would have). All three raise only while data is being written; during the renames and the bookkeeping
-  around them they wait until that step is over (`_Interrupts`). A writer killed outright (SIGKILL, a crash) leaves its temporary files: they are named after
-  host and pid (`.<name>.daphnec-<host>-<pid>-<random>.tmp`), and the next write to that folder removes those of
-  dead writers on this host that belong to this user, and nothing else.
+  around them they wait until that step is over (`_Interrupts`). A writer killed outright (SIGKILL, a crash)
+  leaves its temporary files: they are named after host and pid (`.<name>.daphnec-<host>-<pid>-<random>.tmp`),
+  and the next write to that folder removes those of dead writers on this host that belong to this user, and
+  nothing else.
 """
 
 from __future__ import annotations

@@ -167,8 +167,9 @@ def test_a_signal_during_the_renames_waits_until_the_pair_is_complete(tmp_path: 
     """The signal lands right after a rename returns (where Python runs handlers: the next bytecode). Raising
     there once left the new data beside the old `.meta`; now it is held back until both renames are done."""
     path = tmp_path / "x.csv"
-    res = subprocess.run([sys.executable, "-c", _SIGNAL_AT_RENAME, str(path), str(int(sig)), str(at)], cwd=ROOT,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=60)  # fmt: skip
+    args = [sys.executable, "-c", _SIGNAL_AT_RENAME, str(path), str(int(sig)), str(at)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    res = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert res.returncode == -sig, res.stderr  # Python ends an uncaught KeyboardInterrupt by SIGINT, too
     assert "not reached" not in res.stdout
     assert _check_pair(path) == "B"
