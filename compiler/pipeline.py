@@ -74,7 +74,7 @@ STAGES: tuple[Stage, ...] = (
     ((), "transfer_data_props"),
     (("select-kernels", ("fold-transpose", "phy_op_selection")), "phy_op_selection"),
     ((), "type_adaptation"),
-    ((("fuse-filter-agg", "fuse_filter_agg"), ("fuse-sums", "fuse_sums")), None),
+    ((("fuse-filter-agg", "fuse_filter_agg"), ("fuse-sums", "fuse_sums"), ("fuse-maps", "fuse_sums")), None),
     ((("vectorize", "vec"), ("canonicalize", "vec"), ("dce", "vec"), ("distribute", "distributed")), "vectorized"),
     ((), "obj_ref_mgnt"),
     ((), "codegen_before"),

@@ -41,6 +41,12 @@ def _fuse_sums() -> type[ModulePass]:
     return FuseSumsPass
 
 
+def _fuse_maps() -> type[ModulePass]:
+    from daphnec.compiler.passes.fuse_maps import FuseMapsPass
+
+    return FuseMapsPass
+
+
 def _fuse_filter_agg() -> type[ModulePass]:
     from daphnec.compiler.passes.fuse_filter_agg import FuseFilterAggPass
 
@@ -121,6 +127,7 @@ PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
     "infer": _infer,
     "fold-transpose": _fold_transpose,
     "fuse-sums": _fuse_sums,
+    "fuse-maps": _fuse_maps,
     "fuse-filter-agg": _fuse_filter_agg,
     "specialize": _specialize,
     "sql": _sql,

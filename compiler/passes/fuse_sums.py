@@ -32,12 +32,14 @@ MIN_CELLS = 1 << 16
 """Smallest sum fused: below it the whole chain takes microseconds and a kernel's compile would not pay off."""
 
 
-def _plain_f64(v: SSAValue, shape: tuple[int, int]) -> bool:
+def plain_f64(v: SSAValue, shape: tuple[int, int]) -> bool:
+    """A dense f64 matrix of exactly `shape` (no broadcasting inside a fused chain)."""
     t = v.type
     return isinstance(t, MatrixType) and not t.is_sparse and vt_name(t) == "f64" and t.shape == shape
 
 
-def _native(op: Operation) -> bool:
+def native_elementwise(op: Operation) -> bool:
+    """An element-wise op with a native lowering (what a fused chain is made of)."""
     if isinstance(op, ops.EwBinaryOp):
         return bool(ew_kinds.BINARY.get(op.KIND, ("", ""))[0])
     return isinstance(op, ops.EwUnaryOp) and op.KIND in ew_kinds.UNARY
@@ -45,16 +47,21 @@ def _native(op: Operation) -> bool:
 
 def _chain(total: ops.AggOp, block: Block) -> set[Operation]:
     """The sum and the element-wise ops that feed only it (transitively), within `block`."""
-    shape = total.arg.type.shape  # type: ignore[attr-defined]
-    members: set[Operation] = {total}
-    stack = [total.arg]
+    return chain(total, [total.arg], block, total.arg.type.shape)  # type: ignore[attr-defined]
+
+
+def chain(root: Operation, start: list[SSAValue], block: Block, shape: tuple[int, int]) -> set[Operation]:
+    """`root` and the native element-wise ops of `block` whose dense f64 `shape` results feed only the chain
+    (transitively, from the values in `start`)."""
+    members: set[Operation] = {root}
+    stack = list(start)
     while stack:
         v = stack.pop()
         p = v.owner
-        if not (isinstance(p, Operation) and p.parent is block and _native(p) and v.has_one_use()):
+        if not (isinstance(p, Operation) and p.parent is block and native_elementwise(p) and v.has_one_use()):
             continue
         matrices = [o for o in p.operands if isinstance(o.type, MatrixType)]
-        if not _plain_f64(v, shape) or not all(_plain_f64(o, shape) for o in matrices):
+        if not plain_f64(v, shape) or not all(plain_f64(o, shape) for o in matrices):
             continue
         members.add(p)
         stack.extend(p.operands)
@@ -65,7 +72,7 @@ def _candidate(op: Operation) -> bool:
     if not (isinstance(op, ops.AggOp) and op.AXIS == "all" and op.KIND == "sum"):
         return False
     t = op.arg.type
-    if not isinstance(t, MatrixType) or not _plain_f64(op.arg, t.shape):
+    if not isinstance(t, MatrixType) or not plain_f64(op.arg, t.shape):
         return False
     rows, cols = t.shape
     return rows >= 0 and cols >= 0 and rows * cols >= MIN_CELLS

@@ -95,13 +95,17 @@ def _select(X: np.ndarray, r, c) -> np.ndarray:
 
 
 def extract(X: np.ndarray, rows: Selector = None, cols: Selector = None) -> np.ndarray:
-    """`X[rows, cols]`: a new 2-D matrix (1x1 for two int positions)."""
+    """`X[rows, cols]`: a 2-D matrix (1x1 for two int positions). A range of rows with all columns of a
+    C-ordered matrix is a view, as DAPHNE's `DenseMatrix::sliceRow` is (run-time values are never mutated in
+    place, so sharing is safe); anything else is copied."""
     if isinstance(X, Frame):  # frames (also columns by label): runtime.kernels.frame_ops
         return frame_ops.extract(X, rows, cols)
     r = _normalize("extract", rows, 0, X)
     c = _normalize("extract", cols, 1, X)
     if is_csr(X):
         return _csr_extract(X, r, c)
+    if isinstance(r, slice) and isinstance(c, slice) and c == slice(0, X.shape[1]) and X.flags.c_contiguous:
+        return X[r]
     return np.array(_select(X, r, c), copy=True, order="C")
 
 

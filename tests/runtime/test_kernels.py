@@ -644,10 +644,18 @@ def test_extract_positions_ranges_and_lists():
     assert indexing.extract(X12, (1, 1), None).shape == (0, 4)
 
 
-def test_extract_result_is_a_copy():
-    r = indexing.extract(X12, None, None)
-    r[0, 0] = 99
-    assert X12[0, 0] == 0
+def test_extract_shares_only_whole_row_ranges():
+    """A range of rows with every column is a view, as DAPHNE's `DenseMatrix::sliceRow` (run-time values are
+    never written in place); columns, positions and non-C-ordered inputs give a C-ordered copy."""
+    for rows in [(None, None), (1, 3), 2]:
+        r = indexing.extract(X12, rows, None)
+        assert np.shares_memory(r, X12) and r.flags.c_contiguous
+    for rows, cols in [((1, 3), (0, 3)), (np.array([[0], [1]]), None), (None, 1)]:
+        r = indexing.extract(X12, rows, cols)
+        assert not np.shares_memory(r, X12) and r.flags.c_contiguous
+    F = np.asfortranarray(X12)
+    r = indexing.extract(F, (0, 2), None)
+    assert not np.shares_memory(r, F) and r.flags.c_contiguous and r.tolist() == X12[:2].tolist()
 
 
 @pytest.mark.parametrize(
