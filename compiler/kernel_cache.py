@@ -19,7 +19,6 @@ entry that fails is dropped and recompiled.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from pathlib import Path
 
 from daphnec.runtime import cache_files
@@ -31,12 +30,8 @@ MAX_OBJECT_BYTES = 64 << 20
 """The largest kernel entry read (a kernel's object code is a few KiB)."""
 
 
-@dataclass
-class CacheSettings:
-    enabled: bool = True
-
-
-SETTINGS = CacheSettings()
+SETTINGS = cache_files.OBJECT_CODE
+"""One switch for every object-code cache (the runtime's own loops read it too)."""
 
 
 def configure(enabled: bool) -> None:

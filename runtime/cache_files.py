@@ -1,5 +1,6 @@
 """daphnec's on-disk cache folders and their entry format, shared by every cache: native kernels' object code
-(`compiler.kernel_cache`), whole programs (`compiler.program_cache`) and the parser's tables (`frontend.parser`).
+(`compiler.kernel_cache`; the runtime's own native loops, `runtime.vectorized.loader`), whole programs
+(`compiler.program_cache`) and the parser's tables (`frontend.parser`).
 
 **Folder.** `cache_root()` is `$DAPHNEC_CACHE_DIR` (`~` expanded), else `$XDG_CACHE_HOME/daphnec`, else
 `~/.cache/daphnec`.
@@ -23,8 +24,19 @@ import hashlib
 import os
 import stat
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+
+@dataclass
+class ObjectCodeCache:
+    enabled: bool = True
+
+
+OBJECT_CODE = ObjectCodeCache()
+"""Whether object code is cached on disk: the JIT's kernels and the runtime's own native loops alike
+(`--no-kernel-cache` turns it off for both, through `compiler.kernel_cache.configure`)."""
 
 
 def cache_root() -> Path:

@@ -175,7 +175,8 @@ def _neutral(op: str, dt: np.dtype):
 
 def _minmax(op: str, A: np.ndarray, axis: int | None):
     """`std::min`/`std::max` fold (see module docstring for NaN/-0 behaviour). numpy's NaN-skipping `fmin`/`fmax`
-    reductions give the value in one vectorised pass; only a zero result looks for the sign of the first zero."""
+    reductions give the value in one vectorised pass (a full one tries NaN-propagating `minimum`/`maximum` first,
+    which equal them on data without NaN); only a zero result looks for the sign of the first zero."""
     is_min = op == "aggMin"
     if A.dtype == object:
         return _minmax_object(is_min, A, axis)
@@ -185,9 +186,11 @@ def _minmax(op: str, A: np.ndarray, axis: int | None):
             return _neutral(op, A.dtype)
         if A.dtype.kind != "f":
             return flat.min() if is_min else flat.max()
-        res = (np.fmin if is_min else np.fmax).reduce(flat)
-        if res != res:  # only NaNs: the neutral element survives the fold
-            return _neutral(op, A.dtype)
+        res = (np.minimum if is_min else np.maximum).reduce(flat)  # 1.4x faster than fmin/fmax's reduce
+        if res != res:  # a NaN somewhere: skip the NaNs; only NaNs: the neutral element survives the fold
+            res = (np.fmin if is_min else np.fmax).reduce(flat)
+            if res != res:
+                return _neutral(op, A.dtype)
         return flat[np.argmax(flat == 0)] if res == 0 else res
     n_out = A.shape[1 - axis]
     if A.shape[axis] == 0:

@@ -2,8 +2,9 @@
 
 The compiler (`compiler.jit`) emits object code with this loader's target machine and loads it here; a program
 restored from the whole-program cache loads its kernels' object code here too, without the compiler, and the
-runtime's own native loops (`runtime.kernels.native_folds`) are compiled and loaded here as well. Object code is
-loaded once per key (loading the same symbols twice would clash).
+runtime's own native loops (`runtime.kernels.native_folds`, `datagen_select`) are compiled and loaded here as
+well, their object code cached in the cache folder like the kernels' (`Loader.build`). Object code is loaded once
+per key (loading the same symbols twice would clash).
 
 Object code comes from the on-disk kernel cache, so it is checked before LLVM sees it (`check_object`): an ELF
 relocatable object for this machine that defines every symbol asked for and none that is already loaded (a
@@ -16,12 +17,15 @@ name or reason, milliseconds), for tests and benchmarks.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import struct
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
+from daphnec.runtime import cache_files
 from daphnec.runtime.vectorized.kernel import ARRAY_DATA_OFFSET
 
 
@@ -94,10 +98,34 @@ class Loader:
 
     def build(self, key: str, ir_text: str, symbols: list[str]) -> dict[str, int]:
         """The addresses of `symbols` in the runtime's own native code `key` (LLVM IR text: `native_folds`,
-        `datagen_select`), compiled and loaded on first use (two threads may both compile; one loads)."""
+        `datagen_select`), loaded on first use: from the object-code cache folder when an earlier run compiled
+        it for this host (compiling costs ~60 ms, loading ~1), else compiled and stored there (two threads may
+        both compile; one loads)."""
         with self.lock:
             known = key in self.loaded
-        return self.load(key, b"" if known else self.compile_ir(ir_text), symbols)
+        if known:
+            return self.load(key, b"", symbols)
+        entry = self._cache_entry(ir_text)
+        obj = _read_cached(entry)
+        if obj is not None:
+            try:
+                return self.load(key, obj, symbols)
+            except BadObjectCode:
+                _unlink_quietly(entry)
+        obj = self.compile_ir(ir_text)
+        addresses = self.load(key, obj, symbols)
+        _store_cached(entry, obj)
+        return addresses
+
+    def _cache_entry(self, ir_text: str) -> Path | None:
+        """Where the object code of `ir_text` for this host is cached (None when object code is not cached)."""
+        if not cache_files.OBJECT_CODE.enabled or not cache_files.trusted_folder(cache_files.cache_root()):
+            return None
+        h = hashlib.sha256()
+        for part in (ir_text, self.host, _source_digest()):
+            h.update(part.encode())
+            h.update(b"\0")
+        return cache_files.cache_root() / f"loop-{h.hexdigest()}.obj"
 
     def load(self, key: str, obj: bytes, symbols: list[str]) -> dict[str, int]:
         """Add the object code `key` to the engine (once) and return the addresses of `symbols` in it; raises
@@ -125,6 +153,45 @@ class Loader:
         clash = defined & self.defined
         if clash:
             raise BadObjectCode(f"object code redefines loaded symbols {sorted(clash)[:3]}")
+
+
+_ENTRY_MAGIC = b"daphnec-runtime-loop-1\n"
+_ENTRY_LIMIT = 16 << 20
+_SOURCE_DIGEST: list[str] = []
+
+
+def _source_digest() -> str:
+    """This file's source: it sets the target machine and the optimisation pipeline the cached code was built
+    with."""
+    if not _SOURCE_DIGEST:
+        with open(__file__, "rb") as f:
+            _SOURCE_DIGEST.append(hashlib.sha256(f.read()).hexdigest())
+    return _SOURCE_DIGEST[0]
+
+
+def _read_cached(entry: Path | None) -> bytes | None:
+    if entry is None:
+        return None
+    try:
+        return cache_files.read_entry(entry, _ENTRY_MAGIC, _ENTRY_LIMIT)
+    except (OSError, ValueError):
+        return None
+
+
+def _store_cached(entry: Path | None, obj: bytes) -> None:
+    if entry is not None:
+        try:
+            cache_files.write_entry(entry, _ENTRY_MAGIC, obj)
+        except OSError:
+            pass
+
+
+def _unlink_quietly(entry: Path | None) -> None:
+    if entry is not None:
+        try:
+            entry.unlink()
+        except OSError:
+            pass
 
 
 _LOADER: Loader | None = None
