@@ -31,6 +31,7 @@ PASS_ERROR = 2
 EXECUTION_ERROR = 3
 
 # The options are runtime/options.py's table (it imports only the standard library, so this stays cheap).
+from daphnec.runtime.memory import reuse_freed_memory  # noqa: E402
 from daphnec.runtime.options import EXPLAIN_ALIASES, EXPLAIN_VALUES, GROUPS, OPTIONS, Option  # noqa: E402
 
 
@@ -501,6 +502,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
     _default_sigpipe()
+    reuse_freed_memory()
     try:
         p = parse_command_line(list(argv))
     except UsageError as e:
