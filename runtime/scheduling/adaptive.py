@@ -11,9 +11,9 @@ another process taking a core only ever adds time to a run:
    costs: STATIC is chosen right away. Otherwise every candidate (`CANDIDATES`: STATIC, the dynamic schemes that
    hand out few large chunks first, GSS, TSS, FAC2, and the fine-grained AUTO and SS, which win when another
    process takes a core away for part of a run) runs `SAMPLES` times, interleaved, and the scheme with the lowest
-   best time (seconds per row) wins. One sample each keeps the exploration within the first round of a short loop
-   (components on a skewed graph runs its pipeline only a few times per loop); a choice that a noisy sample made
-   is corrected by the challengers.
+   best time (seconds per row) wins, unless AUTO came within `MARGIN` of it (`PREFERRED`). One sample each keeps
+   the exploration within the first round of a short loop (components on a skewed graph runs its pipeline only a
+   few times per loop); a choice that a noisy sample made is corrected by the challengers.
 3. While exploiting, every `CHALLENGE` runs one other candidate (in turn) runs once; it takes over if its best
    sample beats the chosen scheme's best recent run by `MARGIN`. So a choice that noise made is corrected at a
    cost of one run in `CHALLENGE`, where a full re-exploration would cost several runs in poor schemes.
@@ -39,6 +39,10 @@ CHALLENGE = 25
 MARGIN = 0.05
 DRIFT = 2.0
 WINDOW = 8  # recent runs of the chosen scheme that are kept
+PREFERRED = "AUTO"
+"""Chosen after an exploration unless another scheme's best run beat it by `MARGIN`: single samples of schemes
+within a few percent of each other are ordered by noise, and AUTO is never far from the best on any pipeline the
+scheduling bench measures, while a noise-made choice costs up to `MARGIN` until a challenger corrects it."""
 
 
 @dataclass
@@ -105,7 +109,9 @@ class AdaptivePartitioner:
             if st.imbalance >= BALANCED:  # explore every candidate SAMPLES times, interleaved
                 st.to_explore = [*DYNAMIC] + [*CANDIDATES] * (SAMPLES - 1)
         if not st.to_explore:
-            st.chosen = min(st.samples, key=st.best)
+            fastest = min(st.samples, key=st.best)
+            near = PREFERRED in st.samples and st.best(PREFERRED) <= (1 + MARGIN) * st.best(fastest)
+            st.chosen = PREFERRED if near else fastest
             st.chosen_at = st.best(st.chosen)
             st.runs_since_choice = 0
 

@@ -1,6 +1,6 @@
 """ADAPTIVE partitioning starts with STATIC, keeps it when the workers are balanced, otherwise explores every
-candidate SAMPLES times, exploits the one with the lowest best time, lets one other candidate challenge it every
-CHALLENGE runs, and explores again when the pipeline's time moved away for good."""
+candidate SAMPLES times, exploits the one with the lowest best time (AUTO if it came within MARGIN), lets one other
+candidate challenge it every CHALLENGE runs, and explores again when the pipeline's time moved away for good."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from daphnec.runtime.scheduling.adaptive import (
     CHALLENGE,
     DYNAMIC,
     FIRST,
+    MARGIN,
+    PREFERRED,
     SAMPLES,
     WINDOW,
     AdaptivePartitioner,
@@ -48,6 +50,17 @@ def test_imbalanced_pipelines_explore_then_exploit_the_fastest() -> None:
     used = _run(ad, "p", cost, len(EXPLORATION) + 10, SKEWED)
     assert used[: len(EXPLORATION)] == EXPLORATION
     assert used[len(EXPLORATION) :] == ["TSS"] * 10
+
+
+def test_auto_is_kept_unless_another_scheme_is_clearly_faster() -> None:
+    """Single samples within `MARGIN` of each other are ordered by noise: the preferred scheme stays."""
+    ad = AdaptivePartitioner()
+    cost = {s: 1.0 for s in CANDIDATES} | {"TSS": 1 - MARGIN / 2, PREFERRED: 1.0}
+    used = _run(ad, "p", cost, len(EXPLORATION) + 3, SKEWED)
+    assert used[len(EXPLORATION) :] == [PREFERRED] * 3
+    ad = AdaptivePartitioner()
+    cost = {s: 1.0 for s in CANDIDATES} | {"TSS": 1 - 2 * MARGIN}
+    assert _run(ad, "q", cost, len(EXPLORATION) + 3, SKEWED)[len(EXPLORATION) :] == ["TSS"] * 3
 
 
 def test_a_noisy_exploration_run_is_corrected_by_a_challenge() -> None:
