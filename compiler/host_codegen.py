@@ -287,9 +287,11 @@ class HostCodegen:
         inputs = "".join(e.ref(v) + ", " for v in op.inputs)
         sym = kernel_symbol(op)
         kernel = self.kernels.get(sym) if sym is not None else None
-        body = name if kernel is None else f"{e.bind(kernel.bind, 'native_' + kernel.name)}({name})"
+        ordered = ORDERED_ATTR in op.attributes  # fuse-sums, fuse-maps, fuse-filter-agg on the default path
+        binder = None if kernel is None else kernel.bind_when_ready if ordered else kernel.bind
+        body = name if binder is None else f"{e.bind(binder, 'native_' + kernel.name)}({name})"
         modes = f"{tuple(op.split_modes)!r}, {tuple(op.combine_modes)!r}, {_result_vts(op)!r}"
-        serial = ORDERED_ATTR in op.attributes or "daphne.codegen" in op.attributes  # fuse-sums / --codegen
+        serial = ordered or "daphne.codegen" in op.attributes  # one call over all rows (--codegen: its loops)
         call = f"{e.bind(run_pipeline, 'run_pipeline')}({body}, ({inputs}), {modes}{', serial=True' if serial else ''})"
         e.emit(f"{''.join(o + ', ' for o in outs)}= {call}" if outs else call, op)
         self._promised_forms(outs, op)

@@ -56,6 +56,9 @@ class NativeKernel:
         # Python body (whose BLAS/numpy calls then see the same row blocks); a single fused loop runs per task.
         return PipelineBody(body, prepare, prepare is not None, self.name)
 
+    def bind_when_ready(self, py_body: Body) -> PipelineBody:
+        return self.bind(py_body)
+
 
 class PendingKernel:
     """A kernel still being built on the compiler's background thread. `bind` waits for it; if building it failed
@@ -76,6 +79,11 @@ class PendingKernel:
     def bind(self, py_body: Body) -> PipelineBody | Body:
         k = self.kernel()
         return py_body if k is None else k.bind(py_body)
+
+    def bind_when_ready(self, py_body: Body) -> PipelineBody | Body:
+        """For ordered pipelines (the default path's fused sums, maps and filters), which compute what their Python
+        body computes, bit for bit: while the kernel is still being compiled, the body runs instead of waiting."""
+        return self.bind(py_body) if self.future.done() else py_body
 
 
 def _array_data_offset() -> int:
