@@ -6,8 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region
 from xdsl.pattern_rewriter import PatternRewriteWalker
+
+
+def function_blocks(module: ModuleOp) -> list[Block]:
+    """The top-level blocks of every function of `module` (where the fusion passes look for ops to fuse; each
+    pass descends into nested regions itself)."""
+    return [block for f in module.ops for region in f.regions for block in region.blocks]
 
 
 def children(op: Operation, reverse: bool = False) -> Iterator[Operation]:

@@ -27,6 +27,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from daphnec.compiler.ir_walk import function_blocks
 from daphnec.compiler.kernel_names import KERNEL_HINT
 from daphnec.compiler.passes.vectorize import vectorize_block
 from daphnec.dialects.ops import CastOp, ConstantOp, EwBinaryOp, EwUnaryOp, MapOp
@@ -48,10 +49,8 @@ class CodegenPass(ModulePass):
             if body is not None:
                 _expand_map(m, body)
         before = {p for p in op.walk() if isinstance(p, VectorizedPipelineOp)}
-        for f in op.ops:
-            for region in f.regions:
-                for block in region.blocks:
-                    vectorize_block(block)
+        for block in function_blocks(op):
+            vectorize_block(block)
         for p in op.walk():
             if isinstance(p, VectorizedPipelineOp) and p not in before:
                 p.attributes[CODEGEN_ATTR] = UnitAttr()

@@ -35,6 +35,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from daphnec.compiler.inference import set_type
+from daphnec.compiler.ir_walk import function_blocks
 from daphnec.compiler.passes.vectorize import fuse_ops, is_legal_fusion
 from daphnec.compiler.vectorizable import is_vectorizable
 from daphnec.dialects import ops, ops_frame
@@ -501,7 +502,5 @@ class FuseFilterAggPass(ModulePass):
     ordered: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in op.ops:
-            for region in f.regions:
-                for block in region.blocks:
-                    fuse_filters_in(block, self.ordered)
+        for block in function_blocks(op):
+            fuse_filters_in(block, self.ordered)

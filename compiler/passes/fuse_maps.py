@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import ModuleOp, UnitAttr
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
+from daphnec.compiler.ir_walk import function_blocks
 from daphnec.compiler.passes.fuse_sums import MIN_CELLS, chain, native_elementwise, plain_f64
 from daphnec.compiler.passes.vectorize import fuse_ops, is_legal_fusion
 from daphnec.dialects.ops_pipeline import ORDERED_ATTR
@@ -66,7 +67,5 @@ class FuseMapsPass(ModulePass):
     name = "fuse-maps"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in op.ops:
-            for region in f.regions:
-                for block in region.blocks:
-                    fuse_maps_in(block)
+        for block in function_blocks(op):
+            fuse_maps_in(block)

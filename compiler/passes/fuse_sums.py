@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import ModuleOp, UnitAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from daphnec.compiler.ir_walk import function_blocks
 from daphnec.compiler.lowering import ew_kinds
 from daphnec.compiler.passes.vectorize import fuse_ops, is_legal_fusion
 from daphnec.dialects import ops
@@ -94,7 +95,5 @@ class FuseSumsPass(ModulePass):
     name = "fuse-sums"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in op.ops:
-            for region in f.regions:
-                for block in region.blocks:
-                    fuse_sums_in(block)
+        for block in function_blocks(op):
+            fuse_sums_in(block)

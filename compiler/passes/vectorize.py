@@ -23,6 +23,7 @@ from xdsl.rewriter import Rewriter
 from xdsl.traits import Pure
 
 from daphnec.compiler.inference import Inference, set_type
+from daphnec.compiler.ir_walk import function_blocks
 from daphnec.compiler.vectorizable import combines, is_vectorizable, splits
 from daphnec.dialects.ops import ConstantOp
 from daphnec.dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
@@ -335,7 +336,5 @@ class VectorizePass(ModulePass):
     name = "vectorize"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in op.ops:
-            for region in f.regions:
-                for block in region.blocks:
-                    vectorize_block(block)
+        for block in function_blocks(op):
+            vectorize_block(block)
