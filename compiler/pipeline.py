@@ -70,7 +70,10 @@ STAGES: tuple[Stage, ...] = (
     (("sql",), "sql"),
     (("specialize", "canonicalize", "specialize", "dce"), "property_inference"),
     ((("columnar", "columnar"), ("infer", "columnar"), ("canonicalize", "columnar"), ("cse", "columnar")), "columnar"),
-    ((("select-matrix-repr", "select_matrix_repr"),), "select_matrix_repr"),
+    (
+        (("fold-positions", "columnar"), ("dce", "columnar"), ("select-matrix-repr", "select_matrix_repr")),
+        "select_matrix_repr",
+    ),
     ((), "transfer_data_props"),
     (("select-kernels", ("fold-transpose", "phy_op_selection")), "phy_op_selection"),
     ((), "type_adaptation"),

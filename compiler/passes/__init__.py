@@ -35,6 +35,12 @@ def _fold_transpose() -> type[ModulePass]:
     return FoldTransposePass
 
 
+def _fold_positions() -> type[ModulePass]:
+    from daphnec.compiler.passes.fold_positions import FoldPositionsPass
+
+    return FoldPositionsPass
+
+
 def _fuse_sums() -> type[ModulePass]:
     from daphnec.compiler.passes.fuse_sums import FuseSumsPass
 
@@ -126,6 +132,7 @@ PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
     "dce": _dce,
     "infer": _infer,
     "fold-transpose": _fold_transpose,
+    "fold-positions": _fold_positions,
     "fuse-sums": _fuse_sums,
     "fuse-maps": _fuse_maps,
     "fuse-filter-agg": _fuse_filter_agg,

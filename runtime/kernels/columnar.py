@@ -74,8 +74,13 @@ def col_project(col: np.ndarray, pos: np.ndarray) -> np.ndarray:
 
 def _last_match(lk: np.ndarray, rk: np.ndarray) -> np.ndarray:
     """For each left key the last right position with an equal key (-1: none), as a hash table that overwrites
-    (ColJoin.h) finds it: a stable sort keeps equal keys in order, so the last of a run is the last row."""
+    (ColJoin.h) finds it. Unique right keys (the usual N:1 join on a key column) are looked up directly
+    (`relational.unique_lookup`: a direct-address table for a small integer range, else a hash); with repeated
+    keys a stable sort keeps equal keys in order, so the last of a run is the last row."""
     lk, rk = relational.comparable_keys(lk, rk, "colJoin")
+    hit = relational.unique_lookup(relational.canonical_keys(lk), relational.canonical_keys(rk))
+    if hit is not None:
+        return hit
     order = np.argsort(rk, kind="stable")
     rs = rk[order]
     lo = np.searchsorted(rs, lk, side="left")

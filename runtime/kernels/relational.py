@@ -261,14 +261,14 @@ def equi_pairs(lkeys: Column, rkeys: Column, who: str = "innerJoin") -> tuple[np
     Dictionary-encoded str keys join by their codes."""
     lk, rk = comparable_keys(*shared_codes(lkeys, rkeys), who)
     lk, rk = canonical_keys(lk), canonical_keys(rk)
-    hit = _unique_lookup(lk, rk)
+    hit = unique_lookup(lk, rk)
     if hit is not None:
         li = np.flatnonzero(hit >= 0)
         return li, hit[li]
     return _sorted_pairs(lk, rk)
 
 
-def _unique_lookup(lk: np.ndarray, rk: np.ndarray) -> np.ndarray | None:
+def unique_lookup(lk: np.ndarray, rk: np.ndarray) -> np.ndarray | None:
     """For each left key the position of the equal right key (-1: none), or None if right keys repeat."""
     rng = _int_range(rk)
     if rng is not None:
