@@ -1,7 +1,8 @@
 """`fuse-maps` (the default path): a chain of element-wise ops computing one matrix runs as one native loop,
 and every result is bit-identical to the unfused ops' (NaN signs, infinities and signed zeros included). The same
 script runs with the native passes on and with `DAPHNEC_NO_NATIVE=1` (every op its own numpy kernel); the
-results are written in DAPHNE's binary format and compared byte for byte."""
+results are written in DAPHNE's binary format and compared byte for byte. Row and column vectors an op broadcasts
+are inputs of a chain, in maps and in fused sums alike."""
 
 from __future__ import annotations
 
@@ -24,8 +25,14 @@ writeMatrix(-(a - a) + (b == c) - isNan(b / c) + (b - a) ^ 2.0, "{d}/m6.dbdf");
 t = a * c;
 writeMatrix((t + 1.0) * (t - 1.0), "{d}/m7.dbdf");
 print(as.scalar(t[1, 1]));
+r = rand(1, 250, -1.0, 1.0, 0.5, 4);
+k = rand(300, 1, 0.0, 1.0, 0.5, 5);
+writeMatrix((b * r + 1.0) / k - r, "{d}/m8.dbdf");
+writeMatrix(max(c - k, r) * 2.0, "{d}/m9.dbdf");
+writeMatrix(fill(sum((a - r) * k + c), 1, 1), "{d}/s1.dbdf");
+writeMatrix(fill(sum(abs(c * r) - k), 1, 1), "{d}/s2.dbdf");
 """
-RESULTS = [f"m{i}.dbdf" for i in range(1, 8)]
+RESULTS = [*(f"m{i}.dbdf" for i in range(1, 10)), "s1.dbdf", "s2.dbdf"]
 
 
 def _run(tmp: Path, env: dict[str, str], *flags: str) -> subprocess.CompletedProcess[str]:
@@ -51,8 +58,8 @@ def test_every_chain_becomes_one_ordered_pipeline(tmp_path: Path) -> None:
     res = _run(tmp_path, {}, "--explain=vectorized")
     assert res.returncode == 0, res.stderr
     ir = res.stderr  # DAPHNE prints the IR to stderr
-    assert ir.count("daphne.vectorizedPipeline") == 7, ir
-    assert ir.count("{daphne.ordered}") == 7
+    assert ir.count("daphne.vectorizedPipeline") == 11, ir  # nine maps, two sums (fuse-sums)
+    assert ir.count("{daphne.ordered}") == 11
     outside = re.findall(r'^    %\d+ = "daphne\.(ew\w+)"', ir, re.M)  # the function body, not a pipeline's
     assert outside == ["ewMul"]  # t = a * c: used twice, computed and kept by its own op
 

@@ -8,9 +8,10 @@ This pass puts a full `sum` of f64 and the chain of element-wise ops feeding onl
 thread, and the element-wise ops compute what their kernels compute, so the result is bit-identical to the
 unfused ops, without the temporaries. `--vec` keeps DAPHNE's vectorization instead (parallel partial sums).
 
-A chain qualifies when every op in it has a native lowering (`compiler/lowering/ew_kinds.py`), every matrix in it
-is dense, f64 and of the summed shape (no broadcasting), each intermediate value feeds only the next op, and the
-sum covers at least `MIN_CELLS` cells (known at compile time): smaller sums are not worth a kernel.
+A chain qualifies when every op in it has a native lowering (`compiler/lowering/ew_kinds.py`), every value it
+computes is a dense f64 matrix of the summed shape (its inputs may also be row or column vectors an op
+broadcasts), each intermediate value feeds only the next op, and the sum covers at least `MIN_CELLS` cells (known
+at compile time): smaller sums are not worth a kernel.
 """
 
 from __future__ import annotations
@@ -34,9 +35,20 @@ MIN_CELLS = 1 << 16
 
 
 def plain_f64(v: SSAValue, shape: tuple[int, int]) -> bool:
-    """A dense f64 matrix of exactly `shape` (no broadcasting inside a fused chain)."""
+    """A dense f64 matrix of exactly `shape` (every value a fused chain computes)."""
     t = v.type
     return isinstance(t, MatrixType) and not t.is_sparse and vt_name(t) == "f64" and t.shape == shape
+
+
+def fusable_operand(v: SSAValue, shape: tuple[int, int]) -> bool:
+    """A matrix operand of an op in a chain of `shape`: of that shape, or a dense f64 row (1 x m) or column
+    (n x 1) vector that the op broadcasts, as its kernel and the native loop both do."""
+    if plain_f64(v, shape):
+        return True
+    t, (rows, cols) = v.type, shape
+    if not (isinstance(t, MatrixType) and not t.is_sparse and vt_name(t) == "f64"):
+        return False
+    return (t.shape == (1, cols) and rows > 1) or (t.shape == (rows, 1) and cols > 1)
 
 
 def native_elementwise(op: Operation) -> bool:
@@ -62,7 +74,7 @@ def chain(root: Operation, start: list[SSAValue], block: Block, shape: tuple[int
         if not (isinstance(p, Operation) and p.parent is block and native_elementwise(p) and v.has_one_use()):
             continue
         matrices = [o for o in p.operands if isinstance(o.type, MatrixType)]
-        if not plain_f64(v, shape) or not all(plain_f64(o, shape) for o in matrices):
+        if not plain_f64(v, shape) or not all(fusable_operand(o, shape) for o in matrices):
             continue
         members.add(p)
         stack.extend(p.operands)
