@@ -11,7 +11,7 @@ place with `os.replace` (atomic on POSIX), so concurrent runs at worst compile t
 unwritable folders simply disable the cache for that run. `--no-kernel-cache` disables it.
 
 Entries are code, so the folder must be one only this user can write, and entries are opened only if they are
-regular files below `MAX_OBJECT_BYTES` (`runtime.cache_files`); loaded object code is checked again by the loader
+regular files below `runtime.cache_files.MAX_OBJECT_BYTES`; loaded object code is checked again by the loader
 (`runtime.vectorized.loader`: an ELF object of this host defining the kernel's symbols and no loaded ones), and an
 entry that fails is dropped and recompiled.
 """
@@ -22,12 +22,10 @@ import hashlib
 from pathlib import Path
 
 from daphnec.runtime import cache_files
-from daphnec.runtime.cache_files import read_entry, trusted_folder, write_entry
+from daphnec.runtime.cache_files import trusted_folder
 
 _SUFFIX = ".o"
 _MAGIC = b"daphnec-kernel-1\n"
-MAX_OBJECT_BYTES = 64 << 20
-"""The largest kernel entry read (a kernel's object code is a few KiB)."""
 
 
 SETTINGS = cache_files.OBJECT_CODE
@@ -72,14 +70,8 @@ def cache_key(ir_text: str, host: str) -> str:
 
 
 def load(key: str) -> bytes | None:
-    """The cached object code for `key`, or None (also when the cache is off, unreadable or the entry damaged:
-    an entry carries the SHA-256 of its object code, and loading broken code would crash the process)."""
-    if not SETTINGS.enabled or not trusted_folder(cache_dir()):
-        return None
-    try:
-        return read_entry(cache_dir() / (key + _SUFFIX), _MAGIC, MAX_OBJECT_BYTES)
-    except (OSError, ValueError):
-        return None
+    """The cached object code for `key`, or None (`runtime.cache_files.read_object`)."""
+    return cache_files.read_object(key + _SUFFIX, _MAGIC)
 
 
 def contains(key: str) -> bool:
@@ -89,18 +81,9 @@ def contains(key: str) -> bool:
 
 def drop(key: str) -> None:
     """Remove an entry whose object code failed the loader's checks, so the next run recompiles it."""
-    try:
-        (cache_dir() / (key + _SUFFIX)).unlink()
-    except OSError:
-        pass
+    cache_files.drop_object(key + _SUFFIX)
 
 
 def store(key: str, obj: bytes) -> bool:
     """Write an entry atomically; False when the cache is off or the folder is not writable."""
-    if not SETTINGS.enabled or len(obj) > MAX_OBJECT_BYTES or not trusted_folder(cache_dir()):
-        return False
-    try:
-        write_entry(cache_dir() / (key + _SUFFIX), _MAGIC, obj)
-    except OSError:
-        return False
-    return True
+    return cache_files.write_object(key + _SUFFIX, _MAGIC, obj)

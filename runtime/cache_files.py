@@ -38,6 +38,41 @@ OBJECT_CODE = ObjectCodeCache()
 """Whether object code is cached on disk: the JIT's kernels and the runtime's own native loops alike
 (`--no-kernel-cache` turns it off for both, through `compiler.kernel_cache.configure`)."""
 
+MAX_OBJECT_BYTES = 64 << 20
+"""The largest object-code entry read or written (a kernel's or loop module's code is a few KiB)."""
+
+
+def read_object(name: str, magic: bytes, limit: int = MAX_OBJECT_BYTES) -> bytes | None:
+    """The object code cached as `name` in the cache folder, or None: the cache is off, the folder refused, the
+    entry missing, larger than `limit` or damaged (an entry carries the SHA-256 of its code: loading broken code
+    would crash)."""
+    if not OBJECT_CODE.enabled or not trusted_folder(cache_root()):
+        return None
+    try:
+        return read_entry(cache_root() / name, magic, limit)
+    except (OSError, ValueError):
+        return None
+
+
+def write_object(name: str, magic: bytes, obj: bytes, limit: int = MAX_OBJECT_BYTES) -> bool:
+    """Cache object code as `name` (atomically); False when the cache is off, the code larger than `limit` or the
+    folder not writable."""
+    if not OBJECT_CODE.enabled or len(obj) > limit or not trusted_folder(cache_root()):
+        return False
+    try:
+        write_entry(cache_root() / name, magic, obj)
+    except OSError:
+        return False
+    return True
+
+
+def drop_object(name: str) -> None:
+    """Remove an entry whose code failed the loader's checks, so that the next run compiles it again."""
+    try:
+        (cache_root() / name).unlink()
+    except OSError:
+        pass
+
 
 def cache_root() -> Path:
     """daphnec's cache folder as configured (not yet checked: see `trusted_folder`)."""

@@ -22,7 +22,6 @@ import os
 import struct
 import sys
 import threading
-from pathlib import Path
 from typing import Any
 
 from daphnec.runtime import cache_files
@@ -106,26 +105,24 @@ class Loader:
         if known:
             return self.load(key, b"", symbols)
         entry = self._cache_entry(ir_text)
-        obj = _read_cached(entry)
+        obj = cache_files.read_object(entry, _ENTRY_MAGIC, _ENTRY_LIMIT)
         if obj is not None:
             try:
                 return self.load(key, obj, symbols)
             except BadObjectCode:
-                _unlink_quietly(entry)
+                cache_files.drop_object(entry)
         obj = self.compile_ir(ir_text)
         addresses = self.load(key, obj, symbols)
-        _store_cached(entry, obj)
+        cache_files.write_object(entry, _ENTRY_MAGIC, obj, _ENTRY_LIMIT)
         return addresses
 
-    def _cache_entry(self, ir_text: str) -> Path | None:
-        """Where the object code of `ir_text` for this host is cached (None when object code is not cached)."""
-        if not cache_files.OBJECT_CODE.enabled or not cache_files.trusted_folder(cache_files.cache_root()):
-            return None
+    def _cache_entry(self, ir_text: str) -> str:
+        """The name of the cache entry holding the object code of `ir_text` for this host."""
         h = hashlib.sha256()
         for part in (ir_text, self.host, _source_digest()):
             h.update(part.encode())
             h.update(b"\0")
-        return cache_files.cache_root() / f"loop-{h.hexdigest()}.obj"
+        return f"loop-{h.hexdigest()}.obj"
 
     def load(self, key: str, obj: bytes, symbols: list[str]) -> dict[str, int]:
         """Add the object code `key` to the engine (once) and return the addresses of `symbols` in it; raises
@@ -167,31 +164,6 @@ def _source_digest() -> str:
         with open(__file__, "rb") as f:
             _SOURCE_DIGEST.append(hashlib.sha256(f.read()).hexdigest())
     return _SOURCE_DIGEST[0]
-
-
-def _read_cached(entry: Path | None) -> bytes | None:
-    if entry is None:
-        return None
-    try:
-        return cache_files.read_entry(entry, _ENTRY_MAGIC, _ENTRY_LIMIT)
-    except (OSError, ValueError):
-        return None
-
-
-def _store_cached(entry: Path | None, obj: bytes) -> None:
-    if entry is not None:
-        try:
-            cache_files.write_entry(entry, _ENTRY_MAGIC, obj)
-        except OSError:
-            pass
-
-
-def _unlink_quietly(entry: Path | None) -> None:
-    if entry is not None:
-        try:
-            entry.unlink()
-        except OSError:
-            pass
 
 
 _LOADER: Loader | None = None
