@@ -143,7 +143,11 @@ def _handler(signum: int, frame: object) -> None:
 
 @contextmanager
 def _writing() -> Iterator[None]:
-    """The one stretch of a write where a signal raises at once (see `_Interrupts`)."""
+    """The one stretch of a write where a signal raises at once (see `_Interrupts`; signals reach only the main
+    thread, so another thread's write leaves the state alone)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     _Interrupts.open = True
     try:
         if _Interrupts.pending is not None:
