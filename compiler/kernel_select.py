@@ -89,6 +89,11 @@ KERNELS: dict[type[Operation], Kernel] = {
     om.ReluForwardOp: fixed("dnn.relu"),
     om.SoftmaxOp: fixed("dnn.softmax"),
     om.AffineForwardOp: fixed("dnn.affine"),
+    om.Conv2DBackwardFilterOp: fixed("dnn.conv2d_backward_filter"),
+    om.Conv2DBackwardDataOp: fixed("dnn.conv2d_backward_data"),
+    om.AvgPoolBackwardOp: fixed("dnn.avg_pool2d_backward"),
+    om.MaxPoolBackwardOp: fixed("dnn.max_pool2d_backward"),
+    om.BatchNorm2DBackwardOp: fixed("dnn.batch_norm2d_backward"),
     # --- conversions and preprocessing -------------------------------------------------------------------------------
     om.QuantizeOp: fixed("conversions.quantize"),
     om.OneHotOp: fixed("preprocessing.one_hot"),

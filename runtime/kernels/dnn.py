@@ -15,11 +15,12 @@ The forward kernels mirror DAPHNE's observable behaviour, quirks included:
 - `batch_norm2d` takes gamma/beta/mean/var of row (image) i for row i;
 - `biasAdd` splits the columns into `nrow(bias)` channels.
 
-Speed: convolutions are one BLAS product over the whole batch between native im2col/col2im loops
-(`runtime/kernels/dnn_loops.py`); pooling runs native loops. The loops run in parallel over images on the task
-scheduler (`over_images`); a task writes only its own images, and the products have the same shapes whatever the
-number of threads, so results do not depend on it. A convolution's sums are BLAS's (in BLAS's order, not DAPHNE's
-channel/row/column order), so they may differ from DAPHNE's loop in the last bits. f32 stays f32 throughout.
+Speed: a convolution is BLAS products between native im2col/col2im loops (`runtime/kernels/dnn_loops.py`):
+chunks of images whose products OpenBLAS runs on the calling thread, in parallel on the task scheduler, or (for a
+large convolution) one product over the whole batch on BLAS's threads (`_chunk_images`); pooling runs native loops
+in parallel over images. A task writes only its own images, chunks are fixed by the shapes and summed in chunk
+order, so results do not depend on the number of threads. A convolution's sums are BLAS's (in BLAS's order, not
+DAPHNE's channel/row/column order), so they may differ from DAPHNE's loop in the last bits. f32 stays f32.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from daphnec.runtime.kernels import dnn_loops
 from daphnec.runtime.values import as_dense
 
 #: Below this many cells of work a loop runs as one call on the calling thread (waking workers costs more).
-MIN_PARALLEL_CELLS = 1 << 16
+MIN_PARALLEL_CELLS = 1 << 18
 
 
 def _float_matrix(X, who: str, dtype: np.dtype | None = None) -> np.ndarray:
@@ -136,31 +137,83 @@ class _Workspace(threading.local):
 
 _WORKSPACE = _Workspace()
 
+BLAS_SERIAL_MACS = 65536 * 4
+"""OpenBLAS computes a product of at most m*n*k = 65536 * GEMM_MULTITHREAD_THRESHOLD (4) multiply-adds on the
+calling thread, with the same result whatever its thread count; larger ones are split over its own threads."""
 
-def _im2col(A: np.ndarray, g: _Conv) -> np.ndarray:
-    """The (C*fh*fw) x (N*P*Q) matrix whose column n*P*Q + p*Q + q holds the input cells output (p, q) of image n
-    multiplies with the filter (zeros for padding); in this thread's workspace."""
-    ldcol = g.n * g.pq
-    col = _WORKSPACE.array(0, (g.ckk, ldcol), A.dtype)
+MIN_PARALLEL_MACS = 1 << 23
+"""A convolution with fewer multiply-adds runs its chunks on the calling thread."""
+
+
+def _chunk_images(g: _Conv, nf: int) -> int:
+    """Images per chunk of a convolution's products, 0 for one product over the whole batch.
+
+    A small convolution runs in chunks of images, each chunk's im2col matrix and products (at most
+    BLAS_SERIAL_MACS multiply-adds, so OpenBLAS runs them on the calling thread) made by one task of the task
+    scheduler: the chunks run in parallel without waking BLAS threads per product (which costs more than such a
+    product, and far more on a busy machine), and the result does not depend on the number of threads of either.
+    A large convolution (one image's product alone above that size) is one BLAS product over the whole batch."""
+    per_image = nf * g.ckk * g.pq
+    if per_image > BLAS_SERIAL_MACS:
+        return 0
+    return max(1, BLAS_SERIAL_MACS // max(per_image, 1))
+
+
+def _over_chunks(g: _Conv, nf: int, k: int, run_chunk) -> int:
+    """Run `run_chunk(c, n0, n1)` for the chunks of k images (serially when the convolution is small); returns
+    the number of chunks."""
+    chunks = -(-g.n // k)
+
+    def run(c0: int, c1: int) -> None:
+        for c in range(c0, c1):
+            run_chunk(c, c * k, min(g.n, (c + 1) * k))
+
+    if chunks <= 1 or g.n * nf * g.ckk * g.pq < MIN_PARALLEL_MACS:
+        run(0, chunks)
+    else:
+        from daphnec.runtime.scheduling.workers import schedule
+        from daphnec.runtime.vectorized.settings import SETTINGS
+
+        schedule(chunks, run, SETTINGS.scheduler)
+    return chunks
+
+
+def _im2col(A: np.ndarray, g: _Conv, n0: int, n1: int, col: np.ndarray) -> np.ndarray:
+    """Fill `col` ((C*fh*fw) x ((n1-n0)*P*Q), C-contiguous) with the im2col matrix of images [n0, n1): column
+    (n-n0)*P*Q + p*Q + q holds the input cells output (p, q) of image n multiplies with the filter (0 for
+    padding)."""
     fn = dnn_loops.function("im2col", A.dtype)
-    args = g.loop_args(ldcol)
-    over_images(g.n, g.ckk * g.pq, lambda n0, n1: fn(A.ctypes.data, col.ctypes.data, args[0], n0, n1, *args[1:]))
+    args = g.loop_args(col.shape[1])
+    fn(A.ctypes.data, col.ctypes.data, args[0], n0, n1, *args[1:])
     return col
 
 
-def _col2im(dcol: np.ndarray, g: _Conv) -> np.ndarray:
-    """The adjoint of `_im2col`: every cell of `dcol` added to the input cell it was read from."""
-    dx = np.zeros((g.n, g.c * g.h * g.w), dtype=dcol.dtype)
+def _im2col_batch(A: np.ndarray, g: _Conv) -> np.ndarray:
+    """The im2col matrix of the whole batch (in this thread's workspace), filled in parallel over images."""
+    ldcol = g.n * g.pq
+    col = _WORKSPACE.array(0, (g.ckk, ldcol), A.dtype)
+    fn = dnn_loops.function("im2col", A.dtype)
+    args, step = g.loop_args(ldcol), g.pq * A.itemsize
+
+    def run(n0: int, n1: int) -> None:
+        fn(A.ctypes.data, col.ctypes.data + n0 * step, args[0], n0, n1, *args[1:])
+
+    over_images(g.n, g.ckk * g.pq, run)
+    return col
+
+
+def _col2im(dcol: np.ndarray, g: _Conv, n0: int, n1: int, dx: np.ndarray) -> None:
+    """The adjoint of `_im2col`: every cell of `dcol` (the columns of images [n0, n1)) added to the cell of dx it
+    was read from."""
     fn = dnn_loops.function("col2im", dcol.dtype)
-    args = g.loop_args(g.n * g.pq)
-    over_images(g.n, g.ckk * g.pq, lambda n0, n1: fn(dcol.ctypes.data, dx.ctypes.data, args[0], n0, n1, *args[1:]))
-    return dx
+    args = g.loop_args(dcol.shape[1])
+    fn(dcol.ctypes.data, dx.ctypes.data, args[0], n0, n1, *args[1:])
 
 
-def _per_filter(D: np.ndarray, g: _Conv, nf: int) -> np.ndarray:
-    """dout (N x F*P*Q) as F x (N*P*Q), the layout of the im2col products (in the workspace)."""
-    out = _WORKSPACE.array(1, (nf, g.n * g.pq), D.dtype)
-    out.reshape(nf, g.n, g.pq)[...] = D.reshape(g.n, nf, g.pq).transpose(1, 0, 2)
+def _per_filter(D: np.ndarray, g: _Conv, nf: int, n0: int, n1: int) -> np.ndarray:
+    """Rows [n0, n1) of dout (N x F*P*Q) as F x ((n1-n0)*P*Q), the layout of the im2col products (workspace)."""
+    out = _WORKSPACE.array(1, (nf, (n1 - n0) * g.pq), D.dtype)
+    out.reshape(nf, n1 - n0, g.pq)[...] = D[n0:n1].reshape(n1 - n0, nf, g.pq).transpose(1, 0, 2)
     return out
 
 
@@ -181,9 +234,25 @@ def conv2d(data, filt, bias, n, c, h, w, fh, fw, sh, sw, ph, pw) -> tuple[np.nda
         raise DaphneRuntimeError(f"conv2d: the bias must have at least {nf} value(s), one per filter")
     _check_shape("conv2d", A, "the input", g.n, g.c * g.h * g.w, "numImages x numChannels*imgHeight*imgWidth")
     out = np.empty((g.n, nf * g.pq), dtype=A.dtype)
+    bias_col = B[:nf, None]
+
+    def finish(prod: np.ndarray, n0: int, n1: int) -> None:
+        """F x ((n1-n0)*P*Q) products -> rows n0..n1 of out, plus the bias."""
+        m = n1 - n0
+        np.add(prod.reshape(nf, m, g.pq).transpose(1, 0, 2), bias_col, out=out[n0:n1].reshape(m, nf, g.pq))
+
     with quiet():
-        prod = np.matmul(F, _im2col(A, g), out=_WORKSPACE.array(1, (nf, g.n * g.pq), A.dtype))  # F x (N*P*Q)
-        np.add(prod.reshape(nf, g.n, g.pq).transpose(1, 0, 2), B[:nf, None], out=out.reshape(g.n, nf, g.pq))
+        k = _chunk_images(g, nf)
+        if k:
+
+            def chunk(_: int, n0: int, n1: int) -> None:
+                col = _im2col(A, g, n0, n1, _WORKSPACE.array(0, (g.ckk, (n1 - n0) * g.pq), A.dtype))
+                finish(np.matmul(F, col, out=_WORKSPACE.array(1, (nf, col.shape[1]), A.dtype)), n0, n1)
+
+            _over_chunks(g, nf, k, chunk)
+        else:
+            col = _im2col_batch(A, g)
+            finish(np.matmul(F, col, out=_WORKSPACE.array(1, (nf, col.shape[1]), A.dtype)), 0, g.n)
     return out, g.p, g.q
 
 
@@ -200,7 +269,8 @@ def _conv_backward_args(who, dout, sh, sw, ph, pw, n, c, h, w, nf, fc, fh, fw) -
 def conv2d_backward_filter(data, dout, sh, sw, ph, pw, n, c, h, w, nf, fc, fh, fw) -> np.ndarray:
     """`conv2d_backward_filter(input, output, strideH, strideW, padH, padW, inputBatchSize, inputNumChannels,
     inputH, inputW, filterNumFilters, filterNumChannels, filterH, filterW)`: d loss / d filter (F x C*fh*fw) of
-    `conv2d` given d loss / d output (`output`, N x F*P*Q)."""
+    `conv2d` given d loss / d output (`output`, N x F*P*Q). The batch's sum runs over chunks of images in chunk
+    order, so it does not depend on the number of threads."""
     g, nf, D = _conv_backward_args("conv2d_backward_filter", dout, sh, sw, ph, pw, n, c, h, w, nf, fc, fh, fw)
     A = _float_matrix(data, "conv2d_backward_filter", D.dtype)
     _check_shape(
@@ -212,7 +282,18 @@ def conv2d_backward_filter(data, dout, sh, sw, ph, pw, n, c, h, w, nf, fc, fh, f
         "inputBatchSize x inputNumChannels*inputH*inputW",
     )
     with quiet():
-        return np.ascontiguousarray(_per_filter(D, g, nf) @ _im2col(A, g).T)
+        k = _chunk_images(g, nf)
+        if not k:
+            col = _im2col_batch(A, g)
+            return np.matmul(_per_filter(D, g, nf, 0, g.n), col.T)
+        partial = np.zeros((-(-g.n // k), nf, g.ckk), dtype=D.dtype)
+
+        def chunk(i: int, n0: int, n1: int) -> None:
+            col = _im2col(A, g, n0, n1, _WORKSPACE.array(0, (g.ckk, (n1 - n0) * g.pq), D.dtype))
+            np.matmul(_per_filter(D, g, nf, n0, n1), col.T, out=partial[i])
+
+        _over_chunks(g, nf, k, chunk)
+        return partial.sum(axis=0)
 
 
 def conv2d_backward_data(filt, dout, sh, sw, ph, pw, n, c, h, w, nf, fc, fh, fw) -> np.ndarray:
@@ -223,9 +304,28 @@ def conv2d_backward_data(filt, dout, sh, sw, ph, pw, n, c, h, w, nf, fc, fh, fw)
     _check_shape(
         "conv2d_backward_data", F, "the filter", nf, g.ckk, "filterNumFilters x filterNumChannels*filterH*filterW"
     )
+    dx = np.zeros((g.n, g.c * g.h * g.w), dtype=D.dtype)
     with quiet():
-        dcol = np.matmul(F.T, _per_filter(D, g, nf), out=_WORKSPACE.array(0, (g.ckk, g.n * g.pq), D.dtype))
-    return _col2im(dcol, g)
+        k = _chunk_images(g, nf)
+        if k:
+
+            def chunk(_: int, n0: int, n1: int) -> None:
+                d2 = _per_filter(D, g, nf, n0, n1)
+                _col2im(np.matmul(F.T, d2, out=_WORKSPACE.array(0, (g.ckk, d2.shape[1]), D.dtype)), g, n0, n1, dx)
+
+            _over_chunks(g, nf, k, chunk)
+        else:
+            d2 = _per_filter(D, g, nf, 0, g.n)
+            dcol = np.matmul(F.T, d2, out=_WORKSPACE.array(0, (g.ckk, d2.shape[1]), D.dtype))
+            step = g.pq * D.itemsize
+            fn = dnn_loops.function("col2im", D.dtype)
+            args = g.loop_args(dcol.shape[1])
+
+            def run(n0: int, n1: int) -> None:
+                fn(dcol.ctypes.data + n0 * step, dx.ctypes.data, args[0], n0, n1, *args[1:])
+
+            over_images(g.n, g.ckk * g.pq, run)
+    return dx
 
 
 # ---------------------------------------------------------------------------------------------------------------------

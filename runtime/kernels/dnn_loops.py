@@ -9,9 +9,9 @@ only when a DNN kernel first runs. No fast-math flags: every float operation is 
 in the order the Python reference (`dnn.py`'s forward quirks) documents, so the results are bit-identical to it.
 
 Functions (T = float or double; all sizes i64; pointers to C-contiguous arrays):
-- `im2col_T(x, col, ldcol, n0, n1, C, H, W, fh, fw, sh, sw, ph, pw, P, Q)`: for image n, channel c, filter cell
-  (i, j) and output cell (p, q): `col[((c*fh + i)*fw + j) * ldcol + n*P*Q + p*Q + q] = x[n, c, p*sh+i-ph, q*sw+j-pw]`
-  (0 outside the image);
+- `im2col_T(x, col, ldcol, n0, n1, C, H, W, fh, fw, sh, sw, ph, pw, P, Q)`: for image n in [n0, n1), channel c,
+  filter cell (i, j) and output cell (p, q): `col[((c*fh + i)*fw + j) * ldcol + (n-n0)*P*Q + p*Q + q] =
+  x[n, c, p*sh+i-ph, q*sw+j-pw]` (0 outside the image): `col` points at the columns of image n0;
 - `col2im_T(dcol, dx, ldcol, ...)`: the adjoint, `dx[n, c, h, w] += dcol[...]` for every cell im2col read from
   (h, w), in (c, i, j, p, q) order; dx must be zero before;
 - `{max,avg}pool_{fwd,bwd}_T(x, total, out_or_dout, dx, n0, n1, C, H, W, ph, pw, P, Q, kh, kw, sh, sw, plen)`:
@@ -148,7 +148,7 @@ def _conv_loop(module, t: str, adjoint: bool) -> None:
                 qlo, qhi = f.valid_range(woff, a["sw"], a["W"], a["Q"])
 
                 def image(n):
-                    base = b.add(b.mul(r, a["ldcol"]), b.mul(n, pq))
+                    base = b.add(b.mul(r, a["ldcol"]), b.mul(b.sub(n, a["n0"]), pq))
                     plane = b.add(b.mul(n, chw), b.mul(c, hw))
 
                     def out_row(p):
