@@ -229,7 +229,11 @@ def conv2d(data, filt, bias, n, c, h, w, fh, fw, sh, sw, ph, pw) -> tuple[np.nda
     F = _float_matrix(filt, "conv2d", A.dtype)
     B = _float_matrix(bias, "conv2d", A.dtype).ravel()
     nf = F.shape[0]
-    _check_shape("conv2d", F, "the filter", nf, g.ckk, "F x numChannels*filterHeight*filterWidth")
+    if F.shape[1] != g.ckk:
+        raise DaphneRuntimeError(
+            f"conv2d: the filter must be F x {g.ckk} (numChannels*filterHeight*filterWidth), "
+            f"but it is {F.shape[0]}x{F.shape[1]}"
+        )
     if B.size < nf:
         raise DaphneRuntimeError(f"conv2d: the bias must have at least {nf} value(s), one per filter")
     _check_shape("conv2d", A, "the input", g.n, g.c * g.h * g.w, "numImages x numChannels*imgHeight*imgWidth")
