@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from daphnec import LIBRARY_DIR
+from daphnec.lib import LIBRARY_DIR
 
 MAX_ROWS = 10
 """DAPHNE's `Statistics::MAX_STATS_COUNT`: the rows printed (most expensive first)."""
