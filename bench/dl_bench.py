@@ -74,6 +74,10 @@ print("check " + sum(model[6]));
 """
 
 
+BLAS_THREADS: str | None = None
+"""`--blas-threads`: OPENBLAS_NUM_THREADS of the daphnec processes (None: BLAS's default, one per core)."""
+
+
 def daphnec_steps(tmp: Path, vt: str, warmup: int, batches: int, threads: int | None) -> tuple[list[float], float]:
     """(seconds of every timed step, peak RSS in MiB) of one daphnec process training `batches` batches."""
     from algorithms_bench import measured  # a sibling script: the launcher that measures a process's peak RSS
@@ -104,6 +108,8 @@ def daphnec_steps(tmp: Path, vt: str, warmup: int, batches: int, threads: int | 
     cmd = [sys.executable, "-m", "daphnec.tools.daphnec"]
     if threads:
         cmd.append(f"--num-threads={threads}")
+    if BLAS_THREADS is not None:
+        cmd = [shutil.which("env") or "/usr/bin/env", f"OPENBLAS_NUM_THREADS={BLAS_THREADS}", *cmd]
     code, stdout, stderr, _, rss = measured([*cmd, str(script)])
     if code != 0:
         raise RuntimeError(f"daphnec failed ({code}):\n{stderr[-2000:]}")
@@ -253,6 +259,7 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=5, help="untimed batches first (default %(default)s)")
     ap.add_argument("--dtypes", default="f32,f64", help="value types to run (default %(default)s)")
     ap.add_argument("--threads", type=int, default=None, help="daphnec --num-threads, SystemDS's processors")
+    ap.add_argument("--blas-threads", default=None, help="OPENBLAS_NUM_THREADS for daphnec (default: BLAS's own)")
     ap.add_argument("--no-jax", action="store_true")
     ap.add_argument("--no-systemds", action="store_true")
     ap.add_argument("--systemds-dir", type=Path, default=PEER, help="the read-only peer folder")
@@ -262,6 +269,8 @@ def main() -> None:
     args = ap.parse_args()
     if not 0 < args.batches < 100:
         ap.error("--batches must be between 1 and 99 (SystemDS's LeNet validates every 100 batches)")
+    global BLAS_THREADS
+    BLAS_THREADS = args.blas_threads
     dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
     if not dtypes or any(d not in ("f32", "f64") for d in dtypes):
         ap.error("--dtypes takes f32 and/or f64")

@@ -310,3 +310,16 @@ def test_optimizers(run) -> None:
         X = X - 0.01 * (m / (1 - 0.9 ** (t + 1))) / (np.sqrt(v / (1 - 0.999 ** (t + 1))) + 1e-8)
     close(outs["adam"], X)
     assert "adam f32: DenseMatrix(4x18, float)" in stdout
+
+
+def test_the_library_resolves_from_the_installation_and_a_file_of_the_same_path_wins(tmp_path: Path) -> None:
+    script = tmp_path / "s.daph"
+    script.write_text('import "nn/layers/relu.daph" as "relu";\nprint(relu.forward([-1.0, 2.0](1, 2)));\n')
+    cmd = [sys.executable, "-m", "daphnec.tools.daphnec", str(script)]
+    res = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert res.returncode == 0 and res.stdout == "DenseMatrix(1x2, double)\n0 2\n", res.stderr
+    own = tmp_path / "nn" / "layers"
+    own.mkdir(parents=True)
+    (own / "relu.daph").write_text("def forward(X) { return X * 0 + 7; }\n")
+    res = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert res.returncode == 0 and res.stdout == "DenseMatrix(1x2, double)\n7 7\n", res.stderr
