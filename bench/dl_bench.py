@@ -217,20 +217,6 @@ print("KERNEL_MS " + (t1 - t0) / 1e6)
 """
 
 
-def systemds_setup(tmp: Path, peer: Path, reuse: Path | None) -> Path:
-    """A writable copy of the peer folder with its venv (or `reuse`, a copy whose setup.sh already ran)."""
-    if reuse is not None and (reuse / "venv" / "bin" / "python").exists():
-        return reuse
-    dst = tmp / "systemds"
-    shutil.copytree(peer, dst, ignore=shutil.ignore_patterns("venv", "logs", "data"))
-    for p in [dst, *dst.rglob("*")]:
-        p.chmod(p.stat().st_mode | 0o200)
-    res = subprocess.run(["./setup.sh"], cwd=dst, capture_output=True, text=True, check=False)
-    if res.returncode != 0:
-        raise RuntimeError(f"SystemDS setup.sh failed: {res.stderr.strip()[-500:]}")
-    return dst
-
-
 def systemds_step(tmp: Path, sysds: Path, warmup: int, batches: int, threads: int | None) -> float:
     """Mean seconds per batch of SystemDS's `mnist_lenet::train` on `batches` batches (one warm JVM)."""
     driver = tmp / "lenet_driver.dml"
@@ -281,6 +267,8 @@ def main() -> None:
         tmp = Path(tmp_name)
         sysds_step = None
         if not args.no_systemds:
+            from cc_bench import systemds_setup  # a sibling script: a writable copy of the peer folder, set up
+
             sysds = systemds_setup(tmp, args.systemds_dir, args.systemds_reuse)
             sysds_step = systemds_step(tmp, sysds, args.warmup, args.batches, args.threads)
         for vt in dtypes:
