@@ -32,8 +32,9 @@ from daphnec.compiler.lowering.abi import kernel_symbol
 from daphnec.compiler.paramserv_udfs import shipped_udfs
 from daphnec.dialects.errors import CompileError, Loc
 from daphnec.dialects.locations import loc_of
-from daphnec.dialects.ops import ConstantOp, DaphneOp, MapOp, MatMulOp
+from daphnec.dialects.ops import ConstantOp, DaphneOp, MapOp
 from daphnec.dialects.ops_distributed import DistributedPipelineOp
+from daphnec.dialects.ops_matrix import MatMulOp
 from daphnec.dialects.ops_paramserv import ParamservOp
 from daphnec.dialects.ops_pipeline import ORDERED_ATTR, PipelineReturnOp, VectorizedPipelineOp
 from daphnec.dialects.types import MatrixType, vt_name

@@ -67,7 +67,7 @@ KERNELS: dict[type[Operation], Kernel] = {
     # --- reorganisation and linear algebra ---------------------------------------------------------------------------
     ops.TransposeOp: fixed(reorg.transpose, csr=True),
     ops.ReshapeOp: fixed(reorg.reshape, csr=True),
-    ops.MatMulOp: Kernel(select_matrix.select_matmul, csr=True),
+    om.MatMulOp: Kernel(select_matrix.select_matmul, csr=True),
     om.ColBindOp: Kernel(select_matrix.select_bind),
     om.RowBindOp: Kernel(select_matrix.select_bind),
     om.ReverseOp: fixed("reorg.reverse"),
@@ -78,7 +78,7 @@ KERNELS: dict[type[Operation], Kernel] = {
     om.SolveOp: result_typed("matrix_ops.solve", cast=2, vt_arg=False),
     om.ReplaceOp: result_typed("matrix_ops.replace", cast=3, vt_arg=False),
     om.CTableOp: result_typed("matrix_ops.ctable"),
-    ops.SyrkOp: fixed("matrix_ops.syrk", csr=True),
+    om.SyrkOp: fixed("matrix_ops.syrk", csr=True),
     om.GemvOp: result_typed("matrix_ops.gemv", cast=2, vt_arg=False),
     # --- deep neural networks ----------------------------------------------------------------------------------------
     om.Conv2DForwardOp: fixed("dnn.conv2d"),
@@ -138,7 +138,7 @@ KERNELS: dict[type[Operation], Kernel] = {
     ops_frame.RemoveOp: fixed("lists.remove"),
     ops_frame.ListGetOp: fixed("lists.get"),
     # --- I/O and side effects ----------------------------------------------------------------------------------------
-    ops.PrintOp: fixed(printing.print_obj, "print", csr=True),
+    ops_io.PrintOp: fixed(printing.print_obj, "print", csr=True),
     ops.StopOp: fixed(misc.stop),
     ops.TypeOfOp: Kernel(core.select_type_of, csr=True),
     ops.NowOp: fixed(datagen.now),

@@ -55,7 +55,7 @@ from daphnec.compiler.lowering.matmul_loops import kernel_params
 from daphnec.compiler.native_wrapper import entry_symbols, make_kernel
 from daphnec.compiler.pipeline import KERNEL_SLOTS, KERNEL_STAGES, PassManager
 from daphnec.dialects.errors import DaphneError
-from daphnec.dialects.ops import MatMulOp
+from daphnec.dialects.ops_matrix import MatMulOp
 from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
 from daphnec.dialects.value_types import DTYPES
 from daphnec.runtime.kernels.native_matmul import matmul_factory

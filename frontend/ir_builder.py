@@ -18,10 +18,11 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ArrayAttr, FunctionType, IndexType, IntegerAttr, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from daphnec.dialects import ops, ops_frame
+from daphnec.dialects import ops, ops_frame, ops_matrix
 from daphnec.dialects.calls import OVERLOADS, Overload, choose_overload, overload_error
 from daphnec.dialects.errors import Loc, ParseError
 from daphnec.dialects.locations import MERGE_CAST, to_attr
+from daphnec.dialects.op_kinds import BINARY_OPERATORS
 from daphnec.dialects.types import (
     STR,
     UNKNOWN,
@@ -45,12 +46,6 @@ from daphnec.frontend.modules import Module, ModuleLoader, UserFunction
 from daphnec.frontend.paramserv import build_paramserv
 from daphnec.frontend.parser import parse_literal
 from daphnec.frontend.sources import SourceFiles
-
-_BINARY_KINDS = {
-    "+": "add", "-": "sub", "*": "mul", "/": "div", "^": "pow", "%": "mod",
-    "==": "eq", "!=": "neq", "<": "lt", "<=": "le", ">": "gt", ">=": "ge", "&&": "and", "||": "or",
-}  # fmt: skip
-
 
 # --- scopes ------------------------------------------------------------------------------------------------------
 
@@ -747,7 +742,7 @@ class IRBuilder:
 
     def _binary(self, e: ast.Binary) -> SSAValue:
         lhs, rhs = self.expr(e.lhs), self.expr(e.rhs)
-        cls = ops.MatMulOp if e.op == "@" else ops.EW_BINARY_OPS[_BINARY_KINDS[e.op]]
+        cls = ops_matrix.MatMulOp if e.op == "@" else ops.EW_BINARY_OPS[BINARY_OPERATORS[e.op]]
         v = self.op(cls, [lhs, rhs], e.loc)
         if e.kernel is not None:
             self._kernel_hint(v.owner, e.kernel, e.loc)

@@ -36,6 +36,7 @@ from xdsl.printer import Printer
 
 from daphnec.compiler.lowering import abi, ew_kinds
 from daphnec.dialects import ops
+from daphnec.dialects.ops_matrix import MatMulOp
 from daphnec.dialects.ops_pipeline import (
     PipelineReturnOp,
     VectorizedPipelineOp,
@@ -320,11 +321,11 @@ class _Analysis:
             if k.form in ("rowvec", "whole") and v.owner is not self.op.body.block:
                 raise Unsupported(f"'{op.name}' reads a computed row vector")
         first = self.kinds[op.operands[0]]
-        if isinstance(op, ops.MatMulOp) and first.form != "dense":
+        if isinstance(op, MatMulOp) and first.form != "dense":
             raise Unsupported("'daphne.matMul' with a left operand that is not split by rows")
-        if not isinstance(op, ops.MatMulOp) and "dense" not in {self.kinds[v].form for v in op.operands}:
+        if not isinstance(op, MatMulOp) and "dense" not in {self.kinds[v].form for v in op.operands}:
             raise Unsupported(f"'{op.name}' on no matrix split by rows")
-        self.needs_coords = self.needs_coords or isinstance(op, ops.MatMulOp)
+        self.needs_coords = self.needs_coords or isinstance(op, MatMulOp)
         self.opaque.append(op)
         return Kind("dense", t.cols.data, vt)  # type: ignore[attr-defined]
 
@@ -517,7 +518,7 @@ def _is_opaque(op: object) -> bool:
         return op.KIND in OPAQUE_UNARY_KINDS
     if isinstance(op, ops.EwBinaryOp):
         return op.KIND == "log" or (op.KIND == "pow" and is_matrix(op.rhs.type))
-    return isinstance(op, ops.MatMulOp)
+    return isinstance(op, MatMulOp)
 
 
 def _csr_typed(v: SSAValue) -> bool:

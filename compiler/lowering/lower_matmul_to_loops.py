@@ -36,7 +36,7 @@ from xdsl.passes import ModulePass
 from daphnec.compiler.kernel_names import KERNEL
 from daphnec.compiler.lowering import abi
 from daphnec.compiler.lowering.matmul_loops import MatMulKernel, Schedule, build_matmul
-from daphnec.dialects import ops
+from daphnec.dialects.ops_matrix import MatMulOp
 from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
 from daphnec.dialects.types import MatrixType, vt_name
 from daphnec.dialects.value_types import VALUE_TYPES
@@ -95,7 +95,7 @@ def schedule_for(s: MatMulSettings, vt: str) -> Schedule:
     return Schedule("tiled", width, vectors, jam, (mc, nc, kc))
 
 
-def why_not(op: ops.MatMulOp) -> str | None:
+def why_not(op: MatMulOp) -> str | None:
     """Why the product keeps its runtime kernel, or None when it lowers."""
     if KERNEL in op.attributes:
         return "a kernel hint or extension names its kernel"
@@ -113,7 +113,7 @@ def why_not(op: ops.MatMulOp) -> str | None:
     return None
 
 
-def plan_matmul(op: ops.MatMulOp, settings: MatMulSettings) -> tuple[MatMulKernel | None, str]:
+def plan_matmul(op: MatMulOp, settings: MatMulSettings) -> tuple[MatMulKernel | None, str]:
     """The kernel of a product, or None and why it keeps its runtime kernel."""
     why = why_not(op)
     if why is not None:
@@ -141,7 +141,7 @@ def in_pipeline(op: Operation) -> bool:
     return False
 
 
-def annotate_matmul(op: ops.MatMulOp, kernel: MatMulKernel | None, why: str) -> None:
+def annotate_matmul(op: MatMulOp, kernel: MatMulKernel | None, why: str) -> None:
     for name in abi.LOWERING_ATTRS:
         op.attributes.pop(name, None)
     if kernel is None:
@@ -178,7 +178,7 @@ class LowerMatMulToLoopsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         settings = self.settings()
         known = {m.sym_name.data for m in op.ops if isinstance(m, ModuleOp) and m.sym_name is not None}
-        for mm in [o for o in op.walk() if isinstance(o, ops.MatMulOp) and not in_pipeline(o)]:
+        for mm in [o for o in op.walk() if isinstance(o, MatMulOp) and not in_pipeline(o)]:
             kernel, why = plan_matmul(mm, settings)
             if kernel is not None and kernel.name not in known:
                 op.body.block.add_op(ModuleOp([build_matmul(kernel)], sym_name=StringAttr(kernel.name)))

@@ -24,7 +24,8 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 
 from daphnec.compiler.ir_walk import LinearRewriteWalker
 from daphnec.compiler.kernel_names import KERNEL
-from daphnec.dialects.ops import MatMulOp, TransposeOp
+from daphnec.dialects.ops import TransposeOp
+from daphnec.dialects.ops_matrix import MatMulOp
 from daphnec.dialects.types import is_matrix, is_unknown
 
 

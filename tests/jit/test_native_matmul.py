@@ -28,7 +28,7 @@ from daphnec.compiler.lowering.abi import NATIVE_ATTR, kernel_symbol
 from daphnec.compiler.lowering.lower_matmul_to_loops import MatMulSettings
 from daphnec.compiler.native import compile_kernels
 from daphnec.compiler.pipeline import PassManager
-from daphnec.dialects import make_context, ops
+from daphnec.dialects import make_context, ops_matrix
 from daphnec.runtime.kernels.matmul import matmul
 from daphnec.runtime.kernels.native_matmul import run_native
 from daphnec.runtime.values import DTYPES
@@ -73,7 +73,7 @@ def compiled(module: ModuleOp, s: MatMulSettings):  # noqa: ANN201 - the kernel 
         pass_args={"lower-matmul-to-loops": asdict(s)},
     )
     kernels = compile_kernels(module, pm)
-    op = next(o for o in module.walk() if isinstance(o, ops.MatMulOp))
+    op = next(o for o in module.walk() if isinstance(o, ops_matrix.MatMulOp))
     sym = kernel_symbol(op)
     return op, (kernels.get(sym) if sym is not None else None)
 
