@@ -32,6 +32,7 @@ from daphnec.compiler.infer_io import read_sparsity
 from daphnec.compiler.kernel_spec import KernelSpec
 from daphnec.dialects import ops
 from daphnec.dialects.locations import MERGE_CAST
+from daphnec.dialects.op_kinds import EW_UNARY
 from daphnec.dialects.ops_io import ReadOp
 from daphnec.dialects.ops_matrix import DiagMatrixOp, MatMulOp, SparsityOp, SyrkOp, TriOp
 from daphnec.dialects.types import MatrixType, vt_name
@@ -147,7 +148,7 @@ def op_sparsity(op: Operation, sp: Lookup) -> float:
         return _both(sp(op.lhs), sp(op.rhs))
     if isinstance(op, ops.EwMulOp):
         return _either(sp(op.lhs), sp(op.rhs))
-    if isinstance(op, ops.EwUnaryOp) and op.ZERO_PRESERVING:
+    if isinstance(op, ops.EwUnaryOp) and EW_UNARY[op.KIND].zero_preserving:
         return sp(op.arg)
     if isinstance(op, (ops.TransposeOp, ops.ReshapeOp, ops.SliceRowOp, ops.SliceColOp)):
         return sp(op.operands[0])

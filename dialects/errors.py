@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from daphnec.dialects.op_kinds import AGGREGATIONS, EW_BINARY
+
 PARSER_ERROR = 1
 PASS_ERROR = 2
 EXECUTION_ERROR = 3
@@ -69,9 +71,8 @@ class ScriptStopped(ExecutionError):
 # --- messages in DaphneDSL terms -------------------------------------------------------------------------------------
 
 _OPERATORS = {
-    "ewAdd": "+", "ewSub": "-", "ewMul": "*", "ewDiv": "/", "ewPow": "^", "ewMod": "%", "ewEq": "==", "ewNeq": "!=",
-    "ewLt": "<", "ewLe": "<=", "ewGt": ">", "ewGe": ">=", "ewAnd": "&&", "ewOr": "||", "ewMinus": "-", "matMul": "@",
-    "cond": "?:", "ewConcat": "+",
+    **{r.mnemonic: r.operator for r in EW_BINARY.values() if r.operator is not None},
+    "ewMinus": "-", "matMul": "@", "cond": "?:", "ewConcat": "+",
 }  # fmt: skip
 _BUILTINS = {
     "numRows": "nrow", "numCols": "ncol", "numCells": "ncell", "transpose": "t", "randMatrix": "rand",
@@ -85,7 +86,8 @@ _BUILTINS = {
     "read": "readMatrix/readFrame", "write": "writeMatrix/writeFrame", "cast": "cast", "constant": "literal",
     "generic_call": "function call", "forRange": "for",
 }  # fmt: skip
-_AGGREGATES = {"sum": "sum", "min": "aggMin", "max": "aggMax", "mean": "mean", "var": "var", "stddev": "stddev"}
+_AGGREGATION = re.compile(f"({'|'.join(AGGREGATIONS)})(All|Row|Col)")
+"""An aggregation's mnemonic (`meanRow`): the kind and the axis."""
 _OP_NAME = re.compile(r"\bdaphne\.([A-Za-z_]+)(?=:)")
 """An op named at the start of a verifier's message (`daphne.matMul: ...`)."""
 _UNKNOWN_SIZE = re.compile(r"(?<![\w-])-1(?=x)|(?<=\dx)-1\b|(?<=\?x)-1\b")
@@ -97,9 +99,9 @@ def dsl_name(mnemonic: str) -> str:
         return f"`{_OPERATORS[mnemonic]}`"
     if mnemonic in _BUILTINS:
         return _BUILTINS[mnemonic]
-    agg = re.fullmatch(r"(sum|min|max|mean|var|stddev)(All|Row|Col)", mnemonic)
+    agg = _AGGREGATION.fullmatch(mnemonic)
     if agg:
-        return _AGGREGATES[agg.group(1)]
+        return AGGREGATIONS[agg.group(1)].builtin
     if mnemonic.startswith("ew") and mnemonic[2:3].isupper():
         return mnemonic[2].lower() + mnemonic[3:]
     return mnemonic  # most builtins are spelled like their op (reshape, solve, oneHot, ...)

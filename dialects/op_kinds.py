@@ -16,7 +16,6 @@ tables cover every op class of these families and every kernel.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from daphnec.dialects.value_types import (
@@ -211,6 +210,11 @@ class AggKind:
         """The op's name without `daphne.` for axis `all`, `row` or `col` (`sumAll`)."""
         return self.kind + axis.capitalize()
 
+    @property
+    def floating(self) -> bool:
+        """Whether it computes in floating point (`mean` of an si64 matrix is an f64)."""
+        return self.vt_rule is vt_from_args_fp
+
     def result_vt(self, vt: str) -> str:
         """The result value type for a known argument type."""
         return self.vt_rule([vt])  # type: ignore[return-value]
@@ -263,8 +267,5 @@ GROUP_AGGREGATES: dict[str, GroupAggKind] = {r.name: r for r in _GROUP_RECORDS}
 """The aggregate functions of `daphne.group` and SQL by DAPHNE's name (`COUNT SUM MIN MAX AVG`)."""
 SQL_AGGREGATES: dict[str, GroupAggKind] = {r.sql: r for r in _GROUP_RECORDS}
 """The same by SQL name (`avg`)."""
-
-
-def group_result_vt(func: str, vts: Sequence[str | None]) -> str | None:
-    """The value type of a group aggregate's column, from the aggregated column's (None: not known yet)."""
-    return GROUP_AGGREGATES[func].vt_rule(vts)
+FROM_SUMS: tuple[str, ...] = tuple(r.name for r in _GROUP_RECORDS if r.from_sums)
+"""The group aggregates `fuse-filter-agg` computes from grouped sums and counts (`daphne.groupResult`)."""

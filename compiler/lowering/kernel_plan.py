@@ -36,6 +36,7 @@ from xdsl.printer import Printer
 
 from daphnec.compiler.lowering import abi, ew_kinds
 from daphnec.dialects import ops
+from daphnec.dialects.op_kinds import AGGREGATIONS, EW_UNARY
 from daphnec.dialects.ops_matrix import MatMulOp
 from daphnec.dialects.ops_pipeline import (
     PipelineReturnOp,
@@ -53,13 +54,12 @@ MATRIX_VTS = NUMERIC_VTS - {"index"}
 #: Element-wise kinds with a native lowering (`ew_kinds`); `log` and `pow` with a matrix exponent are opaque.
 BINARY_KINDS = frozenset(ew_kinds.BINARY)
 UNARY_KINDS = frozenset(ew_kinds.UNARY)
-#: Unary kinds that map zero to zero, so a CSR argument keeps its pattern (`ew_unary._csr_unary`).
-SPARSE_UNARY_KINDS = UNARY_KINDS
-#: Unary kinds run by their runtime kernel between native stages: numpy's SIMD routines, whose results differ from
-#: libm's in the last bit.
-OPAQUE_UNARY_KINDS = frozenset(("exp", "ln", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan"))
-AGG_KINDS = frozenset(("sum", "min", "max"))
-_AGG_COMBINE = {"sum": Combine.ADD, "min": Combine.MIN, "max": Combine.MAX}
+#: Unary kinds run by their runtime kernel between native stages: the libm functions without a native lowering
+#: (numpy's SIMD routines, whose results differ from libm's in the last bit).
+OPAQUE_UNARY_KINDS = frozenset(k for k, r in EW_UNARY.items() if r.libm is not None and k not in UNARY_KINDS)
+#: Aggregations whose per-block results combine (full and column aggregations of a batch; row aggregations also
+#: take `mean`).
+AGG_KINDS = frozenset(k for k, r in AGGREGATIONS.items() if r.combine is not None)
 
 
 class Unsupported(Exception):
@@ -411,6 +411,8 @@ class _Analysis:
         k = self.kind(op.arg)
         if k.form == "scalar":
             raise Unsupported(f"'{op.name}' on a scalar")
+        if k.form == "sparse" and not EW_UNARY[op.KIND].zero_preserving:
+            raise Unsupported(f"'{op.name}' on a CSR matrix does not keep its pattern")
         return Kind(k.form, k.cols, vt, k.src)
 
     def cast(self, op: ops.CastOp, vt: str) -> Kind:
@@ -495,7 +497,7 @@ class _Analysis:
                 specs.append(OutputSpec("cols", k.vt, k.cols))
             elif sink is not None and sink[0] == "group" and mode == Combine.ADD:
                 specs.append(OutputSpec("group", k.vt, 1, "sum", self.group_size[v]))
-            elif sink is not None and sink[0] in ("all", "col") and _AGG_COMBINE[sink[1]] == mode:
+            elif sink is not None and sink[0] in ("all", "col") and AGGREGATIONS[sink[1]].combine == mode:
                 specs.append(OutputSpec(sink[0], k.vt, k.cols if sink[0] == "col" else 1, sink[1]))
             else:
                 raise Unsupported(f"a {k.form} result cannot be combined natively")

@@ -53,10 +53,10 @@ from daphnec.compiler.lowering import elementwise as ew
 from daphnec.compiler.lowering.kernel_plan import KernelPlan, Kind, Stage, Unsupported, annotate, stage_params, try_plan
 from daphnec.compiler.lowering.sparse_aggregations import SparseAggregations
 from daphnec.dialects import ops
+from daphnec.dialects.op_kinds import EW_BINARY
 from daphnec.dialects.ops_pipeline import ORDERED_ATTR, VectorizedPipelineOp
 from daphnec.dialects.ops_relational import GroupedSumOp
 from daphnec.dialects.types import vt_name
-from daphnec.runtime.kernels import ew_binary
 
 
 class Pos(NamedTuple):
@@ -485,7 +485,7 @@ class _KernelGen(SparseAggregations):
     def _binary(self, op: ops.EwBinaryOp, k: Kind, pos: Pos) -> SSAValue:
         b = self.b
         lk, rk = self.kinds[op.lhs], self.kinds[op.rhs]
-        ovt = ew_binary.operand_vt(op.KIND, lk.vt, rk.vt)
+        ovt = EW_BINARY[op.KIND].operand_vt(lk.vt, rk.vt)
         x = self._operand(op.lhs, lk, k, pos, ovt)
         y = self._operand(op.rhs, rk, k, pos, ovt)
         if k.form == "sparse":

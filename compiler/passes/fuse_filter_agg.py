@@ -39,6 +39,7 @@ from daphnec.compiler.ir_walk import function_blocks
 from daphnec.compiler.passes.vectorize import fuse_ops, is_legal_fusion
 from daphnec.compiler.vectorizable import is_vectorizable
 from daphnec.dialects import ops, ops_frame
+from daphnec.dialects.op_kinds import FROM_SUMS
 from daphnec.dialects.ops_matrix import ColBindOp
 from daphnec.dialects.ops_pipeline import ORDERED_ATTR
 from daphnec.dialects.ops_relational import GroupedSumOp, GroupIdsOp, GroupResultOp
@@ -329,7 +330,7 @@ def match_group(group: ops_frame.GroupOp) -> _GroupMatch | None:
     aggs = [ops.constant_value(a) for a in group.agg_cols]
     if block is None or not isinstance(t, FrameType) or t.label_names is None or not keys:
         return None
-    if any(f not in ("SUM", "AVG", "COUNT") for f in group.funcs) or not all(isinstance(x, str) for x in keys + aggs):
+    if any(f not in FROM_SUMS for f in group.funcs) or not all(isinstance(x, str) for x in keys + aggs):
         return None
     m = _GroupMatch(group, None)  # type: ignore[arg-type]
     base = _appended(m, group.frame)
