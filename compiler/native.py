@@ -4,7 +4,7 @@
 
 The kernel stages (`compiler.pipeline.KERNEL_STAGES`: `lower-pipeline-to-loops`, `convert-to-llvm`) give every
 vectorized pipeline that lowers a kernel module `@vp_<hash>` in xDSL's llvm dialect and name it on the pipeline
-(`daphne.kernel`); the JIT compiles each kernel module into one object and loads it, and host code
+(`daphne.native_kernel`); the JIT compiles each kernel module into one object and loads it, and host code
 (`compiler.host_codegen`) binds the loaded kernels by those symbols. The stages run in one of two ways, with the
 same passes and, per pipeline, the same result:
 

@@ -31,7 +31,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from daphnec.compiler.infer_io import read_sparsity
 from daphnec.compiler.kernel_spec import KernelSpec
 from daphnec.dialects import ops
-from daphnec.dialects.locations import MERGE_CAST
+from daphnec.dialects.attr_names import MERGE_CAST_ATTR
 from daphnec.dialects.op_kinds import EW_UNARY
 from daphnec.dialects.ops_io import ReadOp
 from daphnec.dialects.ops_matrix import DiagMatrixOp, MatMulOp, SparsityOp, SyrkOp, TriOp
@@ -127,7 +127,7 @@ def _diag_matrix(op: DiagMatrixOp, sp: Lookup) -> float:
 
 def _cast(op: ops.CastOp, sp: Lookup) -> float:
     src, dst = op.arg.type, op.res.type
-    if MERGE_CAST in op.attributes and isinstance(dst, MatrixType) and is_sparse_type(src) != dst.is_sparse:
+    if MERGE_CAST_ATTR in op.attributes and isinstance(dst, MatrixType) and is_sparse_type(src) != dst.is_sparse:
         return dst.sparsity_estimate  # a representation conversion made by select-matrix-repr: keep its target
     if isinstance(src, MatrixType) and isinstance(dst, MatrixType) and vt_name(dst) in CSR_VALUE_TYPES:
         return sp(op.arg)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from xdsl.ir import Operation
 
-from daphnec.compiler.kernel_names import KERNEL
 from daphnec.dialects import ops
+from daphnec.dialects.attr_names import KERNEL_CHOICE_ATTR
 from daphnec.dialects.op_kinds import AGGREGATIONS
 from daphnec.dialects.ops_relational import GroupedSumOp
 from daphnec.dialects.types import is_matrix
@@ -30,7 +30,7 @@ def is_vectorizable(op: Operation) -> bool:
     (DAPHNE's `isMatrixComputation`), whose types are fully inferred."""
     if not any(is_matrix(v.type) for v in (*op.operands, *op.results)):
         return False
-    if KERNEL in op.attributes:
+    if KERNEL_CHOICE_ATTR in op.attributes:
         return False  # a kernel hint or extension names the kernel that runs (compiler/passes/select_kernels.py)
     if isinstance(op, (ops.EwBinaryOp, ops.EwUnaryOp, ops.TransposeOp)):
         return True

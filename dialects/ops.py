@@ -36,11 +36,12 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from xdsl.traits import ConstantLike, HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
+from daphnec.dialects.attr_names import MERGE_CAST_ATTR
 from daphnec.dialects.constraints import MATRIX, MATRIX_OR_FRAME, type_error
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.folding import evaluate
 from daphnec.dialects.frame_labels import is_star, star_positions
-from daphnec.dialects.locations import MERGE_CAST, loc_of
+from daphnec.dialects.locations import loc_of
 from daphnec.dialects.op_kinds import AGGREGATIONS, EW_BINARY, EW_UNARY
 from daphnec.dialects.types import (
     BOOL,
@@ -313,7 +314,7 @@ class CastOp(DaphneOp, HasFolderInterface):
 
     def verify_(self) -> None:
         src, dt = self.arg.type, self.target_dt.data if self.target_dt else None
-        if not isinstance(src, FrameType) or MERGE_CAST in self.attributes:
+        if not isinstance(src, FrameType) or MERGE_CAST_ATTR in self.attributes:
             return
         vts = [vt_name(t) for t in src.column_types.data]
         if dt in ("matrix", "scalar") and not self.target_vt and all(vts) and len(set(vts)) > 1:

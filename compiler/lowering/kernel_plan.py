@@ -36,6 +36,7 @@ from xdsl.printer import Printer
 
 from daphnec.compiler.lowering import abi, ew_kinds
 from daphnec.dialects import ops
+from daphnec.dialects.attr_names import NATIVE_FALLBACK_ATTR, NATIVE_KERNEL_ATTR, OPAQUE_ATTR
 from daphnec.dialects.op_kinds import AGGREGATIONS, EW_UNARY
 from daphnec.dialects.ops_matrix import MatMulOp
 from daphnec.dialects.ops_pipeline import (
@@ -169,16 +170,16 @@ def pipeline_text(op: VectorizedPipelineOp) -> str:
 
 
 def annotate(op: VectorizedPipelineOp, plan: KernelPlan | None, why: str = "") -> None:
-    """Name the pipeline's kernel module on it (`daphne.kernel`, and `daphne.opaque` for the ops run between its
-    stages), or say why it keeps its Python body (`daphne.native`)."""
+    """Name the pipeline's kernel module on it (`daphne.native_kernel`, and `daphne.opaque` for the ops run between
+    its stages), or say why it keeps its Python body (`daphne.native`)."""
     for name in abi.LOWERING_ATTRS:
         op.attributes.pop(name, None)
     if plan is None:
-        op.attributes[abi.NATIVE_ATTR] = StringAttr(f"fallback: {why}")
+        op.attributes[NATIVE_FALLBACK_ATTR] = StringAttr(f"fallback: {why}")
         return
-    op.attributes[abi.KERNEL_ATTR] = SymbolRefAttr(plan.name)
+    op.attributes[NATIVE_KERNEL_ATTR] = SymbolRefAttr(plan.name)
     if plan.opaque:
-        op.attributes[abi.OPAQUE_ATTR] = ArrayAttr([StringAttr(o.name) for o, _ in plan.opaque])
+        op.attributes[OPAQUE_ATTR] = ArrayAttr([StringAttr(o.name) for o, _ in plan.opaque])
 
 
 def kernel_name(text: str) -> str:

@@ -4,9 +4,9 @@ doc/Codegen.md).
 Every `daphne.matMul` outside vectorized pipelines whose operands and result are dense matrices of one numeric
 value type (f64, f32, si64, si32, ui64, ui32, si8, ui8), without a kernel hint, gets a kernel module
 `@mm_<hash>` holding one task kernel (`matmul_loops`: sizes are run-time values, `transa`/`transb` are read in
-place), and the op names it (`daphne.kernel`); host code then calls the kernel instead of BLAS. Other products keep
-their runtime kernel and say why (`daphne.native = "fallback: ..."`): CSR operands, mixed value types (BLAS casts
-them first), bool (OR of ANDs), kernel hints. Inside a vectorized pipeline a product stays an opaque op.
+place), and the op names it (`daphne.native_kernel`); host code then calls the kernel instead of BLAS. Other
+products keep their runtime kernel and say why (`daphne.native = "fallback: ..."`): CSR operands, mixed value types
+(BLAS casts them first), bool (OR of ANDs), kernel hints. Inside a vectorized pipeline a product stays an opaque op.
 
 The loop nest follows DAPHNE's `matmul_*` settings (runtime/options.py, `--matmul-*`):
 
@@ -33,9 +33,9 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from daphnec.compiler.kernel_names import KERNEL
 from daphnec.compiler.lowering import abi
 from daphnec.compiler.lowering.matmul_loops import MatMulKernel, Schedule, build_matmul
+from daphnec.dialects.attr_names import KERNEL_CHOICE_ATTR, NATIVE_FALLBACK_ATTR, NATIVE_KERNEL_ATTR
 from daphnec.dialects.ops_matrix import MatMulOp
 from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
 from daphnec.dialects.types import MatrixType, vt_name
@@ -97,7 +97,7 @@ def schedule_for(s: MatMulSettings, vt: str) -> Schedule:
 
 def why_not(op: MatMulOp) -> str | None:
     """Why the product keeps its runtime kernel, or None when it lowers."""
-    if KERNEL in op.attributes:
+    if KERNEL_CHOICE_ATTR in op.attributes:
         return "a kernel hint or extension names its kernel"
     types = (op.lhs.type, op.rhs.type, op.res.type)
     if not all(isinstance(t, MatrixType) for t in types):
@@ -145,14 +145,14 @@ def annotate_matmul(op: MatMulOp, kernel: MatMulKernel | None, why: str) -> None
     for name in abi.LOWERING_ATTRS:
         op.attributes.pop(name, None)
     if kernel is None:
-        op.attributes[abi.NATIVE_ATTR] = StringAttr(f"fallback: {why}")
+        op.attributes[NATIVE_FALLBACK_ATTR] = StringAttr(f"fallback: {why}")
     else:
-        op.attributes[abi.KERNEL_ATTR] = SymbolRefAttr(kernel.name)
+        op.attributes[NATIVE_KERNEL_ATTR] = SymbolRefAttr(kernel.name)
 
 
 @dataclass(frozen=True)
 class LowerMatMulToLoopsPass(ModulePass):
-    """Adds one kernel module per distinct product kernel and names it on the product (`daphne.kernel`)."""
+    """Adds one kernel module per distinct product kernel and names it on the product (`daphne.native_kernel`)."""
 
     name = "lower-matmul-to-loops"
 

@@ -39,9 +39,9 @@ from daphnec.compiler.ir_walk import function_blocks
 from daphnec.compiler.passes.vectorize import fuse_ops, is_legal_fusion
 from daphnec.compiler.vectorizable import is_vectorizable
 from daphnec.dialects import ops, ops_frame
+from daphnec.dialects.attr_names import ORDERED_ATTR
 from daphnec.dialects.op_kinds import FROM_SUMS
 from daphnec.dialects.ops_matrix import ColBindOp
-from daphnec.dialects.ops_pipeline import ORDERED_ATTR
 from daphnec.dialects.ops_relational import GroupedSumOp, GroupIdsOp, GroupResultOp
 from daphnec.dialects.types import UNKNOWN, FrameType, MatrixType, is_matrix, vt_name
 

@@ -19,7 +19,7 @@ from daphnec.compiler.passes.select_matrix_repr import SelectMatrixReprPass
 from daphnec.compiler.pipeline import PassManager
 from daphnec.compiler.sparsity import SparsityEstimates, estimate
 from daphnec.dialects import make_context, ops, ops_io
-from daphnec.dialects.locations import MERGE_CAST
+from daphnec.dialects.attr_names import MERGE_CAST_ATTR
 from daphnec.dialects.ops_matrix import SparsityOp
 from daphnec.dialects.types import MatrixType
 from daphnec.frontend.ir_builder import build_module
@@ -168,7 +168,7 @@ def test_strings_are_never_sparse() -> None:
 
 
 def _merge_casts(module: ModuleOp) -> list[ops.CastOp]:
-    return [o for o in module.walk() if isinstance(o, ops.CastOp) and MERGE_CAST in o.attributes]
+    return [o for o in module.walk() if isinstance(o, ops.CastOp) and MERGE_CAST_ATTR in o.attributes]
 
 
 def test_loop_keeping_the_estimate_stays_sparse() -> None:
