@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from daphnec.dialects.op_kinds import AGGREGATIONS, EW_BINARY
+from daphnec.dialects.op_kinds import AGGREGATIONS, CUM_AGGREGATIONS, EW_BINARY
 
 PARSER_ERROR = 1
 PASS_ERROR = 2
@@ -77,15 +77,16 @@ _OPERATORS = {
 _BUILTINS = {
     "numRows": "nrow", "numCols": "ncol", "numCells": "ncell", "transpose": "t", "randMatrix": "rand",
     "colBind": "cbind", "rowBind": "rbind", "eigenCal": "eigen", "tri": "lowerTri/upperTri", "idxminRow": "idxMin",
-    "idxminCol": "idxMin", "idxmaxRow": "idxMax", "idxmaxCol": "idxMax", "sumCum": "cumSum", "prodCum": "cumProd",
-    "minCum": "cumMin", "maxCum": "cumMax", "Convolution_Forward": "conv2d", "NN_Avg_Forward": "avg_pool2d",
-    "NN_Max_Forward": "max_pool2d", "BatchNorm_Forward": "batch_norm2d", "NN_Relu_Forward": "relu",
-    "NN_Affine_Forward": "affine", "matrixLiteral": "matrix literal", "createFrame": "frame literal",
+    "idxminCol": "idxMin", "idxmaxRow": "idxMax", "idxmaxCol": "idxMax", "Convolution_Forward": "conv2d",
+    "NN_Avg_Forward": "avg_pool2d", "NN_Max_Forward": "max_pool2d", "BatchNorm_Forward": "batch_norm2d",
+    "NN_Relu_Forward": "relu", "NN_Affine_Forward": "affine", "matrixLiteral": "matrix literal",
+    "createFrame": "frame literal",
     "sliceRow": "indexing", "sliceCol": "indexing", "extractRow": "indexing", "extractCol": "indexing",
     "filterRow": "indexing", "filterCol": "indexing", "insert": "left indexing", "listGet": "list indexing",
     "read": "readMatrix/readFrame", "write": "writeMatrix/writeFrame", "cast": "cast", "constant": "literal",
     "generic_call": "function call", "forRange": "for",
 }  # fmt: skip
+_BUILTINS.update({r.mnemonic: r.builtin for r in CUM_AGGREGATIONS.values()})
 _AGGREGATION = re.compile(f"({'|'.join(AGGREGATIONS)})(All|Row|Col)")
 """An aggregation's mnemonic (`meanRow`): the kind and the axis."""
 _OP_NAME = re.compile(r"\bdaphne\.([A-Za-z_]+)(?=:)")

@@ -234,6 +234,31 @@ AGG_AXES: tuple[str, ...] = ("all", "row", "col")
 """`all` (a scalar), `row` (n x 1: `agg(X, 0)`) and `col` (1 x m: `agg(X, 1)`)."""
 
 
+@dataclass(frozen=True, slots=True)
+class CumAggKind:
+    """One cumulative aggregation (`sum`): `daphne.sumCum`, the builtin `cumSum(X)` (same shape and value type)."""
+
+    kind: str
+    strings: bool = False
+    """Whether it takes strings (min/max compare them)."""
+
+    @property
+    def mnemonic(self) -> str:
+        """The op's name without `daphne.` (`sumCum`, DAPHNE's)."""
+        return self.kind + "Cum"
+
+    @property
+    def builtin(self) -> str:
+        """The DaphneDSL builtin (`cumSum`)."""
+        return _mnemonic("cum", self.kind)
+
+
+CUM_AGGREGATIONS: dict[str, CumAggKind] = {
+    r.kind: r for r in (CumAggKind("sum"), CumAggKind("prod"), CumAggKind("min", True), CumAggKind("max", True))
+}
+"""DaphneDSL's cumulative aggregations down each column by kind."""
+
+
 # --- group aggregates (frames, SQL) --------------------------------------------------------------------------------
 
 

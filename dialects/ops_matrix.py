@@ -27,7 +27,7 @@ from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from daphnec.dialects.constraints import MATRIX, MATRIX_OR_FRAME, SCALAR
-from daphnec.dialects.op_kinds import EW_BINARY
+from daphnec.dialects.op_kinds import CUM_AGGREGATIONS, EW_BINARY
 from daphnec.dialects.ops import (
     BinaryDaphneOp,
     DaphneOp,
@@ -386,7 +386,7 @@ class CumAggOp(UnaryDaphneOp):
     SHAPE: ClassVar = staticmethod(shape_from_arg)
 
     def verify_(self) -> None:
-        if self.KIND in ("sum", "prod") and vt_name(self.arg.type) == "str":
+        if not CUM_AGGREGATIONS[self.KIND].strings and vt_name(self.arg.type) == "str":
             raise VerifyException(f"{self.name}: the argument must be a numeric matrix, got value type str")
 
 
@@ -415,7 +415,7 @@ class CumAggMaxOp(CumAggOp):
 
 
 CUM_OPS: dict[str, type[CumAggOp]] = {
-    f"cum{c.KIND.capitalize()}": c for c in (CumAggSumOp, CumAggProdOp, CumAggMinOp, CumAggMaxOp)
+    CUM_AGGREGATIONS[c.KIND].builtin: c for c in (CumAggSumOp, CumAggProdOp, CumAggMinOp, CumAggMaxOp)
 }
 """DaphneDSL name (`cumSum`, ...) -> op class."""
 

@@ -18,6 +18,7 @@ from daphnec.dialects.op_kinds import (
     AGG_AXES,
     AGGREGATIONS,
     BINARY_OPERATORS,
+    CUM_AGGREGATIONS,
     EW_BINARY,
     EW_UNARY,
     FROM_SUMS,
@@ -27,7 +28,7 @@ from daphnec.dialects.op_kinds import (
 from daphnec.dialects.value_types import DTYPES, GENERALITY
 from daphnec.frontend.builtins import all_builtins
 from daphnec.runtime.errors import DaphneRuntimeError
-from daphnec.runtime.kernels import agg, ew_binary, ew_unary, relational
+from daphnec.runtime.kernels import agg, cum_agg, ew_binary, ew_unary, relational
 from daphnec.tools.daphnelib.matrix import Matrix
 
 
@@ -65,6 +66,21 @@ def test_aggregation_ops_and_records_match() -> None:
     assert want == {n: (c.KIND, c.AXIS) for n, c in classes.items()}
 
 
+def test_cumulative_aggregation_ops_and_records_match() -> None:
+    classes = _family(om.CumAggOp)
+    assert {f"daphne.{r.mnemonic}": k for k, r in CUM_AGGREGATIONS.items()} == {n: c.KIND for n, c in classes.items()}
+    assert om.CUM_OPS == {CUM_AGGREGATIONS[c.KIND].builtin: c for c in classes.values()}
+    for k, r in CUM_AGGREGATIONS.items():
+        assert dsl_name(r.mnemonic) == r.builtin
+        cum_agg.cum_kernel(k)(np.ones((2, 2)))
+        strings = np.array([["b"], ["a"]], dtype=object)
+        if r.strings:
+            assert cum_agg.cum_kernel(k)(strings).tolist() == [["b"], ["a" if k == "min" else "b"]]
+        else:
+            with pytest.raises(DaphneRuntimeError, match=f"{r.builtin}: not supported on value type str"):
+                cum_agg.cum_kernel(k)(strings)
+
+
 def test_the_ops_infer_the_records_rules() -> None:
     for c in (*_family(ops.EwUnaryOp).values(), *_family(ops.EwBinaryOp).values(), *_family(ops.AggOp).values()):
         records = EW_UNARY if issubclass(c, ops.EwUnaryOp) else EW_BINARY if issubclass(c, ops.EwBinaryOp) else None
@@ -80,6 +96,7 @@ def test_the_ops_infer_the_records_rules() -> None:
 def test_every_kind_has_its_builtins() -> None:
     builtins = all_builtins()
     names = [r.builtin for r in EW_UNARY.values()] + [r.builtin for r in AGGREGATIONS.values()]
+    names += [r.builtin for r in CUM_AGGREGATIONS.values()]
     names += [r.function for r in EW_BINARY.values() if r.function] + [r.outer_mnemonic for r in EW_BINARY.values()
                                                                         if r.outer]  # fmt: skip
     assert [n for n in names if n not in builtins] == []
@@ -162,6 +179,7 @@ def test_native_lowering_names_known_kinds() -> None:
 
 def test_the_python_api_has_a_method_per_kind() -> None:
     names = [r.builtin for r in AGGREGATIONS.values()] + [r.outer_mnemonic for r in EW_BINARY.values() if r.outer]
+    names += [r.builtin for r in CUM_AGGREGATIONS.values()]
     names += [r.builtin for r in EW_UNARY.values() if r.strings != "only" and r.kind != "minus"]
     assert [n for n in names if not callable(getattr(Matrix, n, None))] == []
 

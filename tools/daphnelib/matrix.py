@@ -11,12 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from daphnec.dialects.op_kinds import AGGREGATIONS, EW_BINARY, AggKind, EwBinaryKind
+from daphnec.dialects.op_kinds import AGGREGATIONS, CUM_AGGREGATIONS, EW_BINARY, AggKind, EwBinaryKind
 from daphnec.tools.daphnelib.dag import FRAME, MATRIX, SCALAR, Node, Span, joint_vt, rule_vt, shape_of
 from daphnec.tools.daphnelib.operation_node import HANDLES, Dimensions, OperationNode
 from daphnec.tools.daphnelib.scalar import _floor_div, add_operators
-
-_CUMULATIVE = ("cumSum", "cumProd", "cumMin", "cumMax")
 
 
 class Matrix(Dimensions, OperationNode):
@@ -240,6 +238,6 @@ for _agg in AGGREGATIONS.values():  # sum, aggMin, ... (dialects/op_kinds.py)
 for _ew in EW_BINARY.values():  # outerAdd, ...
     if _ew.outer:
         setattr(Matrix, _ew.outer_mnemonic, _outer(_ew))
-for _name in _CUMULATIVE:
-    setattr(Matrix, _name, _cumulative(_name))
+for _cum in CUM_AGGREGATIONS.values():  # cumSum, ...
+    setattr(Matrix, _cum.builtin, _cumulative(_cum.builtin))
 HANDLES[MATRIX] = Matrix
