@@ -64,6 +64,8 @@ INT_VTS: frozenset[str] = frozenset(n for n, vt in VALUE_TYPES.items() if vt.kin
 FLOAT_VTS: frozenset[str] = frozenset(n for n, vt in VALUE_TYPES.items() if vt.kind == "float")
 #: Value types of numbers (a native kernel can hold them in a register).
 NUMERIC_VTS: frozenset[str] = INT_VTS | FLOAT_VTS | {"bool"}
+#: The numbers of arithmetic on matrix elements: the fixed-width integers and floats (not bool, not `index`).
+ARITHMETIC_VTS: frozenset[str] = NUMERIC_VTS - {"bool", "index"}
 
 #: Inclusive ranges of the integer types.
 INT_RANGES: dict[str, tuple[int, int]] = {

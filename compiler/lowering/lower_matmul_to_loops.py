@@ -39,9 +39,8 @@ from daphnec.dialects.attr_names import KERNEL_CHOICE_ATTR, NATIVE_FALLBACK_ATTR
 from daphnec.dialects.ops_matrix import MatMulOp
 from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
 from daphnec.dialects.types import MatrixType, vt_name
-from daphnec.dialects.value_types import VALUE_TYPES
+from daphnec.dialects.value_types import ARITHMETIC_VTS, VALUE_TYPES
 
-MATMUL_VTS = frozenset(("f64", "f32", "si64", "si32", "ui64", "ui32", "si8", "ui8"))
 VERSION = "mm1"
 """Part of every kernel's name (the kernel cache also keys object code by the lowering's own source)."""
 AUTO_TILES = (64, 256, 256)
@@ -108,7 +107,7 @@ def why_not(op: MatMulOp) -> str | None:
     if len(vts) != 1:
         return "mixed value types"
     vt = next(iter(vts))
-    if vt not in MATMUL_VTS:
+    if vt not in ARITHMETIC_VTS:
         return f"value type {vt}"
     return None
 
