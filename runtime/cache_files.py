@@ -86,6 +86,11 @@ def cache_root() -> Path:
     return Path(os.path.expanduser(base)) / "daphnec"
 
 
+def write_journal() -> Path:
+    """The folder of `runtime.io.atomic`'s journal of named temporary files (one note per writing process)."""
+    return cache_root() / "writes"
+
+
 _WARNED: list[str] = []
 
 
@@ -220,6 +225,14 @@ def _folder_distrust(st: os.stat_result, me: int) -> str | None:
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return "other users may write to it (group/others write permission)"
     return None
+
+
+def folder_descriptor(folder: Path) -> int | None:
+    """The descriptor of `folder`, opened and checked as a cache folder (created `0700` if missing), for entries
+    of daphnec's own that are not cache entries (the journal of `runtime.io.atomic`); None when refused. The
+    descriptor stays daphnec's: do not close it."""
+    opened = _folder(folder)
+    return None if opened is None else opened.fd
 
 
 def _split(path: Path) -> tuple[_Open, str]:
