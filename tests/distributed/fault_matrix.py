@@ -12,9 +12,13 @@ compile), `midrun` (1 s into a long loop of pipelines), `shutdown` (0 to 150 ms 
 has printed: DETACH, MPI_Finalize, the interpreter's exit). Run i of a cell strikes at the i-th of evenly spread
 offsets within its phase.
 
-A run passes when mpiexec ends within 10 s of the fault with a non-zero status, stderr names the failed rank in a
-daphnec message (`rank N`), there is no traceback, and no process of the job is left (ranks, their supervisors,
-the proxy, mpiexec).
+A run passes when the job ends within 10 s of the fault (mpiexec has exited and no process of the job is left:
+ranks, their supervisors, the proxy) with a non-zero status, stderr names a rank in a daphnec message (`rank N`),
+and there is no traceback. Two cells differ by nature:
+- `mpiexec:KILL`: whoever would print a message is gone; the run passes when no process is left within 10 s.
+- `mpiexec:STOP`: stopping mpiexec is what job control does (Ctrl-Z), so it must *not* end the job: the run
+  (a short script in every phase) passes when every rank is still there 5 s later and, once mpiexec is
+  continued, the job completes normally (status 0, its whole output) with nothing left behind.
 """
 
 from __future__ import annotations
@@ -24,20 +28,19 @@ import json
 import os
 import re
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from dist_helpers import DATA, Job, mpiexec_cmd, processes_running, rank_pid  # noqa: E402
+from dist_helpers import DATA, Job, mpiexec_cmd, processes_running, rank_pid, run_local  # noqa: E402
 
 FAST = {"DAPHNEC_DIST_DEADLINE": "2", "DAPHNEC_DIST_PING_INTERVAL": "0.2"}
 VICTIMS = ("worker", "coordinator", "proxy", "mpiexec")
 SIGNALS = {"KILL": signal.SIGKILL, "STOP": signal.SIGSTOP}
 PHASES = ("startup", "midrun", "shutdown")
-SHUTDOWN_SCRIPT = """# Pipelines for about a second, then the end of the script: the fault matrix strikes during shutdown.
+SHUTDOWN_SCRIPT = """# Pipelines for about a second, then the end of the script (the fault matrix strikes at shutdown).
 print("started", true, true);
 X = rand(2000, 10, 0.0, 1.0, 1.0, 7);
 s = 0.0;
@@ -47,6 +50,8 @@ for (i in 1:300) {
 print(s);
 print("ending", true, true);
 """
+EXPECTED: list[str] = []
+"""What SHUTDOWN_SCRIPT prints on stdout (run locally once by `main`)."""
 RANK_MESSAGE = re.compile(r"daphnec: .*rank \d|error: distributed worker rank \d")
 
 
@@ -77,11 +82,14 @@ def _victim(job: Job, marker: str, victim: str) -> int:
     return rank_pid(marker, 2 if victim == "worker" else 0)
 
 
-def run_cell(victim: str, sig_name: str, phase: str, offset: float, work: Path, timeout: float = 30) -> dict[str, object]:
+def run_cell(victim: str, sig_name: str, phase: str, offset: float, work: Path,
+             timeout: float = 30) -> dict[str, object]:  # fmt: skip
     """One run of one cell; returns what happened."""
-    name = "long_loop.daph" if phase != "shutdown" else "shutdown_loop.daph"
+    suspend = (victim, sig_name) == ("mpiexec", "STOP")
+    short = phase == "shutdown" or suspend
+    name = "shutdown_loop.daph" if short else "long_loop.daph"
     script = work / f"{victim}-{sig_name}-{phase}-{time.monotonic_ns()}-{name}"
-    script.write_text((DATA / name).read_text() if phase != "shutdown" else SHUTDOWN_SCRIPT)
+    script.write_text(SHUTDOWN_SCRIPT if short else (DATA / name).read_text())
     marker = str(script)
     job = Job(mpiexec_cmd(3, "--distributed", "--vec", marker), **FAST)
     job_pids: set[int] = {job.proc.pid}
@@ -93,7 +101,7 @@ def run_cell(victim: str, sig_name: str, phase: str, offset: float, work: Path, 
         elif phase == "midrun":
             job.wait_for("started")
             pid = _victim(job, marker, victim)
-            time.sleep(1.0)
+            time.sleep(0.3 if suspend else 1.0)
         else:
             pid = _victim(job, marker, victim)
             proxy = _ppid(_ppid(rank_pid(marker, 0)) or 0)
@@ -110,9 +118,15 @@ def run_cell(victim: str, sig_name: str, phase: str, offset: float, work: Path, 
             struck = time.monotonic()
         except ProcessLookupError:
             pass
+        if suspend:
+            time.sleep(5)
+            os.kill(job.proc.pid, signal.SIGCONT)
+            struck = time.monotonic()  # the job is measured from when it may go on
         code, out, err, waited = job.wait(timeout=timeout)
+        deadline = time.monotonic() + 10
+        while any(_alive(p) for p in job_pids | set(processes_running(marker))) and time.monotonic() < deadline:
+            time.sleep(0.05)
         waited = time.monotonic() - struck if struck is not None else waited
-        time.sleep(0.3)  # what outlives mpiexec by more than this is left behind
         left = sorted(p for p in job_pids | set(processes_running(marker)) if _alive(p))
     finally:
         for p in job_pids | set(processes_running(marker)):
@@ -123,13 +137,19 @@ def run_cell(victim: str, sig_name: str, phase: str, offset: float, work: Path, 
         job.kill()
     ok_exit = code is not None and code != 0
     named = bool(RANK_MESSAGE.search(err))
+    if suspend:
+        ok = code == 0 and "ending" in err and out == EXPECTED[0] and not left and waited <= 10
+    elif victim == "mpiexec":
+        ok = not left and waited <= 10
+    else:
+        ok = ok_exit and waited <= 10 and named and not left and "Traceback" not in err
     return {
         "victim": victim, "signal": sig_name, "phase": phase, "offset": round(offset, 3),
         "struck": struck is not None, "exit": code, "seconds": round(waited, 2), "left": len(left),
         "named": named, "traceback": "Traceback" in err,
-        "ok": (struck is None and code == 0) or (ok_exit and waited <= 10 and named and not left
-                                                 and "Traceback" not in err),
+        "ok": (struck is None and code == 0) or ok,
         "stderr": err[-600:],
+        "stdout": out[-200:],
     }  # fmt: skip
 
 
@@ -146,6 +166,8 @@ def main() -> int:
     records = []
     print(f"{'cell':34} {'runs':>4} {'ok':>3} {'exit codes':24} {'max s':>6} {'left':>4} {'named':>5}")
     with tempfile.TemporaryDirectory(prefix="daphnec-faults-") as tmp:
+        (Path(tmp) / "expected.daph").write_text(SHUTDOWN_SCRIPT)
+        EXPECTED.append(run_local(str(Path(tmp) / "expected.daph")).stdout)
         for victim, sig_name, phase in cells:
             span = 1.2 if phase == "startup" else 0.15
             rows = []
