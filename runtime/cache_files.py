@@ -104,6 +104,8 @@ class _Open:
 
 
 _FOLDERS: dict[Path, _Open | None] = {}
+_MAX_OPEN = 32
+"""Folders kept open (and known refused) at once; one forgotten is opened and checked again when next used."""
 
 
 def trusted_folder(folder: Path) -> bool:
@@ -127,6 +129,11 @@ def _folder(folder: Path) -> _Open | None:
         except OSError:
             pass
         os.close(known.fd)
+    _FOLDERS.pop(folder, None)
+    while len(_FOLDERS) >= _MAX_OPEN:  # a long-lived process that saw many folders (the tests): oldest first
+        oldest = _FOLDERS.pop(next(iter(_FOLDERS)))
+        if oldest is not None:
+            os.close(oldest.fd)
     opened, why = _open_checked(folder)
     _FOLDERS[folder] = opened
     if why is not None and not _WARNED:
