@@ -22,7 +22,6 @@ import hashlib
 from pathlib import Path
 
 from daphnec.runtime import cache_files
-from daphnec.runtime.cache_files import trusted_folder
 
 _SUFFIX = ".o"
 _MAGIC = b"daphnec-kernel-1\n"
@@ -76,7 +75,7 @@ def load(key: str) -> bytes | None:
 
 def contains(key: str) -> bool:
     """Whether the cache holds an entry for `key` (not read or checked: `load` does that)."""
-    return SETTINGS.enabled and trusted_folder(cache_dir()) and (cache_dir() / (key + _SUFFIX)).is_file()
+    return SETTINGS.enabled and cache_files.has_entry(cache_dir() / (key + _SUFFIX))
 
 
 def drop(key: str) -> None:
