@@ -52,7 +52,7 @@ def build(vt: str, settings: dict[str, object]):
     from xdsl.context import Context
     from xdsl.dialects.builtin import ModuleOp, StringAttr
 
-    from daphnec.compiler import jit
+    from daphnec.compiler.backend import jit
     from daphnec.compiler.lowering import abi
     from daphnec.compiler.lowering.convert_to_llvm import ConvertToLLVMPass
     from daphnec.compiler.lowering.lower_matmul_to_loops import MatMulSettings, schedule_for

@@ -53,7 +53,7 @@ def probe() -> None:
 
     world = MPI.COMM_WORLD
     raw = _ping_pong(world, np.ones(PARTITION_BYTES // 8))
-    from daphnec.compiler.shipped import compile_shipped_body
+    from daphnec.compiler.host.shipped import compile_shipped_body
     from daphnec.runtime.distributed import coordinator as coord
     from daphnec.runtime.distributed import launch
     from daphnec.tools.driver import configure_worker

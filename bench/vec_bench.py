@@ -166,7 +166,7 @@ def timeit(fn, repeat: int) -> float:
 
 def _hand(symbols: list[str]) -> dict[str, int]:
     """Addresses of the hand-written kernels, compiled and loaded like daphnec's (same target machine, O3)."""
-    from daphnec.compiler.jit import compile_llvm_ir, load
+    from daphnec.compiler.backend.jit import compile_llvm_ir, load
 
     return load("hand-written", compile_llvm_ir(HAND_REDUCE), symbols)
 

@@ -4,7 +4,7 @@ Each explain slot prints DAPHNE's header to stderr followed by the module (witho
 pipeline, even when the passes before it are disabled, exactly as DAPHNE's DaphneIrExecutor does.
 
 The last two stages (`KERNEL_STAGES`) turn vectorized pipelines into native kernels: `lower-pipeline-to-loops`
-(slot `kernels`) and `convert-to-llvm` (slot `llvm`). `compiler.native` runs them, on the module itself when one
+(slot `kernels`) and `convert-to-llvm` (slot `llvm`). `compiler.backend.native` runs them, on the module itself when one
 of their slots is printed, else per pipeline (see there), and hands their result to the JIT.
 """
 

@@ -179,7 +179,7 @@ class DaphneOp(IRDLOperation):
     def typed(self) -> DaphneOp:
         """This op with its results typed by `infer()`: for an op a builder or rewrite has just created from typed
         operands, or whose operands a rewrite has just changed (the frontend, the SQL translation, the compiler's
-        rewrites; the inference pass re-infers with `compiler.inference`); returns the op."""
+        rewrites; the inference pass re-infers with `compiler.analysis.inference`); returns the op."""
         for r, t in zip(self.results, self.infer()):
             r._type = t  # noqa: SLF001 - xDSL has no public setter (its own rewriters set it the same way)
         return self
@@ -605,7 +605,8 @@ class EwUnaryOp(UnaryDaphneOp, HasFolderInterface):
     VT_RULE: ClassVar = staticmethod(vt_from_first)
     SHAPE: ClassVar = staticmethod(shape_from_arg)
     ZERO_PRESERVING: ClassVar[bool] = False
-    """op(0) == 0: the result has at most the argument's non-zeros (its sparsity estimate, compiler/sparsity.py)."""
+    """op(0) == 0: the result has at most the argument's non-zeros (its sparsity estimate,
+    compiler/analysis/sparsity.py)."""
 
     def fold(self) -> Sequence[SSAValue | Attribute] | None:
         return fold_constants(self)

@@ -809,7 +809,7 @@ class IRBuilder:
         (compiler/passes/select_kernels.py) checks the name and makes that kernel run."""
         if not isinstance(op, ops.DaphneOp):
             raise ParseError("a kernel hint needs a call of a builtin function that is an operation", loc)
-        op.attributes["kernel_hint"] = StringAttr(kernel)  # compiler/kernel_names.py: KERNEL_HINT
+        op.attributes["kernel_hint"] = StringAttr(kernel)  # compiler/selection/naming.py: KERNEL_HINT
 
     def _map(self, e: ast.Call) -> SSAValue:
         """`map(X, udf)`: the second argument is the bare name of a user-defined function, not an expression; of its

@@ -1,6 +1,6 @@
 """daphnec's on-disk cache folders and their entry format, shared by every cache: native kernels' object code
-(`compiler.kernel_cache`; the runtime's own native loops, `runtime.vectorized.loader`), whole programs
-(`compiler.program_cache`) and the parser's tables (`frontend.parser`).
+(`compiler.backend.kernel_cache`; the runtime's own native loops, `runtime.vectorized.loader`), whole programs
+(`compiler.host.program_cache`) and the parser's tables (`frontend.parser`).
 
 **Folder.** `cache_root()` is `$DAPHNEC_CACHE_DIR` (`~` expanded), else `$XDG_CACHE_HOME/daphnec`, else
 `~/.cache/daphnec`.
@@ -36,7 +36,7 @@ class ObjectCodeCache:
 
 OBJECT_CODE = ObjectCodeCache()
 """Whether object code is cached on disk: the JIT's kernels and the runtime's own native loops alike
-(`--no-kernel-cache` turns it off for both, through `compiler.kernel_cache.configure`)."""
+(`--no-kernel-cache` turns it off for both, through `compiler.backend.kernel_cache.configure`)."""
 
 MAX_OBJECT_BYTES = 64 << 20
 """The largest object-code entry read or written (a kernel's or loop module's code is a few KiB)."""

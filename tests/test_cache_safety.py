@@ -150,7 +150,7 @@ def test_a_program_entry_naming_a_forbidden_function_is_never_called(
 ) -> None:
     import pickle
 
-    from daphnec.compiler import program_cache
+    from daphnec.compiler.host import program_cache
 
     monkeypatch.setenv("DAPHNEC_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("DAPHNEC_PROGRAM_CACHE_LOG", str(tmp_path / "log"))

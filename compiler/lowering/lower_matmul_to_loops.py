@@ -33,9 +33,9 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from daphnec.compiler.kernel_names import KERNEL
 from daphnec.compiler.lowering import abi
 from daphnec.compiler.lowering.matmul_loops import MatMulKernel, Schedule, build_matmul
+from daphnec.compiler.selection.naming import KERNEL
 from daphnec.dialects import ops
 from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
 from daphnec.dialects.types import MatrixType, vt_name

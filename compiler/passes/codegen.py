@@ -28,8 +28,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from daphnec.compiler.ir_walk import function_blocks
-from daphnec.compiler.kernel_names import KERNEL_HINT
 from daphnec.compiler.passes.vectorize import vectorize_block
+from daphnec.compiler.selection.naming import KERNEL_HINT
 from daphnec.dialects.ops import CastOp, ConstantOp, EwBinaryOp, EwUnaryOp, MapOp
 from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
 from daphnec.dialects.types import MatrixType, is_scalar, vt_name

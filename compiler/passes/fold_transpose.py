@@ -23,7 +23,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from daphnec.compiler.ir_walk import LinearRewriteWalker
-from daphnec.compiler.kernel_names import KERNEL
+from daphnec.compiler.selection.naming import KERNEL
 from daphnec.dialects.ops import MatMulOp, TransposeOp
 from daphnec.dialects.types import is_matrix, is_unknown
 

@@ -7,7 +7,7 @@ A `PipelineBody` is what `runtime.vectorized.pipeline.run_pipeline` runs for a p
 (row blocks in, the blocks' results out: the compiled wrapper, which itself falls back to the Python body for
 blocks of other forms and for errors), `prepare` (single-stage kernels: row-range calls on the whole inputs, see
 the executor), `whole_tasks` (one call per task instead of per physical batch) and the scheduling `key` under
-which ADAPTIVE remembers the pipeline's timings. The compiler (`compiler.native`) builds these objects; this
+which ADAPTIVE remembers the pipeline's timings. The compiler (`compiler.backend.native`) builds these objects; this
 module imports nothing from it, so a program restored from the whole-program cache runs without the compiler.
 """
 

@@ -1,6 +1,6 @@
 """Loading native code into the process: the one llvmlite MCJIT engine for the host CPU.
 
-The compiler (`compiler.jit`) emits object code with this loader's target machine and loads it here; a program
+The compiler (`compiler.backend.jit`) emits object code with this loader's target machine and loads it here; a program
 restored from the whole-program cache loads its kernels' object code here too, without the compiler, and the
 runtime's own native loops (`runtime.kernels.native_folds`, `datagen_select`) are compiled and loaded here as
 well, their object code cached in the cache folder like the kernels' (`Loader.build`). Object code is loaded once
@@ -82,7 +82,7 @@ class Loader:
         self.loaded: dict[str, dict[str, int]] = {}
         self.objects: dict[str, bytes] = {}
         """The object code of every key loaded (a few KiB each): a program stored later may need it in a kernel
-        cache folder it was never written to (`compiler.program_cache.store`)."""
+        cache folder it was never written to (`compiler.host.program_cache.store`)."""
         self.defined: set[str] = set()
         """Every global symbol of every object loaded so far."""
 

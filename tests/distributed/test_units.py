@@ -12,9 +12,9 @@ import pytest
 import scipy.sparse as sp
 from xdsl.parser import Parser
 
+from daphnec.compiler.host.shipped import compile_shipped_body
 from daphnec.compiler.passes.distribute import distributed_pipelines
 from daphnec.compiler.pipeline import PassManager, module_text, options_from_config
-from daphnec.compiler.shipped import compile_shipped_body
 from daphnec.dialects import make_context
 from daphnec.dialects.errors import ExecutionError
 from daphnec.runtime.config import DaphneConfig

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from xdsl.dialects.builtin import ModuleOp
 
+from daphnec.compiler.backend.native import compile_kernels, lower_pipeline
 from daphnec.compiler.lowering.abi import NATIVE_ATTR, kernel_symbol
 from daphnec.compiler.lowering.kernel_plan import try_plan
-from daphnec.compiler.native import compile_kernels, lower_pipeline
 from daphnec.compiler.pipeline import HOST_STAGES, KERNEL_STAGES, PassManager, module_text, options_from_config
 from daphnec.dialects import make_context
 from daphnec.dialects.ops_pipeline import VectorizedPipelineOp

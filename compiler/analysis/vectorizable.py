@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from xdsl.ir import Operation
 
-from daphnec.compiler.kernel_names import KERNEL
+from daphnec.compiler.selection.naming import KERNEL
 from daphnec.dialects import ops
 from daphnec.dialects.ops_relational import GroupedSumOp
 from daphnec.dialects.types import is_matrix

@@ -5,7 +5,7 @@
 The kernel stages (`compiler.pipeline.KERNEL_STAGES`: `lower-pipeline-to-loops`, `convert-to-llvm`) give every
 vectorized pipeline that lowers a kernel module `@vp_<hash>` in xDSL's llvm dialect and name it on the pipeline
 (`daphne.kernel`); the JIT compiles each kernel module into one object and loads it, and host code
-(`compiler.host_codegen`) binds the loaded kernels by those symbols. The stages run in one of two ways, with the
+(`compiler.host.generator`) binds the loaded kernels by those symbols. The stages run in one of two ways, with the
 same passes and, per pipeline, the same result:
 
 - on the module itself when `--explain` prints their `kernels` or `llvm` slot, so the printed IR is the IR the
@@ -39,7 +39,8 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 
-from daphnec.compiler import jit
+from daphnec.compiler.backend import jit
+from daphnec.compiler.backend.wrapper import entry_symbols, make_kernel
 from daphnec.compiler.ir_walk import preorder
 from daphnec.compiler.lowering import abi
 from daphnec.compiler.lowering.kernel_plan import KernelPlan, annotate, try_plan
@@ -52,7 +53,6 @@ from daphnec.compiler.lowering.lower_matmul_to_loops import (
     plan_matmul,
 )
 from daphnec.compiler.lowering.matmul_loops import kernel_params
-from daphnec.compiler.native_wrapper import entry_symbols, make_kernel
 from daphnec.compiler.pipeline import KERNEL_SLOTS, KERNEL_STAGES, PassManager
 from daphnec.dialects.errors import DaphneError
 from daphnec.dialects.ops import MatMulOp

@@ -15,7 +15,7 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, SymbolRefAttr, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from daphnec.compiler.infer_io import infer_read
+from daphnec.compiler.analysis.infer_io import infer_read
 from daphnec.compiler.ir_walk import preorder
 from daphnec.dialects.calls import (
     OVERLOADS,

@@ -50,9 +50,10 @@ def _lowering_source_hash() -> str:
     the runtime's loader (its target machine)."""
     global _SOURCE_HASH
     if _SOURCE_HASH is None:
-        here = Path(__file__).parent
-        files = sorted((here / "lowering").glob("*.py")) + [here / "pipeline.py", here / "jit.py"]
-        files.append(here.parent / "runtime" / "vectorized" / "loader.py")
+        compiler = Path(__file__).parents[1]
+        files = sorted((compiler / "lowering").glob("*.py"))
+        files += [compiler / "pipeline.py", compiler / "backend" / "jit.py"]
+        files.append(compiler.parent / "runtime" / "vectorized" / "loader.py")
         h = hashlib.sha256()
         for f in files:
             h.update(f.name.encode())

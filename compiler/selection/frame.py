@@ -1,10 +1,10 @@
-"""Kernel selectors for frames and lists (see compiler/kernel_select.py).
+"""Kernel selectors for frames and lists (see compiler/selection/table.py).
 
 Most frame and list ops have one kernel each (named in the kernel table); this module holds the choices that
 depend on types or properties: `daphne.group` (the aggregation functions are a property) and casts
 from or to frames and lists (`as.matrix(F)`, `as.matrix<f64>(F)`, `as.frame(X)`, `as.scalar(F)`, and the casts
 inference inserts where a frame or list variable is merged at control flow), and `cbind`/`rbind` of frames. Casts
-from or to columns (`--columnar`) are chosen in compiler/select_sql.py.
+from or to columns (`--columnar`) are chosen in compiler/selection/sql.py.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import functools
 
 from xdsl.ir import Attribute, Operation
 
-from daphnec.compiler.kernel_spec import KernelSpec
-from daphnec.compiler.select_sql import select_column_cast
+from daphnec.compiler.selection.spec import KernelSpec
+from daphnec.compiler.selection.sql import select_column_cast
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops import CastOp

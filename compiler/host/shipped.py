@@ -1,9 +1,9 @@
 """Compiling IR shipped to MPI workers: a distributed pipeline's `@dist` function, or paramserv's UDFs.
 
-The coordinator ships IR text (`compiler.passes.distribute`, `compiler.paramserv_udfs`); a worker parses and
+The coordinator ships IR text (`compiler.passes.distribute`, `compiler.host.paramserv_udfs`); a worker parses and
 verifies it and compiles it exactly as the local run compiles a module after its pass pipeline: the kernel stages
-give its vectorized pipelines their native kernels (`compiler.native`), and the host code generator turns it into
-Python. `compile_shipped_body(text)` returns a callable over the worker's inputs.
+give its vectorized pipelines their native kernels (`compiler.backend.native`), and the host code generator turns
+it into Python. `compile_shipped_body(text)` returns a callable over the worker's inputs.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
-from daphnec.compiler.host_codegen import generate_host, py_function_name
-from daphnec.compiler.host_program import HOST_FILENAME, HostProgram
-from daphnec.compiler.native import compile_kernels
+from daphnec.compiler.backend.native import compile_kernels
+from daphnec.compiler.host.generator import generate_host, py_function_name
+from daphnec.compiler.host.program import HOST_FILENAME, HostProgram
 from daphnec.compiler.pipeline import PassManager, native_enabled
 from daphnec.dialects import make_context
 from daphnec.dialects.errors import DaphneError, ExecutionError

@@ -1,4 +1,4 @@
-"""Kernel selectors for the language core's ops whose kernel depends on types (see compiler/kernel_select.py).
+"""Kernel selectors for the language core's ops whose kernel depends on types (see compiler/selection/table.py).
 
 Element-wise ops and aggregations pick a kernel specialised per (kind, operand value type, result value type) from
 their runtime module, by the op class's `KIND` (and `AXIS`); casts pick a converter per source and target type; the
@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 from xdsl.ir import Operation
 
-from daphnec.compiler.kernel_spec import KernelSpec, known_vt, matrix_cast, scalar_cast, value_cast
-from daphnec.compiler.select_frame import is_frame_or_list_cast, select_frame_cast
+from daphnec.compiler.selection.frame import is_frame_or_list_cast, select_frame_cast
+from daphnec.compiler.selection.spec import KernelSpec, known_vt, matrix_cast, scalar_cast, value_cast
 from daphnec.dialects import ops
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of

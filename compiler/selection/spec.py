@@ -2,7 +2,7 @@
 
 A `KernelSpec` names a Python callable plus one cast per operand (DAPHNE's `CastArgsToResType`: operands are
 converted to the kernel's operand type first). A `Kernel` is an entry of the one table that maps op classes to
-their selectors (`compiler/kernel_select.py`); the category modules (`compiler/select_*.py`) hold the selectors
+their selectors (`compiler/selection/table.py`); the category modules (`compiler/select_*.py`) hold the selectors
 whose choice depends on operand types and import only this module, so the table can import all of them.
 """
 
@@ -37,7 +37,7 @@ class KernelSpec:
 class Kernel:
     """How an op class gets its kernel: `select(op)` for the op's inferred types; `csr` says whether the kernels
     take CSR operands as they are (they have CSR paths; a predicate when that depends on the op's types) -- every
-    other kernel gets CSR operands densified (`compiler/sparsity.py`)."""
+    other kernel gets CSR operands densified (`compiler/analysis/sparsity.py`)."""
 
     select: Selector
     csr: bool | Callable[[Operation], bool] = False

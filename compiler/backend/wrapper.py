@@ -33,9 +33,9 @@ from collections.abc import Callable
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 
-from daphnec.compiler.kernel_select import select_kernel
 from daphnec.compiler.lowering import abi
 from daphnec.compiler.lowering.kernel_plan import InputSpec, KernelPlan, OutputSpec, Stage, stage_params
+from daphnec.compiler.selection.table import select_kernel
 from daphnec.dialects.ops import ConstantOp
 from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
 from daphnec.dialects.value_types import DTYPES, FLOAT_VTS

@@ -6,8 +6,8 @@
 A kernel module (`builtin.module @vp_<hash>` of `llvm.func`s, see `compiler.lowering`) is translated to LLVM IR by
 xDSL's llvmlite backend, optimised at O3 for the host CPU and emitted as object code, which the runtime's loader
 (`runtime.vectorized.loader`) links into the process. Object code goes to the on-disk kernel cache
-(`compiler.kernel_cache`) under `object_key(pipeline text)`: a later run loads it in about a millisecond and never
-lowers the pipeline at all.
+(`compiler.backend.kernel_cache`) under `object_key(pipeline text)`: a later run loads it in about a millisecond and
+never lowers the pipeline at all.
 
 `submit(build)` runs a build on the one background compile thread (LLVM releases the GIL, so the script starts
 while kernels compile); `finish_background()` waits for every build handed to it (the driver calls it at the end
@@ -22,7 +22,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, TypeVar
 
-from daphnec.compiler import kernel_cache
+from daphnec.compiler.backend import kernel_cache
 from daphnec.runtime.vectorized.loader import loader
 
 if TYPE_CHECKING:

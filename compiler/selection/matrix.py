@@ -1,4 +1,4 @@
-"""Kernel selectors for the matrix builtins whose kernel depends on operand types (see compiler/kernel_select.py).
+"""Kernel selectors for the matrix builtins whose kernel depends on operand types (see compiler/selection/table.py).
 
 Ops with one kernel each are named in the kernel table; the families here pick a specialised kernel per
 (operation, operand value type, result value type) by the op class's `KIND` (and `AXIS`).
@@ -10,8 +10,8 @@ import functools
 
 from xdsl.ir import Operation
 
-from daphnec.compiler.kernel_spec import KernelSpec, known_vt, result_typed, value_cast
-from daphnec.compiler.select_frame import select_frame_bind
+from daphnec.compiler.selection.frame import select_frame_bind
+from daphnec.compiler.selection.spec import KernelSpec, known_vt, result_typed, value_cast
 from daphnec.dialects import ops_matrix as om
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of

@@ -12,7 +12,7 @@ ops, value-type casts and row and column slices keep their argument's estimate, 
 Values merged by control flow keep an estimate only if every incoming one agrees; function parameters and results
 are unknown.
 
-**Kernels** (`meet_representations`, applied by `compiler.kernel_select.select_kernel`): the run-time object of a
+**Kernels** (`meet_representations`, applied by `compiler.selection.table.select_kernel`): the run-time object of a
 value always matches its IR type, so printing says `CSRMatrix` exactly when the type says `rep[sparse]`. Kernels
 with CSR paths (marked `csr` in the kernel table) get CSR operands as they are; every other kernel gets them
 densified. A result typed sparse is CSR (`rand`, `fill` and `diagMatrix` build it directly, kernels with CSR
@@ -28,8 +28,8 @@ from collections.abc import Callable, Sequence
 from xdsl.dialects import func, scf
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from daphnec.compiler.infer_io import read_sparsity
-from daphnec.compiler.kernel_spec import KernelSpec
+from daphnec.compiler.analysis.infer_io import read_sparsity
+from daphnec.compiler.selection.spec import KernelSpec
 from daphnec.dialects import ops
 from daphnec.dialects.locations import MERGE_CAST
 from daphnec.dialects.ops_io import ReadOp

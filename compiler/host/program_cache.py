@@ -1,11 +1,12 @@
-"""The whole-program cache: it stores the generated host program (`compiler.host_program.HostProgram`) so that a
+"""The whole-program cache: it stores the generated host program (`compiler.host.program.HostProgram`) so that a
 second run can skip compiling.
 
 A run of `daphnec` spends most of its start-up importing xDSL, parsing and running the pass pipeline; a second run
 of the same script with the same inputs produces the very same host program. This cache stores that program (its
 Python source, the objects its globals refer to, the source location of every line) and, on a hit, rebuilds it
 without importing the frontend, the dialect, the compiler or xDSL: only the runtime modules the program calls (and
-llvmlite when it has native kernels, whose object code is loaded from the kernel cache, `compiler.kernel_cache`).
+llvmlite when it has native kernels, whose object code is loaded from the kernel cache,
+`compiler.backend.kernel_cache`).
 
 **Key** (`lookup_key`): a SHA-256 over this format's version, the Python version, daphnec's own sources (path,
 size and mtime of every `.py`/`.lark` file of the five packages: the rule Python itself uses to invalidate `.pyc`
@@ -55,8 +56,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from daphnec.compiler import kernel_cache
-from daphnec.compiler.host_program import HostProgram
+from daphnec.compiler.backend import kernel_cache
+from daphnec.compiler.host.program import HostProgram
 from daphnec.runtime.cache_files import read_entry, trusted_folder, write_entry
 
 FORMAT = "daphnec-program-3"
@@ -64,7 +65,7 @@ _MAGIC = (FORMAT + "\n").encode()
 _SUFFIX = ".prog"
 MAX_ENTRY_BYTES = 256 << 20
 """The largest program entry read or written (a program with its constants; most are a few KiB)."""
-_ROOT = Path(__file__).resolve().parents[1]
+_ROOT = Path(__file__).resolve().parents[2]
 _PACKAGES = ("frontend", "dialects", "compiler", "runtime", "tools")
 _LIBRARIES = ("numpy", "scipy", "llvmlite", "xdsl", "lark", "pyarrow", "fast_matrix_market", "numba")
 
@@ -255,7 +256,9 @@ def _inputs_hold(
 
 # Top-level packages whose import pulls in xDSL or the compiler: nothing may be stored by reference to them.
 _HEAVY = frozenset({"daphnec.compiler", "daphnec.dialects", "daphnec.frontend", "daphnec.tools", "xdsl", "lark"})
-_LIGHT = frozenset({"daphnec.compiler.program_cache", "daphnec.compiler.kernel_cache", "daphnec.dialects.errors"})
+_LIGHT = frozenset(
+    {"daphnec.compiler.host.program_cache", "daphnec.compiler.backend.kernel_cache", "daphnec.dialects.errors"}
+)
 
 
 def _heavy(module: str | None) -> bool:
@@ -613,7 +616,7 @@ def _load_kernels(kernels: list[tuple[str, str, list[str]]], native: str | None)
     if any(obj is None for obj in objects):
         return None
     done = []
-    setup = time.perf_counter() - t0  # the loader's set-up is charged to the first kernel, as compiler.native does
+    setup = time.perf_counter() - t0  # the loader's set-up is charged to the first kernel, as the backend does
     for (key, name, symbols), obj in zip(kernels, objects):
         t1 = time.perf_counter()
         try:
