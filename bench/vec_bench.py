@@ -166,9 +166,9 @@ def timeit(fn, repeat: int) -> float:
 
 def _hand(symbols: list[str]) -> dict[str, int]:
     """Addresses of the hand-written kernels, compiled and loaded like daphnec's (same target machine, O3)."""
-    from daphnec.compiler.backend.jit import compile_llvm_ir, load
+    from daphnec.runtime import native_code
 
-    return load("hand-written", compile_llvm_ir(HAND_REDUCE), symbols)
+    return native_code.engine().load("hand-written", native_code.compile_ir(HAND_REDUCE), symbols)
 
 
 def hand_kernels():

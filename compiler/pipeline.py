@@ -4,15 +4,15 @@ Each explain slot prints DAPHNE's header to stderr followed by the module (witho
 pipeline, even when the passes before it are disabled, exactly as DAPHNE's DaphneIrExecutor does.
 
 The last two stages (`KERNEL_STAGES`) turn vectorized pipelines into native kernels: `lower-pipeline-to-loops`
-(slot `kernels`) and `convert-to-llvm` (slot `llvm`). `compiler.backend.native` runs them, on the module itself when one
-of their slots is printed, else per pipeline (see there), and hands their result to the JIT.
+(slot `kernels`) and `convert-to-llvm` (slot `llvm`). `compiler.backend.native` plans every kernel once and runs
+them with its plans, on the module itself when one of their slots is printed, else per kernel (see there).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TextIO
 
@@ -175,12 +175,17 @@ class PassManager:
                 msg if op is not None else f"IR verification failed after pass '{p.name}': {msg}", loc_of(op)
             ) from e
 
-    def run_stages(self, module: ModuleOp, stages: Iterable[Stage] = STAGES) -> None:
-        for passes, slot in stages:
-            for entry in passes:
+    def run_stages(
+        self, module: ModuleOp, stages: Iterable[Stage] = STAGES, passes: Mapping[str, ModulePass] | None = None
+    ) -> None:
+        """Run the stages' passes in order (each made from its `pass_args`, unless `passes` gives the instance to
+        run: the native backend's lowering passes carry the plans it made) and print their explain slots."""
+        for names, slot in stages:
+            for entry in names:
                 name, option = entry if isinstance(entry, tuple) else (entry, None)
                 if option is None or option in self.options:
-                    self.run_pass(module, ALL_PASSES[name](**self.pass_args.get(name, {})))
+                    given = passes.get(name) if passes is not None else None
+                    self.run_pass(module, given or ALL_PASSES[name](**self.pass_args.get(name, {})))
             if slot is not None and self._explains(slot):
                 self.out.write(EXPLAIN_HEADERS[slot] + "\n")
                 print_module(module, self.out)

@@ -128,8 +128,6 @@ LIGHT_COMPILER = (
     "daphnec.compiler.host",
     "daphnec.compiler.host.program_cache",
     "daphnec.compiler.host.program",
-    "daphnec.compiler.backend",
-    "daphnec.compiler.backend.kernel_cache",
 )
 
 
@@ -184,8 +182,8 @@ def test_every_script_test_program_is_cacheable_and_prints_the_same(
 ) -> None:
     """In-process (fast): every script test's compiled program is stored, loaded back, and prints its expected
     output (every kernel closure, constant and native kernel of the corpus survives the round trip)."""
-    from daphnec.compiler.backend import kernel_cache
     from daphnec.compiler.host import program_cache
+    from daphnec.runtime import cache_files
     from daphnec.tools.daphnec import build_config, parse_command_line, parse_script_args
     from daphnec.tools.driver import compile_with_inputs
 
@@ -198,7 +196,7 @@ def test_every_script_test_program_is_cacheable_and_prints_the_same(
     script_args: dict[str, str] = {}
     parse_script_args(sargs_file.read_text().split() if sargs_file.exists() else [], script_args)
     key = program_cache.lookup_key(str(script), script_args, cfg)
-    kernel_cache.configure(enabled=True)  # as the CLI does; an earlier in-process run may have turned it off
+    cache_files.OBJECT_CODE.enabled = True  # as the CLI does; an earlier in-process run may have turned it off
     compiled, inputs = compile_with_inputs(str(script), script_args, cfg, {})
     assert list(inputs.files)[:1] == [str(script)]
     assert program_cache.store(key, inputs, compiled.host)
@@ -215,14 +213,14 @@ def test_a_program_stored_under_another_kernel_cache_folder_loads_its_kernels(
     """A kernel this process loaded while another kernel cache folder was configured is reused without being
     compiled again, so it was never written to the current folder; storing a program that uses it writes it there
     (else the stored program could never load: the order-dependent failure of the corpus test above)."""
-    from daphnec.compiler.backend import kernel_cache
     from daphnec.compiler.host import program_cache
+    from daphnec.runtime import cache_files
     from daphnec.tools.daphnec import build_config, parse_command_line
     from daphnec.tools.driver import compile_with_inputs
 
     monkeypatch.chdir(ROOT)
     cfg = build_config(parse_command_line(["--vec", str(FIVE)]))
-    kernel_cache.configure(enabled=True)
+    cache_files.OBJECT_CODE.enabled = True
     for folder in ("first", "second"):
         monkeypatch.setenv("DAPHNEC_CACHE_DIR", str(tmp_path / folder))
         monkeypatch.setenv("DAPHNEC_PROGRAM_CACHE_DIR", str(tmp_path / (folder + "-programs")))

@@ -88,6 +88,14 @@ def configure_runtime(config: DaphneConfig) -> None:
         ship_config(config.to_dict())
 
 
+def configure_object_cache(config: DaphneConfig) -> None:
+    """`--no-kernel-cache`: object code (native kernels, the runtime's own loops) is neither read from nor written
+    to the cache folder (`runtime.native_code`); set before compiling, as kernels are built while compiling."""
+    from daphnec.runtime import cache_files
+
+    cache_files.OBJECT_CODE.enabled = not config.no_kernel_cache
+
+
 def parse_to_ir(
     path: str,
     script_args: dict[str, str],
@@ -115,9 +123,7 @@ def compile_script(
 
     With `program_cache` (the `daphnec` CLI) a run whose script, inputs and flags are unchanged loads the program
     from the whole-program cache (`compiler.host.program_cache`) instead; in-process callers compile every time."""
-    from daphnec.compiler.backend import kernel_cache
-
-    kernel_cache.configure(enabled=not config.no_kernel_cache)  # native pipeline kernels (--no-kernel-cache)
+    configure_object_cache(config)
     key = None
     if program_cache:
         from daphnec.compiler.host import program_cache as pcache
@@ -181,9 +187,7 @@ def compile_with_inputs(
 def compile_source(text: str, filename: str, config: DaphneConfig, timings: dict[str, float]) -> Program:
     """Compile DaphneDSL source text held in memory (the Python API's generated programs, `tools/daphnelib`) like a
     script file named `filename`: the same parse, pass pipeline and host code; never the whole-program cache."""
-    from daphnec.compiler.backend import kernel_cache
-
-    kernel_cache.configure(enabled=not config.no_kernel_cache)
+    configure_object_cache(config)
     return _compile(filename, {}, config, timings, text=text)
 
 
@@ -271,13 +275,11 @@ def configure_worker(settings: dict[str, object]) -> None:
     command line, so `--num-threads`, `--partitioning`, ... given to daphnec apply on every node."""
     from dataclasses import fields
 
-    from daphnec.compiler.backend import kernel_cache
-
     known = {f.name for f in fields(DaphneConfig)}
     config = DaphneConfig(**{k: v for k, v in settings.items() if k in known})  # type: ignore[arg-type]
     config.use_distributed = False  # a worker runs its share locally
     configure_runtime(config)
-    kernel_cache.configure(enabled=not config.no_kernel_cache)
+    configure_object_cache(config)
 
 
 def run_distributed(run_script: Callable[[], int], warn: Callable[[str], None]) -> int:

@@ -1,25 +1,25 @@
-"""Native kernels of a compiled module: the kernel stages of the pass pipeline, then the JIT.
+"""Native kernels of a compiled module: every pipeline and product planned once, lowered, compiled and loaded.
 
     compile_kernels(module, pm) -> {kernel symbol: NativeKernel | PendingKernel}
 
-The kernel stages (`compiler.pipeline.KERNEL_STAGES`: `lower-pipeline-to-loops`, `convert-to-llvm`) give every
-vectorized pipeline that lowers a kernel module `@vp_<hash>` in xDSL's llvm dialect and name it on the pipeline
-(`daphne.kernel`); the JIT compiles each kernel module into one object and loads it, and host code
-(`compiler.host.generator`) binds the loaded kernels by those symbols. The stages run in one of two ways, with the
-same passes and, per pipeline, the same result:
+Each vectorized pipeline is planned once (`compiler.lowering.kernel_plan`): the plan names the pipeline's kernel
+module `@vp_<hash>` on the pipeline (`daphne.kernel`), host code (`compiler.host.generator`) binds the kernel by
+that symbol, and the same plan is what the kernel is lowered from (`lower-pipeline-to-loops`, then
+`convert-to-llvm`: xDSL's llvm dialect) and what its object code is cached under (`compiler.backend.jit`,
+`runtime.native_code`). With `--codegen`, every dense `daphne.matMul` outside pipelines is planned and built the
+same way (`lower-matmul-to-loops`, `@mm_<hash>`); its kernel runs through runtime/kernels/native_matmul.py, with
+the product's runtime kernel (BLAS) as the fallback. A kernel is lowered in one of two ways, from the same plan
+and with the same passes, hence to the same kernel module:
 
-- on the module itself when `--explain` prints their `kernels` or `llvm` slot, so the printed IR is the IR the
-  JIT compiles;
-- otherwise per pipeline, because lowering costs start-up time (xDSL builds and converts the loops, ~10-40 ms
-  per pipeline, plus its imports): the pipeline is planned and named in the foreground (a millisecond); the rest
-  happens on the JIT's background thread: if the kernel cache holds its object code (keyed by its IR before
-  lowering and the host's CPU and LLVM) it is loaded and nothing is lowered at all, else a copy of the pipeline in
-  a module of its own goes through the kernel stages and LLVM; the pipeline's first run waits for its kernel
-  (`PendingKernel`). `DAPHNEC_FOREGROUND_JIT=1` builds or loads every kernel before the script starts.
-
-With `--codegen`, every dense `daphne.matMul` outside pipelines is handled the same way by
-`lower-matmul-to-loops` (`@mm_<hash>`, named on the product); its kernel object runs through
-runtime/kernels/native_matmul.py, with the product's runtime kernel (BLAS) as the fallback.
+- in the module itself when `--explain` prints the `kernels` or `llvm` slot: the kernel stages
+  (`compiler.pipeline.KERNEL_STAGES`) run on the module with these plans, so the printed IR is the IR the JIT
+  compiles;
+- otherwise alone, on the JIT's background thread, because lowering costs start-up time (xDSL builds and converts
+  the loops, ~10-40 ms per pipeline, plus its imports): the planning happens in the foreground (a millisecond);
+  if the kernel cache holds the kernel's object code (keyed by its IR before lowering and the host's CPU and
+  LLVM) it is loaded and nothing is lowered at all, else its kernel module is built from the plan, converted to
+  the llvm dialect and compiled. The pipeline's first run waits for its kernel (`PendingKernel`);
+  `DAPHNEC_FOREGROUND_JIT=1` builds or loads every kernel before the script starts.
 
 A kernel that fails to build (a lowering bug, an LLVM error) is logged (`DAPHNEC_JIT_LOG`) and its pipeline keeps
 its Python body (a product its runtime kernel), as do pipelines without a lowering (`fallback` lines) and every
@@ -28,39 +28,32 @@ pipeline with `DAPHNEC_NO_NATIVE=1`.
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import os
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
 
 from daphnec.compiler.backend import jit
 from daphnec.compiler.backend.wrapper import entry_symbols, make_kernel
-from daphnec.compiler.ir_walk import preorder
 from daphnec.compiler.lowering import abi
-from daphnec.compiler.lowering.kernel_plan import KernelPlan, annotate, try_plan
-from daphnec.compiler.lowering.lower_matmul_to_loops import (
-    MatMulKernel,
-    MatMulSettings,
-    annotate_matmul,
-    in_pipeline,
-    kernel_text,
-    plan_matmul,
-)
-from daphnec.compiler.lowering.matmul_loops import kernel_params
+from daphnec.compiler.lowering import lower_matmul_to_loops as matmul
+from daphnec.compiler.lowering import lower_pipeline_to_loops as pipelines
+from daphnec.compiler.lowering.kernel_plan import KernelPlan
+from daphnec.compiler.lowering.matmul_loops import MatMulKernel, kernel_params
+from daphnec.compiler.passes import ALL_PASSES
 from daphnec.compiler.pipeline import KERNEL_SLOTS, KERNEL_STAGES, PassManager
 from daphnec.dialects.errors import DaphneError
 from daphnec.dialects.ops import MatMulOp
 from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
 from daphnec.dialects.value_types import DTYPES
+from daphnec.runtime import native_code
 from daphnec.runtime.kernels.native_matmul import matmul_factory
-from daphnec.runtime.vectorized.kernel import NativeKernel, PendingKernel
-from daphnec.runtime.vectorized.loader import BadObjectCode, log, log_error
+from daphnec.runtime.native_code import log, log_error
+from daphnec.runtime.vectorized.kernel import EntryPoint, NativeKernel, PendingKernel
 
 Kernel = NativeKernel | PendingKernel
 
@@ -68,145 +61,163 @@ _KERNELS: dict[str, Kernel] = {}
 """Every kernel of this process by symbol (equal pipelines, also of other modules, share one)."""
 
 
+@dataclass(frozen=True)
+class KernelJob:
+    """One native kernel to build, as planned: its name (the symbol on its ops), the text its object code is keyed
+    by, its entry symbols, how to build its kernel module from the plan (before `convert-to-llvm`) and how to wrap
+    its loaded code for the runtime (`make(object_key)`)."""
+
+    name: str
+    text: str
+    symbols: list[str]
+    kernel_module: Callable[[], ModuleOp]
+    make: Callable[[str], NativeKernel]
+
+
+@dataclass
+class Plans:
+    """Every pipeline's and product's plan (None: no kernel), made once by `plan_kernels`."""
+
+    pipelines: dict[VectorizedPipelineOp, KernelPlan | None] = field(default_factory=dict)
+    products: dict[MatMulOp, MatMulKernel | None] = field(default_factory=dict)
+
+    def jobs(self) -> list[KernelJob]:
+        """One job per distinct kernel, in the order of the ops."""
+        jobs: dict[str, KernelJob] = {}
+        for pipe, plan in self.pipelines.items():
+            if plan is not None and plan.name not in jobs:
+                jobs[plan.name] = _pipeline_job(pipe, plan)
+        for spec in self.products.values():
+            if spec is not None and spec.name not in jobs:
+                jobs[spec.name] = _matmul_job(spec)
+        return list(jobs.values())
+
+
+def plan_kernels(module: ModuleOp, pm: PassManager) -> Plans:
+    """Plan every pipeline (with the `native` option) and, with `native_matmul` (`--codegen`), every product
+    outside pipelines, naming each kernel on its op (or saying why there is none)."""
+    plans = Plans()
+    if "native" in pm.options:
+        plans.pipelines = pipelines.plan_pipelines(module)
+    if "native_matmul" in pm.options:
+        plans.products = matmul.plan_products(module, _settings(pm))
+    for op in [*plans.pipelines, *plans.products]:
+        why = abi.fallback_reason(op)
+        if why is not None:
+            log("fallback", why.replace(" ", "_"), 0.0)
+    return plans
+
+
 def compile_kernels(module: ModuleOp, pm: PassManager) -> dict[str, Kernel]:
-    """Run the kernel stages on `module` (see the module docstring) and build its kernels; host code finds them by
-    the symbols the stages wrote on the pipelines."""
+    """Plan, lower and build the module's kernels (see the module docstring); host code finds them by the symbols
+    the plans wrote on the ops."""
     background = os.environ.get("DAPHNEC_FOREGROUND_JIT") != "1"
+    plans = plan_kernels(module, pm)
+    jobs = plans.jobs()
     if pm.explain & KERNEL_SLOTS:
         try:
-            pm.run_stages(module, KERNEL_STAGES)
+            pm.run_stages(module, KERNEL_STAGES, passes=_planned_passes(plans, pm))
         except DaphneError:
             raise
         except Exception as e:  # noqa: BLE001 - a lowering bug: every pipeline keeps its Python body
             log_error(e)
             return {}
-        return _compile_lowered(module, background, _settings(pm))
-    if "native" not in pm.options:
-        return {}
+        lowered = {m.sym_name.data: m for m in module.ops if isinstance(m, ModuleOp) and m.sym_name is not None}
+        built = ((job, functools.partial(lowered.__getitem__, job.name)) for job in jobs if job.name in lowered)
+    else:
+        built = ((job, functools.partial(lower_alone, job, pm)) for job in jobs)
     kernels: dict[str, Kernel] = {}
-    for pipe in _pipelines(module):
-        t0 = time.perf_counter()
-        plan, why = try_plan(pipe)
-        annotate(pipe, plan, why)
-        if plan is None:
-            log("fallback", why.replace(" ", "_"), time.perf_counter() - t0)
-            continue
-        lowered = functools.partial(lower_pipeline, pipe, plan, pm)
-        kernel = _kernel(_pipeline_build(pipe, plan, lowered), background, t0)
+    for job, lower in built:
+        kernel = _kernel(job, lower, background, time.perf_counter())
         if kernel is not None:
-            kernels[plan.name] = kernel
-    if "native_matmul" in pm.options:
-        kernels.update(_matmul_kernels(module, pm, background))
+            kernels[job.name] = kernel
     return kernels
 
 
-def _matmul_kernels(module: ModuleOp, pm: PassManager, background: bool) -> dict[str, Kernel]:
-    """`--codegen`: each dense product outside pipelines gets its native kernel (planned and named here, lowered
-    like a pipeline's, see the module docstring)."""
-    settings = _settings(pm)
-    kernels: dict[str, Kernel] = {}
-    for op in _matmuls(module):
-        t0 = time.perf_counter()
-        spec, why = plan_matmul(op, settings)
-        annotate_matmul(op, spec, why)
-        if spec is None:
-            log("fallback", why.replace(" ", "_"), time.perf_counter() - t0)
-            continue
-        kernel = _kernel(_matmul_build(spec, functools.partial(lower_op, op, spec.name, pm)), background, t0)
-        if kernel is not None:
-            kernels[spec.name] = kernel
-    return kernels
+def lower_alone(job: KernelJob, pm: PassManager) -> ModuleOp:
+    """The job's kernel module in the llvm dialect, built from its plan in a module of its own: what the kernel
+    stages make of it in the whole module (`convert-to-llvm` is the same pass, verified the same way). Reads the
+    planned op only: this runs on the compile thread while host code is generated."""
+    kernel_module = job.kernel_module()
+    PassManager(pm.ctx).run_pass(ModuleOp([kernel_module]), ALL_PASSES["convert-to-llvm"]())
+    return kernel_module
 
 
-def _settings(pm: PassManager) -> MatMulSettings:
-    return MatMulSettings(**pm.pass_args.get("lower-matmul-to-loops", {}))  # type: ignore[arg-type]
-
-
-def _matmuls(module: ModuleOp) -> list[MatMulOp]:
-    return [op for op in preorder(module) if isinstance(op, MatMulOp) and not in_pipeline(op)]
-
-
-def _compile_lowered(module: ModuleOp, background: bool, settings: MatMulSettings) -> dict[str, Kernel]:
-    """The kernels of a module the kernel stages ran on: each pipeline's (and, with `--codegen`, each product's)
-    kernel module is in it."""
-    modules = {m.sym_name.data: m for m in module.ops if isinstance(m, ModuleOp) and m.sym_name is not None}
-    kernels: dict[str, Kernel] = {}
-    for pipe in _pipelines(module):
-        sym = abi.kernel_symbol(pipe)
-        plan, _ = try_plan(pipe) if sym is not None else (None, "")
-        if plan is not None and plan.name == sym and sym in modules:
-            kernel = _kernel(_pipeline_build(pipe, plan, lambda sym=sym: modules[sym]), background, time.perf_counter())
-            if kernel is not None:
-                kernels[sym] = kernel
-    for op in _matmuls(module):
-        sym = abi.kernel_symbol(op)
-        if sym is not None and sym in modules:
-            spec, _ = plan_matmul(op, settings)
-            if spec is not None and spec.name == sym:
-                kernel = _kernel(_matmul_build(spec, lambda sym=sym: modules[sym]), background, time.perf_counter())
-                if kernel is not None:
-                    kernels[sym] = kernel
-    return kernels
-
-
-def _pipelines(module: ModuleOp) -> list[VectorizedPipelineOp]:
-    return [op for op in preorder(module) if isinstance(op, VectorizedPipelineOp)]  # linear: compiler/ir_walk.py
+def _settings(pm: PassManager) -> matmul.MatMulSettings:
+    return matmul.MatMulSettings(**pm.pass_args.get(matmul.LowerMatMulToLoopsPass.name, {}))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
-class _Build:
-    """How to get one kernel: its name, the text its object code is cached under, its entry symbols, how to lower
-    it (`lowered()`: its kernel module in the llvm dialect) and how to wrap its loaded entries (`make`)."""
+class _PlannedPipelines(pipelines.LowerPipelineToLoopsPass):
+    """`lower-pipeline-to-loops` with the plans the backend made."""
 
-    name: str
-    text: str
-    symbols: list[str]
-    lowered: Callable[[], ModuleOp]
-    make: Callable[[dict[str, int], str], NativeKernel]
+    planned: Mapping[VectorizedPipelineOp, KernelPlan | None] = field(default_factory=dict)
+
+    def plans(self, op: ModuleOp) -> pipelines.PipelinePlans:
+        return self.planned
 
 
-def _pipeline_build(pipe: VectorizedPipelineOp, plan: KernelPlan, lowered: Callable[[], ModuleOp]) -> _Build:
-    def make(addresses: dict[str, int], key: str) -> NativeKernel:
-        return make_kernel(pipe, plan, addresses, key)
+@dataclass(frozen=True)
+class _PlannedProducts(matmul.LowerMatMulToLoopsPass):
+    """`lower-matmul-to-loops` with the plans the backend made."""
 
-    return _Build(plan.name, plan.text, entry_symbols(plan), lowered, make)
+    planned: Mapping[MatMulOp, MatMulKernel | None] = field(default_factory=dict)
+
+    def plans(self, op: ModuleOp) -> matmul.ProductPlans:
+        return self.planned
 
 
-def _matmul_build(spec: MatMulKernel, lowered: Callable[[], ModuleOp]) -> _Build:
+def _planned_passes(plans: Plans, pm: PassManager) -> dict[str, ModulePass]:
+    """The lowering passes of the kernel stages, given the plans (the products' pass also its `--matmul-*`
+    settings, which it prints with)."""
+    settings = pm.pass_args.get(_PlannedProducts.name, {})
+    return {
+        _PlannedPipelines.name: _PlannedPipelines(planned=plans.pipelines),
+        _PlannedProducts.name: _PlannedProducts(**settings, planned=plans.products),  # type: ignore[arg-type]
+    }
+
+
+def _pipeline_job(pipe: VectorizedPipelineOp, plan: KernelPlan) -> KernelJob:
+    return KernelJob(
+        plan.name,
+        plan.text,
+        entry_symbols(plan),
+        functools.partial(pipelines.kernel_module, pipe, plan),
+        functools.partial(make_kernel, pipe, plan),
+    )
+
+
+def _matmul_job(spec: MatMulKernel) -> KernelJob:
     """A product's kernel (compiler/lowering/lower_matmul_to_loops.py), run by runtime/kernels/native_matmul.py."""
     symbol = spec.name + abi.ENTRY_SUFFIX
     kinds = tuple(p.kind for p in kernel_params(spec.vt))
-
-    def make(addresses: dict[str, int], key: str) -> NativeKernel:
-        entry = ctypes.CFUNCTYPE(abi.STATUS.ctype, *abi.ctypes_types(kinds))(addresses[symbol])
-        factory = matmul_factory(entry, DTYPES[spec.vt], spec.transa, spec.transb)
-        return NativeKernel(spec.name, factory, key, ((symbol, addresses[symbol]),))
-
-    return _Build(spec.name, kernel_text(spec), [symbol], lowered, make)
+    entry = EntryPoint("entry", symbol, abi.STATUS.ctype, tuple(abi.ctypes_types(kinds)))
+    factory = functools.partial(matmul_factory, dtype=DTYPES[spec.vt], transa=spec.transa, transb=spec.transb)
+    make = functools.partial(NativeKernel, spec.name, entries=(entry,), make=factory)
+    return KernelJob(spec.name, matmul.kernel_text(spec), [symbol], functools.partial(matmul.kernel_module, spec), make)
 
 
-def _kernel(b: _Build, background: bool, t0: float) -> Kernel | None:
-    """The kernel: already loaded, loaded from the kernel cache, or built from its kernel module (`b.lowered()`),
-    on the compile thread when `background`; None if it failed to build (logged). In the background even the
+def _kernel(job: KernelJob, lower: Callable[[], ModuleOp], background: bool, t0: float) -> Kernel | None:
+    """The kernel: already made, loaded from the kernel cache, or compiled from its kernel module (`lower()`), on
+    the compile thread when `background`; None if it failed to build (logged). In the background even the
     kernel-cache lookup: its key names the host's CPU and LLVM, which costs llvmlite's import and loading LLVM
     (~50-150 ms), work the script's first statement need not wait for."""
-    known = _KERNELS.get(b.name)
+    known = _KERNELS.get(job.name)
     if known is not None:
         return known
 
     def build() -> NativeKernel:
-        key = jit.object_key(b.text)
-        obj = jit.cached(key)
-        if obj is not None:
-            try:
-                return _install(b, key, obj, "loaded", t0)
-            except BadObjectCode as e:  # a cache entry with a valid hash but wrong code: drop it, recompile
-                log("dropped", str(e).replace(" ", "_")[:200], 0.0)
-                jit.drop(key)
-        t1 = time.perf_counter()
-        code = jit.compile_module(b.lowered())
-        jit.store(key, code)
-        return _install(b, key, code, "compiled", t1)
+        key = jit.object_key(job.text)
+        started: list[float] = []
+
+        def compile_object() -> bytes:
+            started.append(time.perf_counter())
+            return jit.compile_module(lower())
+
+        native_code.obtain(key, job.symbols, compile_object)
+        kernel = _KERNELS[job.name] = job.make(key)
+        log("compiled" if started else "loaded", job.name, time.perf_counter() - (started[0] if started else t0))
+        return kernel
 
     if not background:
         try:
@@ -214,42 +225,8 @@ def _kernel(b: _Build, background: bool, t0: float) -> Kernel | None:
         except Exception as e:  # noqa: BLE001 - the Python body (or runtime kernel) is always a correct fallback
             log_error(e)
             return None
-    pending = _KERNELS[b.name] = PendingKernel(b.name, jit.submit(build), log_error)
+    pending = _KERNELS[job.name] = PendingKernel(job.name, jit.submit(build), log_error)
     return pending
 
 
-def _install(b: _Build, key: str, obj: bytes, event: str, t0: float) -> NativeKernel:
-    """Load object code and wrap its entries for the runtime."""
-    kernel = b.make(jit.load(key, obj, b.symbols), key)
-    _KERNELS[b.name] = kernel
-    log(event, b.name, time.perf_counter() - t0)
-    return kernel
-
-
-def lower_pipeline(pipe: VectorizedPipelineOp, plan: KernelPlan, pm: PassManager) -> ModuleOp:
-    """The pipeline's kernel module, as the kernel stages produce it from a copy of the pipeline in a module of its
-    own (the pipeline itself is read only: this runs on the compile thread while host code is generated)."""
-    return lower_op(pipe, plan.name, pm)
-
-
-def lower_op(op: Operation, name: str, pm: PassManager) -> ModuleOp:
-    """The kernel module `@name` the kernel stages make of a copy of `op` in a module of its own."""
-    module = _pipeline_module(op)
-    PassManager(pm.ctx, options=pm.options, pass_args=pm.pass_args).run_stages(module, KERNEL_STAGES)
-    found = [m for m in module.ops if isinstance(m, ModuleOp) and m.sym_name is not None]
-    if len(found) != 1 or found[0].sym_name.data != name:  # type: ignore[union-attr]
-        raise RuntimeError(f"the kernel stages did not produce the kernel module @{name}")
-    return found[0]
-
-
-def _pipeline_module(pipe: Operation) -> ModuleOp:
-    """`module { func.func @pipeline(<the pipeline's operands>) { <a copy of the pipeline> } }` (the same operand
-    types and names, so the copy's IR, hence its kernel's name, is the pipeline's)."""
-    operands = list(dict.fromkeys(pipe.operands))
-    block = Block(arg_types=[v.type for v in operands])
-    mapping: dict[SSAValue, SSAValue] = {}
-    for v, arg in zip(operands, block.args):
-        arg.name_hint = v.name_hint
-        mapping[v] = arg
-    block.add_ops([pipe.clone(value_mapper=mapping), func.ReturnOp()])
-    return ModuleOp([func.FuncOp("pipeline", ([a.type for a in block.args], []), Region(block))])
+__all__ = ["KernelJob", "Plans", "compile_kernels", "lower_alone", "plan_kernels"]

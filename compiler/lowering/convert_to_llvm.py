@@ -52,7 +52,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering
 
 from daphnec.compiler.lowering import abi
-from daphnec.runtime.vectorized.kernel import ARRAY_DATA_OFFSET
+from daphnec.runtime.native_code import ARRAY_DATA_OFFSET
 
 
 @irdl_op_definition

@@ -38,11 +38,11 @@ NP: dict[str, type] = {vt: DTYPES[vt].type for vt in NUMERIC_VTS}
 @pytest.fixture(autouse=True)
 def no_disk_cache():  # noqa: ANN201 - a fixture
     """Compile every kernel (no on-disk kernel cache) in the modules that import this fixture."""
-    from daphnec.compiler.backend import kernel_cache
+    from daphnec.runtime import cache_files
 
-    kernel_cache.configure(False)
+    cache_files.OBJECT_CODE.enabled = False
     yield
-    kernel_cache.configure(True)
+    cache_files.OBJECT_CODE.enabled = True
 
 
 ROWS, NONE = 1, 0

@@ -49,11 +49,11 @@ TOL = {"f64": 1e-12, "f32": 1e-5}
 @pytest.fixture(autouse=True, scope="module")
 def no_disk_cache():  # noqa: ANN201 - a fixture
     """Compile every kernel (no on-disk kernel cache)."""
-    from daphnec.compiler.backend import kernel_cache
+    from daphnec.runtime import cache_files
 
-    kernel_cache.configure(False)
+    cache_files.OBJECT_CODE.enabled = False
     yield
-    kernel_cache.configure(True)
+    cache_files.OBJECT_CODE.enabled = True
 
 
 def product_module(vt: str, types: tuple[str, str, str], flags: str = "", attrs: str = "") -> ModuleOp:
