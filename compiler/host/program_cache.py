@@ -48,7 +48,6 @@ runs before anything else).
 
 from __future__ import annotations
 
-import builtins
 import hashlib
 import io
 import os
@@ -277,14 +276,6 @@ def _lookup(module: str, qualname: str) -> object:
     return obj
 
 
-def _code_names(code: Any) -> set[str]:
-    names = set(code.co_names)
-    for c in code.co_consts:
-        if hasattr(c, "co_names"):
-            names |= _code_names(c)
-    return names
-
-
 class _Uncacheable(Exception):
     pass
 
@@ -333,12 +324,11 @@ def _make_pickler(buf: io.BytesIO) -> Any:
             return NotImplemented
 
         def _closure(self, fn: types.FunctionType) -> Any:
+            """A function a runtime kernel factory made: its code, its defining module (whose namespace it gets
+            back) and its captured values. Nothing else is stored by value."""
             module = fn.__module__
-            if not _heavy(module) and module in sys.modules and fn.__globals__ is vars(sys.modules[module]):
-                glob: object = None  # the defining module's own namespace
-            else:
-                g = fn.__globals__
-                glob = {n: g[n] for n in sorted(_code_names(fn.__code__)) if n in g and n != "__builtins__"}
+            if _heavy(module) or module not in sys.modules or fn.__globals__ is not vars(sys.modules[module]):
+                raise _Uncacheable(f"function {module}.{fn.__qualname__}")
             cells = None
             if fn.__closure__ is not None:
                 cells = []
@@ -347,9 +337,9 @@ def _make_pickler(buf: io.BytesIO) -> Any:
                         cells.append((True, c.cell_contents))
                     except ValueError:
                         cells.append((False, None))
-            state = (glob, cells, fn.__defaults__, fn.__kwdefaults__, dict(fn.__dict__) or None)
+            state = (cells, fn.__defaults__, fn.__kwdefaults__, dict(fn.__dict__) or None)
             n_cells = 0 if fn.__closure__ is None else len(fn.__closure__)
-            args = (marshal.dumps(fn.__code__), fn.__name__, fn.__qualname__, module if glob is None else None, n_cells)
+            args = (marshal.dumps(fn.__code__), fn.__name__, fn.__qualname__, module, n_cells)
             return _make_function, args, state, None, None, _set_function_state
 
     return Pickler()
@@ -368,21 +358,18 @@ def _module_attr(module: str, name: str) -> object:
     return getattr(_import_module(module), name)
 
 
-def _make_function(code: bytes, name: str, qualname: str, module: str | None, n_cells: int) -> Any:
+def _make_function(code: bytes, name: str, qualname: str, module: str, n_cells: int) -> Any:
     import marshal
     import types
 
-    glob = vars(_import_module(module)) if module is not None else {"__builtins__": builtins}
     closure = tuple(types.CellType() for _ in range(n_cells)) if n_cells else None
-    fn = types.FunctionType(marshal.loads(code), glob, name, None, closure)
+    fn = types.FunctionType(marshal.loads(code), vars(_import_module(module)), name, None, closure)
     fn.__qualname__ = qualname
     return fn
 
 
 def _set_function_state(fn: Any, state: tuple[Any, ...]) -> None:
-    glob, cells, defaults, kwdefaults, attrs = state
-    if glob is not None:
-        fn.__globals__.update(glob)
+    cells, defaults, kwdefaults, attrs = state
     for cell, (filled, value) in zip(fn.__closure__ or (), cells or ()):
         if filled:
             cell.cell_contents = value

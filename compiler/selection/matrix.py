@@ -10,6 +10,7 @@ import functools
 
 from xdsl.ir import Operation
 
+from daphnec.compiler.analysis.sparsity import estimate
 from daphnec.compiler.selection.frame import select_frame_bind
 from daphnec.compiler.selection.spec import KernelSpec, known_vt, result_typed, value_cast
 from daphnec.dialects import ops_matrix as om
@@ -17,7 +18,7 @@ from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.types import FrameType, MatrixType, is_matrix
 from daphnec.runtime.errors import DaphneRuntimeError
-from daphnec.runtime.kernels import agg, cum_agg, datagen, datagen_csr, ew_binary, matmul, outer, reorg
+from daphnec.runtime.kernels import agg, cum_agg, datagen, datagen_csr, ew_binary, matmul, meta, outer, reorg
 
 
 def _need_matrices(op: Operation) -> None:
@@ -66,6 +67,11 @@ def select_bind(op: om.BindOp) -> KernelSpec:
     vt = known_vt(op, op.res.type)
     fn = reorg.cbind if isinstance(op, om.ColBindOp) else reorg.rbind
     return KernelSpec(fn, (value_cast(op.lhs.type, vt), value_cast(op.rhs.type, vt)), fn.__name__)
+
+
+def select_sparsity(op: om.SparsityOp) -> KernelSpec:
+    """`sparsity(X)` returns the compile-time estimate (compiler/analysis/sparsity.py)."""
+    return KernelSpec(functools.partial(meta.sparsity, estimate=estimate(op.operands[0])), (None,), "sparsity")
 
 
 def select_diag_matrix(op: om.DiagMatrixOp) -> KernelSpec:

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 
 from xdsl.ir import Operation
 
-from daphnec.compiler.analysis.sparsity import meet_representations, select_sparsity
 from daphnec.compiler.selection import core, frame, io, matrix, sql
 from daphnec.compiler.selection.core import is_noop_cast
 from daphnec.compiler.selection.naming import KERNEL, KERNEL_BACKEND, KERNEL_HINT, KERNEL_LIB, op_types
+from daphnec.compiler.selection.representations import meet_representations
 from daphnec.compiler.selection.spec import Kernel, KernelSpec, fixed, result_typed
 from daphnec.dialects import ops, ops_daphnelib, ops_frame, ops_io, ops_paramserv, ops_relational
 from daphnec.dialects import ops_columnar as oc
@@ -54,15 +54,15 @@ KERNELS: dict[type[Operation], Kernel] = {
     ops.NumColsOp: fixed(meta.ncol, csr=True),
     ops.NumCellsOp: fixed(meta.ncell, csr=True),
     om.IsSymmetricOp: fixed("meta.is_symmetric"),
-    om.SparsityOp: Kernel(select_sparsity, csr=True),
+    om.SparsityOp: Kernel(matrix.select_sparsity, csr=True),
     # --- indexing ----------------------------------------------------------------------------------------------------
-    ops.SliceRowOp: fixed(core.slice_row, csr=True),
-    ops.SliceColOp: fixed(core.slice_col, csr=True),
-    ops.ExtractRowOp: fixed(core.extract_row, csr=True),
-    ops.ExtractColOp: fixed(core.extract_col, csr=True),
+    ops.SliceRowOp: fixed(indexing.slice_row, csr=True),
+    ops.SliceColOp: fixed(indexing.slice_col, csr=True),
+    ops.ExtractRowOp: fixed(indexing.extract_row, csr=True),
+    ops.ExtractColOp: fixed(indexing.extract_col, csr=True),
     ops.FilterRowOp: fixed(indexing.filter_rows, "filter_row"),
     ops.FilterColOp: fixed(indexing.filter_cols, "filter_col"),
-    ops.InsertOp: fixed(core.insert),
+    ops.InsertOp: fixed(indexing.insert_range, "insert"),
     # --- reorganisation and linear algebra ---------------------------------------------------------------------------
     ops.TransposeOp: fixed(reorg.transpose, csr=True),
     ops.ReshapeOp: fixed(reorg.reshape, csr=True),
@@ -148,7 +148,8 @@ KERNELS: dict[type[Operation], Kernel] = {
     ops_daphnelib.ReceiveFromNumpyOp: fixed("daphnelib.receive"),
     ops_daphnelib.SaveDaphneLibResultOp: fixed("daphnelib.save_result"),
 }
-"""Op class -> its kernels. `csr`: the kernels take CSR operands as they are (see `compiler/analysis/sparsity.py`)."""
+"""Op class -> its kernels. `csr`: the kernels take CSR operands as they are (see
+`compiler/selection/representations.py`)."""
 
 
 def kernel_of(op: Operation) -> Kernel:
