@@ -247,7 +247,7 @@ def _compile(
 ) -> Program:
     from daphnec.compiler.backend.native import compile_kernels
     from daphnec.compiler.host.generator import generate_host
-    from daphnec.compiler.pipeline import HOST_STAGES, PassManager, options_from_config, pass_args_from_config
+    from daphnec.compiler.pipeline import HOST_STAGES, PassManager
     from daphnec.dialects import make_context
 
     def build() -> Program:
@@ -255,12 +255,7 @@ def _compile(
         module = parse_to_ir(path, script_args, config, sources, text)
         t1 = time.perf_counter()
         timings["parsing_seconds"] = t1 - t0
-        pm = PassManager(
-            make_context(),
-            explain=frozenset(config.explain),
-            options=options_from_config(config),
-            pass_args=pass_args_from_config(config),
-        )
+        pm = PassManager.for_config(make_context(), config, explain=frozenset(config.explain))
         pm.run_stages(module, HOST_STAGES)
         host = generate_host(module, compile_kernels(module, pm))  # the kernel stages, then the JIT
         configure_runtime(config)

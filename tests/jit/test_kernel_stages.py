@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import ModuleOp
 from daphnec.compiler.backend.native import compile_kernels, lower_alone, plan_kernels
 from daphnec.compiler.lowering import kernel_plan
 from daphnec.compiler.lowering.abi import NATIVE_ATTR, kernel_symbol
-from daphnec.compiler.pipeline import HOST_STAGES, KERNEL_STAGES, PassManager, module_text, options_from_config
+from daphnec.compiler.pipeline import HOST_STAGES, KERNEL_STAGES, PassManager, module_text
 from daphnec.dialects import make_context
 from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
 from daphnec.runtime.config import DaphneConfig
@@ -38,7 +38,7 @@ def host_module(tmp_path: Path, source: str | None) -> tuple[ModuleOp, PassManag
     cfg.use_vectorized_exec = True
     cfg.select_matrix_repr = True
     module = parse_to_ir(str(script), {}, cfg)
-    pm = PassManager(make_context(), options=options_from_config(cfg))
+    pm = PassManager.for_config(make_context(), cfg)
     pm.run_stages(module, HOST_STAGES)
     return module, pm
 
