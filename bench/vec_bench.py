@@ -168,7 +168,8 @@ def _hand(symbols: list[str]) -> dict[str, int]:
     """Addresses of the hand-written kernels, compiled and loaded like daphnec's (same target machine, O3)."""
     from daphnec.runtime import native_code
 
-    return native_code.engine().load("hand-written", native_code.compile_ir(HAND_REDUCE), symbols)
+    engine = native_code.engine()
+    return engine.load("hand-written", engine.compile_ir(HAND_REDUCE), symbols)
 
 
 def hand_kernels():

@@ -5,10 +5,11 @@ one llvmlite MCJIT engine every native function is loaded into.
     addresses, event = obtain(key, symbols, compile)      loaded once: from the cache folder, or compiled and stored
 
 Everything native goes through here: the compiler's pipeline and product kernels (`compiler.backend`, which emits
-LLVM IR with `target_machine()` and compiles it with `compile_ir`), the runtime's own native loops
-(`runtime.kernels.native_folds`, `datagen_select`), and a program restored from the whole-program cache, which
-loads its kernels' object code here without the compiler. It lives in the runtime because those
-last two run without the compiler; llvmlite is imported only when the first native function is needed.
+LLVM IR for `engine().tm` and compiles it with `engine().compile_ir`), the runtime's own native loops
+(`runtime.kernels.native_folds`, `datagen_select`: `ir_functions`), and a program restored from the
+whole-program cache, which loads its kernels' object code here without the compiler. It lives in the runtime
+because those last two run without the compiler; llvmlite is imported only when the first native function is
+needed.
 
 **Keys.** One scheme for all object code: the SHA-256 of the text that identifies it (the LLVM IR of a runtime
 loop; a pipeline's IR before lowering), the host (`Engine.host`: CPU name and features, llvmlite and LLVM versions,
@@ -166,16 +167,6 @@ def engine() -> Engine:
     return _ENGINE
 
 
-def target_machine() -> Any:
-    """The llvmlite target machine object code is built for (its triple and data layout for LLVM IR)."""
-    return engine().tm
-
-
-def compile_ir(ir_text: str) -> bytes:
-    """LLVM IR text -> optimised (O3) object code for the host."""
-    return engine().compile_ir(ir_text)
-
-
 # ---------------------------------------------------------------------------------------------------------------------
 # Keys and the cache folder
 # ---------------------------------------------------------------------------------------------------------------------
@@ -241,7 +232,7 @@ def obtain(key: str, symbols: list[str], compile_object: Callable[[], bytes]) ->
 def ir_functions(ir_text: str, symbols: list[str]) -> dict[str, int]:
     """The addresses of `symbols` in the LLVM IR module `ir_text` (the runtime's own native loops): compiled once
     per host (~60 ms), later loaded from the cache folder (~1 ms)."""
-    return obtain(object_key(ir_text), symbols, lambda: compile_ir(ir_text))[0]
+    return obtain(object_key(ir_text), symbols, lambda: engine().compile_ir(ir_text))[0]
 
 
 def addresses(key: str) -> dict[str, int]:

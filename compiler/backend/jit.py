@@ -58,9 +58,10 @@ def compile_module(kernel_module: ModuleOp) -> bytes:
     """A kernel module in xDSL's llvm dialect -> object code (xDSL's translation to llvmlite, then LLVM)."""
     from xdsl.backend.llvm.convert import convert_module  # imported by the compile thread: it costs start-up time
 
-    tm = native_code.target_machine()
+    engine = native_code.engine()
+    tm = engine.tm
     ir_mod = convert_module(kernel_module, fallback_target_triple=tm.triple, data_layout=str(tm.target_data))
-    return native_code.compile_ir(str(ir_mod))
+    return engine.compile_ir(str(ir_mod))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
