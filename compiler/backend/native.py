@@ -3,7 +3,7 @@
     compile_kernels(module, pm) -> {kernel symbol: NativeKernel | PendingKernel}
 
 Each vectorized pipeline is planned once (`compiler.lowering.kernel_plan`): the plan names the pipeline's kernel
-module `@vp_<hash>` on the pipeline (`daphne.kernel`), host code (`compiler.host.generator`) binds the kernel by
+module `@vp_<hash>` on the pipeline (`daphne.native_kernel`), host code (`compiler.host.generator`) binds the kernel by
 that symbol, and the same plan is what the kernel is lowered from (`lower-pipeline-to-loops`, then
 `convert-to-llvm`: xDSL's llvm dialect) and what its object code is cached under (`compiler.backend.jit`,
 `runtime.native_code`). With `--codegen`, every dense `daphne.matMul` outside pipelines is planned and built the
@@ -47,7 +47,7 @@ from daphnec.compiler.lowering.matmul_loops import MatMulKernel, kernel_params
 from daphnec.compiler.passes import ALL_PASSES
 from daphnec.compiler.pipeline import KERNEL_SLOTS, KERNEL_STAGES, PassManager
 from daphnec.dialects.errors import DaphneError
-from daphnec.dialects.ops import MatMulOp
+from daphnec.dialects.ops_matrix import MatMulOp
 from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
 from daphnec.dialects.value_types import DTYPES
 from daphnec.runtime import native_code

@@ -12,9 +12,10 @@ from xdsl.dialects.builtin import ModuleOp
 
 from daphnec.compiler.backend.native import compile_kernels, lower_alone, plan_kernels
 from daphnec.compiler.lowering import kernel_plan
-from daphnec.compiler.lowering.abi import NATIVE_ATTR, kernel_symbol
+from daphnec.compiler.lowering.abi import kernel_symbol
 from daphnec.compiler.pipeline import HOST_STAGES, KERNEL_STAGES, PassManager, module_text
 from daphnec.dialects import make_context
+from daphnec.dialects.attr_names import NATIVE_FALLBACK_ATTR
 from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
 from daphnec.runtime.config import DaphneConfig
 from daphnec.runtime.vectorized.kernel import NativeKernel, PendingKernel
@@ -72,7 +73,7 @@ def test_a_pipeline_without_lowering_says_why(tmp_path: Path) -> None:
     assert compile_kernels(module, pm) == {}
     (pipe,) = pipelines(module)
     assert kernel_symbol(pipe) is None
-    assert pipe.attributes[NATIVE_ATTR].data == "fallback: input 0 is a matrix of value type str"  # type: ignore[attr-defined]
+    assert pipe.attributes[NATIVE_FALLBACK_ATTR].data == "fallback: input 0 is a matrix of value type str"  # type: ignore[attr-defined]
 
 
 def test_each_pipeline_is_planned_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
