@@ -243,8 +243,7 @@ def addresses(key: str) -> dict[str, int]:
 def store_loaded(key: str) -> bool:
     """Make sure the cache folder holds the object code `key` this process loaded (it may have been loaded while
     another folder was configured, or with the cache off); False if it cannot."""
-    root = cache_files.cache_root()
-    if cache_files.OBJECT_CODE.enabled and cache_files.trusted_folder(root) and (root / (key + _SUFFIX)).is_file():
+    if cache_files.OBJECT_CODE.enabled and cache_files.has_entry(cache_files.cache_root() / (key + _SUFFIX)):
         return True
     obj = engine().objects.get(key)
     return obj is not None and store(key, obj)
