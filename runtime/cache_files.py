@@ -1,6 +1,6 @@
-"""daphnec's on-disk cache folders and their entry format, shared by every cache: native kernels' object code
-(`compiler.kernel_cache`; the runtime's own native loops, `runtime.vectorized.loader`), whole programs
-(`compiler.program_cache`) and the parser's tables (`frontend.parser`).
+"""daphnec's on-disk cache folders and their entry format, shared by every cache: object code
+(the compiler's native kernels and the runtime's own native loops alike, `runtime.native_code`), whole programs
+(`compiler.host.program_cache`) and the parser's tables (`frontend.parser`).
 
 **Folder.** `cache_root()` is `$DAPHNEC_CACHE_DIR` (`~` expanded), else `$XDG_CACHE_HOME/daphnec`, else
 `~/.cache/daphnec`.
@@ -42,7 +42,7 @@ class ObjectCodeCache:
 
 OBJECT_CODE = ObjectCodeCache()
 """Whether object code is cached on disk: the JIT's kernels and the runtime's own native loops alike
-(`--no-kernel-cache` turns it off for both, through `compiler.kernel_cache.configure`)."""
+(`--no-kernel-cache` turns it off for both: `tools.driver.configure_object_cache`)."""
 
 MAX_OBJECT_BYTES = 64 << 20
 """The largest object-code entry read or written (a kernel's or loop module's code is a few KiB)."""
@@ -73,7 +73,8 @@ def write_object(name: str, magic: bytes, obj: bytes, limit: int = MAX_OBJECT_BY
 
 
 def drop_object(name: str) -> None:
-    """Remove an entry whose code failed the loader's checks, so that the next run compiles it again."""
+    """Remove an entry whose code failed the object-code checks (`runtime.native_code`), so that the next run
+    compiles it again."""
     drop_entry(cache_root() / name)
 
 
