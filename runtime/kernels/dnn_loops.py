@@ -3,7 +3,7 @@ forward quirks and their exact gradients. Every loop works on a range of images 
 them in parallel over images (`dnn.py: over_images`); a task writes only its own images (or its own columns of the
 im2col matrix), so results do not depend on how the images are split.
 
-The loops are built with llvmlite's IR builder into the runtime's one llvmlite engine (`runtime.vectorized.loader`,
+The loops are built with llvmlite's IR builder into the runtime's one llvmlite engine (`runtime.native_code`,
 like `native_folds` and `datagen_select`), once per process, their object code cached on disk; llvmlite is imported
 only when a DNN kernel first runs. No fast-math flags: every float operation is the IEEE operation numpy performs,
 in the order the Python reference (`dnn.py`'s forward quirks) documents, so the results are bit-identical to it.
@@ -325,9 +325,9 @@ def function(name: str, dt: np.dtype):
     if _functions is None:
         with _lock:
             if _functions is None:
-                from daphnec.runtime.vectorized.loader import loader
+                from daphnec.runtime.native_code import ir_functions
 
-                addresses = loader().build("daphnec.dnn_loops", _module_text(), _names())
+                addresses = ir_functions(_module_text(), _names())
                 table: dict[str, object] = {}
                 for sym, addr in addresses.items():
                     t = sym.rsplit("_", 1)[1]
