@@ -323,3 +323,32 @@ def test_the_library_resolves_from_the_installation_and_a_file_of_the_same_path_
     (own / "relu.daph").write_text("def forward(X) { return X * 0 + 7; }\n")
     res = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert res.returncode == 0 and res.stdout == "DenseMatrix(1x2, double)\n7 7\n", res.stderr
+
+
+STATISTICS_SCRIPT = """\
+import "nn/layers/conv2d.daph" as "conv2d";
+import "nn/layers/max_pool2d.daph" as "max_pool2d";
+X = rand(8, 64, -1.0, 1.0, 1.0, 3);
+W, b = conv2d.init(4, 1, 3, 3, 1);
+out, Hout, Wout = conv2d.forward(X, W, b, 1, 8, 8, 3, 3, 1, 1, 1, 1);
+pooled, Hp, Wp = max_pool2d.forward(out, 4, Hout, Wout, 2, 2, 2, 2, 0, 0);
+dX = max_pool2d.backward(pooled, Hp, Wp, out, 4, Hout, Wout, 2, 2, 2, 2, 0, 0);
+dXc, dW, db = conv2d.backward(dX, Hout, Wout, X, W, b, 1, 8, 8, 3, 3, 1, 1, 1, 1);
+print(nrow(dW));
+"""
+
+
+def test_statistics_charge_each_layer_op_to_the_users_line(tmp_path: Path) -> None:
+    """`--statistics` shows the time per layer op: an op inside the library is a row of the user's line that called
+    the layer, with the library line after it."""
+    (tmp_path / "train.daph").write_text(STATISTICS_SCRIPT)
+    cmd = [sys.executable, "-m", "daphnec.tools.daphnec", "--statistics", "train.daph"]
+    res = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert res.returncode == 0 and res.stdout == "4\n", res.stderr
+    rows = {tuple(line.split()[i] for i in (1, -2, -1)) for line in res.stderr.splitlines()[2:]}
+    names = {name: (user, lib) for name, user, lib in rows}
+    assert names["conv2d"] == ("train.daph:5:19", "(nn/layers/conv2d.daph:14:23)")
+    assert names["max_pool2d"] == ("train.daph:6:18", "(nn/layers/max_pool2d.daph:7:23)")
+    assert names["max_pool2d_backward"] == ("train.daph:7:6", "(nn/layers/max_pool2d.daph:13:12)")
+    assert names["conv2d_backward_data"] == ("train.daph:8:15", "(nn/layers/conv2d.daph:22:10)")
+    assert names["conv2d_backward_filter"] == ("train.daph:8:15", "(nn/layers/conv2d.daph:23:10)")
