@@ -4,16 +4,16 @@ JAX (`jax.jit` on the CPU) and Apache SystemDS running its own LeNet, measured i
     .venv/bin/python bench/dl_bench.py [--batches 20] [--warmup 5] [--dtypes f32,f64] [--no-jax] [--no-systemds]
                                         [--systemds-dir DIR] [--systemds-reuse DIR] [--threads N]
 
-The network is SystemDS's `nn/examples/mnist_lenet.dml` (and daphnec's examples/dl/lenet.daph): 28x28x1 images,
+The network is SystemDS's `nn/examples/mnist_lenet.dml` (and daphnec's lib/nn/networks/lenet.daph): 28x28x1 images,
 conv 5x5 (32 filters, padding 2) -> relu -> max pool 2x2 -> conv 5x5 (64) -> relu -> max pool 2x2 -> affine
 3136x512 -> relu -> dropout (keep 0.5) -> affine 512x10 -> softmax, cross-entropy loss, L2 regularisation 5e-4 of
 the weights, SGD with Nesterov momentum (lr 0.01, mu 0.9), batches of 64 synthetic images (uniform pixels, random
 labels). Time per batch = the mean over `--batches` timed batches after `--warmup` untimed ones:
 
-- daphnec: a DaphneDSL script (written to a temp folder) that imports examples/dl/lenet.daph and times every step
-  with `now()`; f32 runs keep the model, the data and every scalar in f32. Peak memory: the peak RSS of a process
-  that trains, minus that of the same process with 0 batches (same data, same compile), against model + one
-  batch's activations + the im2col buffers of the two convolutions (`memory_estimate`); goal <= 2x.
+- daphnec: a DaphneDSL script (written to a temp folder) that imports nn/networks/lenet.daph (shipped with daphnec)
+  and times every step with `now()`; f32 runs keep the model, the data and every scalar in f32. Peak memory: the
+  peak RSS of a process that trains, minus that of the same process with 0 batches (same data, same compile),
+  against model + one batch's activations + the im2col buffers of the two convolutions (`memory_estimate`); goal <= 2x.
 - JAX: the same network and update as one `jax.jit` function (dropout from `jax.random`), in this process.
 - SystemDS 3.4.0: its own `mnist_lenet::train` (the peer folder `../shared/peers/systemds`, read-only: copied to the
   temp folder and set up there unless `--systemds-reuse` names a copy whose setup.sh ran) called from a small DML
@@ -37,7 +37,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-LENET = ROOT / "examples" / "dl" / "lenet.daph"
 PEER = ROOT.parent / "shared" / "peers" / "systemds"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -47,7 +46,7 @@ LR, MU, LAMBDA, KEEP = 0.01, 0.9, 5e-4, 0.5
 # -- daphnec ---------------------------------------------------------------------------------------------------------
 
 DAPHNE_SCRIPT = """\
-import "{lenet}" as "lenet";
+import "nn/networks/lenet.daph" as "lenet";
 N = {batch} * {data_batches};
 X = as.matrix<{vt}>(rand(N, {c} * {h} * {w}, 0.0, 1.0, 1.0, 7));
 Y = as.matrix<{vt}>(lenet.one_hot(floor(rand(N, 1, 0.0, {k} - 0.001, 1.0, 8)), {k}));
@@ -85,7 +84,6 @@ def daphnec_steps(tmp: Path, vt: str, warmup: int, batches: int, threads: int | 
     script = tmp / f"lenet_{vt}_{batches}.daph"
     script.write_text(
         DAPHNE_SCRIPT.format(
-            lenet=LENET,
             vt=vt,
             batch=BATCH,
             warmup=warmup,

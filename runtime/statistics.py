@@ -5,8 +5,8 @@ kernel call when `--statistics` is given and prints, after the run, one line per
 location): its total time, call count, average time and `File:Line:Column`, most expensive first. daphnec does
 the same for the kernels its host code calls (a vectorized pipeline counts as one operator, `pipeline(<kernel>)`,
 so its fused body is timed as a whole) and adds the bytes of the results the calls produced. An op inside
-daphnec's `nn` library is charged to the user's line that called the library (`_where`), so the table shows the
-time of each layer's ops (docs/deep-learning.md).
+daphnec's `nn` library is charged to the line that called into its library file (`_where`), so the table shows
+the time of each layer's ops (docs/deep-learning.md).
 
 `instrument(globals, line_locs, host_file)` wraps the callables of a host program's globals; each call is charged
 to the generated line that made it, hence to that line's DaphneDSL location. The report goes to stderr (stdout is
@@ -67,22 +67,31 @@ def _loc_of(frame: Any, line_locs: list[Any], host_file: str) -> Any:
 
 def _where(frame: Any, line_locs: list[Any], host_file: str) -> str:
     """`File:Line:Column` of the DaphneDSL line that made the call. A call inside daphnec's own library (`lib/nn`:
-    a layer's conv2d) is charged to the line of the user's script that called into the library, the library's
-    line after it (`train.daph:40:5 (nn/layers/conv2d.daph:23:10)`), so each layer of a network is its own row."""
+    a layer's conv2d) is charged to the line outside the op's library file that called into it, the library's
+    line after it (`train.daph:40:5 (nn/layers/conv2d.daph:23:10)`, or for a layer that the shipped LeNet calls
+    `nn/networks/lenet.daph:53:23 (nn/layers/conv2d.daph:14:23)`), so each layer of a network is its own row."""
     loc = _loc_of(frame, line_locs, host_file)
     if loc is None:
         return "-"
-    where = f"{loc.file}:{loc.line}:{loc.col}"
-    if not os.path.abspath(loc.file).startswith(_LIBRARY):
-        return where
-    inner = f"{os.path.relpath(os.path.abspath(loc.file), LIBRARY_DIR)}:{loc.line}:{loc.col}"
+    if not _in_library(loc.file):
+        return f"{loc.file}:{loc.line}:{loc.col}"
+    inner = f"{_shown(loc.file)}:{loc.line}:{loc.col}"
     caller = frame.f_back
     while caller is not None:
         outer = _loc_of(caller, line_locs, host_file)
-        if outer is not None and not os.path.abspath(outer.file).startswith(_LIBRARY):
-            return f"{outer.file}:{outer.line}:{outer.col} ({inner})"
+        if outer is not None and os.path.abspath(outer.file) != os.path.abspath(loc.file):
+            return f"{_shown(outer.file)}:{outer.line}:{outer.col} ({inner})"
         caller = caller.f_back
-    return where
+    return inner
+
+
+def _in_library(file: str) -> bool:
+    return os.path.abspath(file).startswith(_LIBRARY)
+
+
+def _shown(file: str) -> str:
+    """A library file by its import path (`nn/layers/conv2d.daph`), any other file as the script named it."""
+    return os.path.relpath(os.path.abspath(file), LIBRARY_DIR) if _in_library(file) else file
 
 
 _LIBRARY = os.path.join(LIBRARY_DIR, "")
