@@ -15,12 +15,13 @@ The forward kernels mirror DAPHNE's observable behaviour, quirks included:
 - `batch_norm2d` takes gamma/beta/mean/var of row (image) i for row i;
 - `biasAdd` splits the columns into `nrow(bias)` channels.
 
-Speed: a convolution is BLAS products between native im2col/col2im loops (`runtime/kernels/dnn_loops.py`):
-chunks of images whose products OpenBLAS runs on the calling thread, in parallel on the task scheduler, or (for a
-large convolution) one product over the whole batch on BLAS's threads (`_chunk_images`); pooling runs native loops
-in parallel over images. A task writes only its own images, chunks are fixed by the shapes and summed in chunk
-order, so results do not depend on the number of threads. A convolution's sums are BLAS's (in BLAS's order, not
-DAPHNE's channel/row/column order), so they may differ from DAPHNE's loop in the last bits. f32 stays f32.
+Speed: a convolution is BLAS products between native im2col/col2im loops (`runtime/kernels/dnn_loops.py`) over
+chunks of images, in parallel on the task scheduler, each product on its task's thread (`_chunk_images`: small
+products stay below OpenBLAS's threading threshold; for large ones OpenBLAS is held at one thread,
+`blas_threads.one_blas_thread`); pooling runs native loops in parallel over images. A task writes only its own
+images, chunks are fixed by the shapes and summed in chunk order, so results do not depend on the number of
+threads. A convolution's sums are BLAS's (in BLAS's order, not DAPHNE's channel/row/column order), so they may
+differ from DAPHNE's loop in the last bits. f32 stays f32.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import numpy as np
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.fperr import quiet
 from daphnec.runtime.kernels import dnn_loops
+from daphnec.runtime.kernels.blas_threads import one_blas_thread
 from daphnec.runtime.values import as_dense
 
 #: Below this many cells of work a loop runs as one call on the calling thread (waking workers costs more).
@@ -144,24 +146,34 @@ calling thread, with the same result whatever its thread count; larger ones are 
 MIN_PARALLEL_MACS = 1 << 23
 """A convolution with fewer multiply-adds runs its chunks on the calling thread."""
 
+LARGE_CHUNK_MACS = 1 << 25
+"""Multiply-adds per chunk of a large convolution (one image's product above BLAS_SERIAL_MACS; chunks of equal
+whole numbers of images, at most this size unless one image is larger): products big enough for BLAS to run at
+full speed on one thread, chunks small enough to balance over the workers and to keep the per-thread im2col
+buffers a fraction of the batch's."""
+
 
 def _chunk_images(g: _Conv, nf: int) -> int:
-    """Images per chunk of a convolution's products, 0 for one product over the whole batch.
+    """Images per chunk of a convolution's products, fixed by the shapes (never by the thread count, so results
+    do not depend on it).
 
-    A small convolution runs in chunks of images, each chunk's im2col matrix and products (at most
-    BLAS_SERIAL_MACS multiply-adds, so OpenBLAS runs them on the calling thread) made by one task of the task
-    scheduler: the chunks run in parallel without waking BLAS threads per product (which costs more than such a
-    product, and far more on a busy machine), and the result does not depend on the number of threads of either.
-    A large convolution (one image's product alone above that size) is one BLAS product over the whole batch."""
-    per_image = nf * g.ckk * g.pq
-    if per_image > BLAS_SERIAL_MACS:
-        return 0
-    return max(1, BLAS_SERIAL_MACS // max(per_image, 1))
+    Each chunk's im2col matrix and products are made by one task of the task scheduler. A small convolution's
+    chunks stay at most BLAS_SERIAL_MACS multiply-adds, so OpenBLAS runs them on the calling thread without waking
+    its own threads per product (which costs more than such a product, and far more on a busy machine). A large
+    convolution's chunks hold LARGE_CHUNK_MACS, computed with OpenBLAS at one thread (`_over_chunks`): the cores
+    are used by daphnec's workers, not by OpenBLAS's threads, which spin-wait for each other and wait for the OS
+    scheduler on a busy machine (bench/README.md)."""
+    per_image = max(nf * g.ckk * g.pq, 1)
+    if per_image <= BLAS_SERIAL_MACS:
+        return BLAS_SERIAL_MACS // per_image
+    chunks = max(1, -(-g.n * per_image // LARGE_CHUNK_MACS))
+    return max(1, -(-g.n // chunks))
 
 
-def _over_chunks(g: _Conv, nf: int, k: int, run_chunk) -> int:
-    """Run `run_chunk(c, n0, n1)` for the chunks of k images (serially when the convolution is small); returns
-    the number of chunks."""
+def _over_chunks(g: _Conv, nf: int, run_chunk) -> int:
+    """Run `run_chunk(c, n0, n1)` for the chunks of `_chunk_images` images (serially when the convolution is
+    small); returns the number of chunks."""
+    k = _chunk_images(g, nf)
     chunks = -(-g.n // k)
 
     def run(c0: int, c1: int) -> None:
@@ -174,7 +186,8 @@ def _over_chunks(g: _Conv, nf: int, k: int, run_chunk) -> int:
         from daphnec.runtime.scheduling.workers import schedule
         from daphnec.runtime.vectorized.settings import SETTINGS
 
-        schedule(chunks, run, SETTINGS.scheduler)
+        with one_blas_thread():
+            schedule(chunks, run, SETTINGS.scheduler)
     return chunks
 
 
@@ -185,20 +198,6 @@ def _im2col(A: np.ndarray, g: _Conv, n0: int, n1: int, col: np.ndarray) -> np.nd
     fn = dnn_loops.function("im2col", A.dtype)
     args = g.loop_args(col.shape[1])
     fn(A.ctypes.data, col.ctypes.data, args[0], n0, n1, *args[1:])
-    return col
-
-
-def _im2col_batch(A: np.ndarray, g: _Conv) -> np.ndarray:
-    """The im2col matrix of the whole batch (in this thread's workspace), filled in parallel over images."""
-    ldcol = g.n * g.pq
-    col = _WORKSPACE.array(0, (g.ckk, ldcol), A.dtype)
-    fn = dnn_loops.function("im2col", A.dtype)
-    args, step = g.loop_args(ldcol), g.pq * A.itemsize
-
-    def run(n0: int, n1: int) -> None:
-        fn(A.ctypes.data, col.ctypes.data + n0 * step, args[0], n0, n1, *args[1:])
-
-    over_images(g.n, g.ckk * g.pq, run)
     return col
 
 
@@ -245,18 +244,12 @@ def conv2d(data, filt, bias, n, c, h, w, fh, fw, sh, sw, ph, pw) -> tuple[np.nda
         m = n1 - n0
         np.add(prod.reshape(nf, m, g.pq).transpose(1, 0, 2), bias_col, out=out[n0:n1].reshape(m, nf, g.pq))
 
+    def chunk(_: int, n0: int, n1: int) -> None:
+        col = _im2col(A, g, n0, n1, _WORKSPACE.array(0, (g.ckk, (n1 - n0) * g.pq), A.dtype))
+        finish(np.matmul(F, col, out=_WORKSPACE.array(1, (nf, col.shape[1]), A.dtype)), n0, n1)
+
     with quiet():
-        k = _chunk_images(g, nf)
-        if k:
-
-            def chunk(_: int, n0: int, n1: int) -> None:
-                col = _im2col(A, g, n0, n1, _WORKSPACE.array(0, (g.ckk, (n1 - n0) * g.pq), A.dtype))
-                finish(np.matmul(F, col, out=_WORKSPACE.array(1, (nf, col.shape[1]), A.dtype)), n0, n1)
-
-            _over_chunks(g, nf, k, chunk)
-        else:
-            col = _im2col_batch(A, g)
-            finish(np.matmul(F, col, out=_WORKSPACE.array(1, (nf, col.shape[1]), A.dtype)), 0, g.n)
+        _over_chunks(g, nf, chunk)
     return out, g.p, g.q
 
 
@@ -285,18 +278,14 @@ def conv2d_backward_filter(data, dout, sh, sw, ph, pw, n, c, h, w, nf, fc, fh, f
         g.c * g.h * g.w,
         "inputBatchSize x inputNumChannels*inputH*inputW",
     )
+    partial = np.zeros((-(-g.n // _chunk_images(g, nf)), nf, g.ckk), dtype=D.dtype)
+
+    def chunk(i: int, n0: int, n1: int) -> None:
+        col = _im2col(A, g, n0, n1, _WORKSPACE.array(0, (g.ckk, (n1 - n0) * g.pq), D.dtype))
+        np.matmul(_per_filter(D, g, nf, n0, n1), col.T, out=partial[i])
+
     with quiet():
-        k = _chunk_images(g, nf)
-        if not k:
-            col = _im2col_batch(A, g)
-            return np.matmul(_per_filter(D, g, nf, 0, g.n), col.T)
-        partial = np.zeros((-(-g.n // k), nf, g.ckk), dtype=D.dtype)
-
-        def chunk(i: int, n0: int, n1: int) -> None:
-            col = _im2col(A, g, n0, n1, _WORKSPACE.array(0, (g.ckk, (n1 - n0) * g.pq), D.dtype))
-            np.matmul(_per_filter(D, g, nf, n0, n1), col.T, out=partial[i])
-
-        _over_chunks(g, nf, k, chunk)
+        _over_chunks(g, nf, chunk)
         return partial.sum(axis=0)
 
 
@@ -309,26 +298,13 @@ def conv2d_backward_data(filt, dout, sh, sw, ph, pw, n, c, h, w, nf, fc, fh, fw)
         "conv2d_backward_data", F, "the filter", nf, g.ckk, "filterNumFilters x filterNumChannels*filterH*filterW"
     )
     dx = np.zeros((g.n, g.c * g.h * g.w), dtype=D.dtype)
+
+    def chunk(_: int, n0: int, n1: int) -> None:
+        d2 = _per_filter(D, g, nf, n0, n1)
+        _col2im(np.matmul(F.T, d2, out=_WORKSPACE.array(0, (g.ckk, d2.shape[1]), D.dtype)), g, n0, n1, dx)
+
     with quiet():
-        k = _chunk_images(g, nf)
-        if k:
-
-            def chunk(_: int, n0: int, n1: int) -> None:
-                d2 = _per_filter(D, g, nf, n0, n1)
-                _col2im(np.matmul(F.T, d2, out=_WORKSPACE.array(0, (g.ckk, d2.shape[1]), D.dtype)), g, n0, n1, dx)
-
-            _over_chunks(g, nf, k, chunk)
-        else:
-            d2 = _per_filter(D, g, nf, 0, g.n)
-            dcol = np.matmul(F.T, d2, out=_WORKSPACE.array(0, (g.ckk, d2.shape[1]), D.dtype))
-            step = g.pq * D.itemsize
-            fn = dnn_loops.function("col2im", D.dtype)
-            args = g.loop_args(dcol.shape[1])
-
-            def run(n0: int, n1: int) -> None:
-                fn(dcol.ctypes.data + n0 * step, dx.ctypes.data, args[0], n0, n1, *args[1:])
-
-            over_images(g.n, g.ckk * g.pq, run)
+        _over_chunks(g, nf, chunk)
     return dx
 
 
@@ -572,6 +548,30 @@ def affine(data, weights, bias) -> np.ndarray:
     if B.shape != (1, W.shape[1]):
         raise DaphneRuntimeError(f"affine: the bias must be a 1x{W.shape[1]} row, but it is {B.shape[0]}x{B.shape[1]}")
     with quiet():
-        prod = A @ W
+        prod = _product_on_workers(A, W)
         prod += B
-        return np.ascontiguousarray(prod)
+        return prod
+
+
+def _product_on_workers(A: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """A @ W (C-contiguous). A large product (a LeNet's 64 x 3136 @ 3136 x 512 layer) runs as blocks of rows of
+    equal size, fixed by the shapes, on the task scheduler with OpenBLAS at one thread, like a large convolution's
+    chunks (`_chunk_images`); each result cell is the same BLAS dot product whatever the blocks or threads."""
+    m, k = A.shape
+    n = W.shape[1]
+    blocks = -(-m * k * n // LARGE_CHUNK_MACS)
+    if blocks <= 1 or m * k * n < MIN_PARALLEL_MACS or m < 2:
+        return np.ascontiguousarray(A @ W)
+    rows = -(-m // blocks)
+    out = np.empty((m, n), dtype=np.result_type(A, W))
+
+    def run(b0: int, b1: int) -> None:
+        for b in range(b0, b1):
+            np.matmul(A[b * rows : (b + 1) * rows], W, out=out[b * rows : (b + 1) * rows])
+
+    from daphnec.runtime.scheduling.workers import schedule
+    from daphnec.runtime.vectorized.settings import SETTINGS
+
+    with one_blas_thread():
+        schedule(-(-m // rows), run, SETTINGS.scheduler)
+    return out

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.kernels import dnn
+from daphnec.runtime.kernels.blas_threads import blas_threads
 from daphnec.runtime.vectorized.settings import SETTINGS
 
 jax.config.update("jax_enable_x64", True)
@@ -325,6 +326,53 @@ def test_results_do_not_depend_on_threads(dtype) -> None:
     SETTINGS.scheduler.num_threads = 2
     rng_d = np.random.default_rng(8)
     assert run() == one
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_large_convolutions_match_jax_the_same_at_1_and_2_threads_and_restore_blas_threads(dtype) -> None:
+    """A convolution whose per-image product is above OpenBLAS's threading threshold runs in chunks of images on
+    the task scheduler with OpenBLAS at one thread: JAX's results, the same bits at 1 and 2 workers, and OpenBLAS's
+    thread count as it was afterwards."""
+    rng = np.random.default_rng(11)
+    args = (32, 8, 14, 14, 5, 5, 1, 1, 2, 2)
+    n, c, h, w, fh, fw, sh, sw, ph, pw = args
+    nf = 32
+    assert dnn._chunk_images(dnn._conv_geometry("t", *args), nf) < n  # several chunks, each above the threshold
+    X, F, B = rng.standard_normal((n, c * h * w)), rng.standard_normal((nf, c * fh * fw)), rng.standard_normal((nf, 1))
+    out = jax_conv(X, F, B, *args)
+    R = rng.standard_normal(out.shape)
+    dF, dX = jax.grad(lambda f, x: jnp.sum(jax_conv(x, f, B, *args) * R), argnums=(0, 1))(F, X)
+    t = [a.astype(dtype) for a in (X, F, B, R)]
+    back = (sh, sw, ph, pw, n, c, h, w, nf, c, fh, fw)
+    before = blas_threads()
+
+    def run() -> list[np.ndarray]:
+        got = dnn.conv2d(t[0], t[1], t[2], *args)[0]
+        return [got, dnn.conv2d_backward_filter(t[0], t[3], *back), dnn.conv2d_backward_data(t[1], t[3], *back)]
+
+    SETTINGS.scheduler.num_threads = 1
+    one = run()
+    SETTINGS.scheduler.num_threads = 2
+    two = run()
+    assert blas_threads() == before
+    assert [a.tobytes() for a in one] == [a.tobytes() for a in two]
+    tol = 1e-3 if dtype == np.float32 else 1e-10
+    assert all(close(a, np.asarray(b), tol) for a, b in zip(two, (out, dF, dX)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_large_affine_runs_in_row_blocks_with_the_same_bits_at_1_and_2_threads(dtype) -> None:
+    rng = np.random.default_rng(12)
+    X, W, B = (rng.standard_normal(s).astype(dtype) for s in ((64, 3136), (3136, 512), (1, 512)))
+    before = blas_threads()
+    SETTINGS.scheduler.num_threads = 1
+    one = dnn.affine(X, W, B)
+    SETTINGS.scheduler.num_threads = 2
+    two = dnn.affine(X, W, B)
+    assert blas_threads() == before and two.dtype == dtype and two.flags.c_contiguous
+    assert one.tobytes() == two.tobytes()
+    ref = X.astype(np.float64) @ W.astype(np.float64) + B
+    assert close(two, ref, 1e-3 if dtype == np.float32 else 1e-12)
 
 
 def test_backward_shapes_and_types_follow_daphne() -> None:
