@@ -74,15 +74,16 @@ def _ints(who: str, *vals) -> list[int]:
 
 
 @dataclass(frozen=True)
-class _Conv:
-    """The geometry of a convolution: N images of C x H x W, F filters of C x fh x fw, P x Q outputs."""
+class _Window:
+    """The geometry of a sliding window (a convolution's filter, a pooling window): N images of C x H x W, windows
+    of kh x kw with strides sh, sw and paddings ph, pw, P x Q outputs."""
 
     n: int
     c: int
     h: int
     w: int
-    fh: int
-    fw: int
+    kh: int
+    kw: int
     sh: int
     sw: int
     ph: int
@@ -90,16 +91,21 @@ class _Conv:
     p: int
     q: int
 
+
+@dataclass(frozen=True)
+class _Conv(_Window):
+    """A convolution: the windows are the C x kh x kw filters."""
+
     @property
     def ckk(self) -> int:
-        return self.c * self.fh * self.fw
+        return self.c * self.kh * self.kw
 
     @property
     def pq(self) -> int:
         return self.p * self.q
 
     def loop_args(self, ldcol: int) -> tuple[int, ...]:
-        return (ldcol, self.c, self.h, self.w, self.fh, self.fw, self.sh, self.sw, self.ph, self.pw, self.p, self.q)
+        return (ldcol, self.c, self.h, self.w, self.kh, self.kw, self.sh, self.sw, self.ph, self.pw, self.p, self.q)
 
 
 def _conv_geometry(who: str, n, c, h, w, fh, fw, sh, sw, ph, pw) -> _Conv:
@@ -314,20 +320,10 @@ def conv2d_backward_data(filt, dout, sh, sw, ph, pw, n, c, h, w, nf, fc, fh, fw)
 
 
 @dataclass(frozen=True)
-class _Pool:
+class _Pool(_Window):
+    """A pooling of kind `max` or `avg`."""
+
     kind: str
-    n: int
-    c: int
-    h: int
-    w: int
-    kh: int
-    kw: int
-    sh: int
-    sw: int
-    ph: int
-    pw: int
-    p: int
-    q: int
 
     @property
     def quick(self) -> bool:
@@ -347,7 +343,7 @@ def _pool_geometry(kind: str, who: str, n, c, h, w, kh, kw, sh, sw, ph, pw) -> _
     n, c, h, w, kh, kw, sh, sw, ph, pw = _ints(who, n, c, h, w, kh, kw, sh, sw, ph, pw)
     p = _out_extent(who, h, kh, ph, sw)  # sic: DAPHNE uses the width stride for the height
     q = _out_extent(who, w, kw, pw, sh)
-    return _Pool(kind, n, c, h, w, kh, kw, sh, sw, ph, pw, p, q)
+    return _Pool(n, c, h, w, kh, kw, sh, sw, ph, pw, p, q, kind)
 
 
 def avg_pool2d(data, n, c, h, w, pool_h, pool_w, sh, sw, ph, pw) -> tuple[np.ndarray, int, int]:
