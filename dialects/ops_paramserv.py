@@ -22,11 +22,17 @@ from daphnec.dialects.types import UNKNOWN, ListType, StringType, is_matrix, is_
 
 LIST_ARGS: tuple[str, ...] = ("model", "hyperparams")
 MATRIX_ARGS: tuple[str, ...] = ("features", "labels", "val_features", "val_labels")
-STRING_ARGS: tuple[str, ...] = ("mode", "utype", "freq", "scheme", "compression")
-INT_ARGS: tuple[str, ...] = ("epochs", "batchsize", "k", "staleness", "backup_workers", "nbatches", "period", "seed")
+STRING_ARGS: tuple[str, ...] = ("mode", "utype", "freq", "scheme", "compression", "allreduce", "topology")
+INT_ARGS: tuple[str, ...] = ("epochs", "batchsize", "k", "staleness", "backup_workers", "nbatches", "period", "seed",
+                             "servers", "threads")  # fmt: skip
+FLOAT_ARGS: tuple[str, ...] = ("alpha", "delta_max")
+BOOL_ARGS: tuple[str, ...] = ("colocated",)
 FUNCTION_ARGS: tuple[str, ...] = ("upd", "agg", "val")
 REQUIRED: tuple[str, ...] = ("model", "features", "labels")
-VALUE_ARGS: tuple[str, ...] = LIST_ARGS + MATRIX_ARGS + STRING_ARGS + INT_ARGS
+VALUE_ARGS: tuple[str, ...] = LIST_ARGS + MATRIX_ARGS + STRING_ARGS + INT_ARGS + FLOAT_ARGS + BOOL_ARGS
+SCALAR_CASTS: dict[str, str] = {**dict.fromkeys(INT_ARGS, "si64"), **dict.fromkeys(FLOAT_ARGS, "f64"),
+                                **dict.fromkeys(BOOL_ARGS, "bool")}  # fmt: skip
+"""The value type each numeric named argument is cast to (whole numbers si64, coefficients f64, flags bool)."""
 """Every named argument that is a value (an operand); `upd`/`agg` are function names instead."""
 
 UPD_PARAMS = ("model", "hyperparams", "features", "labels")

@@ -3,15 +3,22 @@
 A worker owns its partition (partition.py), walks it in batches, and per *push* (one batch, NBATCHES batches or an
 epoch) computes gradients with `upd`. When a push spans several batches the worker applies `agg` to its own copy
 of the model after each batch but the last and pushes the sum of the batches' gradients; then it pulls the
-server's model (its local updates are discarded). Three loops:
+server's model (its local updates are discarded). The loops:
 
-- `run_server_worker` (BSP, SSP, ASP, SBP): push gradients to the server, pull the model (an `Endpoint`).
+- `run_server_worker` (BSP, SSP, ASP, SBP): push gradients to the server, pull the model (an `Endpoint`; with
+  sharded servers a `ShardedEndpoint` over one endpoint per shard).
 - `run_allreduce_worker` (ALLREDUCE): no server; every worker keeps a replica. Each clock the workers' gradients
-  are summed in worker order by a `Reducer` (a barrier in LOCAL mode, an all-gather among the worker ranks in MPI
-  mode) and every worker applies `agg` to its replica, so the replicas stay identical and equal BSP's model.
-  A worker without a batch at a clock (a smaller partition) contributes nothing but still applies the update.
+  are summed in the canonical order (reduction.py) by a `Reducer` (a barrier in LOCAL mode, one of the all-reduce
+  algorithms among the worker ranks in MPI mode) and every worker applies `agg` to its replica, so the replicas
+  stay identical and equal BSP's model. A worker without a batch at a clock (a smaller partition) contributes
+  nothing but still applies the update.
 - `run_localsgd_worker` (LOCALSGD, period tau): every worker applies its own gradient after each batch; after every
   tau clocks (and at the end) the replicas are replaced by their element-wise mean (`Reducer.average`).
+- `run_gossip_worker` (GOSSIP, D-PSGD of Lian et al. 2017): every clock a worker computes its gradient on its own
+  replica, averages the replica with its neighbours' (`Mixer`: a ring, or a seeded random pairing per clock) and
+  applies the gradient to the average. No global model exists until the end, when the replicas are averaged.
+- `run_easgd_worker` (EASGD, period tau): plain SGD on the worker's own replica; every tau clocks (and at the end)
+  an elastic exchange with the server's master model (server.py, `ElasticServer`).
 
 A test hook (`runtime.testing_hooks.ps_slow_worker`) makes one worker sleep after each batch, a straggler: the
 tests and the benchmark use it to show that ASP and SBP do not wait for a slow worker.
@@ -29,7 +36,7 @@ from daphnec.runtime import testing_hooks
 from daphnec.runtime.kernels.lists import DaphneList
 from daphnec.runtime.paramserv.compression import Compressor, Payload, raw_bytes
 from daphnec.runtime.paramserv.options import PSOptions
-from daphnec.runtime.paramserv.partition import Partition, Plan
+from daphnec.runtime.paramserv.partition import Partition, Plan, exchange_at
 from daphnec.runtime.paramserv.server import STOP, Pulled
 from daphnec.runtime.paramserv.stats import EpochLog, EpochStats
 from daphnec.runtime.paramserv.udf import add, call_agg, call_upd
@@ -51,14 +58,72 @@ class Contribution:
 
 
 class Endpoint(Protocol):
-    def push_pull(self, w: int, clock: int, used: int, nxt: int | None, c: Contribution,
-                  stats: EpochStats) -> Pulled: ...  # fmt: skip
+    """A worker's view of one server: `send` pushes a contribution (and asks for the model it needs next, `nxt`;
+    None: nothing, its last push), `receive` waits for the answer. Split so that a worker can push to every shard
+    before it waits for any of them."""
+
+    def send(self, w: int, clock: int, used: int, nxt: int | None, c: Contribution, stats: EpochStats) -> None: ...
+
+    def receive(self, w: int, nxt: int | None, used: int, stats: EpochStats) -> Pulled: ...
+
+    def close(self, w: int) -> None:
+        """The worker is done with this server (no more pushes)."""
 
 
 class Reducer(Protocol):
     def reduce(self, w: int, c: Contribution | None, stats: EpochStats) -> tuple: ...
 
     def average(self, w: int, model: DaphneList, stats: EpochStats) -> tuple: ...
+
+
+class Mixer(Protocol):
+    def mix(self, w: int, clock: int, model: DaphneList, stats: EpochStats) -> tuple:
+        """The mean of this worker's replica and its neighbours' at `clock` (GOSSIP)."""
+        ...
+
+
+def push_pull(endpoint: Endpoint, w: int, clock: int, used: int, nxt: int | None, c: Contribution,
+              stats: EpochStats) -> Pulled:  # fmt: skip
+    endpoint.send(w, clock, used, nxt, c, stats)
+    return endpoint.receive(w, nxt, used, stats)
+
+
+def slice_contribution(c: Contribution, a: int, b: int) -> Contribution:
+    """The part of a contribution a shard holding matrices a..b-1 receives."""
+    payloads = c.payloads[a:b] if c.payloads is not None else None
+    return Contribution(c.grads[a:b], payloads, 0, 0)
+
+
+class ShardedEndpoint:
+    """The servers of a sharded model: shard s holds matrices ranges[s]. A push sends each shard its slice, then
+    the answers of all shards are collected (every shard answers every push that asks, even after another shard
+    said STOP, so the conversation with each stays in step) and the model is put together again. Each shard has
+    its own version; the worker tells each the version of that shard's matrices it computed with."""
+
+    def __init__(self, endpoints: list[Endpoint], ranges: list[tuple[int, int]], model: DaphneList):
+        self.endpoints = endpoints
+        self.ranges = ranges
+        self.parts = [DaphneList(tuple(model[a:b]), model.elem_kind) for a, b in ranges]
+        self.versions = [0] * len(ranges)
+        self.kind = model.elem_kind
+
+    def send(self, w: int, clock: int, used: int, nxt: int | None, c: Contribution, stats: EpochStats) -> None:
+        for e, (a, b), v in zip(self.endpoints, self.ranges, self.versions):
+            e.send(w, clock, v, nxt, slice_contribution(c, a, b), stats)
+
+    def receive(self, w: int, nxt: int | None, used: int, stats: EpochStats) -> Pulled:
+        answers = [e.receive(w, nxt, v, stats) for e, v in zip(self.endpoints, self.versions)]
+        if nxt is None:
+            return None
+        if any(r is None or r == STOP for r in answers):
+            return STOP
+        for s, r in enumerate(answers):
+            self.parts[s], self.versions[s] = r  # type: ignore[misc]
+        return DaphneList(tuple(m for p in self.parts for m in p), self.kind), min(self.versions)
+
+    def close(self, w: int) -> None:
+        for e in self.endpoints:
+            e.close(w)
 
 
 @dataclass
@@ -97,8 +162,10 @@ class Job:
 
     # -- computing ---------------------------------------------------------------------------------------------------
 
-    def gradients(self, model: DaphneList, s: int) -> tuple:
-        """The gradients of the s-th push of an epoch, computed from `model`."""
+    def gradients(self, model: DaphneList, s: int, stats: EpochStats) -> tuple:
+        """The gradients of the s-th push of an epoch, computed from `model` (the seconds count as the epoch's
+        compute time)."""
+        t0 = time.perf_counter()
         ranges = self.plan.push_batches(s)
         last = len(ranges) - 1
         local, acc = model, None
@@ -113,10 +180,20 @@ class Job:
             if j < last:
                 local = call_agg(self.agg, local, self.hp, g)
         assert acc is not None
+        stats.compute_seconds += time.perf_counter() - t0
         return acc
 
-    def contribution(self, grads: tuple, stats: EpochStats) -> Contribution:
-        if self.compressor is None:
+    def local_step(self, model: DaphneList, s: int, stats: EpochStats) -> DaphneList:
+        """LOCALSGD/EASGD: the s-th push's gradients applied to the worker's own replica."""
+        g = self.gradients(model, s, stats)
+        t0 = time.perf_counter()
+        out = call_agg(self.agg, model, self.hp, g)
+        stats.compute_seconds += time.perf_counter() - t0
+        stats.updates += 1
+        return out
+
+    def contribution(self, grads: tuple, stats: EpochStats, compress: bool = True) -> Contribution:
+        if self.compressor is None or not compress:
             raw = sum(raw_bytes(g) for g in grads)
             c = Contribution(grads, None, raw, raw)
         else:
@@ -149,22 +226,27 @@ def run_server_worker(job: Job, endpoint: Endpoint) -> None:
     utype = job.opts.utype
     stream = job.clocks()
     cur = next(stream, None)
-    while cur is not None:
-        clock, e, s = cur
-        stats = job.log[e]
-        c = job.contribution(job.gradients(model, s), stats)
-        nxt_item = next(stream, None)
-        if utype in ("BSP", "SSP"):
-            tag, nxt = clock, (nxt_item[0] if nxt_item is not None else None)
-        elif utype == "SBP":
-            tag, nxt = version, version + 1
-        else:
-            tag, nxt = version, 0
-        r = endpoint.push_pull(job.index, tag, version, nxt, c, stats)
-        if r is None or r == STOP:
-            return
-        model, version = r  # type: ignore[misc]
-        cur = nxt_item
+    try:
+        while cur is not None:
+            clock, e, s = cur
+            stats = job.log[e]
+            c = job.contribution(job.gradients(model, s, stats), stats)
+            nxt_item = next(stream, None)
+            if utype in ("BSP", "SSP"):
+                tag, nxt = clock, (nxt_item[0] if nxt_item is not None else None)
+            elif utype == "SBP":
+                tag, nxt = version, version + 1
+            else:
+                tag, nxt = version, 0
+            t0 = time.perf_counter()
+            r = push_pull(endpoint, job.index, tag, version, nxt, c, stats)
+            stats.comm_seconds += time.perf_counter() - t0
+            if r is None or r == STOP:
+                return
+            model, version = r  # type: ignore[misc]
+            cur = nxt_item
+    finally:
+        endpoint.close(job.index)
 
 
 def run_allreduce_worker(job: Job, reducer: Reducer) -> DaphneList:
@@ -174,9 +256,13 @@ def run_allreduce_worker(job: Job, reducer: Reducer) -> DaphneList:
     for clock in range(job.opts.epochs * m):
         e, s = divmod(clock, m)
         stats = job.log[e]
-        c = job.contribution(job.gradients(replica, s), stats) if s < p else None
+        c = job.contribution(job.gradients(replica, s, stats), stats) if s < p else None
+        t0 = time.perf_counter()
         summed = reducer.reduce(job.index, c, stats)
+        t1 = time.perf_counter()
+        stats.comm_seconds += t1 - t0
         replica = call_agg(job.agg, replica, job.hp, summed)
+        stats.compute_seconds += time.perf_counter() - t1
         if job.index == 0:
             stats.updates += 1
         if s == m - 1:
@@ -194,12 +280,70 @@ def run_localsgd_worker(job: Job, reducer: Reducer) -> DaphneList:
         e, s = divmod(clock, m)
         stats = job.log[e]
         if s < p:
-            g = job.gradients(replica, s)
-            replica = call_agg(job.agg, replica, job.hp, g)
-            stats.updates += 1
-        if (clock + 1) % tau == 0 or clock == total - 1:
+            replica = job.local_step(replica, s, stats)
+        if exchange_at(clock, tau, total):
+            t0 = time.perf_counter()
             replica = DaphneList(reducer.average(job.index, replica, stats), replica.elem_kind)
+            stats.comm_seconds += time.perf_counter() - t0
         if s == m - 1:
             job.epoch_ends.append(time.perf_counter())
             job.epoch_models.append(replica)
     return replica
+
+
+def run_gossip_worker(job: Job, mixer: Mixer, reducer: Reducer) -> DaphneList:
+    """GOSSIP (D-PSGD): gradient on the own replica, replica averaged with the neighbours', gradient applied to
+    the average; at the end the replicas' global mean is the result."""
+    replica = job.model
+    m, p = job.max_pushes, job.plan.pushes
+    total = job.opts.epochs * m
+    for clock in range(total):
+        e, s = divmod(clock, m)
+        stats = job.log[e]
+        g = job.gradients(replica, s, stats) if s < p else None
+        t0 = time.perf_counter()
+        mixed = DaphneList(mixer.mix(job.index, clock, replica, stats), replica.elem_kind)
+        t1 = time.perf_counter()
+        stats.comm_seconds += t1 - t0
+        if g is not None:
+            replica = call_agg(job.agg, mixed, job.hp, g)
+            stats.updates += 1
+            stats.compute_seconds += time.perf_counter() - t1
+        else:
+            replica = mixed
+        if s == m - 1:
+            job.epoch_ends.append(time.perf_counter())
+            job.epoch_models.append(replica)
+    t0 = time.perf_counter()
+    final = DaphneList(reducer.average(job.index, replica, job.log[job.opts.epochs - 1]), replica.elem_kind)
+    job.log[job.opts.epochs - 1].comm_seconds += time.perf_counter() - t0
+    if job.epoch_models:
+        job.epoch_models[-1] = final
+    return final
+
+
+def run_easgd_worker(job: Job, endpoint: Endpoint) -> None:
+    """EASGD: local SGD steps; every `period` clocks and at the end push the replica to the master, receive the
+    elastic difference e and subtract it."""
+    replica = job.model
+    m, p, tau = job.max_pushes, job.plan.pushes, job.opts.period
+    total = job.opts.epochs * m
+    try:
+        for clock in range(total):
+            e, s = divmod(clock, m)
+            stats = job.log[e]
+            if s < p:
+                replica = job.local_step(replica, s, stats)
+            if exchange_at(clock, tau, total):
+                c = job.contribution(tuple(replica), stats, compress=False)
+                t0 = time.perf_counter()
+                r = push_pull(endpoint, job.index, clock, -1, 0, c, stats)
+                stats.comm_seconds += time.perf_counter() - t0
+                if r is None or r == STOP:
+                    return
+                diff, _ = r  # type: ignore[misc]
+                replica = DaphneList(tuple(x - d for x, d in zip(replica, diff)), replica.elem_kind)
+            if s == m - 1:
+                job.epoch_ends.append(time.perf_counter())
+    finally:
+        endpoint.close(job.index)
