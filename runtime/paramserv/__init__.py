@@ -183,7 +183,7 @@ def _run_local_servers(model: DaphneList, hp: DaphneList, agg: Callable[..., obj
                        jobs: list[Job], call: CallStats, t0: float) -> tuple[DaphneList, CallStats]:  # fmt: skip
     """Server strategies in LOCAL mode: one hub per shard, shared by the worker threads."""
     k = len(jobs)
-    ranges = model_shards(model, opts.shards if not opts.colocated else min(opts.shards, k))
+    ranges = model_shards(model, opts, k)
     logs = [EpochLog(opts.epochs) for _ in ranges]
     servers = [make_shard(opts, model, hp, agg, jobs[0].pushes, r, log) for r, log in zip(ranges, logs)]
     group = AbortGroup()

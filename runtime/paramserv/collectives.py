@@ -112,6 +112,7 @@ class Collective:
             out = tree_mean_of_sum(total, self.k, model)
         self._count(stats, counter, t0)
         stats.pushes += 1
+        stats.push_raw += sum(int(np.asarray(m).nbytes) for m in model)
         return out
 
     def payload_models(self) -> PayloadLayout:

@@ -186,8 +186,8 @@ def run_threads(k: int, target: Callable[[int], object], abort: Callable[[], Non
     def body(i: int) -> None:
         try:
             results[i] = target(i)
-        except Aborted:
-            pass
+        except Aborted:  # the call was aborted elsewhere: wake up the other threads (they may be at a barrier)
+            abort()
         except BaseException as e:  # noqa: BLE001 - re-raised in the caller
             with lock:
                 errors.append(e)

@@ -123,7 +123,7 @@ def plan_roles(c: Any, opts: PSOptions, model: DaphneList) -> tuple[PSOptions, R
     workers = available[:k]
     shards: list[tuple[int, int, int]] = []
     if opts.has_server:
-        ranges = model_shards(model, opts.shards)
+        ranges = model_shards(model, opts, k)
         if opts.colocated:
             hosts = workers[: len(ranges)]
         else:
@@ -143,6 +143,7 @@ class _Rank0:
         self.ranks = roles.ranks
         self.sending: list[tuple[Any, object]] = []
         self.finished: set[int] = set()
+        self.failed: set[int] = set()
         self.errors: list[Exception] = []
         self.logs: list[list[EpochStats]] = []
         self.final: tuple | None = None
@@ -185,22 +186,31 @@ class _Rank0:
     # -- the message loop ------------------------------------------------------------------------------------------
 
     def poll_end(self) -> bool:
-        """One look for PS_ERROR / PS_DONE of any rank of the call; True if one came."""
+        """One look for PS_ERROR / PS_DONE of any rank of the call; True if one came. A message of an earlier call
+        (its PS_ERROR may come after its PS_DONE) is dropped."""
         for tag in (Tag.PS_ERROR, Tag.PS_DONE):
             m = try_recv_control(self.comms.ctrl, mpi().ANY_SOURCE, int(tag))
-            if m is not None:
-                rank, _, body = m
-                if rank not in self.ranks:
-                    raise DaphneRuntimeError(f"paramserv: unexpected message {tag.name} from rank {rank}")
-                if tag == Tag.PS_ERROR:
-                    from daphnec.runtime.distributed.coordinator import RemoteError
-
-                    self.errors.append(RemoteError(rank, body["message"], body.get("loc")))
-                    self.abort()
-                else:
-                    self.on_done(rank, body)
+            if m is None:
+                continue
+            rank, _, body = m
+            if body.get("call") != self.call:
                 return True
+            if rank not in self.ranks:
+                raise DaphneRuntimeError(f"paramserv: unexpected message {tag.name} from rank {rank}")
+            if tag == Tag.PS_DONE:
+                self.on_done(rank, body)
+            if "message" in body or "error" in body:
+                self.on_error(rank, body.get("error", body))
+            return True
         return False
+
+    def on_error(self, rank: int, body: dict[str, Any]) -> None:
+        from daphnec.runtime.distributed.coordinator import RemoteError
+
+        if rank not in self.failed:
+            self.failed.add(rank)
+            self.errors.append(RemoteError(rank, body["message"], body.get("loc")))
+        self.abort()
 
     def abort(self) -> None:
         """A rank of the call failed: every other rank still in it stops (once)."""

@@ -166,6 +166,7 @@ def serve_job(worker: Any, msg: dict[str, Any]) -> None:
     index, shard = msg.get("index"), msg.get("shard")
     shards: list[list[int]] = msg.get("shards", [])  # [rank, first matrix, end] per shard
     state = _State()
+    state.call = call
     endpoints: list[RemoteEndpoint] = []
     try:
         model, hp, parts = _receive_data(comms, chunk, msg, waiter)
@@ -208,15 +209,19 @@ class _State:
         self.logs: list[list[EpochStats]] = []
         self.epoch_seconds: list[float] | None = None
         self.final: tuple | None = None
+        self.error: dict[str, Any] | None = None
+        self.call = -1
 
 
 def _fail(comms: Any, state: _State, e: BaseException) -> None:
+    """Report the rank's (first) failure to rank 0 at once; PS_DONE repeats it (the two messages have different
+    tags, so rank 0 may see the PS_DONE first)."""
     if not state.failed:
         state.failed = True
         loc = getattr(e, "loc", None)
-        body = {"message": getattr(e, "message", None) or str(e) or type(e).__name__,
-                "loc": [loc.file, loc.line, loc.col] if loc is not None else None}  # fmt: skip
-        send_control(comms.ctrl, COORDINATOR, Tag.PS_ERROR, body)
+        state.error = {"message": getattr(e, "message", None) or str(e) or type(e).__name__,
+                       "loc": [loc.file, loc.line, loc.col] if loc is not None else None}  # fmt: skip
+        send_control(comms.ctrl, COORDINATOR, Tag.PS_ERROR, {**state.error, "call": state.call})
 
 
 def _finish(comms: Any, chunk: int, state: _State, waiter: Waiter, wire0: int | None) -> None:
@@ -230,7 +235,9 @@ def _finish(comms: Any, chunk: int, state: _State, waiter: Waiter, wire0: int | 
     loop = state.loop
     if loop is not None and loop.error is not None:
         _fail(comms, state, loop.error)
-    done: dict[str, Any] = {"logs": [[s.to_dict() for s in log] for log in state.logs]}
+    done: dict[str, Any] = {"call": state.call, "logs": [[s.to_dict() for s in log] for log in state.logs]}
+    if state.error is not None:
+        done["error"] = state.error
     bufs: list[np.ndarray] = []
     if state.epoch_seconds is not None:
         done["epoch_seconds"] = state.epoch_seconds
@@ -276,6 +283,7 @@ def _run_worker(comms: Any, chunk: int, msg: dict[str, Any], opts: PSOptions, mo
         plan = plans([part.rows], opts.batchsize, opts.freq, opts.nbatches)[0]
         job = Job(w, model, hp, upd, agg, part, plan, pushes, opts)
         job.aborted = lambda: waiter.aborted or state.failed
+        job.transport_counts = not opts.has_server
         jobs.append(job)
     state.logs = [j.log.epochs for j in jobs]
     t0 = time.perf_counter()
@@ -302,6 +310,8 @@ def _run_worker(comms: Any, chunk: int, msg: dict[str, Any], opts: PSOptions, mo
         for j in jobs:
             j.aborted = lambda: waiter.aborted or state.failed or rank_reducer.aborted()
         results = run_threads(threads, lambda t: run_allreduce_worker(jobs[t], rank_reducer), rank_reducer.abort)
+        if rank_reducer.aborted():  # another rank failed: the threads stopped
+            raise Aborted
         result = results[0]  # type: ignore[assignment]
     else:
         loop = run_allreduce_worker if opts.utype == "ALLREDUCE" else run_localsgd_worker

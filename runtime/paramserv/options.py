@@ -35,8 +35,9 @@ SERVER_UTYPES = ("BSP", "ASP", "SSP", "SBP", "EASGD")
 decentralised (model replicas on the workers)."""
 SHARDABLE_UTYPES = ("BSP", "SSP", "ASP", "EASGD")
 """Server strategies whose model can be split over several servers (SBP's backup sets would differ per shard)."""
-HIERARCHICAL_UTYPES = ("BSP", "ALLREDUCE")
-"""Strategies whose workers' gradients a rank may sum before they leave it (`threads` > 1)."""
+HIERARCHICAL_UTYPES = ("ALLREDUCE",)
+"""Strategies whose workers' gradients a rank sums before they leave it (`threads` > 1: BAGUA's hierarchical
+all-reduce)."""
 LOCAL_STEP_UTYPES = ("LOCALSGD", "GOSSIP", "EASGD")
 """Strategies whose workers apply every batch to their own replica (they need freq=BATCH)."""
 
@@ -155,10 +156,8 @@ class PSOptions:
 
     @property
     def shards(self) -> int:
-        """The number of model shards (servers): `servers`, or 1, or (co-located) one per worker rank."""
-        if self.servers > 0:
-            return self.servers
-        return max(self.k, 1) if self.colocated else 1
+        """The number of dedicated model shards (servers): `servers` or 1 (co-located shards: server.model_shards)."""
+        return max(self.servers, 1)
 
     def elastic(self, k: int) -> float:
         """EASGD's alpha for k workers."""
@@ -228,8 +227,8 @@ class PSOptions:
         if self.servers < 0:
             raise DaphneRuntimeError(f"paramserv: servers must be >= 1 (or 0 for the default), got {self.servers}")
         if (self.servers > 1 or self.colocated) and u not in SHARDABLE_UTYPES:
-            raise DaphneRuntimeError(f"paramserv: sharded servers (servers={self.shards}"
-                                     f"{', colocated' if self.colocated else ''}) need utype "
+            raise DaphneRuntimeError(f"paramserv: sharded servers ({'colocated' if self.colocated else 'servers='}"
+                                     f"{'' if self.colocated else self.servers}) need utype "
                                      f"{', '.join(SHARDABLE_UTYPES)}, not {u}")  # fmt: skip
         if self.colocated and self.k > 0 and self.servers > self.k:
             raise DaphneRuntimeError(f"paramserv: colocated servers live on the worker ranks: servers={self.servers} "

@@ -364,8 +364,10 @@ def make_server(utype: str, model: DaphneList, update: Callable[..., DaphneList]
     raise ValueError(utype)
 
 
-def model_shards(model: Sequence[object], shards: int) -> list[tuple[int, int]]:
-    """The matrix ranges of `shards` servers, balanced by bytes."""
+def model_shards(model: Sequence[object], opts: PSOptions, k: int) -> list[tuple[int, int]]:
+    """The matrix ranges of the call's servers, balanced by bytes: `servers` of them, or with `colocated` and no
+    `servers` one per worker (at most one per matrix)."""
+    shards = opts.servers if opts.servers > 0 else (min(k, len(model)) if opts.colocated else 1)
     return shard_ranges([int(getattr(m, "nbytes", 0)) for m in model], shards)
 
 

@@ -155,8 +155,10 @@ def describe(opts: PSOptions, mode: str) -> str:
     words = []
     if opts.allreduce:
         words.append(f"allreduce={opts.allreduce}")
-    if opts.servers > 1 or opts.colocated:
-        words.append(f"servers={opts.shards}" + (" colocated" if opts.colocated else ""))
+    if opts.servers > 1:
+        words.append(f"servers={opts.servers}")
+    if opts.colocated:
+        words.append("colocated")
     if opts.utype == "GOSSIP":
         words.append(f"topology={opts.neighbourhood}")
     if opts.utype == "EASGD":

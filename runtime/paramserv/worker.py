@@ -144,6 +144,8 @@ class Job:
     compressor: Compressor | None = field(init=False)
     slow: float = field(init=False)
     aborted: Callable[[], bool] = lambda: False
+    transport_counts: bool = False
+    """The transport counts the bytes this worker sends (MPI collectives, whose sends are not the contribution)."""
     epoch_ends: list[float] = field(default_factory=list)
     """Decentralised strategies: when this worker finished each epoch (worker 0's are the call's epoch times)."""
     epoch_models: list[DaphneList] = field(default_factory=list)
@@ -201,7 +203,8 @@ class Job:
             c = Contribution(tuple(decoded), payloads, raw, sent)
         stats.pushes += 1
         stats.push_raw += c.raw
-        stats.push_sent += c.sent
+        if not self.transport_counts:
+            stats.push_sent += c.sent
         return c
 
     # -- the push sequence -------------------------------------------------------------------------------------------
