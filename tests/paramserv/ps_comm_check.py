@@ -101,7 +101,8 @@ def main() -> int:
         bsp = lr.mse(run("LOCAL", k, epochs=3), X, y)
         asyncs = [("ASP", {"utype": "ASP"}), ("ASP delta_max", {"utype": "ASP", "delta_max": 0.05}),
                   ("SSP colocated", {"utype": "SSP", "staleness": 2, "colocated": True}),
-                  ("EASGD", {"utype": "EASGD", "period": 2}), ("EASGD colocated", {"utype": "EASGD", "colocated": True})]  # fmt: skip
+                  ("EASGD", {"utype": "EASGD", "period": 2}),
+                  ("EASGD colocated", {"utype": "EASGD", "colocated": True})]  # fmt: skip
         for name, kw in asyncs:
             got = run("MPI", k, epochs=3, **kw)
             out["loss"][name] = [start, lr.mse(got, X, y), bsp]

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from daphnec.runtime.paramserv import costs
+
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).parent
 MPIEXEC = Path(sys.executable).parent / "mpiexec"
@@ -27,25 +29,15 @@ TCP = {"MPIR_CVAR_CH4_NETMOD": "ofi", "MPIR_CVAR_NOLOCAL": "1", "FI_PROVIDER": "
 
 
 def formulas(k: int, steps: int) -> dict[str, list[float]]:
-    """Bytes per step and |w| that each rank (0 = the coordinator, then the worker ranks) sends."""
-    log_children = [0.0] * k
-    have = 1
-    while have < k:  # binomial broadcast from worker 0: who sends to how many
-        for i in range(have):
-            if i + have < k:
-                log_children[i] += 1
-        have *= 2
-    tree = [(1.0 if i else 0.0) + log_children[i] for i in range(k)]
-    ring = 2 * (k - 1) / k
-    peers = min(k - 1, 2)  # a ring's neighbours
-    return {
-        "BSP": [k * (steps - 1) / steps] + [1.0] * k,  # the last push asks for no model
-        "ALLREDUCE ALLGATHER": [0.0] + [k - 1.0] * k,
-        "ALLREDUCE RING": [0.0] + [ring] * k,
-        "ALLREDUCE TREE": [0.0] + tree,
-        "ALLREDUCE MASTER": [0.0] + [k - 1.0] + [1.0] * (k - 1),
-        "GOSSIP RING": [0.0] + [peers + ring / steps] * k,  # + the final average (a ring all-reduce)
-    }
+    """Bytes per step and |w| that each rank (0 = the coordinator, then the worker ranks) sends in the byte runs:
+    the cost model (runtime/paramserv/costs.py) with the edges of a short run."""
+    bsp = costs.per_step("BSP", k, 1.0)
+    out = {"BSP": [bsp[0] * (steps - 1) / steps] + bsp[1:]}  # the last push asks for no model
+    for a in ("ALLGATHER", "RING", "TREE", "MASTER"):
+        out[f"ALLREDUCE {a}"] = costs.per_step("ALLREDUCE", k, 1.0, a)
+    final = costs.allreduce("RING", k, 1.0)  # GOSSIP ends with the mean of all replicas
+    out["GOSSIP RING"] = [0.0] + [b + f / steps for b, f in zip(costs.per_step("GOSSIP", k, 1.0)[1:], final)]
+    return out
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 5])

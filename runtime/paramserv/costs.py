@@ -1,0 +1,64 @@
+"""The cost model of paramserv's communication: the bytes each rank sends per step, in the steady state.
+
+One table per fact: docs/distributed-training.md prints these formulas, bench/dist_train_bench.py sets them next
+to the bytes it measures, the MPI tests check the measurements against them. |w| is the model's (= a gradient's)
+size in bytes, k the number of worker ranks; a *step* is one clock (one batch per worker with freq=BATCH).
+Control messages (a few hundred bytes of JSON per push) and the first and last steps (the initial model is
+already on the workers; the last push asks for no model) are not in the formulas.
+
+Ranks are listed as the statistics list them: rank 0 (the coordinator, server 1 of the server strategies), the k
+worker ranks, then the dedicated server ranks of `servers=M`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def broadcast_children(k: int) -> list[int]:
+    """How many ranks each of k ranks sends to in a binomial-tree broadcast from rank 0 (reduction.py)."""
+    children = [0] * k
+    have = 1
+    while have < k:
+        for i in range(have):
+            if i + have < k:
+                children[i] += 1
+        have *= 2
+    return children
+
+
+def allreduce(algorithm: str, k: int, w: float) -> list[float]:
+    """Bytes each of k worker ranks sends for one all-reduce of w bytes."""
+    if k == 1:
+        return [0.0]
+    if algorithm == "ALLGATHER":
+        return [(k - 1) * w] * k
+    if algorithm == "RING":
+        return [2 * (k - 1) / k * w] * k
+    if algorithm == "TREE":
+        return [(1 if i else 0) * w + c * w for i, c in enumerate(broadcast_children(k))]
+    if algorithm == "MASTER":
+        return [(k - 1) * w] + [w] * (k - 1)
+    raise ValueError(algorithm)
+
+
+def per_step(utype: str, k: int, w: float, algorithm: str = "ALLGATHER", shards: Sequence[float] = (),
+             colocated: bool = False, period: int = 1, topology: str = "RING") -> list[float]:  # fmt: skip
+    """Bytes per step sent by rank 0, the k worker ranks and the dedicated server ranks (in that order).
+    `shards`: the bytes of each server shard (server strategies with servers > 1 or colocated)."""
+    if utype in ("BSP", "SSP", "ASP", "SBP", "EASGD"):
+        every = period if utype == "EASGD" else 1  # EASGD: one exchange (model up, difference down) per period
+        sizes = list(shards) or [w]
+        if colocated:  # worker j holds shard j: pushes to the others' shards, its shard to the other workers
+            held = sizes + [0.0] * (k - len(sizes))
+            return [0.0] + [((w - held[j]) + (k - 1) * held[j]) / every for j in range(k)]
+        return [k * sizes[0] / every] + [w / every] * k + [k * s / every for s in sizes[1:]]
+    if utype == "ALLREDUCE":
+        return [0.0] + allreduce(algorithm, k, w)
+    if utype == "LOCALSGD":
+        return [0.0] + [b / period for b in allreduce(algorithm, k, w)]
+    if utype == "GOSSIP":
+        if topology == "RING":
+            return [0.0] + [min(k - 1, 2) * w] * k
+        return [0.0] + [w * (k - k % 2) / k] * k  # a random pairing leaves one worker out when k is odd
+    raise ValueError(utype)
