@@ -64,15 +64,25 @@ class Model:
     loss: str
     accuracy: str
     lr: float
+    """The step size on the mean gradient of a step: strategies that sum k gradients get lr / k (SystemDS's BSP
+    sums), those that step on one worker's gradient get lr."""
     shapes: tuple[tuple[int, int], ...]
     """The model's matrices (for the byte formulas)."""
 
 
 MODELS = {
-    "fc": Model("fc", ROOT / "examples" / "paramserv" / "models.daph", "X, y = m.classes_data({rows}, 784, 10);",
-                "m.fc_init(784, 1024, 1024, 10)", "m.fc_gradients", "m.sgd", "m.fc_loss(trained, X, y)",
-                "m.fc_accuracy(trained, X, y)", 0.2,
-                ((784, 1024), (1, 1024), (1024, 1024), (1, 1024), (1024, 10), (1, 10))),  # fmt: skip
+    "fc": Model(
+        "fc",
+        ROOT / "examples" / "paramserv" / "models.daph",
+        "X, y = m.classes_data({rows}, 784, 10);",
+        "m.fc_init(784, 1024, 1024, 10)",
+        "m.fc_gradients",
+        "m.sgd",
+        "m.fc_loss(trained, X, y)",
+        "m.fc_accuracy(trained, X, y)",
+        0.4,
+        ((784, 1024), (1, 1024), (1024, 1024), (1, 1024), (1024, 10), (1, 10)),
+    ),  # fmt: skip
 }
 LENET = ROOT / "examples" / "dl" / "lenet.daph"
 
@@ -104,9 +114,11 @@ STRATEGIES = [
 ]
 
 
-def script(model: Model, rows: int, strategy: Strategy, batch: int) -> str:
+def script(model: Model, rows: int, strategy: Strategy, batch: int, k: int) -> str:
     """Warm-up (64 rows per worker rank, so every worker compiles the functions), then one timed epoch."""
-    common = (f"upd={model.upd}, agg={model.agg}, hyperparams=createList(as.matrix({model.lr})), freq=\"BATCH\", "
+    local = strategy.options["utype"] in ("GOSSIP", "EASGD", "LOCALSGD")
+    lr = model.lr if local else model.lr / k
+    common = (f"upd={model.upd}, agg={model.agg}, hyperparams=createList(as.matrix({lr!r})), freq=\"BATCH\", "
               f"mode=\"MPI\", epochs=1, batchsize={batch}")  # fmt: skip
     opts = strategy.args()
     return f"""import "{model.module}" as "m";
@@ -154,7 +166,7 @@ class Run:
 
 
 def netem_works() -> str:
-    """"" if netem can shape a link here, else why not."""
+    """ "" if netem can shape a link here, else why not."""
     if not NETEM.exists():
         return f"{NETEM} is missing"
     if os.geteuid() != 0:
@@ -190,16 +202,23 @@ def shard_bytes(model: Model, options: dict[str, object], k: int) -> list[float]
     return [float(sum(m.nbytes for m in mats[a:b])) for a, b in model_shards(mats, opts, k)]
 
 
-def formula(model: Model, strategy: Strategy, k: int) -> list[float]:
+def formula(model: Model, strategy: Strategy, k: int, steps: int) -> list[float]:
+    """Bytes per step (averaged over the epoch, edges included) each rank sends by the cost model."""
     from daphnec.runtime.paramserv import costs
 
     o = strategy.options
     w = float(sum(a * b for a, b in model.shapes) * 8)
     utype = str(o["utype"])
     sharded = utype in ("BSP", "SSP", "ASP", "EASGD") and (int(o.get("servers", 1)) > 1 or bool(o.get("colocated")))
-    return costs.per_step(utype, k, w, str(o.get("allreduce", "ALLGATHER")),
-                          shard_bytes(model, o, k) if sharded else (), bool(o.get("colocated")),
-                          int(o.get("period", 1)), str(o.get("topology", "RING")))  # fmt: skip
+    epoch = costs.per_epoch(utype, k, w, steps, str(o.get("allreduce", "ALLGATHER")),
+                            shard_bytes(model, o, k) if sharded else (), bool(o.get("colocated")),
+                            int(o.get("period", 1)), str(o.get("topology", "RING")))  # fmt: skip
+    return [b / steps for b in epoch]
+
+
+def steps_per_epoch(rows: int, k: int, batch: int) -> int:
+    """Clocks of an epoch: the batches of the largest partition (ceil(rows / k) rows)."""
+    return math.ceil(math.ceil(rows / k) / batch)
 
 
 def run_one(tmp: Path, model: Model, rows: int, batch: int, rate: str, ranks: int, strategy: Strategy,
@@ -208,10 +227,10 @@ def run_one(tmp: Path, model: Model, rows: int, batch: int, rate: str, ranks: in
     run = Run(model.name, rate, ranks, strategy.name, code)
     k = ranks - 1 - (int(strategy.options.get("servers", 1)) - 1 if not strategy.options.get("colocated") else 0)
     run.k = k
-    run.steps = -(-(-(-rows // k)) // batch)
-    run.formula = formula(model, strategy, k)
+    run.steps = steps_per_epoch(rows, k, batch)
+    run.formula = formula(model, strategy, k, run.steps)
     path = tmp / f"{model.name}_{ranks}_{re.sub(r'[^A-Za-z0-9]+', '_', strategy.name)}_{code}.daph"
-    path.write_text(script(model, rows, strategy, batch))
+    path.write_text(script(model, rows, strategy, batch, k))
     cmd = [str(BIN / "mpiexec"), "-n", str(ranks), str(BIN / "python"), "-m", "daphnec.tools.daphnec",
            "--distributed", "--dist_backend=MPI", "--statistics", str(path)]  # fmt: skip
     if rate != "shm":
@@ -286,7 +305,7 @@ source("./fc_fns.dml") as fc
 N = ifdef($N, 2048)
 k = ifdef($k, 2)
 X = rand(rows=N, cols=784, min=0, max=1, seed=11)
-S = X %*% rand(rows=784, cols=10, min=-1, max=1, seed=12)
+S = (X - 0.5) %*% rand(rows=784, cols=10, min=-1, max=1, seed=12)
 y = (S == rowMaxs(S))
 model = list(rand(rows=784, cols=1024, min=-1, max=1, seed=13) * sqrt(6 / 1808), matrix(0, 1, 1024),
   rand(rows=1024, cols=1024, min=-1, max=1, seed=14) * sqrt(6 / 2048), matrix(0, 1, 1024),
@@ -308,7 +327,7 @@ print("ACCURACY " + acc)
 
 def systemds(tmp: Path, rows: int, k: int) -> Run:
     """SystemDS's paramserv (LOCAL, k threads) on the FC MLP, run from the peer's jar."""
-    run = Run("fc", "local", 1, f"SystemDS BSP LOCAL k={k}", "peer", k=k, steps=-(-(-(-rows // k)) // 64))
+    run = Run("fc", "local", 1, f"SystemDS BSP LOCAL k={k}", "peer", k=k, steps=steps_per_epoch(rows, k, 64))
     sp = PEER / "venv" / "lib" / "python3.11" / "site-packages" / "systemds"
     if not (sp / "SystemDS.jar").exists() or shutil.which("java") is None:
         run.error = f"no SystemDS jar under {sp} (run its setup.sh) or no java"
@@ -317,9 +336,10 @@ def systemds(tmp: Path, rows: int, k: int) -> Run:
     d.mkdir(exist_ok=True)
     (d / "fc_fns.dml").write_text(SYSTEMDS_FNS)
     (d / "fc_ps.dml").write_text(SYSTEMDS_MAIN)
-    cmd = ["java", "--add-modules=jdk.incubator.vector", "-Xmx8g", f"-Dlog4j.configuration=file:{sp}/conf/log4j.properties",
-           "-cp", f"{sp}/SystemDS.jar:{sp}/lib/*", "org.apache.sysds.api.DMLScript", "-f", "fc_ps.dml",
-           "-exec", "singlenode", "-config", str(PEER / "sysds-config.xml"), "-nvargs", f"N={rows}", f"k={k}"]  # fmt: skip
+    cmd = ["java", "--add-modules=jdk.incubator.vector", "-Xmx8g",
+           f"-Dlog4j.configuration=file:{sp}/conf/log4j.properties", "-cp", f"{sp}/SystemDS.jar:{sp}/lib/*",
+           "org.apache.sysds.api.DMLScript", "-f", "fc_ps.dml", "-exec", "singlenode",
+           "-config", str(PEER / "sysds-config.xml"), "-nvargs", f"N={rows}", f"k={k}"]  # fmt: skip
     res = subprocess.run(cmd, cwd=d, capture_output=True, text=True, check=False, timeout=1800)
     vals = dict(re.findall(r"^(SECONDS|LOSS|ACCURACY) (\S+)$", res.stdout, re.M))
     if res.returncode != 0 or "SECONDS" not in vals:

@@ -110,7 +110,8 @@ def _check_arg(op: Operation, name: str, t: Attribute) -> None:
     elif name in STRING_ARGS:
         ok, want = isinstance(t, StringType), "a string"
     else:
-        ok, want = is_scalar(t) and not isinstance(t, StringType), "a number"
+        ok = is_scalar(t) and not isinstance(t, StringType)
+        want = "true or false" if name in BOOL_ARGS else "a number"
     if not ok:
         raise VerifyException(f"{op.name}: argument '{name}' must be {want}, got {t}")
 

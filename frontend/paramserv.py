@@ -15,6 +15,7 @@ from xdsl.ir import SSAValue
 
 from daphnec.dialects.errors import CompileError, ParseError
 from daphnec.dialects.ops_paramserv import FUNCTION_ARGS, SCALAR_CASTS, VALUE_ARGS, ParamservOp
+from daphnec.dialects.types import StringType
 from daphnec.frontend import ast
 from daphnec.frontend.builtins_base import Builder
 
@@ -38,7 +39,9 @@ def build_paramserv(b: Builder, e: ast.Call) -> SSAValue:
             v = b.expr(value)
             names.append(name)
             vt = SCALAR_CASTS.get(name)
-            values.append(b.cast(v, vt, "scalar", value.loc) if vt is not None else v)
+            if vt is not None and not isinstance(v.type, StringType):  # a string is the verifier's error to report
+                v = b.cast(v, vt, "scalar", value.loc)
+            values.append(v)
         else:
             known = ", ".join(sorted((*VALUE_ARGS, *FUNCTION_ARGS)))
             raise CompileError(f"paramserv: unknown argument '{name}' (expected one of {known})", e.loc)

@@ -62,3 +62,32 @@ def per_step(utype: str, k: int, w: float, algorithm: str = "ALLGATHER", shards:
             return [0.0] + [min(k - 1, 2) * w] * k
         return [0.0] + [w * (k - k % 2) / k] * k  # a random pairing leaves one worker out when k is odd
     raise ValueError(utype)
+
+
+def per_epoch(utype: str, k: int, w: float, steps: int, algorithm: str = "ALLGATHER", shards: Sequence[float] = (),
+              colocated: bool = False, period: int = 1, topology: str = "RING") -> list[float]:  # fmt: skip
+    """Bytes per epoch (of `steps` clocks, one epoch per call, every worker with a batch at every clock) sent by
+    each rank, with the edges of a call: the last push asks for no model; EASGD and LOCALSGD also exchange after
+    the last clock; GOSSIP ends with the mean of all replicas (a RING all-reduce)."""
+    if utype in ("BSP", "SSP", "ASP", "SBP"):
+        sizes = list(shards) or [w]
+        if colocated:
+            held = sizes + [0.0] * (k - len(sizes))
+            return [0.0] + [steps * (w - held[j]) + (steps - 1) * (k - 1) * held[j] for j in range(k)]
+        return [k * (steps - 1) * sizes[0]] + [steps * w] * k + [k * (steps - 1) * s for s in sizes[1:]]
+    if utype == "EASGD":
+        ex = sum(1 for c in range(steps) if (c + 1) % period == 0 or c == steps - 1)
+        sizes = list(shards) or [w]
+        if colocated:
+            held = sizes + [0.0] * (k - len(sizes))
+            return [0.0] + [ex * ((w - held[j]) + (k - 1) * held[j]) for j in range(k)]
+        return [k * ex * sizes[0]] + [ex * w] * k + [k * ex * s for s in sizes[1:]]
+    if utype == "ALLREDUCE":
+        return [0.0] + [steps * b for b in allreduce(algorithm, k, w)]
+    if utype == "LOCALSGD":
+        ex = sum(1 for c in range(steps) if (c + 1) % period == 0 or c == steps - 1)
+        return [0.0] + [ex * b for b in allreduce(algorithm, k, w)]
+    if utype == "GOSSIP":
+        step = per_step("GOSSIP", k, w, topology=topology)[1:]
+        return [0.0] + [steps * s + f for s, f in zip(step, allreduce("RING", k, w))]
+    raise ValueError(utype)

@@ -138,7 +138,7 @@ class ShardLoop:
     def _post(self, rank: int, body: dict[str, Any]) -> _Push:
         allocated: list[tuple[list[np.ndarray], object]] = []
         for d in body["g"]:
-            if d["k"] in ("topk", "int8"):
+            if d["k"] in comp.PAYLOAD_KINDS:
                 allocated.append((comp.allocate(d), d))
             else:
                 allocated.append(ser.allocate(d))

@@ -288,6 +288,7 @@ def _run_worker(comms: Any, chunk: int, msg: dict[str, Any], opts: PSOptions, mo
     state.logs = [j.log.epochs for j in jobs]
     t0 = time.perf_counter()
     if opts.has_server:
+
         def endpoint() -> Endpoint:
             if len(endpoints) == 1:
                 return endpoints[0]  # type: ignore[return-value]

@@ -39,9 +39,10 @@ docs/paramserv.md).
 
 **Shards.** With `servers=M` the model's matrices are split into M contiguous ranges of about equal size
 (`shard_ranges`); each shard is a server of its own (its own version, its own lock or rank) that holds only its
-matrices and applies `agg` to them (`ShardUpdate`). A worker pushes each shard its slice of the gradients and pulls
-each shard's matrices. Every strategy keeps its meaning per shard: BSP's shards all apply clock c from the same
-gradients (so the model equals the one-server model bit for bit), SSP's bound holds on every shard, ASP applies
+matrices and applies `agg` to them (`ShardUpdate`: the update of a matrix must depend only on that matrix and its
+gradient, the condition for sharding any parameter server). A worker pushes each shard its slice of the gradients
+and pulls each shard's matrices. Every strategy keeps its meaning per shard: BSP's shards all apply clock c from the
+same gradients (so the model equals the one-server model bit for bit), SSP's bound holds on every shard, ASP applies
 on arrival per shard.
 """
 
@@ -96,13 +97,12 @@ def shard_ranges(sizes: Sequence[int], shards: int) -> list[tuple[int, int]]:
 
 
 class ShardUpdate:
-    """`agg` applied to one shard's matrices. `agg` sees a model list of the full length; the positions the shard
-    does not own hold empty (0x0) matrices, so an update that treats each matrix on its own (every usual
-    optimizer: SGD, momentum, Adam ... as `model[i] - lr * gradients[i]`) costs only the shard's share. If `agg`
-    fails on the empty placeholders (it reads another matrix's shape, say), the shard falls back, once for the run,
-    to the full-shaped model: the other positions then hold the initial values with zero gradients, and their
-    results are discarded. Either way the shard's matrices must not depend on the other matrices (the condition
-    for sharding any server)."""
+    """`agg` applied to one shard's matrices. `agg` sees a model list of the full length and shapes: the positions
+    the shard does not own hold the initial matrices with zero gradients (read-only zero-stride views, no memory),
+    and their results are discarded. So every update that computes each matrix from that matrix and its gradient
+    (SGD, momentum, Adam, ...: the condition for sharding any parameter server) gives the shard's matrices exactly
+    what one server computes; the price is `agg`'s work on the whole model on every shard, a few element-wise
+    passes, small next to a gradient."""
 
     def __init__(self, agg: Callable[..., object], hp: DaphneList, own: range, initial: DaphneList):
         self.agg = agg
@@ -110,43 +110,17 @@ class ShardUpdate:
         self.own = own
         self.initial = initial
         self.whole = len(own) == len(initial)
-        self.full_shapes = False
+        self.zeros = [np.broadcast_to(np.zeros((), dtype=m.dtype), m.shape) for m in initial]  # type: ignore[attr-defined]
 
     def __call__(self, part: DaphneList, grads: Sequence[object]) -> DaphneList:
         if self.whole:
             return call_agg(self.agg, part, self.hp, grads)
-        if not self.full_shapes:
-            try:
-                return self._apply(part, grads, self._empty)
-            except Exception:  # noqa: BLE001 - retried below with the full shapes; a real error raises there again
-                self.full_shapes = True
-        return self._apply(part, grads, self._zeros)
-
-    def _empty(self, j: int) -> tuple[object, object]:
-        m = self.initial[j]
-        e = np.empty((0, 0), dtype=m.dtype)  # type: ignore[attr-defined]
-        return e, e
-
-    def _zeros(self, j: int) -> tuple[object, object]:
-        m = self.initial[j]
-        return m, np.zeros(m.shape, dtype=m.dtype)  # type: ignore[attr-defined]
-
-    def _apply(self, part: DaphneList, grads: Sequence[object], filler: Callable[[int], tuple[object, object]]
-               ) -> DaphneList:  # fmt: skip
-        model: list[object] = []
-        full: list[object] = []
-        a = self.own.start
-        for j in range(len(self.initial)):
-            if j in self.own:
-                model.append(part[j - a])
-                full.append(grads[j - a])
-            else:
-                m, g = filler(j)
-                model.append(m)
-                full.append(g)
+        a, b = self.own.start, self.own.stop
+        model = list(self.initial[:a]) + list(part) + list(self.initial[b:])
+        full = self.zeros[:a] + list(grads) + self.zeros[b:]
         whole = as_list(model, self.initial.elem_kind)
         r = checked(self.agg(whole, self.hp, as_list(full)), whole, "agg")
-        return as_list(r[self.own.start : self.own.stop], part.elem_kind)
+        return as_list(r[a:b], part.elem_kind)
 
 
 class Server:

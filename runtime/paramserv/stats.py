@@ -66,7 +66,6 @@ class EpochStats:
         return cls(**d)  # type: ignore[arg-type]
 
 
-
 class EpochLog:
     """Per-epoch counters of one party (a worker or the server), grown on demand; epochs beyond the last are
     counted in the last (ASP/SBP workers may run past their epochs while the server spends its budget)."""

@@ -119,10 +119,14 @@ def main() -> int:
                                   "wire": call.wire, "stats": dataclasses.asdict(call.total)}  # fmt: skip
         # a worker fails: the call raises its error, every rank ends, and the next call runs normally
         out["errors"] = {}
-        failing = [("ALLREDUCE RING", {"utype": "ALLREDUCE", "allreduce": "RING"}),
-                   ("ALLREDUCE TREE threads=2", {"utype": "ALLREDUCE", "allreduce": "TREE", "threads": 2}),
-                   ("GOSSIP", {"utype": "GOSSIP"}), ("EASGD", {"utype": "EASGD", "period": 1}),
-                   ("BSP colocated", {"colocated": True}), ("ASP colocated", {"utype": "ASP", "colocated": True})]
+        failing = [
+            ("ALLREDUCE RING", {"utype": "ALLREDUCE", "allreduce": "RING"}),
+            ("ALLREDUCE TREE threads=2", {"utype": "ALLREDUCE", "allreduce": "TREE", "threads": 2}),
+            ("GOSSIP", {"utype": "GOSSIP"}),
+            ("EASGD", {"utype": "EASGD", "period": 1}),
+            ("BSP colocated", {"colocated": True}),
+            ("ASP colocated", {"utype": "ASP", "colocated": True}),
+        ]
         if k >= 2:
             failing.append(("BSP servers=2", {"servers": 2}))
         for name, kw in failing:

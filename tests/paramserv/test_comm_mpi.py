@@ -29,15 +29,12 @@ TCP = {"MPIR_CVAR_CH4_NETMOD": "ofi", "MPIR_CVAR_NOLOCAL": "1", "FI_PROVIDER": "
 
 
 def formulas(k: int, steps: int) -> dict[str, list[float]]:
-    """Bytes per step and |w| that each rank (0 = the coordinator, then the worker ranks) sends in the byte runs:
-    the cost model (runtime/paramserv/costs.py) with the edges of a short run."""
-    bsp = costs.per_step("BSP", k, 1.0)
-    out = {"BSP": [bsp[0] * (steps - 1) / steps] + bsp[1:]}  # the last push asks for no model
+    """Bytes per step and |w| that each rank (0 = the coordinator, then the worker ranks) sends in the byte runs
+    (the cost model, runtime/paramserv/costs.py, for one epoch of `steps` clocks)."""
+    out = {"BSP": costs.per_epoch("BSP", k, 1.0, steps), "GOSSIP RING": costs.per_epoch("GOSSIP", k, 1.0, steps)}
     for a in ("ALLGATHER", "RING", "TREE", "MASTER"):
-        out[f"ALLREDUCE {a}"] = costs.per_step("ALLREDUCE", k, 1.0, a)
-    final = costs.allreduce("RING", k, 1.0)  # GOSSIP ends with the mean of all replicas
-    out["GOSSIP RING"] = [0.0] + [b + f / steps for b, f in zip(costs.per_step("GOSSIP", k, 1.0)[1:], final)]
-    return out
+        out[f"ALLREDUCE {a}"] = costs.per_epoch("ALLREDUCE", k, 1.0, steps, a)
+    return {name: [b / steps for b in bs] for name, bs in out.items()}
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 5])
