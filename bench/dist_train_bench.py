@@ -1,7 +1,8 @@
 """Distributed training over a real (emulated) network: paramserv's communication strategies on real MPI ranks.
 
     .venv/bin/python bench/dist_train_bench.py [--ranks 3,4,5] [--rates 1gbit,10gbit] [--models fc]
-        [--strategies NAME,...] [--baseline DIR | --no-baseline] [--no-systemds] [--rows 2048] [--json FILE]
+        [--strategies NAME,...] [--repeat 1] [--baseline DIR | --no-baseline] [--no-systemds] [--rows 2048]
+        [--json FILE]
 
 Every run is `../shared/tools/netem --rate R -- mpiexec -n N daphnec --distributed --dist_backend=MPI
 --statistics <script>`: the ranks talk over TCP on a loopback link shaped to R (1 Gbit/s ~ 117 MB/s, 10 Gbit/s ~
@@ -12,10 +13,11 @@ the loss and the accuracy on the training rows.
 
 Per run the table shows: seconds per epoch; the bytes the busiest worker rank sent per step, measured on its
 sockets by the kernel (runtime/paramserv/netbytes.py), next to the cost formula (runtime/paramserv/costs.py);
-final loss and accuracy; the overlap coefficient alpha = (N + C - T) / min(N, C) from the workers' compute and
-communication seconds (0 = no overlap: nothing overlaps communication yet). The "today" rows run the code of
-`--baseline` (default: `git archive main` into a temporary folder) in the same session, so the ratios compare
-like with like on this shared, noisy machine.
+final loss and accuracy; a worker's compute seconds C and communication seconds N (means over the workers) and
+the overlap coefficient alpha = (N + C - T) / min(N, C) with T the epoch's seconds (0 = no overlap: nothing
+overlaps communication yet; below 0 when the epoch has time in neither, e.g. shipping the data). The "today"
+rows run the code of `--baseline` (default: `git archive main` into a temporary folder) in the same session, so
+the ratios compare like with like on this shared, noisy machine.
 
 Models (`--models`; each a set of DaphneDSL functions, so that a network can be added by one entry in MODELS):
 - fc: the FC-heavy MLP of issue 22, 784-1024-1024-10 (1.86 M f64 parameters), batch 64, 2,048 rows of synthetic
@@ -114,12 +116,13 @@ STRATEGIES = [
 ]
 
 
-def script(model: Model, rows: int, strategy: Strategy, batch: int, k: int) -> str:
+def script(model: Model, rows: int, strategy: Strategy, batch: int, k: int, mode: str = "MPI") -> str:
     """Warm-up (64 rows per worker rank, so every worker compiles the functions), then one timed epoch."""
     local = strategy.options["utype"] in ("GOSSIP", "EASGD", "LOCALSGD")
     lr = model.lr if local else model.lr / k
+    workers = f", k={k}" if mode == "LOCAL" else ""
     common = (f"upd={model.upd}, agg={model.agg}, hyperparams=createList(as.matrix({lr!r})), freq=\"BATCH\", "
-              f"mode=\"MPI\", epochs=1, batchsize={batch}")  # fmt: skip
+              f"mode=\"{mode}\"{workers}, epochs=1, batchsize={batch}")  # fmt: skip
     opts = strategy.args()
     return f"""import "{model.module}" as "m";
 {model.data.format(rows=rows)}
@@ -152,6 +155,10 @@ class Run:
     wire: dict[int, int] = dataclasses.field(default_factory=dict)
     formula: list[float] = dataclasses.field(default_factory=list)
     alpha: float = math.nan
+    compute: float = math.nan
+    """Seconds a worker computed (upd, agg), the mean over the workers."""
+    comm: float = math.nan
+    """Seconds a worker communicated (push to answer, collectives), the mean over the workers."""
     error: str = ""
 
     @property
@@ -226,14 +233,17 @@ def run_one(tmp: Path, model: Model, rows: int, batch: int, rate: str, ranks: in
     code = "today" if baseline is not None else "new"
     run = Run(model.name, rate, ranks, strategy.name, code)
     k = ranks - 1 - (int(strategy.options.get("servers", 1)) - 1 if not strategy.options.get("colocated") else 0)
+    if rate == "local":  # one process, k = 2 threads: next to SystemDS's LOCAL paramserv
+        k = 2
     run.k = k
     run.steps = steps_per_epoch(rows, k, batch)
-    run.formula = formula(model, strategy, k, run.steps)
-    path = tmp / f"{model.name}_{ranks}_{re.sub(r'[^A-Za-z0-9]+', '_', strategy.name)}_{code}.daph"
-    path.write_text(script(model, rows, strategy, batch, k))
-    cmd = [str(BIN / "mpiexec"), "-n", str(ranks), str(BIN / "python"), "-m", "daphnec.tools.daphnec",
-           "--distributed", "--dist_backend=MPI", "--statistics", str(path)]  # fmt: skip
-    if rate != "shm":
+    run.formula = formula(model, strategy, k, run.steps) if rate != "local" else []
+    path = tmp / f"{model.name}_{ranks}_{re.sub(r'[^A-Za-z0-9]+', '_', strategy.name)}_{code}_{rate}.daph"
+    path.write_text(script(model, rows, strategy, batch, k, "LOCAL" if rate == "local" else "MPI"))
+    cmd = [str(BIN / "python"), "-m", "daphnec.tools.daphnec", "--statistics", str(path)]
+    if rate != "local":
+        cmd = [str(BIN / "mpiexec"), "-n", str(ranks), *cmd[:3], "--distributed", "--dist_backend=MPI", *cmd[3:]]
+    if rate not in ("shm", "local"):
         cmd = [str(NETEM), "--rate", rate, "--", *cmd]
     env = dict(os.environ)
     if baseline is not None:
@@ -246,12 +256,17 @@ def run_one(tmp: Path, model: Model, rows: int, batch: int, rate: str, ranks: in
         return run
     if res.returncode != 0:
         run.error = (res.stderr.strip().splitlines() or ["?"])[-1][:200]
+        log = path.with_suffix(".stderr")
+        log.write_text(res.stderr)
+        sys.stderr.write(f"{path.name} failed (exit {res.returncode}); its stderr ends:\n"
+                         + "\n".join(res.stderr.strip().splitlines()[-15:]) + "\n")  # fmt: skip
         return run
     vals = dict(re.findall(r"^(SECONDS|LOSS|ACCURACY) (\S+)$", res.stdout, re.M))
     run.seconds, run.loss, run.accuracy = (float(vals.get(x, "nan")) for x in ("SECONDS", "LOSS", "ACCURACY"))
     run.wire, compute, comm, _ = parse_stats(res.stderr)
     if compute > 0 and comm > 0 and run.seconds > 0:
         c, n = compute / k, comm / k
+        run.compute, run.comm = c, n
         run.alpha = (n + c - run.seconds) / min(n, c)
     return run
 
@@ -356,7 +371,8 @@ def report(runs: list[Run]) -> str:
     lines = []
     today = {(r.model, r.rate, r.ranks, r.strategy): r for r in runs if r.code == "today"}
     head = (f"{'model':<6} {'rate':<7} {'n':>2} {'strategy':<22} {'k':>2} {'s/epoch':>8} {'vs BSP':>7} "
-            f"{'vs AR':>6} {'MB/step':>8} {'formula':>8} {'diff':>6} {'loss':>7} {'acc':>6} {'alpha':>6}")  # fmt: skip
+            f"{'vs AR':>6} {'MB/step':>8} {'formula':>8} {'diff':>6} {'loss':>7} {'acc':>6} {'C s':>6} {'N s':>6} "
+            f"{'alpha':>6}")  # fmt: skip
     lines.append(head)
     for r in runs:
         if r.code == "peer":
@@ -373,8 +389,8 @@ def report(runs: list[Run]) -> str:
         shown = f"{mb:>8.2f}" if not math.isnan(mb) else f"{'-':>8}"
         name = r.strategy + (" (today)" if r.code == "today" else "")
         lines.append(f"{r.model:<6} {r.rate:<7} {r.ranks:>2} {name:<22} {r.k:>2} {r.seconds:>8.2f} {vs_bsp:>7} "
-                     f"{vs_ar:>6} {shown} {fm:>8.2f} {diff:>6} {r.loss:>7.4f} {r.accuracy:>6.3f} "
-                     f"{r.alpha:>6.2f}" + (f"  {r.error}" if r.error else ""))  # fmt: skip
+                     f"{vs_ar:>6} {shown} {fm:>8.2f} {diff:>6} {r.loss:>7.4f} {r.accuracy:>6.3f} {r.compute:>6.2f} "
+                     f"{r.comm:>6.2f} {r.alpha:>6.2f}" + (f"  {r.error}" if r.error else ""))  # fmt: skip
     return "\n".join(lines)
 
 
@@ -390,6 +406,7 @@ def main() -> int:
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--no-systemds", action="store_true")
     ap.add_argument("--timeout", type=float, default=900.0)
+    ap.add_argument("--repeat", type=int, default=1, help="runs per cell (interleaved); the fastest is reported")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     rates = args.rates.split(",")
@@ -412,18 +429,25 @@ def main() -> int:
             r = systemds(tmp, args.rows, 2)
             runs.append(r)
             print(report([r]).splitlines()[-1], flush=True)
-        for model in models:
-            for rate in rates:
-                for n in (int(x) for x in args.ranks.split(",")):
-                    for s in strategies:
-                        if "servers" in s.options and n - 2 < 1:
-                            continue
-                        todo = [None] + ([baseline] if s.today and baseline is not None else [])
-                        for base in todo:
-                            t0 = time.perf_counter()
-                            r = run_one(tmp, model, args.rows, args.batch, rate, n, s, base, args.timeout)
-                            runs.append(r)
-                            print(report([r]).splitlines()[-1] + f"   [{time.perf_counter() - t0:.0f} s]", flush=True)
+            for model in models:  # daphnec's LOCAL paramserv next to it
+                r = run_one(tmp, model, args.rows, args.batch, "local", 1, STRATEGIES[0], None, args.timeout)
+                r.strategy = "daphnec BSP LOCAL k=2"
+                runs.append(r)
+                print(report([r]).splitlines()[-1], flush=True)
+        cells = [(model, rate, n, s, base) for model in models for rate in rates
+                 for n in (int(x) for x in args.ranks.split(",")) for s in strategies
+                 for base in [None] + ([baseline] if s.today and baseline is not None else [])
+                 if not ("servers" in s.options and n - 2 < 1)]  # fmt: skip
+        best: dict[int, Run] = {}
+        for rep in range(args.repeat):  # interleaved repetitions: a burst of load hits every cell alike
+            for i, (model, rate, n, s, base) in enumerate(cells):
+                t0 = time.perf_counter()
+                r = run_one(tmp, model, args.rows, args.batch, rate, n, s, base, args.timeout)
+                if i not in best or (r.seconds < best[i].seconds or math.isnan(best[i].seconds)):
+                    best[i] = r
+                line = report([r]).splitlines()[-1]
+                print(f"{line}   [{time.perf_counter() - t0:.0f} s, repetition {rep + 1}]", flush=True)
+        runs += [best[i] for i in range(len(cells))]
     print()
     print(report(runs))
     if args.json:

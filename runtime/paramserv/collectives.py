@@ -36,7 +36,14 @@ import numpy as np
 from daphnec.runtime.kernels.lists import DaphneList
 from daphnec.runtime.paramserv.layout import FlatLayout, PayloadLayout
 from daphnec.runtime.paramserv.options import Compression
-from daphnec.runtime.paramserv.reduction import broadcast_schedule, chunk_bounds, scatter_schedule, tree_mean, tree_sum
+from daphnec.runtime.paramserv.reduction import (
+    broadcast_schedule,
+    chunk_bounds,
+    mean_of_sum,
+    scatter_schedule,
+    tree_mean,
+    tree_sum,
+)
 from daphnec.runtime.paramserv.stats import EpochStats
 from daphnec.runtime.paramserv.topology import neighbourhood
 from daphnec.runtime.paramserv.transport import Waiter, call_tag, mpi
@@ -109,7 +116,7 @@ class Collective:
         else:
             flat = self.flat.flatten(model)
             total = self.flat.unflatten(self.sum_flat(flat, everyone, counter))
-            out = tree_mean_of_sum(total, self.k, model)
+            out = mean_of_sum(total, self.k, model)
         self._count(stats, counter, t0)
         stats.pushes += 1
         stats.push_raw += sum(int(np.asarray(m).nbytes) for m in model)
@@ -275,18 +282,6 @@ class Collective:
         stats.wait_seconds += time.perf_counter() - t0
         mean = tree_mean([(got[j],) for j in group])[0]
         return lay.unflatten(mean)
-
-
-def tree_mean_of_sum(total: tuple, n: int, like: Sequence[object]) -> tuple:
-    """`reduction.tree_mean` from an already computed canonical sum (the same operations: divide, cast back)."""
-    out = []
-    for x, ref in zip(total, like):
-        m = x / n
-        dt = getattr(ref, "dtype", None)
-        if dt is not None and getattr(m, "dtype", dt) != dt:
-            m = m.astype(dt)
-        out.append(m)
-    return tuple(out)
 
 
 class MpiReducer:

@@ -93,11 +93,15 @@ def tree_sum_array(parts: Sequence[np.ndarray | None]) -> np.ndarray:
 
 def tree_mean(models: Sequence[Sequence[object]]) -> tuple:
     """Element-wise mean of model replicas: their canonical sum divided by their number, in the models' types."""
-    s = tree_sum(models)
-    n = len(models)
+    return mean_of_sum(tree_sum(models), len(models), models[0])
+
+
+def mean_of_sum(total: Sequence[object], n: int, like: Sequence[object]) -> tuple:
+    """A canonical sum of n models divided by n, cast back to the models' value types (`like`): the mean, whether
+    the sum was computed here or by an all-reduce."""
     out = []
-    for x, ref in zip(s, models[0]):
-        m = x / n
+    for x, ref in zip(total, like):
+        m = x / n  # type: ignore[operator]
         dt = getattr(ref, "dtype", None)
         if dt is not None and getattr(m, "dtype", dt) != dt:
             m = m.astype(dt)

@@ -276,18 +276,32 @@ def run_allreduce_worker(job: Job, reducer: Reducer) -> DaphneList:
 
 def run_localsgd_worker(job: Job, reducer: Reducer) -> DaphneList:
     """LOCALSGD: local updates every batch, replicas averaged every `period` clocks and at the end."""
-    replica = job.model
+
+    def average(replica: DaphneList, stats: EpochStats) -> DaphneList:
+        return DaphneList(reducer.average(job.index, replica, stats), replica.elem_kind)
+
+    result = local_steps(job, average)
+    assert result is not None
+    return result
+
+
+def local_steps(job: Job, exchange: Callable[[DaphneList, EpochStats], DaphneList | None]) -> DaphneList | None:
+    """Every batch applied to the worker's own replica; every `period` clocks and after the last the replica is
+    exchanged (LOCALSGD: averaged; EASGD: an elastic exchange). None if an exchange says the run is over."""
+    replica: DaphneList | None = job.model
     m, p, tau = job.max_pushes, job.plan.pushes, job.opts.period
     total = job.opts.epochs * m
     for clock in range(total):
         e, s = divmod(clock, m)
         stats = job.log[e]
         if s < p:
-            replica = job.local_step(replica, s, stats)
+            replica = job.local_step(replica, s, stats)  # type: ignore[arg-type]
         if exchange_at(clock, tau, total):
             t0 = time.perf_counter()
-            replica = DaphneList(reducer.average(job.index, replica, stats), replica.elem_kind)
+            replica = exchange(replica, stats)  # type: ignore[arg-type]
             stats.comm_seconds += time.perf_counter() - t0
+            if replica is None:
+                return None
         if s == m - 1:
             job.epoch_ends.append(time.perf_counter())
             job.epoch_models.append(replica)
@@ -328,25 +342,16 @@ def run_gossip_worker(job: Job, mixer: Mixer, reducer: Reducer) -> DaphneList:
 def run_easgd_worker(job: Job, endpoint: Endpoint) -> None:
     """EASGD: local SGD steps; every `period` clocks and at the end push the replica to the master, receive the
     elastic difference e and subtract it."""
-    replica = job.model
-    m, p, tau = job.max_pushes, job.plan.pushes, job.opts.period
-    total = job.opts.epochs * m
+
+    def elastic(replica: DaphneList, stats: EpochStats) -> DaphneList | None:
+        c = job.contribution(tuple(replica), stats, compress=False)
+        r = push_pull(endpoint, job.index, 0, -1, 0, c, stats)
+        if r is None or r == STOP:
+            return None
+        diff, _ = r  # type: ignore[misc]
+        return DaphneList(tuple(x - d for x, d in zip(replica, diff)), replica.elem_kind)
+
     try:
-        for clock in range(total):
-            e, s = divmod(clock, m)
-            stats = job.log[e]
-            if s < p:
-                replica = job.local_step(replica, s, stats)
-            if exchange_at(clock, tau, total):
-                c = job.contribution(tuple(replica), stats, compress=False)
-                t0 = time.perf_counter()
-                r = push_pull(endpoint, job.index, clock, -1, 0, c, stats)
-                stats.comm_seconds += time.perf_counter() - t0
-                if r is None or r == STOP:
-                    return
-                diff, _ = r  # type: ignore[misc]
-                replica = DaphneList(tuple(x - d for x, d in zip(replica, diff)), replica.elem_kind)
-            if s == m - 1:
-                job.epoch_ends.append(time.perf_counter())
+        local_steps(job, elastic)
     finally:
         endpoint.close(job.index)
