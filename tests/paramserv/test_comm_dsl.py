@@ -62,7 +62,6 @@ def test_decentralised_and_asynchronous_strategies_learn(tmp_path: Path) -> None
     ("args", "code", "fragment"),
     [  # the other messages: test_comm_units.py (the same validation, without a process per case)
         ('utype="BSP", allreduce="RING"', 3, "allreduce=RING applies to utype ALLREDUCE or LOCALSGD, not BSP"),
-        ('utype="BSP", servers=3', 3, "servers=3 but the model has 2 matrices"),
         ('utype="BSP", colocated="yes"', 2, "argument 'colocated' must be true or false"),
     ],
 )
