@@ -11,8 +11,8 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import VerifyException
 
-from daphnec.compiler.kernel_select import KERNELS, evaluate_constant, kernel_of, select_kernel
 from daphnec.compiler.passes.canonicalize import CanonicalizePass
+from daphnec.compiler.selection.table import KERNELS, evaluate_constant, kernel_of, select_kernel
 from daphnec.dialects import make_context
 from daphnec.dialects import ops as o
 from daphnec.dialects import ops_frame as of
@@ -101,7 +101,7 @@ def test_canonicalize_keeps_the_location_of_folded_constants() -> None:
     a, b = const(2, "si64"), const(3, "si64")
     mul = o.EwMulOp(a, b, SI64)
     mul.location = to_attr(Loc("s.daph", 1, 7))
-    out = o.PrintOp.create(operands=[mul.res, const(True, "bool").res, const(False, "bool").res])
+    out = oi.PrintOp.create(operands=[mul.res, const(True, "bool").res, const(False, "bool").res])
     module = ModuleOp([a, b, mul, out.operands[1].owner, out.operands[2].owner, out])
     CanonicalizePass().apply(make_context(), module)
     folded = out.operands[0].owner

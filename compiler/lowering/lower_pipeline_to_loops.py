@@ -1,10 +1,10 @@
 """`lower-pipeline-to-loops`: each `daphne.vectorizedPipeline` gets a kernel module of task-kernel functions.
 
 For every pipeline that lowers (`kernel_plan`), the pass adds `builtin.module @vp_<hash>` (the hash of the
-pipeline's IR) holding one `func.func` per stage, and names the module on the pipeline (`daphne.kernel`); host code
-finds the compiled kernel by that symbol. A kernel computes one batch of rows, fused: one loop nest reads every
-input once and writes every result, with no intermediate matrices. Its parameters follow the calling convention
-of `abi` (recorded on the function as `daphne.abi`):
+pipeline's IR) holding one `func.func` per stage, and names the module on the pipeline (`daphne.native_kernel`);
+host code finds the compiled kernel by that symbol. A kernel computes one batch of rows, fused: one loop nest reads
+every input once and writes every result, with no intermediate matrices. Its parameters follow the calling
+convention of `abi` (recorded on the function as `daphne.abi`):
 
     i64 @vp_<hash>(index %n, <per input>, <per opaque result>, <per output>)   (0, or 1: "rerun the Python body")
 
@@ -31,7 +31,7 @@ Python body; the pass records why in a `daphne.native` attribute.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -48,15 +48,17 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.passes import ModulePass
 
+from daphnec.compiler.ir_walk import preorder
 from daphnec.compiler.lowering import abi
 from daphnec.compiler.lowering import elementwise as ew
 from daphnec.compiler.lowering.kernel_plan import KernelPlan, Kind, Stage, Unsupported, annotate, stage_params, try_plan
 from daphnec.compiler.lowering.sparse_aggregations import SparseAggregations
 from daphnec.dialects import ops
-from daphnec.dialects.ops_pipeline import ORDERED_ATTR, VectorizedPipelineOp
+from daphnec.dialects.attr_names import ABI_ATTR, ORDERED_ATTR, TASK_KERNEL_ATTR
+from daphnec.dialects.op_kinds import EW_BINARY
+from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
 from daphnec.dialects.ops_relational import GroupedSumOp
 from daphnec.dialects.types import vt_name
-from daphnec.runtime.kernels import ew_binary
 
 
 class Pos(NamedTuple):
@@ -127,8 +129,8 @@ class _KernelGen(SparseAggregations):
         status = self._status()
         b.emit(func.ReturnOp(b.add(arith.ExtUIOp(status, i64))))
         f = func.FuncOp(self.stage.name, (list(self.entry.arg_types), [i64]), Region(self.entry))
-        f.attributes[abi.TASK_KERNEL_ATTR] = UnitAttr()
-        f.attributes[abi.ABI_ATTR] = abi.encode(self.params)
+        f.attributes[TASK_KERNEL_ATTR] = UnitAttr()
+        f.attributes[ABI_ATTR] = abi.encode(self.params)
         return f
 
     def _bind_args(self) -> None:
@@ -485,7 +487,7 @@ class _KernelGen(SparseAggregations):
     def _binary(self, op: ops.EwBinaryOp, k: Kind, pos: Pos) -> SSAValue:
         b = self.b
         lk, rk = self.kinds[op.lhs], self.kinds[op.rhs]
-        ovt = ew_binary.operand_vt(op.KIND, lk.vt, rk.vt)
+        ovt = EW_BINARY[op.KIND].operand_vt(lk.vt, rk.vt)
         x = self._operand(op.lhs, lk, k, pos, ovt)
         y = self._operand(op.rhs, rk, k, pos, ovt)
         if k.form == "sparse":
@@ -531,25 +533,50 @@ class _KernelGen(SparseAggregations):
 
 
 def kernel_module(op: VectorizedPipelineOp, plan: KernelPlan) -> ModuleOp:
-    """`builtin.module @vp_<hash>` with the pipeline's stage kernels: what the JIT compiles into one object."""
+    """`builtin.module @vp_<hash>` with the pipeline's stage kernels: what the JIT compiles into one object. Reads
+    the pipeline only (the backend builds it on the compile thread while host code is generated)."""
     return ModuleOp(build_kernels(op, plan), sym_name=StringAttr(plan.name))
+
+
+PipelinePlans = Mapping[VectorizedPipelineOp, KernelPlan | None]
+"""Each pipeline's plan (None: it keeps its Python body)."""
+
+
+def plan_pipelines(module: ModuleOp) -> dict[VectorizedPipelineOp, KernelPlan | None]:
+    """Plan every pipeline of the module, naming its kernel module on it or saying why it has none (`annotate`)."""
+    plans: dict[VectorizedPipelineOp, KernelPlan | None] = {}
+    for pipe in [p for p in preorder(module) if isinstance(p, VectorizedPipelineOp)]:
+        plan, why = try_plan(pipe)
+        annotate(pipe, plan, why)
+        plans[pipe] = plan
+    return plans
+
+
+def add_kernel_modules(module: ModuleOp, plans: PipelinePlans) -> None:
+    """Add the kernel module of every distinct planned pipeline to the module; a pipeline whose body turns out
+    not to lower keeps its Python body and says why."""
+    known = {m.sym_name.data for m in module.ops if isinstance(m, ModuleOp) and m.sym_name is not None}
+    for pipe, plan in plans.items():
+        if plan is None or plan.name in known:
+            continue
+        try:
+            module.body.block.add_op(kernel_module(pipe, plan))
+            known.add(plan.name)
+        except Unsupported as e:
+            annotate(pipe, None, str(e))
 
 
 @dataclass(frozen=True)
 class LowerPipelineToLoopsPass(ModulePass):
-    """Adds one kernel module per distinct lowerable pipeline and names it on the pipeline (`daphne.kernel`);
+    """Adds one kernel module per distinct lowerable pipeline and names it on the pipeline (`daphne.native_kernel`);
     other pipelines get `daphne.native = "fallback: <reason>"`."""
 
     name = "lower-pipeline-to-loops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        known = {m.sym_name.data for m in op.ops if isinstance(m, ModuleOp) and m.sym_name is not None}
-        for pipe in [p for p in op.walk() if isinstance(p, VectorizedPipelineOp)]:
-            plan, why = try_plan(pipe)
-            if plan is not None and plan.name not in known:
-                try:
-                    op.body.block.add_op(kernel_module(pipe, plan))
-                    known.add(plan.name)
-                except Unsupported as e:
-                    plan, why = None, str(e)
-            annotate(pipe, plan, why)
+        add_kernel_modules(op, self.plans(op))
+
+    def plans(self, op: ModuleOp) -> PipelinePlans:
+        """The pipelines' plans: made here (`daphne-opt`); the native backend, which plans every pipeline once
+        for all its uses, runs this pass with the plans it made (`compiler.backend.native`)."""
+        return plan_pipelines(op)

@@ -21,6 +21,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from daphnec.compiler.ir_walk import preorder
+from daphnec.dialects.attr_names import DECLARED_RESULTS_ATTR
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops import DaphneOp, constant_value
@@ -61,12 +62,16 @@ def _replace_result(op: SqlOp, res: SSAValue) -> None:
     inferred gives the function (and its calls) the new type; other structural uses whose types must match
     exactly (a declared result, a call's argument, a yield of `if`/loops) see the result through a merge cast to
     the type they were built with, which inference then generalises like any merged value."""
-    from daphnec.compiler.inference import insert_merge_cast
+    from daphnec.compiler.analysis.inference import insert_merge_cast
 
     structural = [u.operation for u in op.res.uses if not isinstance(u.operation, DaphneOp)]
     for user in dict.fromkeys(structural):
         fn = user.parent_op()
-        if isinstance(user, func.ReturnOp) and isinstance(fn, func.FuncOp) and _DECLARED not in fn.attributes:
+        if (
+            isinstance(user, func.ReturnOp)
+            and isinstance(fn, func.FuncOp)
+            and DECLARED_RESULTS_ATTR not in fn.attributes
+        ):
             _retype_results(fn, [res if v is op.res else v for v in user.arguments])
             continue
         cast = insert_merge_cast(res, op.res.type, user)
@@ -74,13 +79,9 @@ def _replace_result(op: SqlOp, res: SSAValue) -> None:
     op.res.replace_all_uses_with(res)
 
 
-_DECLARED = "daphne.declared_results"
-"""The attribute of a function whose result types the script declares (frontend/ir_builder.py)."""
-
-
 def _retype_results(fn: func.FuncOp, results: list[SSAValue]) -> None:
     """A function whose result types are inferred returns `results`: its signature and its calls follow."""
-    from daphnec.compiler.inference import set_type
+    from daphnec.compiler.analysis.inference import set_type
 
     types = [v.type for v in results]
     fn.function_type = FunctionType.from_lists(list(fn.function_type.inputs.data), types)

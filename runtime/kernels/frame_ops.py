@@ -29,6 +29,11 @@ _AXIS = ("row", "column")
 # --- indexing ------------------------------------------------------------------------------------------------------
 
 
+def create_frame(*args: object, n_cols: int) -> Frame:
+    """`createFrame(c0, c1, ..., "l0", "l1", ...)` as the IR passes it: the `n_cols` columns, then their labels."""
+    return Frame(list(args[:n_cols]), list(args[n_cols:]))  # type: ignore[arg-type]
+
+
 def _shape_txt(F: Frame) -> str:
     return f"{F.nrow}x{F.ncol}"
 
@@ -302,8 +307,6 @@ def _first_occurrences(keys: np.ndarray) -> np.ndarray:
 
 # --- grouping ------------------------------------------------------------------------------------------------------
 
-GROUP_FUNCS = relational.GROUP_FUNCS
-
 
 def group_ids(cols: Sequence[np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
     """Group id per row for the key columns (groups numbered in ascending lexicographic key order) and the first
@@ -369,7 +372,7 @@ def except_(lhs: Frame, rhs: Frame) -> Frame:
 
 
 __all__ = [
-    "GROUP_FUNCS", "bind", "cartesian", "cbind", "default_label", "except_", "extract", "filter_cols",
+    "bind", "cartesian", "cbind", "default_label", "except_", "extract", "filter_cols",
     "filter_rows", "frame_to_frame", "frame_to_matrix", "frame_to_scalar", "group", "group_join", "inner_join",
     "intersect", "match_pairs", "matrix_to_frame", "merge", "rbind", "scalar_to_frame", "semi_join",
     "set_col_labels", "set_col_labels_prefix",

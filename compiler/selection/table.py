@@ -13,15 +13,15 @@ from collections.abc import Sequence
 
 from xdsl.ir import Operation
 
-from daphnec.compiler import select_core as core
-from daphnec.compiler import select_frame, select_io, select_matrix, select_sql
-from daphnec.compiler.kernel_names import KERNEL, KERNEL_BACKEND, KERNEL_HINT, KERNEL_LIB, op_types
-from daphnec.compiler.kernel_spec import Kernel, KernelSpec, fixed, result_typed
-from daphnec.compiler.select_core import is_noop_cast
-from daphnec.compiler.sparsity import meet_representations, select_sparsity
+from daphnec.compiler.selection import core, frame, io, matrix, sql
+from daphnec.compiler.selection.core import is_noop_cast
+from daphnec.compiler.selection.naming import op_types
+from daphnec.compiler.selection.representations import meet_representations
+from daphnec.compiler.selection.spec import Kernel, KernelSpec, fixed, result_typed
 from daphnec.dialects import ops, ops_daphnelib, ops_frame, ops_io, ops_paramserv, ops_relational
 from daphnec.dialects import ops_columnar as oc
 from daphnec.dialects import ops_matrix as om
+from daphnec.dialects.attr_names import KERNEL_BACKEND_ATTR, KERNEL_CHOICE_ATTR, KERNEL_HINT_ATTR, KERNEL_LIB_ATTR
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.runtime import printing
@@ -39,37 +39,37 @@ KERNELS: dict[type[Operation], Kernel] = {
     ops.EwBinaryOp: Kernel(core.select_ew_binary, csr=True),
     ops.EwUnaryOp: Kernel(core.select_ew_unary, csr=True),
     ops.AggOp: Kernel(core.select_agg, csr=True),
-    om.OuterBinaryOp: Kernel(select_matrix.select_outer),
-    om.IdxAggOp: Kernel(select_matrix.select_idx_agg),
-    om.CumAggOp: Kernel(select_matrix.select_cum_agg),
+    om.OuterBinaryOp: Kernel(matrix.select_outer),
+    om.IdxAggOp: Kernel(matrix.select_idx_agg),
+    om.CumAggOp: Kernel(matrix.select_cum_agg),
     ops.MapOp: result_typed(secondorder.map_matrix, "map"),
     # --- data generation ---------------------------------------------------------------------------------------------
     ops.FillOp: Kernel(core.select_fill),
     ops.SeqOp: result_typed(datagen.seq, cast=3),
     ops.RandMatrixOp: Kernel(core.select_rand),
     ops.MatrixLiteralOp: Kernel(core.select_matrix_literal),
-    om.DiagMatrixOp: Kernel(select_matrix.select_diag_matrix, csr=True),
+    om.DiagMatrixOp: Kernel(matrix.select_diag_matrix, csr=True),
     om.SampleOp: result_typed("datagen.sample"),
     # --- metadata ----------------------------------------------------------------------------------------------------
     ops.NumRowsOp: fixed(meta.nrow, csr=True),
     ops.NumColsOp: fixed(meta.ncol, csr=True),
     ops.NumCellsOp: fixed(meta.ncell, csr=True),
     om.IsSymmetricOp: fixed("meta.is_symmetric"),
-    om.SparsityOp: Kernel(select_sparsity, csr=True),
+    om.SparsityOp: Kernel(matrix.select_sparsity, csr=True),
     # --- indexing ----------------------------------------------------------------------------------------------------
-    ops.SliceRowOp: fixed(core.slice_row, csr=True),
-    ops.SliceColOp: fixed(core.slice_col, csr=True),
-    ops.ExtractRowOp: fixed(core.extract_row, csr=True),
-    ops.ExtractColOp: fixed(core.extract_col, csr=True),
+    ops.SliceRowOp: fixed(indexing.slice_row, csr=True),
+    ops.SliceColOp: fixed(indexing.slice_col, csr=True),
+    ops.ExtractRowOp: fixed(indexing.extract_row, csr=True),
+    ops.ExtractColOp: fixed(indexing.extract_col, csr=True),
     ops.FilterRowOp: fixed(indexing.filter_rows, "filter_row"),
     ops.FilterColOp: fixed(indexing.filter_cols, "filter_col"),
-    ops.InsertOp: fixed(core.insert),
+    ops.InsertOp: fixed(indexing.insert_range, "insert"),
     # --- reorganisation and linear algebra ---------------------------------------------------------------------------
     ops.TransposeOp: fixed(reorg.transpose, csr=True),
     ops.ReshapeOp: fixed(reorg.reshape, csr=True),
-    ops.MatMulOp: Kernel(select_matrix.select_matmul, csr=True),
-    om.ColBindOp: Kernel(select_matrix.select_bind),
-    om.RowBindOp: Kernel(select_matrix.select_bind),
+    om.MatMulOp: Kernel(matrix.select_matmul, csr=True),
+    om.ColBindOp: Kernel(matrix.select_bind),
+    om.RowBindOp: Kernel(matrix.select_bind),
     om.ReverseOp: fixed("reorg.reverse"),
     om.OrderOp: fixed("reorg.order"),
     om.EigenOp: fixed("decomposition.eigen"),
@@ -78,7 +78,7 @@ KERNELS: dict[type[Operation], Kernel] = {
     om.SolveOp: result_typed("matrix_ops.solve", cast=2, vt_arg=False),
     om.ReplaceOp: result_typed("matrix_ops.replace", cast=3, vt_arg=False),
     om.CTableOp: result_typed("matrix_ops.ctable"),
-    ops.SyrkOp: fixed("matrix_ops.syrk", csr=True),
+    om.SyrkOp: fixed("matrix_ops.syrk", csr=True),
     om.GemvOp: result_typed("matrix_ops.gemv", cast=2, vt_arg=False),
     # --- deep neural networks ----------------------------------------------------------------------------------------
     om.Conv2DForwardOp: fixed("dnn.conv2d"),
@@ -100,18 +100,18 @@ KERNELS: dict[type[Operation], Kernel] = {
     ops_frame.InnerJoinOp: fixed("frame_ops.inner_join"),
     ops_frame.SemiJoinOp: fixed("frame_ops.semi_join"),
     ops_frame.GroupJoinOp: fixed("frame_ops.group_join"),
-    ops_frame.GroupOp: Kernel(select_frame.select_group),
+    ops_frame.GroupOp: Kernel(frame.select_group),
     ops_frame.SetColLabelsOp: fixed("frame_ops.set_col_labels"),
     ops_frame.SetColLabelsPrefixOp: fixed("frame_ops.set_col_labels_prefix"),
     ops_frame.IntersectOp: fixed("frame_ops.intersect"),
     ops_frame.MergeOp: fixed("frame_ops.merge"),
     ops_frame.ExceptOp: fixed("frame_ops.except_"),
     # --- SQL (what the `sql` pass emits beyond the frame ops) and the columnar rewrite (`--columnar`) --------------
-    ops_relational.ThetaJoinOp: Kernel(select_sql.select_theta_join),
+    ops_relational.ThetaJoinOp: Kernel(sql.select_theta_join),
     ops_relational.GetColIdxOp: fixed("relational.get_col_idx"),
     ops_relational.GroupIdsOp: fixed("relational.fused_group_ids"),
     ops_relational.GroupedSumOp: fixed("relational.grouped_sum_block"),
-    ops_relational.GroupResultOp: Kernel(select_sql.select_group_result),
+    ops_relational.GroupResultOp: Kernel(sql.select_group_result),
     oc.ColSelectEqOp: fixed("columnar.col_select_eq"),
     oc.ColSelectNeqOp: fixed("columnar.col_select_neq"),
     oc.ColSelectGtOp: fixed("columnar.col_select_gt"),
@@ -129,7 +129,7 @@ KERNELS: dict[type[Operation], Kernel] = {
     oc.ColSumAllOp: fixed("columnar.col_sum_all"),
     oc.ColCalcSubOp: fixed("columnar.col_calc_sub"),
     oc.ColCalcMulOp: fixed("columnar.col_calc_mul"),
-    oc.ConvertPosListToBitmapOp: Kernel(select_sql.select_pos_list_to_bitmap),
+    oc.ConvertPosListToBitmapOp: Kernel(sql.select_pos_list_to_bitmap),
     oc.ConvertBitmapToPosListOp: fixed("columnar.bitmap_to_pos_list"),
     # --- lists -------------------------------------------------------------------------------------------------------
     ops_frame.CreateListOp: fixed("lists.create_list"),
@@ -138,18 +138,19 @@ KERNELS: dict[type[Operation], Kernel] = {
     ops_frame.RemoveOp: fixed("lists.remove"),
     ops_frame.ListGetOp: fixed("lists.get"),
     # --- I/O and side effects ----------------------------------------------------------------------------------------
-    ops.PrintOp: fixed(printing.print_obj, "print", csr=True),
+    ops_io.PrintOp: fixed(printing.print_obj, "print", csr=True),
     ops.StopOp: fixed(misc.stop),
     ops.TypeOfOp: Kernel(core.select_type_of, csr=True),
     ops.NowOp: fixed(datagen.now),
-    ops_io.ReadOp: Kernel(select_io.select_read),
-    ops_io.WriteOp: Kernel(select_io.select_write, csr=True),
+    ops_io.ReadOp: Kernel(io.select_read),
+    ops_io.WriteOp: Kernel(io.select_write, csr=True),
     ops_paramserv.ParamservOp: fixed("paramserv.paramserv"),
     # --- the Python API's data exchange ------------------------------------------------------------------------------
     ops_daphnelib.ReceiveFromNumpyOp: fixed("daphnelib.receive"),
     ops_daphnelib.SaveDaphneLibResultOp: fixed("daphnelib.save_result"),
 }
-"""Op class -> its kernels. `csr`: the kernels take CSR operands as they are (see `compiler/sparsity.py`)."""
+"""Op class -> its kernels. `csr`: the kernels take CSR operands as they are (see
+`compiler/selection/representations.py`)."""
 
 
 def kernel_of(op: Operation) -> Kernel:
@@ -164,7 +165,7 @@ def kernel_of(op: Operation) -> Kernel:
 def select_kernel(op: Operation) -> KernelSpec:
     """The kernel and operand casts for an inferred daphne op (raises CompileError when none applies), adapted to
     the representations (dense or CSR) its types say; an extension kernel if `select-kernels` chose one."""
-    if KERNEL_LIB in op.attributes:
+    if KERNEL_LIB_ATTR in op.attributes:
         return meet_representations(op, extension_kernel(op), False)
     kernel = kernel_of(op)
     return meet_representations(op, kernel.select(op), kernel.takes_csr(op))
@@ -172,7 +173,7 @@ def select_kernel(op: Operation) -> KernelSpec:
 
 def extension_kernel(op: Operation) -> KernelSpec:
     """The `--kernel-ext` kernel `select-kernels` recorded on the op (compiler/passes/select_kernels.py)."""
-    name, backend, lib = (op.attributes[a].data for a in (KERNEL, KERNEL_BACKEND, KERNEL_LIB))  # type: ignore[attr-defined]
+    name, backend, lib = (op.attributes[a].data for a in (KERNEL_CHOICE_ATTR, KERNEL_BACKEND_ATTR, KERNEL_LIB_ATTR))  # type: ignore[attr-defined]
     res, args = op_types(op, brackets=True)
     from daphnec.runtime.kernels import extensions  # only runs with extension kernels load ctypes libraries
 
@@ -186,7 +187,7 @@ def extension_kernel(op: Operation) -> KernelSpec:
 def evaluate_constant(op: Operation, args: Sequence[object]) -> list[object] | None:
     """What `op`'s kernel computes on constant scalar operands (the dialect's constant folding, see
     dialects/folding.py); None when the kernel fails, so that the error is reported at run time with its message."""
-    if KERNEL in op.attributes or KERNEL_HINT in op.attributes:
+    if KERNEL_CHOICE_ATTR in op.attributes or KERNEL_HINT_ATTR in op.attributes:
         return None  # the kernel a hint or an extension names runs (it may have effects of its own)
     try:
         spec = select_kernel(op)

@@ -1,4 +1,5 @@
-"""CSR matrices in the compiler: compile-time sparsity estimates and the kernels' side of the representation choice.
+"""Compile-time sparsity estimates of matrices (the kernels' side of the representation choice is
+compiler/selection/representations.py).
 
 **Estimates** (DAPHNE's sparsity inference, `DaphneInferSparsityOpInterface.cpp`): the sparsity of a matrix is its
 fraction of non-zeros, -1 when unknown. Sources: `rand` with a constant sparsity argument, `fill` with a constant
@@ -11,29 +12,21 @@ the argument's, `diagMatrix` the column's (1 if unknown) over n. Beyond DAPHNE, 
 ops, value-type casts and row and column slices keep their argument's estimate, so CSR survives them.
 Values merged by control flow keep an estimate only if every incoming one agrees; function parameters and results
 are unknown.
-
-**Kernels** (`meet_representations`, applied by `compiler.kernel_select.select_kernel`): the run-time object of a
-value always matches its IR type, so printing says `CSRMatrix` exactly when the type says `rep[sparse]`. Kernels
-with CSR paths (marked `csr` in the kernel table) get CSR operands as they are; every other kernel gets them
-densified. A result typed sparse is CSR (`rand`, `fill` and `diagMatrix` build it directly, kernels with CSR
-paths such as `lowerTri`/`upperTri` and `syrk` keep it, other kernels' dense results are converted), a result
-typed dense is densified.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import func, scf
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from daphnec.compiler.infer_io import read_sparsity
-from daphnec.compiler.kernel_spec import KernelSpec
+from daphnec.compiler.analysis.infer_io import read_sparsity
 from daphnec.dialects import ops
-from daphnec.dialects.locations import MERGE_CAST
+from daphnec.dialects.attr_names import MERGE_CAST_ATTR
+from daphnec.dialects.op_kinds import EW_UNARY
 from daphnec.dialects.ops_io import ReadOp
-from daphnec.dialects.ops_matrix import DiagMatrixOp, SparsityOp, TriOp
+from daphnec.dialects.ops_matrix import DiagMatrixOp, MatMulOp, SyrkOp, TriOp
 from daphnec.dialects.types import MatrixType, vt_name
 from daphnec.dialects.value_types import NUMERIC_VTS
 from daphnec.runtime import values
@@ -103,13 +96,13 @@ def _product(a: float, b: float, k: int) -> float:
     return 1.0 - (1.0 - a * b) ** k
 
 
-def _matmul(op: ops.MatMulOp, sp: Lookup) -> float:
+def _matmul(op: MatMulOp, sp: Lookup) -> float:
     """The product's estimate, k the inner dimension of the factors as multiplied (`transa`/`transb`)."""
     (_, k), (kb, _) = op.operand_shapes()
     return _product(sp(op.lhs), sp(op.rhs), k if k >= 0 else kb)
 
 
-def _syrk(op: ops.SyrkOp, sp: Lookup) -> float:
+def _syrk(op: SyrkOp, sp: Lookup) -> float:
     """`syrk(X)` is `t(X) @ X` (its canonical form): the product's estimate, k the rows of X."""
     a = sp(op.arg)
     return _product(a, a, op.arg.type.shape[0] if isinstance(op.arg.type, MatrixType) else -1)
@@ -126,7 +119,7 @@ def _diag_matrix(op: DiagMatrixOp, sp: Lookup) -> float:
 
 def _cast(op: ops.CastOp, sp: Lookup) -> float:
     src, dst = op.arg.type, op.res.type
-    if MERGE_CAST in op.attributes and isinstance(dst, MatrixType) and is_sparse_type(src) != dst.is_sparse:
+    if MERGE_CAST_ATTR in op.attributes and isinstance(dst, MatrixType) and is_sparse_type(src) != dst.is_sparse:
         return dst.sparsity_estimate  # a representation conversion made by select-matrix-repr: keep its target
     if isinstance(src, MatrixType) and isinstance(dst, MatrixType) and vt_name(dst) in CSR_VALUE_TYPES:
         return sp(op.arg)
@@ -147,13 +140,13 @@ def op_sparsity(op: Operation, sp: Lookup) -> float:
         return _both(sp(op.lhs), sp(op.rhs))
     if isinstance(op, ops.EwMulOp):
         return _either(sp(op.lhs), sp(op.rhs))
-    if isinstance(op, ops.EwUnaryOp) and op.ZERO_PRESERVING:
+    if isinstance(op, ops.EwUnaryOp) and EW_UNARY[op.KIND].zero_preserving:
         return sp(op.arg)
     if isinstance(op, (ops.TransposeOp, ops.ReshapeOp, ops.SliceRowOp, ops.SliceColOp)):
         return sp(op.operands[0])
-    if isinstance(op, ops.MatMulOp):
+    if isinstance(op, MatMulOp):
         return _matmul(op, sp)
-    if isinstance(op, ops.SyrkOp):
+    if isinstance(op, SyrkOp):
         return _syrk(op, sp)
     if isinstance(op, TriOp):
         return sp(op.arg) / 2.0 if sp(op.arg) != UNKNOWN else UNKNOWN
@@ -293,59 +286,3 @@ def estimate(v: SSAValue) -> float:
     owner = v.owner
     f = enclosing_function(owner if isinstance(owner, Operation) else owner.parent_op())
     return SparsityEstimates(f).of(v) if f is not None else UNKNOWN
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# Kernels and representations
-# ---------------------------------------------------------------------------------------------------------------------
-
-
-def _densifying(fn: Callable[..., object], positions: Sequence[int]) -> Callable[..., object]:
-    """`fn` with its CSR operands at `positions` densified first (a kernel without a CSR path)."""
-    pos = frozenset(positions)
-
-    def kernel(*args: object) -> object:
-        return fn(*(values.as_dense(a) if i in pos else a for i, a in enumerate(args)))
-
-    return kernel
-
-
-def _to_csr_result(fn: Callable[..., object]) -> Callable[..., object]:
-    def kernel(*args: object) -> object:
-        return values.to_csr(fn(*args))
-
-    return kernel
-
-
-def _to_dense_result(fn: Callable[..., object]) -> Callable[..., object]:
-    def kernel(*args: object) -> object:
-        return values.as_dense(fn(*args))
-
-    return kernel
-
-
-def meet_representations(op: Operation, spec: KernelSpec, takes_csr: bool) -> KernelSpec:
-    """Make a kernel meet the representations in its op's types (see the module docstring); ops without sparse
-    operands or results keep their kernel unchanged."""
-    sparse_in = [i for i, v in enumerate(op.operands) if is_sparse_type(v.type)]
-    sparse_out = len(op.results) == 1 and is_sparse_type(op.results[0].type)
-    if not sparse_in and not sparse_out:
-        return spec
-    fn = spec.fn
-    if sparse_in and not takes_csr:
-        fn = _densifying(fn, sparse_in)
-    if sparse_out:
-        fn = _to_csr_result(fn)
-    elif takes_csr and len(op.results) == 1 and isinstance(op.results[0].type, MatrixType):
-        fn = _to_dense_result(fn)
-    return KernelSpec(fn, spec.arg_casts, spec.name)
-
-
-def select_sparsity(op: SparsityOp) -> KernelSpec:
-    """`sparsity(X)` returns the compile-time estimate; X itself is not looked at (DAPHNE folds it to a constant
-    when known, and its kernel returns -1 otherwise)."""
-    return KernelSpec(functools.partial(_constant, estimate(op.operands[0])), (None,), "sparsity")
-
-
-def _constant(value: float, _arg: object) -> float:
-    return value
