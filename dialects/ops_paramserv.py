@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import ArrayAttr, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import irdl_op_definition, opt_prop_def, prop_def, result_def, var_operand_def
 from xdsl.utils.exceptions import VerifyException
@@ -26,7 +26,7 @@ STRING_ARGS: tuple[str, ...] = ("mode", "utype", "freq", "scheme", "compression"
 INT_ARGS: tuple[str, ...] = ("epochs", "batchsize", "k", "staleness", "backup_workers", "nbatches", "period", "seed",
                              "servers", "threads")  # fmt: skip
 FLOAT_ARGS: tuple[str, ...] = ("alpha", "delta_max")
-BOOL_ARGS: tuple[str, ...] = ("colocated",)
+BOOL_ARGS: tuple[str, ...] = ("colocated", "sfb")
 FUNCTION_ARGS: tuple[str, ...] = ("upd", "agg", "val")
 REQUIRED: tuple[str, ...] = ("model", "features", "labels")
 VALUE_ARGS: tuple[str, ...] = LIST_ARGS + MATRIX_ARGS + STRING_ARGS + INT_ARGS + FLOAT_ARGS + BOOL_ARGS
@@ -52,6 +52,10 @@ class ParamservOp(DaphneOp):
     agg = prop_def(StringAttr)
     val = opt_prop_def(StringAttr)
     """Optional: the validation-loss function, evaluated on each epoch's model (the statistics show it)."""
+    factors = opt_prop_def(StringAttr)
+    """Set by `sufficient-factors`: a variant of `upd` that returns, for the positions `factored`, the sufficient
+    factors A and B of the gradient t(A) @ B instead of the product (Poseidon's SFB; used with `sfb=true`)."""
+    factored = opt_prop_def(ArrayAttr[IntAttr])
     res = result_def()
 
     def __init__(self, args: Sequence[SSAValue], names: Sequence[str], upd: str, agg: str, val: str | None = None):
@@ -68,7 +72,13 @@ class ParamservOp(DaphneOp):
     def udfs(self) -> tuple[tuple[str, str], ...]:
         """(role, function symbol) of every function the call runs: upd, agg and, if given, val."""
         roles = [("upd", self.upd.data), ("agg", self.agg.data)]
-        return tuple(roles + ([("val", self.val.data)] if self.val is not None else []))
+        roles += [("val", self.val.data)] if self.val is not None else []
+        return tuple(roles + ([("factors", self.factors.data)] if self.factors is not None else []))
+
+    @property
+    def factored_positions(self) -> tuple[int, ...]:
+        """The gradient positions `factors` returns as sufficient factors (empty without `factors`)."""
+        return tuple(a.data for a in self.factored.data) if self.factored is not None else ()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -96,6 +106,8 @@ class ParamservOp(DaphneOp):
             raise VerifyException(f"{self.name}: missing argument(s) {', '.join(missing)}")
         if self.val is not None and not {"val_features", "val_labels"} <= set(names):
             raise VerifyException(f"{self.name}: val needs val_features and val_labels")
+        if (self.factors is None) != (self.factored is None):
+            raise VerifyException(f"{self.name}: factors and factored go together")
 
 
 def _check_arg(op: Operation, name: str, t: Attribute) -> None:

@@ -62,11 +62,13 @@ __all__ = ["paramserv", "PSOptions", "STATS"]
 
 def paramserv(model: tuple, features: object, labels: object, upd: Callable[..., object],
               agg: Callable[..., object], options: PSOptions, val_features: object = None,
-              val_labels: object = None, shipped: tuple[str, str, str] | None = None,
-              val: Callable[..., object] | None = None) -> DaphneList:  # fmt: skip
+              val_labels: object = None, shipped: tuple[str, ...] | None = None,
+              val: Callable[..., object] | None = None, factors: Callable[..., object] | None = None
+              ) -> DaphneList:  # fmt: skip
     """Train `model` (a list of matrices) with `upd`/`agg` on (features, labels); see the module docstring.
     `val(model, hyperparams, val_features, val_labels) -> loss`, if given, is evaluated on the model at the end
-    of every epoch after the run (the "val loss" column of the statistics; it does not slow training down)."""
+    of every epoch after the run (the "val loss" column of the statistics; it does not slow training down).
+    `factors` (with `options.factored`): upd's sufficient-factor variant, used with `sfb=true`."""
     t0 = time.perf_counter()
     model_list = check_inputs(model, features, labels, val_features, val_labels)
     if val is not None and val_features is None:
@@ -79,7 +81,7 @@ def paramserv(model: tuple, features: object, labels: object, upd: Callable[...,
             result, call = mpi.run_server(runtime, model_list, features, labels, upd, agg, hp, options, shipped)
     if result is None:
         options.validate(features.shape[0])  # type: ignore[attr-defined]
-        result, call = run_local(model_list, features, labels, upd, agg, hp, options)
+        result, call = run_local(model_list, features, labels, (upd, factors), agg, hp, options)
     assert call is not None
     call.seconds = time.perf_counter() - t0
     if val is not None:
@@ -148,20 +150,27 @@ def hyperparams_list(hp: object) -> DaphneList:
     return hp if isinstance(hp, DaphneList) else as_list(tuple(hp or ()))  # type: ignore[arg-type]
 
 
-def make_jobs(model: DaphneList, parts: list[Partition], upd: Callable[..., object], agg: Callable[..., object],
-              hp: DaphneList, opts: PSOptions) -> list[Job]:  # fmt: skip
+Udfs = tuple[Callable[..., object], Callable[..., object] | None]
+"""`upd` and its sufficient-factor variant (None without one)."""
+
+
+def make_jobs(model: DaphneList, parts: list[Partition], udfs: Udfs,
+              agg: Callable[..., object], hp: DaphneList, opts: PSOptions) -> list[Job]:  # fmt: skip
+    """One job per worker; `udfs` = (upd, its factors function or None)."""
     ps = plans([p.rows for p in parts], opts.batchsize, opts.freq, opts.nbatches)
     pushes = [p.pushes for p in ps]
-    return [Job(i, model, hp, upd, agg, parts[i], ps[i], pushes, opts) for i in range(len(parts))]
+    upd, factors = udfs
+    factors = factors if opts.sfb else None
+    return [Job(i, model, hp, upd, agg, parts[i], ps[i], pushes, opts, factors=factors) for i in range(len(parts))]
 
 
-def run_local(model: DaphneList, X: object, y: object, upd: Callable[..., object], agg: Callable[..., object],
-              hp: DaphneList, opts: PSOptions) -> tuple[DaphneList, CallStats]:  # fmt: skip
-    """LOCAL mode: k (* threads) worker threads (local.py)."""
+def run_local(model: DaphneList, X: object, y: object, udfs: Udfs,
+              agg: Callable[..., object], hp: DaphneList, opts: PSOptions) -> tuple[DaphneList, CallStats]:  # fmt: skip
+    """LOCAL mode: k (* threads) worker threads (local.py); `udfs` = (upd, its factors function or None)."""
     n = X.shape[0]  # type: ignore[attr-defined]
     k = opts.workers(n)
     parts = partition(X, y, k, opts.scheme, opts.effective_seed)
-    jobs = make_jobs(model, parts, upd, agg, hp, opts)
+    jobs = make_jobs(model, parts, udfs, agg, hp, opts)
     call = new_call(opts, "LOCAL", k)
     t0 = time.perf_counter()
     if opts.has_server:

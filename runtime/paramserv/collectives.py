@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from daphnec.runtime.kernels.lists import DaphneList
-from daphnec.runtime.paramserv.layout import FlatLayout, PayloadLayout
+from daphnec.runtime.paramserv.layout import FactorLayout, FlatLayout, PayloadLayout
 from daphnec.runtime.paramserv.options import Compression
 from daphnec.runtime.paramserv.reduction import (
     broadcast_schedule,
@@ -65,7 +65,7 @@ class Collective:
     """One call's reductions among its k worker ranks (this rank is worker `me`)."""
 
     def __init__(self, comm: Any, k: int, me: int, model: Sequence[object], compression: Compression,
-                 algorithm: str, call: int, waiter: Waiter):  # fmt: skip
+                 algorithm: str, call: int, waiter: Waiter, sf: Sequence[int] = (), batchsize: int = 0):  # fmt: skip
         self.comm = comm
         self.k = k
         self.me = me
@@ -76,6 +76,14 @@ class Collective:
         self.compression = compression
         self._flat: FlatLayout | None = None
         self._payload: PayloadLayout | None = None
+        self.sf = tuple(sf)
+        """`sfb=true`: the positions whose sufficient factors travel (worker.sfb_positions)."""
+        self.factors = FactorLayout(model, self.sf, batchsize) if self.sf else None
+        rest = [j for j in range(len(model)) if j not in self.sf]
+        self.whole = rest
+        self.others = (Collective(comm, k, me, [model[j] for j in rest], compression, algorithm, call, waiter)
+                       if self.sf and rest else None)  # fmt: skip
+        """`sfb=true`: the collective of the matrices that travel whole."""
 
     @property
     def flat(self) -> FlatLayout:
@@ -95,15 +103,32 @@ class Collective:
         """The canonical sum of the present workers' gradients (this rank's is `c`, None if it has none)."""
         t0 = time.perf_counter()
         counter = Counter()
-        if self.algorithm == "ALLGATHER":
-            out = self._allgather_sum(c, present, counter)
-        elif self.algorithm == "MASTER":
-            out = self._master_sum(c, present, counter)
-        else:
-            flat = self.flat.flatten(c.grads) if c is not None else None
-            out = self.flat.unflatten(self.sum_flat(flat, present, counter))
+        out = self._hybrid_sum(c, present, counter) if self.sf else self._sum(c, present, counter)
         self._count(stats, counter, t0)
         return out
+
+    def _sum(self, c: Contribution | None, present: Sequence[bool], counter: Counter) -> tuple:
+        if self.algorithm == "ALLGATHER":
+            return self._allgather_sum(c, present, counter)
+        if self.algorithm == "MASTER":
+            return self._master_sum(c, present, counter)
+        flat = self.flat.flatten(c.grads) if c is not None else None
+        return self.flat.unflatten(self.sum_flat(flat, present, counter))
+
+    def _hybrid_sum(self, c: Contribution | None, present: Sequence[bool], counter: Counter) -> tuple:
+        """Poseidon's hybrid communication: the factored positions' factors by one all-gather (every worker
+        rebuilds every product and sums them in the canonical order), the other matrices by the all-reduce."""
+        assert self.factors is not None
+        out: list[object] = [None] * len(self.model)
+        if self.others is not None:
+            mine = Contribution(tuple(c.grads[j] for j in self.whole), None, 0, 0) if c is not None else None
+            for j, g in zip(self.whole, self.others._sum(mine, present, counter)):
+                out[j] = g
+        parts = self._allgather(self.factors.encode(c), counter)
+        products = [self.factors.decode(p) if self.factors.flag(p) == 1 else None for p in parts]
+        for j, g in zip(self.sf, tree_sum(products)):
+            out[j] = g
+        return tuple(out)
 
     def average(self, model: DaphneList, stats: EpochStats) -> tuple:
         """The canonical mean of every worker's model (all present)."""

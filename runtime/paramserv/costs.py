@@ -91,3 +91,37 @@ def per_epoch(utype: str, k: int, w: float, steps: int, algorithm: str = "ALLGAT
         step = per_step("GOSSIP", k, w, topology=topology)[1:]
         return [0.0] + [steps * s + f for s, f in zip(step, allreduce("RING", k, w))]
     raise ValueError(utype)
+
+
+# -- Poseidon's hybrid communication (`sfb=true`) ---------------------------------------------------------------------
+
+SFB_HEADER = 16
+"""Bytes of a sufficient-factor message's header (a flag and the batch's row count, int64 each)."""
+
+
+def factor_bytes(K: int, shape: Sequence[int], itemsize: int) -> int:
+    """Bytes of the sufficient factors of an M x N gradient over a batch of K rows: K (M + N) values."""
+    return K * (int(shape[0]) + int(shape[1])) * itemsize
+
+
+def sfb_wins(algorithm: str, k: int, K: int, shape: Sequence[int], itemsize: int) -> bool:
+    """Poseidon's choice for one gradient t(A) @ B (A: K x M, B: K x N) among k workers: broadcast the factors
+    ((k-1) K (M + N) values sent per worker) when that is less than what the all-reduce of the full M x N matrix
+    sends from its busiest worker (RING: 2 (k-1)/k M N; Poseidon's parameter server: 2 M N per worker)."""
+    if k < 2:
+        return False
+    full = max(allreduce(algorithm, k, float(int(shape[0]) * int(shape[1]) * itemsize)))
+    return (k - 1) * factor_bytes(K, shape, itemsize) < full
+
+
+def sfb_per_step(algorithm: str, k: int, K: int, shapes: Sequence[Sequence[int]], itemsize: int,
+                 factored: Sequence[int]) -> list[float]:  # fmt: skip
+    """Bytes per step sent by rank 0 and the k worker ranks with `sfb=true`: the factors of the positions
+    `factored` (chosen by `sfb_wins`) go by one all-gather of K_max-row buffers (batchsize rows, so that all have
+    one size), the other matrices by the all-reduce `algorithm`."""
+    if k < 2:
+        return [0.0] * (k + 1)
+    sf = SFB_HEADER + sum(factor_bytes(K, shapes[j], itemsize) for j in factored) if factored else 0
+    rest = sum(int(s[0]) * int(s[1]) for j, s in enumerate(shapes) if j not in factored) * itemsize
+    full = allreduce(algorithm, k, float(rest)) if rest else [0.0] * k
+    return [0.0] + [(k - 1) * sf + f for f in full]

@@ -150,3 +150,54 @@ class PayloadLayout:
                 out.append(comp.decode({"k": "int8", "shape": list(shape), "dtype": dt.str, "scale": scale}, [q]))
             pos += self.sizes[j]
         return tuple(out)
+
+
+class FactorLayout:
+    """`sfb=true`: the sufficient factors of one worker's factored gradients as a fixed-size byte buffer (a flag,
+    the batch's row count K, then per factored position A (K x M) and B (K x N), each padded to `batchsize` rows),
+    so that k of them fit one all-gather; the receiver rebuilds each gradient as t(A) @ B."""
+
+    def __init__(self, model: Sequence[object], positions: Sequence[int], batchsize: int):
+        self.positions = list(positions)
+        self.shapes = [tuple(model[j].shape) for j in positions]  # type: ignore[attr-defined]
+        self.dtype = np.dtype(model[positions[0]].dtype)  # type: ignore[attr-defined]
+        self.rows = batchsize
+        self.size = 2 * FLAG + sum(batchsize * (m + n) for m, n in self.shapes) * self.dtype.itemsize
+
+    def encode(self, c: Contribution | None) -> np.ndarray:
+        out = np.zeros(self.size, dtype=np.uint8)
+        head = out[: 2 * FLAG].view(np.int64)
+        if c is None:
+            return out
+        pos = 2 * FLAG
+        for j, (m, n) in zip(self.positions, self.shapes):
+            p = c.payloads[j] if c.payloads is not None else None
+            if p is None or p.desc.get("k") != "sf":
+                raise DaphneRuntimeError(f"paramserv: sfb: no sufficient factors for the gradient at position {j}")
+            A, B = p.buffers
+            K = A.shape[0]
+            if K > self.rows:
+                raise DaphneRuntimeError(f"paramserv: sfb: a batch of {K} rows exceeds batchsize={self.rows}")
+            head[1] = K
+            for F, width in ((A, m), (B, n)):
+                raw = np.ascontiguousarray(F, dtype=self.dtype).view(np.uint8).reshape(-1)
+                out[pos : pos + raw.size] = raw
+                pos += self.rows * width * self.dtype.itemsize
+        head[0] = 1
+        return out
+
+    @staticmethod
+    def flag(part: np.ndarray) -> int:
+        return int(part[:FLAG].view(np.int64)[0])
+
+    def decode(self, part: np.ndarray) -> tuple:
+        """The rebuilt gradients t(A) @ B of a flag-1 buffer, in the order of `positions`."""
+        K = int(part[FLAG : 2 * FLAG].view(np.int64)[0])
+        pos, out, item = 2 * FLAG, [], self.dtype.itemsize
+        for m, n in self.shapes:
+            A = part[pos : pos + K * m * item].view(self.dtype).reshape(K, m)
+            pos += self.rows * m * item
+            B = part[pos : pos + K * n * item].view(self.dtype).reshape(K, n)
+            pos += self.rows * n * item
+            out.append(comp.decode({"k": "sf", "shape": [m, n], "dtype": self.dtype.str, "rows": K}, [A, B]))
+        return tuple(out)

@@ -158,17 +158,19 @@ class _Rank0:
 
     # -- jobs ------------------------------------------------------------------------------------------------------
 
-    def send_jobs(self, shipped: tuple[str, str, str], model: DaphneList, hp: DaphneList, parts: list[Partition],
+    def send_jobs(self, shipped: tuple[str, ...], model: DaphneList, hp: DaphneList, parts: list[Partition],
                   pushes: list[int], opts: PSOptions) -> None:  # fmt: skip
-        ir, upd_sym, agg_sym = shipped
+        ir, upd_sym, agg_sym = shipped[:3]
+        factors_sym = shipped[3] if len(shipped) > 3 else None
         key = _IR_KEYS.setdefault(ir, len(_IR_KEYS))
         roles, t = self.roles, self.roles.threads
         shard_of = {r: s for s, (r, _, _) in enumerate(roles.shards)}
         for rank in self.ranks:
             index = roles.workers.index(rank) if rank in roles.workers else None
             mine = [parts[index * t + j].materialized() for j in range(t)] if index is not None else []
-            msg: dict[str, Any] = {"key": key, "upd": upd_sym, "agg": agg_sym, "call": self.call,
-                                   "gen": _GENERATION[0], "index": index, "shard": shard_of.get(rank),
+            msg: dict[str, Any] = {"key": key, "upd": upd_sym, "agg": agg_sym, "factors": factors_sym,
+                                   "call": self.call, "gen": _GENERATION[0], "index": index,
+                                   "shard": shard_of.get(rank),
                                    "threads": t, "ranks": roles.workers, "shards": [list(s) for s in roles.shards],
                                    "pushes": pushes, "opts": opts.to_dict(),
                                    "model": [ser.describe(m) for m in model], "hp": [ser.describe(h) for h in hp],
@@ -277,7 +279,7 @@ class _Rank0:
 
 def run_server(c: Any, model: DaphneList, X: object, y: object, upd: Callable[..., object],
                agg: Callable[..., object], hp: DaphneList, opts: PSOptions,
-               shipped: tuple[str, str, str] | None) -> tuple[DaphneList, CallStats]:  # fmt: skip
+               shipped: tuple[str, ...] | None) -> tuple[DaphneList, CallStats]:  # fmt: skip
     """Rank 0 of an MPI-mode call."""
     n = X.shape[0]  # type: ignore[attr-defined]
     opts, roles = plan_roles(c, opts, model)

@@ -187,7 +187,8 @@ def serve_job(worker: Any, msg: dict[str, Any]) -> None:
                 state.thread.start()
         if index is not None:
             upd = _function(functions, msg["upd"])
-            _run_worker(comms, chunk, msg, opts, model, hp, parts, upd, agg, endpoints, waiter, state)
+            factors = _function(functions, msg["factors"]) if msg.get("factors") else None
+            _run_worker(comms, chunk, msg, opts, model, hp, parts, (upd, factors), agg, endpoints, waiter, state)
     except Aborted:
         pass
     except Exception as e:  # noqa: BLE001 - reported to rank 0, which raises it with the location
@@ -273,15 +274,19 @@ def _receive_data(comms: Any, chunk: int, msg: dict[str, Any], waiter: Waiter
 
 
 def _run_worker(comms: Any, chunk: int, msg: dict[str, Any], opts: PSOptions, model: DaphneList, hp: DaphneList,
-                parts: list[Partition], upd: Callable[..., object], agg: Callable[..., object],
-                endpoints: list[RemoteEndpoint], waiter: Waiter, state: _State) -> None:  # fmt: skip
-    """The rank's workers: `threads` jobs (worker indices index*threads + t), their loops, their results."""
+                parts: list[Partition], udfs: tuple[Callable[..., object], Callable[..., object] | None],
+                agg: Callable[..., object], endpoints: list[RemoteEndpoint], waiter: Waiter,
+                state: _State) -> None:  # fmt: skip
+    """The rank's workers: `threads` jobs (worker indices index*threads + t), their loops, their results.
+    `udfs`: upd and, with `sfb`, its factors function."""
     index, threads, pushes = msg["index"], msg.get("threads", 1), msg["pushes"]
+    upd, factors = udfs
     jobs = []
     for t, part in enumerate(parts):
         w = index * threads + t
         plan = plans([part.rows], opts.batchsize, opts.freq, opts.nbatches)[0]
-        job = Job(w, model, hp, upd, agg, part, plan, pushes, opts)
+        job = Job(w, model, hp, upd, agg, part, plan, pushes, opts, factors=factors if opts.sfb else None,
+                  rebuild=False)  # fmt: skip
         job.aborted = lambda: waiter.aborted or state.failed
         job.transport_counts = not opts.has_server
         jobs.append(job)
@@ -301,7 +306,8 @@ def _run_worker(comms: Any, chunk: int, msg: dict[str, Any], opts: PSOptions, mo
     ranks = msg["ranks"]
     comm = _subcomm(comms, ranks, msg["gen"])
     algorithm = opts.algorithm if opts.utype != "GOSSIP" else "RING"
-    collective = Collective(comm, len(ranks), index, model, opts.compressor, algorithm, msg["call"], waiter)
+    collective = Collective(comm, len(ranks), index, model, opts.compressor, algorithm, msg["call"], waiter,
+                            jobs[0].sf, opts.batchsize)  # fmt: skip
     reducer = MpiReducer(collective, pushes, threads)
     if opts.utype == "GOSSIP":
         mixer = MpiMixer(collective, opts.neighbourhood, opts.effective_seed)

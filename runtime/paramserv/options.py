@@ -116,6 +116,12 @@ class PSOptions:
     by Delta_max or more."""
     threads: int = 1
     """Workers per worker rank (MPI; LOCAL runs k * threads threads): a rank sums its threads' gradients first."""
+    sfb: bool = False
+    """ALLREDUCE: Poseidon's hybrid communication: a gradient the compiler found to be t(A) @ B over the batch
+    travels as its sufficient factors A and B wherever the cost model (costs.sfb_wins) says that is cheaper."""
+    factored: tuple = ()
+    """Set by the compiler, not by scripts: the positions of `upd`'s gradients that its factors function
+    (`sufficient-factors` pass) returns as factors, in order (the factors follow the gradients)."""
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -188,8 +194,9 @@ class PSOptions:
             v = getattr(self, name)
             if not isinstance(v, float) or v != v:
                 raise DaphneRuntimeError(f"paramserv: {name} must be a number, got {v!r}")
-        if not isinstance(self.colocated, bool):
-            raise DaphneRuntimeError(f"paramserv: colocated must be true or false, got {self.colocated!r}")
+        for name in ("colocated", "sfb"):
+            if not isinstance(getattr(self, name), bool):
+                raise DaphneRuntimeError(f"paramserv: {name} must be true or false, got {getattr(self, name)!r}")
         for name in ("epochs", "batchsize", "nbatches", "period", "threads"):
             if getattr(self, name) <= 0:
                 raise DaphneRuntimeError(f"paramserv: {name} must be > 0, got {getattr(self, name)}")
@@ -253,11 +260,23 @@ class PSOptions:
                                          "cannot be combined with compression")  # fmt: skip
             if self.servers > 1 or self.colocated:
                 raise DaphneRuntimeError("paramserv: threads > 1 cannot be combined with sharded servers")
+        if self.sfb:
+            if u != "ALLREDUCE":
+                raise DaphneRuntimeError(f"paramserv: sfb (sufficient-factor broadcasting) applies to utype ALLREDUCE, "
+                                         f"not {u}")  # fmt: skip
+            if self.freq != "BATCH":
+                raise DaphneRuntimeError(f"paramserv: sfb sends the factors of one batch per step; freq must be BATCH, "
+                                         f"got {self.freq}")  # fmt: skip
+            if self.compression or self.threads > 1:
+                raise DaphneRuntimeError("paramserv: sfb cannot be combined with compression or threads > 1")
 
     def to_dict(self) -> dict[str, object]:
         """The options as JSON (without the hyperparameters, which travel as matrices)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "hyperparams"}
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "hyperparams"}
+        d["factored"] = list(self.factored)
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, object], hyperparams: tuple = ()) -> PSOptions:
+        d = {**d, "factored": tuple(d.get("factored", ()))}  # type: ignore[arg-type]
         return cls(hyperparams=hyperparams, **d)  # type: ignore[arg-type]

@@ -32,14 +32,19 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import numpy as np
+
 from daphnec.runtime import testing_hooks
+from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.kernels.lists import DaphneList
-from daphnec.runtime.paramserv.compression import Compressor, Payload, raw_bytes
+from daphnec.runtime.paramserv import costs
+from daphnec.runtime.paramserv.compression import Compressor, Payload, decode, factors, raw_bytes
 from daphnec.runtime.paramserv.options import PSOptions
 from daphnec.runtime.paramserv.partition import Partition, Plan, exchange_at
 from daphnec.runtime.paramserv.server import STOP, Pulled
 from daphnec.runtime.paramserv.stats import EpochLog, EpochStats
 from daphnec.runtime.paramserv.udf import add, call_agg, call_upd
+from daphnec.runtime.values import as_dense
 
 
 class Aborted(Exception):
@@ -150,6 +155,12 @@ class Job:
     """Decentralised strategies: when this worker finished each epoch (worker 0's are the call's epoch times)."""
     epoch_models: list[DaphneList] = field(default_factory=list)
     """Decentralised strategies: this worker's replica at the end of each epoch (for `val`)."""
+    factors: Callable[..., object] | None = None
+    """`sfb=true`: `upd`'s factors function (compiler/passes/sufficient_factors.py), same arguments as `upd`; it
+    returns the gradients with the positions `opts.factored` replaced by their A factors, then their B factors."""
+    rebuild: bool = True
+    """`sfb=true`: rebuild the worker's own factored gradients (LOCAL mode; an MPI collective rebuilds every
+    worker's factors itself)."""
 
     def __post_init__(self) -> None:
         self.log = EpochLog(self.opts.epochs)
@@ -157,6 +168,7 @@ class Job:
         self.compressor = Compressor(c) if c else None
         slow_index, seconds = testing_hooks.ps_slow_worker()
         self.slow = seconds if slow_index == self.index else 0.0
+        self.sf = sfb_positions(self.opts, self.model, len(self.pushes)) if self.factors is not None else ()
 
     @property
     def max_pushes(self) -> int:
@@ -184,6 +196,37 @@ class Job:
         assert acc is not None
         stats.compute_seconds += time.perf_counter() - t0
         return acc
+
+    def push(self, model: DaphneList, s: int, stats: EpochStats) -> Contribution:
+        """The contribution of the s-th push of an epoch: its gradients, or with `sfb` the sufficient factors of
+        the positions `self.sf`."""
+        if not self.sf:
+            return self.contribution(self.gradients(model, s, stats), stats)
+        t0 = time.perf_counter()
+        if self.aborted():
+            raise Aborted
+        ((a, b),) = self.plan.push_batches(s)
+        X, y = self.part.batch(a, b)
+        assert self.factors is not None
+        grads, sf = split_factors(self.factors(model, self.hp, X, y), model, self.opts.factored)
+        payloads: list[Payload | None] = [None] * len(grads)
+        for j, (A, B) in sf.items():
+            if j in self.sf:
+                payloads[j] = factors(A, B)
+                grads[j] = decode(payloads[j].desc, payloads[j].buffers) if self.rebuild else None
+            else:
+                grads[j] = A.T @ B  # the cost model sends this one whole
+        if self.slow:
+            time.sleep(self.slow)
+        stats.compute_seconds += time.perf_counter() - t0
+        raw = sum(raw_bytes(m) for m in model)
+        sent = sum(raw_bytes(g) if p is None else p.nbytes for g, p in zip(grads, payloads))
+        c = Contribution(tuple(grads), payloads, raw, sent)
+        stats.pushes += 1
+        stats.push_raw += raw
+        if not self.transport_counts:
+            stats.push_sent += sent
+        return c
 
     def local_step(self, model: DaphneList, s: int, stats: EpochStats) -> DaphneList:
         """LOCALSGD/EASGD: the s-th push's gradients applied to the worker's own replica."""
@@ -223,6 +266,42 @@ class Job:
             yield g, e, s
 
 
+def sfb_positions(opts: PSOptions, model: DaphneList, k: int) -> tuple[int, ...]:
+    """The factored positions whose factors travel (Poseidon's choice, costs.sfb_wins, for k workers and full
+    batches); the others' products are computed on the worker and reduced whole."""
+    if not opts.sfb:
+        return ()
+    out = []
+    for j in opts.factored:
+        m = model[j]
+        if len(m.shape) == 2 and costs.sfb_wins(opts.algorithm, k, opts.batchsize, m.shape, m.dtype.itemsize):
+            out.append(j)
+    return tuple(out)
+
+
+def split_factors(r: object, model: DaphneList, factored: tuple[int, ...]) -> tuple[list, dict[int, tuple]]:
+    """The factors function's result as (gradients with None at the factored positions, {position: (A, B)}),
+    checked: A is K x M, B is K x N for an M x N model matrix."""
+    while isinstance(r, (tuple, list)) and len(r) == 1 and isinstance(r[0], (tuple, list)):
+        r = r[0]
+    items = list(r)  # type: ignore[call-overload]
+    n = len(model)
+    if len(items) != n + len(factored):
+        raise DaphneRuntimeError(f"paramserv: the factors of upd returned {len(items)} matrices, expected "
+                                 f"{n + len(factored)}")  # fmt: skip
+    grads: list = items[:n]
+    sf: dict[int, tuple] = {}
+    for i, j in enumerate(factored):
+        A, B = np.asarray(as_dense(items[j])), np.asarray(as_dense(items[n + i]))
+        M, N = model[j].shape
+        if A.ndim != 2 or B.ndim != 2 or A.shape[0] != B.shape[0] or A.shape[1] != M or B.shape[1] != N:
+            raise DaphneRuntimeError(f"paramserv: upd's gradient at position {j} is t(A) @ B with A {A.shape} and B "
+                                     f"{B.shape}, not a {M}x{N} matrix")  # fmt: skip
+        grads[j] = None
+        sf[j] = (A, B)
+    return grads, sf
+
+
 def run_server_worker(job: Job, endpoint: Endpoint) -> None:
     """BSP/SSP/ASP/SBP: compute, push, pull, until the pushes run out or the server says STOP."""
     model, version = job.model, 0
@@ -259,7 +338,7 @@ def run_allreduce_worker(job: Job, reducer: Reducer) -> DaphneList:
     for clock in range(job.opts.epochs * m):
         e, s = divmod(clock, m)
         stats = job.log[e]
-        c = job.contribution(job.gradients(replica, s, stats), stats) if s < p else None
+        c = job.push(replica, s, stats) if s < p else None
         t0 = time.perf_counter()
         summed = reducer.reduce(job.index, c, stats)
         t1 = time.perf_counter()

@@ -45,7 +45,21 @@ def last_fails(model: tuple, hp: tuple, X: np.ndarray, y: np.ndarray) -> tuple:
     return lr.upd(model, hp, X, y)
 
 
-FUNCTIONS = {"upd": lr.upd, "agg": lr.agg, "wide_upd": wide_upd, "last_fails": last_fails}
+def affine_upd(model: tuple, hp: tuple, X: np.ndarray, y: np.ndarray) -> tuple:
+    """An affine layer's gradients: t(X) @ E (the sufficient factors X and E, with the batch as inner dimension)
+    and the bias's column sums of E."""
+    E = (X @ model[0] + model[1] - y) / X.shape[0]
+    return create_list(X.T @ E, E.sum(axis=0, keepdims=True))
+
+
+def affine_factors(model: tuple, hp: tuple, X: np.ndarray, y: np.ndarray) -> tuple:
+    """`affine_upd` as the sufficient-factors pass writes it (factored = (0,)): X in place of t(X) @ E, E after."""
+    E = (X @ model[0] + model[1] - y) / X.shape[0]
+    return create_list(X, E.sum(axis=0, keepdims=True), E)
+
+
+FUNCTIONS = {"upd": lr.upd, "agg": lr.agg, "wide_upd": wide_upd, "last_fails": last_fails,
+             "affine_upd": affine_upd, "affine_factors": affine_factors}  # fmt: skip
 
 
 def compile_body(text: str) -> SimpleNamespace:
@@ -73,8 +87,10 @@ def main() -> int:
             **kw: object) -> tuple:  # fmt: skip
         opts = {"utype": "BSP", "freq": "BATCH", "epochs": 2, "batchsize": 16, "hyperparams": hp, "k": ws}
         opts.update(kw)
-        name = {wide_upd: "wide_upd", last_fails: "last_fails"}.get(upd, "upd")  # type: ignore[call-overload]
-        return paramserv(model, features, labels, upd, lr.agg, PSOptions(mode=mode, **opts), shipped=("t", name, "agg"))  # type: ignore[arg-type]
+        name = {wide_upd: "wide_upd", last_fails: "last_fails", affine_upd: "affine_upd"}.get(upd, "upd")  # type: ignore[call-overload]
+        sf = ("affine_factors", affine_factors) if opts.get("sfb") else ("", None)
+        return paramserv(model, features, labels, upd, lr.agg, PSOptions(mode=mode, **opts),  # type: ignore[arg-type]
+                         shipped=("t", name, "agg", sf[0]), factors=sf[1])  # fmt: skip
 
     try:
         same: list[tuple[str, int, dict[str, object], dict[str, object]]] = [
@@ -117,6 +133,20 @@ def main() -> int:
             call = STATS.last
             out["bytes"][name] = {"steps": 4, "model": sum(int(m.nbytes) for m in wide),
                                   "wire": call.wire, "stats": dataclasses.asdict(call.total)}  # fmt: skip
+        # sufficient factors (sfb): the affine layer's 64 x 512 weight gradient travels as X and E (16 x 64 and
+        # 16 x 512 per batch), the bias by the ring; equal to LOCAL BSP, and its bytes are costs.sfb_per_step's
+        rng = np.random.default_rng(7)
+        Xs, ys = rng.uniform(-1, 1, (64 * k, 64)), rng.uniform(-1, 1, (64 * k, 512))
+        affine = create_list(np.zeros((64, 512)), np.zeros((1, 512)))
+        sfb = {"utype": "ALLREDUCE", "allreduce": "RING", "sfb": True, "factored": (0,), "epochs": 1}
+        bsp = run("LOCAL", k, upd=affine_upd, model=affine, features=Xs, labels=ys, epochs=1)
+        out["same"]["ALLREDUCE sfb, LOCAL"] = diff(run("LOCAL", k, upd=affine_upd, model=affine, features=Xs,
+                                                       labels=ys, **sfb), bsp)  # fmt: skip
+        out["same"]["ALLREDUCE sfb"] = diff(run("MPI", k, upd=affine_upd, model=affine, features=Xs, labels=ys,
+                                                **sfb), bsp)  # fmt: skip
+        call = STATS.last
+        out["bytes"]["ALLREDUCE sfb"] = {"steps": 4, "model": sum(int(m.nbytes) for m in affine), "wire": call.wire,
+                                         "stats": dataclasses.asdict(call.total)}  # fmt: skip
         # a worker fails: the call raises its error, every rank ends, and the next call runs normally
         out["errors"] = {}
         failing = [

@@ -192,6 +192,16 @@ def test_tcp_bytes_are_counted() -> None:
     assert before is None or before >= 0
 
 
+def test_poseidon_cost_model_chooses_per_matrix() -> None:
+    """SFB wins for a wide layer over a small batch and loses for a narrow one; never with one worker; the bytes
+    per step add the all-gather of the factors ((k-1) K (M+N) values and a 16-byte header) to the ring's."""
+    assert costs.sfb_wins("RING", 3, 64, (1024, 1024), 8)  # 2 * 64 * 2048 < 4/3 * 1024^2
+    assert not costs.sfb_wins("RING", 3, 64, (1024, 10), 8)  # 2 * 64 * 1034 > 4/3 * 10240
+    assert not costs.sfb_wins("RING", 1, 64, (1024, 1024), 8)
+    got = costs.sfb_per_step("RING", 4, 16, [(64, 512), (1, 512)], 8, (0,))
+    assert got == [0.0] + [3 * (16 + 16 * 576 * 8) + 1.5 * 512 * 8] * 4
+
+
 # -- validation ------------------------------------------------------------------------------------------------------
 
 
@@ -215,6 +225,10 @@ def test_tcp_bytes_are_counted() -> None:
     ({"utype": "ALLREDUCE", "allreduce": "TREE", "compression": "int8"}, "compression needs allreduce=ALLGATHER"),
     ({"utype": "BSP", "colocated": "yes"}, "colocated must be true or false, got 'yes'"),
     ({"utype": "BSP", "servers": 3}, "servers=3 but the model has 2 matrices"),
+    ({"utype": "BSP", "sfb": True}, "sfb (sufficient-factor broadcasting) applies to utype ALLREDUCE, not BSP"),
+    ({"utype": "ALLREDUCE", "sfb": True, "freq": "EPOCH"}, "sfb sends the factors of one batch per step"),
+    ({"utype": "ALLREDUCE", "sfb": True, "compression": "int8"}, "sfb cannot be combined with compression"),
+    ({"utype": "ALLREDUCE", "sfb": "yes"}, "sfb must be true or false, got 'yes'"),
 ])  # fmt: skip
 def test_validation_messages(kw: dict[str, object], fragment: str) -> None:
     with pytest.raises(DaphneRuntimeError) as e:
