@@ -70,6 +70,8 @@ class Model:
     sums), those that step on one worker's gradient get lr."""
     shapes: tuple[tuple[int, int], ...]
     """The model's matrices (for the byte formulas)."""
+    factored: tuple[int, ...] = ()
+    """The gradients the sufficient-factors pass finds as t(A) @ B over the batch (for sfb's byte formula)."""
 
 
 MODELS = {
@@ -84,6 +86,7 @@ MODELS = {
         "m.fc_accuracy(trained, X, y)",
         0.4,
         ((784, 1024), (1, 1024), (1024, 1024), (1, 1024), (1024, 10), (1, 10)),
+        (0, 2, 4),
     ),  # fmt: skip
 }
 LENET = ROOT / "examples" / "dl" / "lenet.daph"
@@ -111,6 +114,8 @@ STRATEGIES = [
     Strategy("ALLREDUCE RING", {"utype": "ALLREDUCE", "allreduce": "RING"}),
     Strategy("ALLREDUCE TREE", {"utype": "ALLREDUCE", "allreduce": "TREE"}),
     Strategy("ALLREDUCE MASTER", {"utype": "ALLREDUCE", "allreduce": "MASTER"}),
+    Strategy("ALLREDUCE RING sfb", {"utype": "ALLREDUCE", "allreduce": "RING", "sfb": True}),
+    Strategy("ALLREDUCE RING overlap", {"utype": "ALLREDUCE", "allreduce": "RING", "overlap": True}),
     Strategy("GOSSIP RING", {"utype": "GOSSIP"}),
     Strategy("EASGD period=4", {"utype": "EASGD", "period": 4}),
 ]
@@ -209,13 +214,17 @@ def shard_bytes(model: Model, options: dict[str, object], k: int) -> list[float]
     return [float(sum(m.nbytes for m in mats[a:b])) for a, b in model_shards(mats, opts, k)]
 
 
-def formula(model: Model, strategy: Strategy, k: int, steps: int) -> list[float]:
+def formula(model: Model, strategy: Strategy, k: int, steps: int, batch: int) -> list[float]:
     """Bytes per step (averaged over the epoch, edges included) each rank sends by the cost model."""
     from daphnec.runtime.paramserv import costs
 
     o = strategy.options
     w = float(sum(a * b for a, b in model.shapes) * 8)
     utype = str(o["utype"])
+    if o.get("sfb"):  # Poseidon's choice per matrix, as the workers make it
+        algorithm = str(o.get("allreduce", "ALLGATHER"))
+        chosen = [j for j in model.factored if costs.sfb_wins(algorithm, k, batch, model.shapes[j], 8)]
+        return costs.sfb_per_step(algorithm, k, batch, model.shapes, 8, chosen)
     sharded = utype in ("BSP", "SSP", "ASP", "EASGD") and (int(o.get("servers", 1)) > 1 or bool(o.get("colocated")))
     epoch = costs.per_epoch(utype, k, w, steps, str(o.get("allreduce", "ALLGATHER")),
                             shard_bytes(model, o, k) if sharded else (), bool(o.get("colocated")),
@@ -237,7 +246,7 @@ def run_one(tmp: Path, model: Model, rows: int, batch: int, rate: str, ranks: in
         k = 2
     run.k = k
     run.steps = steps_per_epoch(rows, k, batch)
-    run.formula = formula(model, strategy, k, run.steps) if rate != "local" else []
+    run.formula = formula(model, strategy, k, run.steps, batch) if rate != "local" else []
     path = tmp / f"{model.name}_{ranks}_{re.sub(r'[^A-Za-z0-9]+', '_', strategy.name)}_{code}_{rate}.daph"
     path.write_text(script(model, rows, strategy, batch, k, "LOCAL" if rate == "local" else "MPI"))
     cmd = [str(BIN / "python"), "-m", "daphnec.tools.daphnec", "--statistics", str(path)]

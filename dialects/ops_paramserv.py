@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.irdl import irdl_op_definition, opt_prop_def, prop_def, result_def, var_operand_def
+from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, var_operand_def
 from xdsl.utils.exceptions import VerifyException
 
 from daphnec.dialects.ops import DaphneOp
@@ -24,9 +24,9 @@ LIST_ARGS: tuple[str, ...] = ("model", "hyperparams")
 MATRIX_ARGS: tuple[str, ...] = ("features", "labels", "val_features", "val_labels")
 STRING_ARGS: tuple[str, ...] = ("mode", "utype", "freq", "scheme", "compression", "allreduce", "topology")
 INT_ARGS: tuple[str, ...] = ("epochs", "batchsize", "k", "staleness", "backup_workers", "nbatches", "period", "seed",
-                             "servers", "threads")  # fmt: skip
+                             "servers", "threads", "bucket")  # fmt: skip
 FLOAT_ARGS: tuple[str, ...] = ("alpha", "delta_max")
-BOOL_ARGS: tuple[str, ...] = ("colocated", "sfb")
+BOOL_ARGS: tuple[str, ...] = ("colocated", "sfb", "overlap")
 FUNCTION_ARGS: tuple[str, ...] = ("upd", "agg", "val")
 REQUIRED: tuple[str, ...] = ("model", "features", "labels")
 VALUE_ARGS: tuple[str, ...] = LIST_ARGS + MATRIX_ARGS + STRING_ARGS + INT_ARGS + FLOAT_ARGS + BOOL_ARGS
@@ -128,5 +128,22 @@ def _check_arg(op: Operation, name: str, t: Attribute) -> None:
         raise VerifyException(f"{op.name}: argument '{name}' must be {want}, got {t}")
 
 
-OPS: list[type[Operation]] = [ParamservOp]
+@irdl_op_definition
+class GradientReadyOp(DaphneOp):
+    """`upd`'s gradient at `position` is final here (set by `wait-free-backprop`): with `overlap=true` its
+    all-reduce starts now, beside the rest of the backward pass (Poseidon's wait-free backpropagation); anywhere
+    else it does nothing. Not pure, so that no pass moves or removes it."""
+
+    name = "daphne.gradientReady"
+    grad = operand_def()
+    position = prop_def(IntAttr)
+
+    def __init__(self, grad: SSAValue, position: int):
+        super().__init__(operands=[grad], result_types=[], properties={"position": IntAttr(position)})
+
+    def infer(self) -> tuple[Attribute, ...]:
+        return ()
+
+
+OPS: list[type[Operation]] = [ParamservOp, GradientReadyOp]
 """The ops this module defines, registered in the dialect by dialects/daphne.py."""

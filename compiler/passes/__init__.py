@@ -107,6 +107,12 @@ def _sufficient_factors() -> type[ModulePass]:
     return SufficientFactorsPass
 
 
+def _wait_free_backprop() -> type[ModulePass]:
+    from daphnec.compiler.passes.wait_free_backprop import WaitFreeBackpropPass
+
+    return WaitFreeBackpropPass
+
+
 def _distribute() -> type[ModulePass]:
     from daphnec.compiler.passes.distribute import DistributePass
 
@@ -148,6 +154,7 @@ PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
     "select-matrix-repr": _select_matrix_repr,
     "select-kernels": _select_kernels,
     "sufficient-factors": _sufficient_factors,
+    "wait-free-backprop": _wait_free_backprop,
     "vectorize": _vectorize,
     "distribute": _distribute,
     "lower-pipeline-to-loops": _lower_pipeline_to_loops,

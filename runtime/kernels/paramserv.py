@@ -35,3 +35,11 @@ def paramserv(
     hp = hyperparams if hyperparams is not None else DaphneList((), EMPTY_KIND)
     opts = PSOptions(hyperparams=hp, **options)  # type: ignore[arg-type]
     return train(model, features, labels, upd, agg, opts, val_features, val_labels, shipped, val, factors)
+
+
+def gradient_ready(grad: object, *, position: int) -> None:
+    """`daphne.gradientReady`: `upd`'s gradient at `position` is final (compiler/passes/wait_free_backprop.py);
+    with `overlap=true` over MPI its bucket's all-reduce may start now, anywhere else nothing happens."""
+    from daphnec.runtime.paramserv.overlap import gradient_ready as ready
+
+    ready(grad, position)

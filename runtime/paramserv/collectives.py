@@ -204,11 +204,14 @@ class Collective:
 
     # -- RING and TREE: partial sums travel along the tree ---------------------------------------------------------
 
-    def sum_flat(self, flat: np.ndarray | None, present: Sequence[bool], counter: Counter) -> np.ndarray:
-        """RING or TREE (ALLGATHER/MASTER use `reduce`): the canonical sum of the present workers' vectors."""
+    def sum_flat(self, flat: np.ndarray | None, present: Sequence[bool], counter: Counter,
+                 n: int | None = None) -> np.ndarray:  # fmt: skip
+        """RING or TREE (ALLGATHER/MASTER use `reduce`): the canonical sum of the present workers' vectors (of the
+        model's value type; `n` values, default the whole flattened model: a bucket of it with `overlap`)."""
+        n = self.flat.n if n is None else n
         if self.algorithm == "TREE":
-            return self._tree(flat, present, counter)
-        return self._ring(flat, present, counter)
+            return self._tree(flat, present, counter, n)
+        return self._ring(flat, present, counter, n)
 
     def _scatter(self, flat: np.ndarray | None, present: Sequence[bool], owners: list[int],
                  bounds: list[tuple[int, int]], out: np.ndarray, counter: Counter) -> None:  # fmt: skip
@@ -245,11 +248,11 @@ class Collective:
                 lo, hi = bounds[c]
                 out[lo:hi] = flat[lo:hi]  # type: ignore[index]
 
-    def _ring(self, flat: np.ndarray | None, present: Sequence[bool], counter: Counter) -> np.ndarray:
+    def _ring(self, flat: np.ndarray | None, present: Sequence[bool], counter: Counter, n: int) -> np.ndarray:
         MPI = mpi()
-        k, me, lay = self.k, self.me, self.flat
-        out = np.empty(lay.n, dtype=lay.dtype)
-        bounds = chunk_bounds(lay.n, k)
+        k, me = self.k, self.me
+        out = np.empty(n, dtype=self.flat.dtype)
+        bounds = chunk_bounds(n, k)
         self._scatter(flat, present, list(range(k)), bounds, out, counter)
         tag = call_tag(self.call, _GATHER)
         right, left = (me + 1) % k, (me - 1) % k
@@ -263,11 +266,10 @@ class Collective:
             self.waiter.requests(reqs)
         return out
 
-    def _tree(self, flat: np.ndarray | None, present: Sequence[bool], counter: Counter) -> np.ndarray:
+    def _tree(self, flat: np.ndarray | None, present: Sequence[bool], counter: Counter, n: int) -> np.ndarray:
         MPI = mpi()
-        lay = self.flat
-        out = np.empty(lay.n, dtype=lay.dtype)
-        self._scatter(flat, present, [0], [(0, lay.n)], out, counter)
+        out = np.empty(n, dtype=self.flat.dtype)
+        self._scatter(flat, present, [0], [(0, n)], out, counter)
         tag = call_tag(self.call, _BCAST)
         for pairs in broadcast_schedule(self.k, 0):
             reqs = []

@@ -33,6 +33,7 @@ from daphnec.runtime.paramserv.local import LocalReducer, run_threads
 from daphnec.runtime.paramserv.mpi_server import ShardLoop, ShardThread
 from daphnec.runtime.paramserv.netbytes import tcp_bytes_sent
 from daphnec.runtime.paramserv.options import PSOptions
+from daphnec.runtime.paramserv.overlap import OverlapReducer
 from daphnec.runtime.paramserv.partition import Partition, plans
 from daphnec.runtime.paramserv.reduction import tree_sum
 from daphnec.runtime.paramserv.server import STOP, Pulled, make_shard
@@ -320,6 +321,12 @@ def _run_worker(comms: Any, chunk: int, msg: dict[str, Any], opts: PSOptions, mo
         if rank_reducer.aborted():  # another rank failed: the threads stopped
             raise Aborted
         result = results[0]  # type: ignore[assignment]
+    elif opts.overlap:
+        overlapped = OverlapReducer(reducer, opts.bucket)
+        try:
+            result = run_allreduce_worker(jobs[0], overlapped)
+        finally:
+            overlapped.close()
     else:
         loop = run_allreduce_worker if opts.utype == "ALLREDUCE" else run_localsgd_worker
         result = loop(jobs[0], reducer)

@@ -41,6 +41,10 @@ all-reduce)."""
 LOCAL_STEP_UTYPES = ("LOCALSGD", "GOSSIP", "EASGD")
 """Strategies whose workers apply every batch to their own replica (they need freq=BATCH)."""
 
+DEFAULT_BUCKET = 4 << 20
+"""`overlap`'s bucket size in bytes (4 MiB: a few milliseconds of a 10 Gbit/s link, so that a message's start-up
+cost is small next to its transfer, yet a 1024 x 1024 f64 gradient travels in two chunks)."""
+
 DEFAULT_SEED = 0x5EED
 """The seed used when the script gives none (seed=-1): DISJOINT_RANDOM and OVERLAP_RESHUFFLE are reproducible."""
 
@@ -119,6 +123,11 @@ class PSOptions:
     sfb: bool = False
     """ALLREDUCE: Poseidon's hybrid communication: a gradient the compiler found to be t(A) @ B over the batch
     travels as its sufficient factors A and B wherever the cost model (costs.sfb_wins) says that is cheaper."""
+    overlap: bool = False
+    """ALLREDUCE over MPI: each gradient's all-reduce starts where `upd` finalises it (the `wait-free-backprop`
+    pass marks the places), on a communication thread beside the backward pass; buckets of `bucket` bytes."""
+    bucket: int = 0
+    """`overlap`: the size of a message (0 = DEFAULT_BUCKET): small matrices share a bucket, large ones are split."""
     factored: tuple = ()
     """Set by the compiler, not by scripts: the positions of `upd`'s gradients that its factors function
     (`sufficient-factors` pass) returns as factors, in order (the factors follow the gradients)."""
@@ -153,8 +162,8 @@ class PSOptions:
 
     @property
     def algorithm(self) -> str:
-        """The all-reduce algorithm (ALLGATHER unless `allreduce` names another)."""
-        return self.allreduce or "ALLGATHER"
+        """The all-reduce algorithm (ALLGATHER unless `allreduce` names another; RING with `overlap`)."""
+        return self.allreduce or ("RING" if self.overlap else "ALLGATHER")
 
     @property
     def neighbourhood(self) -> str:
@@ -186,7 +195,7 @@ class PSOptions:
                 shown = ", ".join(a for a in allowed if a)
                 raise DaphneRuntimeError(f"paramserv: unknown {name} '{v}' (expected one of {shown})")
         for name in ("nbatches", "epochs", "batchsize", "k", "staleness", "backup_workers", "period", "seed",
-                     "servers", "threads"):  # fmt: skip
+                     "servers", "threads", "bucket"):  # fmt: skip
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool):
                 raise DaphneRuntimeError(f"paramserv: {name} must be an integer, got {v!r}")
@@ -194,7 +203,7 @@ class PSOptions:
             v = getattr(self, name)
             if not isinstance(v, float) or v != v:
                 raise DaphneRuntimeError(f"paramserv: {name} must be a number, got {v!r}")
-        for name in ("colocated", "sfb"):
+        for name in ("colocated", "sfb", "overlap"):
             if not isinstance(getattr(self, name), bool):
                 raise DaphneRuntimeError(f"paramserv: {name} must be true or false, got {getattr(self, name)!r}")
         for name in ("epochs", "batchsize", "nbatches", "period", "threads"):
@@ -269,6 +278,17 @@ class PSOptions:
                                          f"got {self.freq}")  # fmt: skip
             if self.compression or self.threads > 1:
                 raise DaphneRuntimeError("paramserv: sfb cannot be combined with compression or threads > 1")
+        if self.overlap:
+            if u != "ALLREDUCE":
+                raise DaphneRuntimeError(f"paramserv: overlap (each gradient's all-reduce beside the backward pass) "
+                                         f"applies to utype ALLREDUCE, not {u}")  # fmt: skip
+            if self.algorithm not in ("RING", "TREE"):
+                raise DaphneRuntimeError(f"paramserv: overlap reduces buckets of partial sums; it needs allreduce=RING "
+                                         f"or TREE, not {self.algorithm}")  # fmt: skip
+            if self.compression or self.threads > 1 or self.sfb:
+                raise DaphneRuntimeError("paramserv: overlap cannot be combined with compression, sfb or threads > 1")
+        if self.bucket < 0:
+            raise DaphneRuntimeError(f"paramserv: bucket must be >= 1 byte (or 0 for the default), got {self.bucket}")
 
     def to_dict(self) -> dict[str, object]:
         """The options as JSON (without the hyperparameters, which travel as matrices)."""

@@ -335,14 +335,21 @@ def run_allreduce_worker(job: Job, reducer: Reducer) -> DaphneList:
     """ALLREDUCE: every clock, sum the workers' gradients (in worker order) and apply them to the replica."""
     replica = job.model
     m, p = job.max_pushes, job.plan.pushes
+    begin = getattr(reducer, "begin", None)  # overlap.OverlapReducer: gradients go out while upd runs
     for clock in range(job.opts.epochs * m):
         e, s = divmod(clock, m)
         stats = job.log[e]
+        if begin is not None and s < p:
+            begin(job.index)
         c = job.push(replica, s, stats) if s < p else None
         t0 = time.perf_counter()
         summed = reducer.reduce(job.index, c, stats)
         t1 = time.perf_counter()
-        stats.comm_seconds += t1 - t0
+        if begin is not None:  # communication time is the communication thread's; the rest was waiting
+            stats.comm_seconds += reducer.busy_seconds()  # type: ignore[attr-defined]
+            stats.wait_seconds += t1 - t0
+        else:
+            stats.comm_seconds += t1 - t0
         replica = call_agg(job.agg, replica, job.hp, summed)
         stats.compute_seconds += time.perf_counter() - t1
         if job.index == 0:

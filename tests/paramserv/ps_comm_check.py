@@ -99,6 +99,9 @@ def main() -> int:
         ]
         for a in ("ALLGATHER", "RING", "TREE", "MASTER"):
             same.append((f"ALLREDUCE {a}", k, {"utype": "ALLREDUCE", "allreduce": a}, {}))
+        for a in ("RING", "TREE"):  # buckets of 16 bytes: one per value of the 3 x 1 and 1 x 1 model
+            same.append((f"ALLREDUCE {a} overlap", k, {"utype": "ALLREDUCE", "allreduce": a, "overlap": True,
+                                                       "bucket": 16}, {}))  # fmt: skip
         same.append(("ALLREDUCE threads=2", k, {"utype": "ALLREDUCE", "allreduce": "RING", "threads": 2},
                      {"k": 2 * k}))  # fmt: skip
         same.append(("LOCALSGD RING", k, {"utype": "LOCALSGD", "allreduce": "RING", "period": 3},
@@ -128,6 +131,7 @@ def main() -> int:
         byte_runs = [("BSP", {}), ("ALLREDUCE ALLGATHER", {"utype": "ALLREDUCE"})]
         byte_runs += [(f"ALLREDUCE {a}", {"utype": "ALLREDUCE", "allreduce": a}) for a in ("RING", "TREE", "MASTER")]
         byte_runs += [("BSP colocated", {"colocated": True}), ("GOSSIP RING", {"utype": "GOSSIP"})]
+        byte_runs += [("ALLREDUCE RING overlap", {"utype": "ALLREDUCE", "overlap": True, "bucket": 65536})]
         for name, kw in byte_runs:
             run("MPI", k, upd=wide_upd, model=wide, features=Xw, labels=Xw[:, :1], epochs=1, batchsize=16, **kw)
             call = STATS.last

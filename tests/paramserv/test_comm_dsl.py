@@ -94,23 +94,27 @@ def test_mpi_strategies_match_local(tmp_path: Path) -> None:
 
 
 FC = 'upd=m.fc_gradients, agg=m.sgd, hyperparams=createList(as.matrix(0.05)), freq="BATCH", epochs=2, batchsize=8'
-FC_DIFF = "print(sum(abs(M[0] - B[0])) + sum(abs(M[2] - B[2])) + sum(abs(M[4] - B[4])) + sum(abs(M[5] - B[5])));"
+FC_DIFF = "print(sum(abs(M[0] - B[0])) + sum(abs(M[1] - B[1])) + sum(abs(M[2] - B[2])) + sum(abs(M[3] - B[3])) + " \
+    "sum(abs(M[4] - B[4])) + sum(abs(M[5] - B[5])));"
 
 
-def test_sufficient_factors_equal_bsp(tmp_path: Path) -> None:
+def test_sufficient_factors_and_overlap_equal_bsp(tmp_path: Path) -> None:
     """sfb=true on the FC classifier (64-128-128-4, batches of 8 rows): the compiler finds the three weight
     gradients t(H) @ dZ, the cost model sends the factors of the two wide ones at k=3, and the model equals BSP's
-    (LOCAL threads and 3 MPI worker ranks; the statistics show the smaller pushes)."""
+    (LOCAL threads and 3 MPI worker ranks; the statistics show the smaller pushes). overlap=true (buckets of
+    40 kB: the biases share one, W1 and W2 are split into chunks) gives BSP's model too."""
     lines = ["X, y = m.classes_data(480, 64, 4);", "init = m.fc_init(64, 128, 128, 4);",
              f'B = paramserv(model=init, features=X, labels=y, {FC}, utype="BSP", k=3);',
              f'M = paramserv(model=init, features=X, labels=y, {FC}, utype="ALLREDUCE", allreduce="RING", k=3, '
              'sfb=true);', FC_DIFF,
              f'M = paramserv(model=init, features=X, labels=y, {FC}, utype="ALLREDUCE", allreduce="RING", k=3, '
-             'sfb=true, mode="MPI");', FC_DIFF]  # fmt: skip
+             'sfb=true, mode="MPI");', FC_DIFF,
+             f'M = paramserv(model=init, features=X, labels=y, {FC}, utype="ALLREDUCE", k=3, overlap=true, '
+             'bucket=40000, mode="MPI");', FC_DIFF]  # fmt: skip
     script = driver(tmp_path, "sfb", "\n".join(lines))
     res = run_mpi(4, "--distributed", "--dist_backend=MPI", "--statistics", str(script), timeout=240)
     assert res.returncode == 0, res.stderr
-    assert res.stdout.split()[:2] == ["0", "0"], res.stdout + res.stderr
+    assert res.stdout.split()[:3] == ["0", "0", "0"], res.stdout + res.stderr
     # push sent: BSP's workers the full gradients; sfb's the factors of W1 and W2 plus the rest (in MPI mode what
     # each rank hands to the all-gather, (k-1) times its factors, and to the ring)
     totals = [line.split() for line in res.stderr.splitlines() if line.strip().startswith("total")]

@@ -229,6 +229,10 @@ def test_poseidon_cost_model_chooses_per_matrix() -> None:
     ({"utype": "ALLREDUCE", "sfb": True, "freq": "EPOCH"}, "sfb sends the factors of one batch per step"),
     ({"utype": "ALLREDUCE", "sfb": True, "compression": "int8"}, "sfb cannot be combined with compression"),
     ({"utype": "ALLREDUCE", "sfb": "yes"}, "sfb must be true or false, got 'yes'"),
+    ({"utype": "BSP", "overlap": True}, "overlap (each gradient's all-reduce beside the backward pass) applies to"),
+    ({"utype": "ALLREDUCE", "overlap": True, "allreduce": "MASTER"}, "it needs allreduce=RING or TREE, not MASTER"),
+    ({"utype": "ALLREDUCE", "overlap": True, "sfb": True}, "overlap cannot be combined with compression, sfb"),
+    ({"utype": "ALLREDUCE", "bucket": -2}, "bucket must be >= 1 byte (or 0 for the default), got -2"),
 ])  # fmt: skip
 def test_validation_messages(kw: dict[str, object], fragment: str) -> None:
     with pytest.raises(DaphneRuntimeError) as e:
