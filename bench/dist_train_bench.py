@@ -14,8 +14,9 @@ the loss and the accuracy on the training rows.
 Per run the table shows: seconds per epoch; the bytes the busiest worker rank sent per step, measured on its
 sockets by the kernel (runtime/paramserv/netbytes.py), next to the cost formula (runtime/paramserv/costs.py);
 final loss and accuracy; a worker's compute seconds C and communication seconds N (means over the workers) and
-the overlap coefficient alpha = (N + C - T) / min(N, C) with T the epoch's seconds (0 = no overlap: nothing
-overlaps communication yet; below 0 when the epoch has time in neither, e.g. shipping the data). The "today"
+the overlap coefficient alpha = (N + C - T) / min(N, C) with T the epoch's seconds (0 = no overlap, 1 = perfect;
+below 0 when the epoch has time in neither, e.g. shipping the data or waiting at a barrier; with `overlap=true` N
+is the communication thread's busy time). The model beyond this machine is bench/dist_train_model.py. The "today"
 rows run the code of `--baseline` (default: `git archive main` into a temporary folder) in the same session, so
 the ratios compare like with like on this shared, noisy machine.
 
