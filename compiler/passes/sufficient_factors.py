@@ -139,18 +139,28 @@ def factors_variant(body: func.FuncOp, positions: list[int], name: str) -> func.
     return variant
 
 
+def calls_with(module: ModuleOp, flag: str) -> list[tuple[ParamservOp, func.FuncOp]]:
+    """The paramserv calls whose boolean option `flag` may be on (given, and not the constant false), with their
+    `upd` function: the calls a paramserv pass has to prepare (the others would never use what it adds)."""
+    functions = {f.sym_name.data: f for f in module.body.block.ops if isinstance(f, func.FuncOp)}
+    out = []
+    for ps in [o for o in module.walk() if isinstance(o, ParamservOp)]:
+        v = ps.arg(flag)
+        body = functions.get(ps.upd.data)
+        if v is not None and body is not None and (constant_value(v) is None or constant_value(v)):
+            out.append((ps, body))
+    return out
+
+
 @dataclass(frozen=True)
 class SufficientFactorsPass(ModulePass):
     name = "sufficient-factors"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = {f.sym_name.data: f for f in op.body.block.ops if isinstance(f, func.FuncOp)}
-        for ps in [o for o in op.walk() if isinstance(o, ParamservOp)]:
-            body = functions.get(ps.upd.data)
-            sfb = ps.arg("sfb")
-            off = sfb is None or (constant_value(sfb) is not None and not constant_value(sfb))
-            if ps.factors is not None or body is None or off:
-                continue  # without `sfb` (or with the constant false) the variant would never run
+        for ps, body in calls_with(op, "sfb"):
+            if ps.factors is not None:
+                continue
             positions = sorted(factored_positions(body))
             if not positions:
                 continue

@@ -29,9 +29,8 @@ from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.traits import Pure
 
-from daphnec.compiler.passes.sufficient_factors import returned_list
-from daphnec.dialects.ops import constant_value
-from daphnec.dialects.ops_paramserv import GradientReadyOp, ParamservOp
+from daphnec.compiler.passes.sufficient_factors import calls_with, returned_list
+from daphnec.dialects.ops_paramserv import GradientReadyOp
 
 
 def _pure(op: Operation) -> bool:
@@ -95,11 +94,5 @@ class WaitFreeBackpropPass(ModulePass):
     name = "wait-free-backprop"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        functions = {f.sym_name.data: f for f in op.body.block.ops if isinstance(f, func.FuncOp)}
-        for ps in [o for o in op.walk() if isinstance(o, ParamservOp)]:
-            overlap = ps.arg("overlap")
-            if overlap is None or (constant_value(overlap) is not None and not constant_value(overlap)):
-                continue
-            body = functions.get(ps.upd.data)
-            if body is not None:
-                schedule(body)
+        for _, body in calls_with(op, "overlap"):
+            schedule(body)
