@@ -63,6 +63,7 @@ def test_decentralised_and_asynchronous_strategies_learn(tmp_path: Path) -> None
     [  # the other messages: test_comm_units.py (the same validation, without a process per case)
         ('utype="BSP", allreduce="RING"', 3, "allreduce=RING applies to utype ALLREDUCE or LOCALSGD, not BSP"),
         ('utype="BSP", colocated="yes"', 2, "argument 'colocated' must be true or false"),
+        ('utype="BSP", sfb=true', 3, "sfb (sufficient-factor broadcasting) applies to utype ALLREDUCE, not BSP"),
     ],
 )
 def test_bad_communication_options(tmp_path: Path, args: str, code: int, fragment: str) -> None:
