@@ -171,6 +171,10 @@ class OverlapReducer:
         return self.reducer.average(w, model, stats)
 
     def close(self) -> None:
+        """End the communication thread; the thread's sink is cleared even when `upd` failed mid-clock, so that no
+        later call's `upd` hands gradients to this reducer."""
+        if getattr(_SINK, "reducer", None) is self:
+            _SINK.reducer = None
         if self.thread is not None:
             self.queue.put(None)
             self.thread.join()

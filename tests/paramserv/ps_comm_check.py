@@ -158,6 +158,7 @@ def main() -> int:
         failing = [
             ("ALLREDUCE RING", {"utype": "ALLREDUCE", "allreduce": "RING"}),
             ("ALLREDUCE TREE threads=2", {"utype": "ALLREDUCE", "allreduce": "TREE", "threads": 2}),
+            ("ALLREDUCE RING overlap", {"utype": "ALLREDUCE", "overlap": True, "bucket": 16}),
             ("GOSSIP", {"utype": "GOSSIP"}),
             ("EASGD", {"utype": "EASGD", "period": 1}),
             ("BSP colocated", {"colocated": True}),
