@@ -1,7 +1,7 @@
 """The documentation stays true: what README.md, docs/*.md and bench/README.md name exists, and their code runs.
 
 Each check reads the Markdown as written and recognises only unambiguous forms, so prose never trips it:
-- **Repository paths**: a token whose first component is a top-level entry of the repository (`compiler/jit.py`,
+- **Repository paths**: (also in the comments of the grammars) a token whose first component is a top-level entry of the repository (`compiler/jit.py`,
   `docs/`, `tests/paramserv/test_engine_*.py`, `examples/paramserv_{linreg,logreg,mlp}.daph`), in prose, code spans,
   links and code blocks, must exist (a glob must match, braces are expanded; `<name>` placeholders and git-ignored
   output folders such as `bench/out/` are skipped). A code span `path: NAME` or `path::NAME` must define `NAME`
@@ -40,6 +40,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 DOC_FILES = ("README.md", *sorted(f"docs/{p.name}" for p in (REPO / "docs").glob("*.md")), "bench/README.md")
+GRAMMARS = ("frontend/grammar.lark", "frontend/sql/grammar.lark")
+"""The grammars' comments cite the modules that consume them: their repository paths are checked too."""
 LAYERS = ("frontend", "dialects", "compiler", "runtime", "tools")
 OTHER_TOOLS = frozenset({"mlir-opt"})
 """Kebab-case names of other projects' tools the docs compare with (not passes)."""
@@ -193,12 +195,12 @@ def _file_names() -> frozenset[str]:
 
 
 def repository_path_problems() -> Iterator[str]:
-    for doc in all_docs():
+    for doc in (*all_docs(), *map(read_doc, GRAMMARS)):
         prose = doc.plain_prose()
         for m in _PATH.finditer(prose):
             if problem := path_problem(m.group(1)):
                 yield f"{doc.name}:{doc.line_of(m.start())}: {problem}"
-        for m in _LINK.finditer(prose):
+        for m in _LINK.finditer(prose if doc.name.endswith(".md") else ""):
             target = m.group(1).split("#")[0]
             if target and "://" not in target and not target.startswith("mailto:"):
                 rel = (REPO / doc.name).parent.joinpath(target).resolve()
