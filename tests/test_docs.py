@@ -416,7 +416,7 @@ def option_uses(piece: Piece, default_owner: str | None) -> Iterator[tuple[str, 
     """(owner, option) of every `--option` in a span or block: the owner is the command it follows on its line
     (`daphnec`, a `bench/x.py` script, another tool), else `default_owner` for a line that is not a command."""
     for line in piece.text.split("\n"):
-        if piece.lang not in ("", "sh", "bash", "console"):
+        if piece.lang not in ("", "sh", "bash", "console", "text"):
             continue
         owner = default_owner if line.lstrip().startswith("--") else None
         events = sorted([(m.start(), "word", m.group(1) or m.group(2)) for m in _WORD.finditer(line)]
@@ -527,5 +527,7 @@ def test_daphne_block_parses(block: Piece) -> None:
     parse_source(block.text + "\n", block.where())
 
 
-def test_code_blocks_are_found() -> None:
+def test_every_code_block_names_its_language() -> None:
+    """So that the checks above know what a block holds (`python`, `daphne`, `sh`, `text`, ...)."""
+    assert [b.where() for doc in all_docs() for b in doc.blocks if not b.lang] == []
     assert len(blocks("python")) >= 3 and len(blocks("daphne")) >= 3
