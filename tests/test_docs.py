@@ -1,13 +1,13 @@
 """The documentation stays true: what README.md, docs/*.md and bench/README.md name exists, and their code runs.
 
 Each check reads the Markdown as written and recognises only unambiguous forms, so prose never trips it:
-- **Repository paths**: (also in the comments of the grammars) a token whose first component is a top-level entry of the repository (`compiler/jit.py`,
-  `docs/`, `tests/paramserv/test_engine_*.py`, `examples/paramserv_{linreg,logreg,mlp}.daph`), in prose, code spans,
-  links and code blocks, must exist (a glob must match, braces are expanded; `<name>` placeholders and git-ignored
-  output folders such as `bench/out/` are skipped). A code span `path: NAME` or `path::NAME` must define `NAME`
-  at the top level of that file. A code span that is a bare `name.py` must be some file of the repository.
-  A parenthesised list of backticked names right after a folder or package ("`runtime/distributed/` (`launch`,
-  `worker`, ...)") names modules of it.
+- **Repository paths** (also in the grammars' comments): a token whose first component is a top-level entry of the
+  repository (`compiler/jit.py`, `docs/`, `tests/paramserv/test_engine_*.py`,
+  `examples/paramserv_{linreg,logreg,mlp}.daph`), in prose, code spans, links and code blocks, must exist (a glob
+  must match, braces are expanded; `<name>` placeholders and git-ignored output folders such as `bench/out/` are
+  skipped). A code span `path: NAME` or `path::NAME` must define `NAME` at the top level of that file. A code span
+  that is a bare `name.py` must be some file of the repository. A parenthesised list of backticked names right
+  after a folder or package ("`runtime/distributed/` (`launch`, `worker`, ...)") names modules of it.
 - **Modules**: a dotted name in a code span or block starting with `daphnec.` (or with a module of the `daphne`
   package, DaphneLib's import path) must be a module, or a module and attributes of it. A dotted name starting
   with a layer folder (`runtime.errors.X`) is an error: installed, the layers are only `daphnec.<layer>`.
@@ -18,8 +18,9 @@ Each check reads the Markdown as written and recognises only unambiguous forms, 
   `--x`, or one after the word `daphnec` in a command) is in the option table (runtime/options.py); README.md's
   option table lists every command-line option in the row of its `--help` group; every option given to a
   `bench/*.py` script is in that script's `--help`, and bench/README.md describes every script under bench/.
-- **Code blocks**: every ```python block runs as written (in a fresh process at the repository root that cannot
-  import the layer folders as top-level modules, as an installed daphnec); every ```daphne block parses.
+- **Code blocks** name their language; every ```python block runs as written (in a fresh process at the
+  repository root that cannot import the layer folders as top-level modules, as an installed daphnec); every
+  ```daphne block parses.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ class Doc:
     blocks: tuple[Piece, ...]
 
     def line_of(self, offset: int) -> int:
-        return self.prose.count("\n", 0, offset) + 1
+        return _line_of(self.prose, offset)
 
     def plain_prose(self) -> str:
         """The prose with its code spans blanked (offsets and line numbers kept)."""
@@ -107,9 +108,12 @@ def read_doc(name: str) -> Doc:
             prose.append(line)
     assert fence is None, f"{name}:{fence[0]}: unclosed code block"
     text = "\n".join(prose)
-    doc = Doc(name, text, (), tuple(blocks))
-    spans = tuple(Piece(name, doc.line_of(m.start()), m.group(2).strip()) for m in _SPAN.finditer(text))
+    spans = tuple(Piece(name, _line_of(text, m.start()), m.group(2).strip()) for m in _SPAN.finditer(text))
     return Doc(name, text, spans, tuple(blocks))
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
 
 
 def all_docs() -> list[Doc]:
@@ -189,9 +193,9 @@ def _top_level_names(path: Path) -> set[str]:
 
 @cache
 def _file_names() -> frozenset[str]:
-    return frozenset(
-        p.name for p in REPO.rglob("*.py") if not _is_ignored(str(p.relative_to(REPO))) and ".git" not in p.parts
-    )
+    """The names of the repository's Python files (not the venv's)."""
+    files = (p for top in top_level() if (REPO / top).is_dir() for p in (REPO / top).rglob("*.py"))
+    return frozenset(p.name for p in files if not _is_ignored(str(p.relative_to(REPO))))
 
 
 def repository_path_problems() -> Iterator[str]:
