@@ -1,4 +1,5 @@
-"""The documentation stays true: what README.md, docs/*.md and bench/README.md name exists, and their code runs.
+"""The documentation stays true: what README.md, docs/*.md, bench/README.md and the examples' READMEs name
+exists, and their code runs.
 
 Each check reads the Markdown as written and recognises only unambiguous forms, so prose never trips it:
 - **Repository paths** (also in the grammars' comments): a token whose first component is a top-level entry of the
@@ -14,7 +15,7 @@ Each check reads the Markdown as written and recognises only unambiguous forms, 
 - **Passes**: every pass named in docs/architecture.md's pass table (exactly the registered ones), every
   backticked kebab-case name (`fuse-sums`: the form pass names take), every backticked name next to the word
   "pass", and every `daphne-opt -p a,b` list must be a registered pass.
-- **Options**: every `--option` that a code span or block of README.md or docs/*.md gives to `daphnec` (a lone
+- **Options**: every `--option` that a code span or block of a doc (but bench/README.md) gives to `daphnec` (a lone
   `--x`, or one after the word `daphnec` in a command) is in the option table (runtime/options.py); README.md's
   option table lists every command-line option in the row of its `--help` group; every option given to a
   `bench/*.py` script is in that script's `--help`, and bench/README.md describes every script under bench/.
@@ -40,7 +41,12 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-DOC_FILES = ("README.md", *sorted(f"docs/{p.name}" for p in (REPO / "docs").glob("*.md")), "bench/README.md")
+DOC_FILES = (
+    "README.md",
+    *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").glob("*.md")),
+    "bench/README.md",
+    *sorted(str(p.relative_to(REPO)) for p in (REPO / "examples").rglob("*.md")),
+)
 GRAMMARS = ("frontend/grammar.lark", "frontend/sql/grammar.lark")
 """The grammars' comments cite the modules that consume them: their repository paths are checked too."""
 LAYERS = ("frontend", "dialects", "compiler", "runtime", "tools")
