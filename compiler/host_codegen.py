@@ -5,7 +5,7 @@ Kernels are selected at compile time (`compiler.kernel_select`) and bound into t
 inlined as literals, casts that change nothing at run time are plain aliases, and structured control flow
 (`scf.if/for/while`) becomes Python `if`/`for`/`while`. Every generated line remembers the IR op it came from, so
 a run-time failure is reported at the DaphneDSL source location of the failing operation. A pipeline with a native
-kernel (`daphne.kernel`, written by `lower-pipeline-to-loops`) runs the loaded kernel of that symbol
+kernel (`daphne.native_kernel`, written by `lower-pipeline-to-loops`) runs the loaded kernel of that symbol
 (`compiler.native` builds them), bound to its Python body as the fallback.
 
 Python limits how deep code may nest (20 statically nested loops, 100 indentation levels), DaphneDSL does not: a
@@ -30,12 +30,14 @@ from daphnec.compiler.host_program import HostProgram
 from daphnec.compiler.kernel_select import is_noop_cast, select_kernel
 from daphnec.compiler.lowering.abi import kernel_symbol
 from daphnec.compiler.paramserv_udfs import shipped_udfs
+from daphnec.dialects.attr_names import CODEGEN_ATTR, ORDERED_ATTR
 from daphnec.dialects.errors import CompileError, Loc
 from daphnec.dialects.locations import loc_of
-from daphnec.dialects.ops import ConstantOp, DaphneOp, MapOp, MatMulOp
+from daphnec.dialects.ops import ConstantOp, DaphneOp, MapOp
 from daphnec.dialects.ops_distributed import DistributedPipelineOp
+from daphnec.dialects.ops_matrix import MatMulOp
 from daphnec.dialects.ops_paramserv import ParamservOp
-from daphnec.dialects.ops_pipeline import ORDERED_ATTR, PipelineReturnOp, VectorizedPipelineOp
+from daphnec.dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
 from daphnec.dialects.types import MatrixType, vt_name
 from daphnec.runtime.kernels.native_matmul import run_native
 from daphnec.runtime.values import as_dense, to_csr
@@ -291,7 +293,7 @@ class HostCodegen:
         binder = None if kernel is None else kernel.bind_when_ready if ordered else kernel.bind
         body = name if binder is None else f"{e.bind(binder, 'native_' + kernel.name)}({name})"
         modes = f"{tuple(op.split_modes)!r}, {tuple(op.combine_modes)!r}, {_result_vts(op)!r}"
-        serial = ordered or "daphne.codegen" in op.attributes  # one call over all rows (--codegen: its loops)
+        serial = ordered or CODEGEN_ATTR in op.attributes  # one call over all rows (--codegen: its loops)
         call = f"{e.bind(run_pipeline, 'run_pipeline')}({body}, ({inputs}), {modes}{', serial=True' if serial else ''})"
         e.emit(f"{''.join(o + ', ' for o in outs)}= {call}" if outs else call, op)
         self._promised_forms(outs, op)
@@ -420,5 +422,5 @@ def _result_vts(op: VectorizedPipelineOp | DistributedPipelineOp) -> tuple[str |
 
 
 def generate_host(module: ModuleOp, kernels: Mapping[str, NativeKernel | PendingKernel] | None = None) -> HostProgram:
-    """Host code of a module; pipelines run the `kernels` their `daphne.kernel` names (none: Python bodies)."""
+    """Host code of a module; pipelines run the `kernels` their `daphne.native_kernel` names (none: Python bodies)."""
     return HostCodegen(module, kernels or {}).generate()

@@ -22,6 +22,7 @@ import os
 from xdsl.dialects.builtin import ModuleOp, UnitAttr
 from xdsl.ir import Attribute, Operation
 
+from daphnec.dialects.attr_names import DECLARED_TYPE_ATTR
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops import CastOp, constant_value
@@ -63,12 +64,6 @@ def infer_read(op: ReadOp) -> tuple[Attribute, ...]:
     return (t,) if t is not None else op.infer()
 
 
-DECLARED = "daphne.declared_type"
-"""Attribute of a `daphne.read` whose file name is known only at run time and whose value type the script gives
-by casting the result (`as.matrix<f64>(readMatrix(name))`, or the declared result of a typed function): the read
-kernel reads the `.meta` at run time and converts the data to that value type."""
-
-
 def _declared_type(op: ReadOp) -> Attribute | None:
     """The matrix type the single use of a read's result casts it to, if that cast names a value type."""
     uses = list(op.res.uses)
@@ -77,7 +72,7 @@ def _declared_type(op: ReadOp) -> Attribute | None:
     t = uses[0].operation.res.type
     if not isinstance(t, MatrixType) or vt_name(t) is None:
         return None
-    op.attributes[DECLARED] = UnitAttr()
+    op.attributes[DECLARED_TYPE_ATTR] = UnitAttr()
     return _matrix(op, t.element_type, -1, -1)
 
 

@@ -17,16 +17,10 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from daphnec.compiler.infer_io import infer_read
 from daphnec.compiler.ir_walk import preorder
-from daphnec.dialects.calls import (
-    OVERLOADS,
-    Overload,
-    callees,
-    choose_overload,
-    overload_error,
-    reachable_functions,
-)
+from daphnec.dialects.attr_names import DECLARED_RESULTS_ATTR, MERGE_CAST_ATTR, OVERLOADS_ATTR
+from daphnec.dialects.calls import Overload, callees, choose_overload, overload_error, reachable_functions
 from daphnec.dialects.errors import CompileError
-from daphnec.dialects.locations import MERGE_CAST, loc_of
+from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops import CastOp, ConstantOp, DaphneOp, GenericCallOp, MapOp, constant_value
 from daphnec.dialects.ops_io import ReadOp
 from daphnec.dialects.ops_paramserv import AGG_PARAMS, UPD_PARAMS, VAL_PARAMS, ParamservOp
@@ -81,7 +75,7 @@ def join_all(a: Attribute, b: Attribute, where: Operation) -> Attribute:
 def true_type(v: SSAValue) -> Attribute:
     """The type a value really has: looks through merge casts (which only record a chosen type)."""
     owner = v.owner
-    if isinstance(owner, CastOp) and MERGE_CAST in owner.attributes and not is_unknown(owner.arg.type):
+    if isinstance(owner, CastOp) and MERGE_CAST_ATTR in owner.attributes and not is_unknown(owner.arg.type):
         return owner.arg.type
     return v.type
 
@@ -91,7 +85,7 @@ def coerce(v: SSAValue, t: Attribute, before: Operation) -> SSAValue:
     if v.type == t or is_unknown(t):
         return v
     owner = v.owner
-    if isinstance(owner, CastOp) and MERGE_CAST in owner.attributes:
+    if isinstance(owner, CastOp) and MERGE_CAST_ATTR in owner.attributes:
         set_type(owner.res, t)
         return v
     return insert_merge_cast(v, t, before)
@@ -100,7 +94,7 @@ def coerce(v: SSAValue, t: Attribute, before: Operation) -> SSAValue:
 def insert_merge_cast(v: SSAValue, t: Attribute, before: Operation) -> SSAValue:
     """A new merge cast of `v` to type `t` right before `before` (at its location); its result."""
     cast = CastOp(v, vt=vt_name(t), dt="matrix" if is_matrix(t) else None)
-    cast.attributes[MERGE_CAST] = UnitAttr()
+    cast.attributes[MERGE_CAST_ATTR] = UnitAttr()
     set_type(cast.res, t)
     cast.location = before.location
     block = before.parent_block()
@@ -161,7 +155,7 @@ class Inference:
         inputs = [a.type for a in f.body.block.args]
         outputs = list(f.function_type.outputs.data)
         if isinstance(ret, func.ReturnOp):
-            declared = f.attributes.get("daphne.declared_results") is not None
+            declared = f.attributes.get(DECLARED_RESULTS_ATTR) is not None
             if declared:
                 new_args = [coerce(v, t, ret) for v, t in zip(ret.arguments, outputs)]
                 ret.operands = new_args
@@ -247,7 +241,7 @@ class Inference:
         elif isinstance(op, ParamservOp):
             self._infer_paramserv(op)
         elif isinstance(op, DaphneOp):
-            if isinstance(op, CastOp) and MERGE_CAST in op.attributes:
+            if isinstance(op, CastOp) and MERGE_CAST_ATTR in op.attributes:
                 return
             hook = TYPE_HOOKS.get(type(op))
             for res, t in zip(op.results, hook(op) if hook is not None else op.infer()):
@@ -308,7 +302,7 @@ class Inference:
     def _choose_overload(self, op: GenericCallOp | MapOp, arg_types: Sequence[Attribute]) -> None:
         """A call the frontend could not resolve to one overload (argument types unknown then) chooses now, by
         the same rules (`dialects.calls`)."""
-        syms = op.attributes.pop(OVERLOADS, None)
+        syms = op.attributes.pop(OVERLOADS_ATTR, None)
         if syms is None:
             return
         functions = self.functions()

@@ -14,15 +14,6 @@ from xdsl.ir import Attribute, Operation
 from daphnec.dialects.types import FrameType, ListType, MatrixType, StringType, vt_name
 from daphnec.dialects.value_types import KERNEL_CPP_NAMES
 
-KERNEL_HINT = "kernel_hint"
-"""The attribute the frontend records a kernel hint in (`sum::name(X)`)."""
-KERNEL = "kernel"
-"""The kernel `select-kernels` chose for an op by hint or extension priority (compiler/passes/select_kernels.py)."""
-KERNEL_BACKEND = "kernel_backend"
-"""An extension kernel's backend (`CPP`, `Python`)."""
-KERNEL_LIB = "kernel_lib"
-"""An extension kernel's shared library or Python file."""
-
 
 def _templated(name: str, arg: str, brackets: bool) -> str:
     return f"{name}<{arg}>" if brackets else f"{name}_{arg}"

@@ -15,13 +15,14 @@ from xdsl.ir import Operation
 
 from daphnec.compiler import select_core as core
 from daphnec.compiler import select_frame, select_io, select_matrix, select_sql
-from daphnec.compiler.kernel_names import KERNEL, KERNEL_BACKEND, KERNEL_HINT, KERNEL_LIB, op_types
+from daphnec.compiler.kernel_names import op_types
 from daphnec.compiler.kernel_spec import Kernel, KernelSpec, fixed, result_typed
 from daphnec.compiler.select_core import is_noop_cast
 from daphnec.compiler.sparsity import meet_representations, select_sparsity
 from daphnec.dialects import ops, ops_daphnelib, ops_frame, ops_io, ops_paramserv, ops_relational
 from daphnec.dialects import ops_columnar as oc
 from daphnec.dialects import ops_matrix as om
+from daphnec.dialects.attr_names import KERNEL_BACKEND_ATTR, KERNEL_CHOICE_ATTR, KERNEL_HINT_ATTR, KERNEL_LIB_ATTR
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.runtime import printing
@@ -67,7 +68,7 @@ KERNELS: dict[type[Operation], Kernel] = {
     # --- reorganisation and linear algebra ---------------------------------------------------------------------------
     ops.TransposeOp: fixed(reorg.transpose, csr=True),
     ops.ReshapeOp: fixed(reorg.reshape, csr=True),
-    ops.MatMulOp: Kernel(select_matrix.select_matmul, csr=True),
+    om.MatMulOp: Kernel(select_matrix.select_matmul, csr=True),
     om.ColBindOp: Kernel(select_matrix.select_bind),
     om.RowBindOp: Kernel(select_matrix.select_bind),
     om.ReverseOp: fixed("reorg.reverse"),
@@ -78,7 +79,7 @@ KERNELS: dict[type[Operation], Kernel] = {
     om.SolveOp: result_typed("matrix_ops.solve", cast=2, vt_arg=False),
     om.ReplaceOp: result_typed("matrix_ops.replace", cast=3, vt_arg=False),
     om.CTableOp: result_typed("matrix_ops.ctable"),
-    ops.SyrkOp: fixed("matrix_ops.syrk", csr=True),
+    om.SyrkOp: fixed("matrix_ops.syrk", csr=True),
     om.GemvOp: result_typed("matrix_ops.gemv", cast=2, vt_arg=False),
     # --- deep neural networks ----------------------------------------------------------------------------------------
     om.Conv2DForwardOp: fixed("dnn.conv2d"),
@@ -138,7 +139,7 @@ KERNELS: dict[type[Operation], Kernel] = {
     ops_frame.RemoveOp: fixed("lists.remove"),
     ops_frame.ListGetOp: fixed("lists.get"),
     # --- I/O and side effects ----------------------------------------------------------------------------------------
-    ops.PrintOp: fixed(printing.print_obj, "print", csr=True),
+    ops_io.PrintOp: fixed(printing.print_obj, "print", csr=True),
     ops.StopOp: fixed(misc.stop),
     ops.TypeOfOp: Kernel(core.select_type_of, csr=True),
     ops.NowOp: fixed(datagen.now),
@@ -164,7 +165,7 @@ def kernel_of(op: Operation) -> Kernel:
 def select_kernel(op: Operation) -> KernelSpec:
     """The kernel and operand casts for an inferred daphne op (raises CompileError when none applies), adapted to
     the representations (dense or CSR) its types say; an extension kernel if `select-kernels` chose one."""
-    if KERNEL_LIB in op.attributes:
+    if KERNEL_LIB_ATTR in op.attributes:
         return meet_representations(op, extension_kernel(op), False)
     kernel = kernel_of(op)
     return meet_representations(op, kernel.select(op), kernel.takes_csr(op))
@@ -172,7 +173,7 @@ def select_kernel(op: Operation) -> KernelSpec:
 
 def extension_kernel(op: Operation) -> KernelSpec:
     """The `--kernel-ext` kernel `select-kernels` recorded on the op (compiler/passes/select_kernels.py)."""
-    name, backend, lib = (op.attributes[a].data for a in (KERNEL, KERNEL_BACKEND, KERNEL_LIB))  # type: ignore[attr-defined]
+    name, backend, lib = (op.attributes[a].data for a in (KERNEL_CHOICE_ATTR, KERNEL_BACKEND_ATTR, KERNEL_LIB_ATTR))  # type: ignore[attr-defined]
     res, args = op_types(op, brackets=True)
     from daphnec.runtime.kernels import extensions  # only runs with extension kernels load ctypes libraries
 
@@ -186,7 +187,7 @@ def extension_kernel(op: Operation) -> KernelSpec:
 def evaluate_constant(op: Operation, args: Sequence[object]) -> list[object] | None:
     """What `op`'s kernel computes on constant scalar operands (the dialect's constant folding, see
     dialects/folding.py); None when the kernel fails, so that the error is reported at run time with its message."""
-    if KERNEL in op.attributes or KERNEL_HINT in op.attributes:
+    if KERNEL_CHOICE_ATTR in op.attributes or KERNEL_HINT_ATTR in op.attributes:
         return None  # the kernel a hint or an extension names runs (it may have effects of its own)
     try:
         spec = select_kernel(op)

@@ -4,7 +4,7 @@
 
 The kernel stages (`compiler.pipeline.KERNEL_STAGES`: `lower-pipeline-to-loops`, `convert-to-llvm`) give every
 vectorized pipeline that lowers a kernel module `@vp_<hash>` in xDSL's llvm dialect and name it on the pipeline
-(`daphne.kernel`); the JIT compiles each kernel module into one object and loads it, and host code
+(`daphne.native_kernel`); the JIT compiles each kernel module into one object and loads it, and host code
 (`compiler.host_codegen`) binds the loaded kernels by those symbols. The stages run in one of two ways, with the
 same passes and, per pipeline, the same result:
 
@@ -55,7 +55,7 @@ from daphnec.compiler.lowering.matmul_loops import kernel_params
 from daphnec.compiler.native_wrapper import entry_symbols, make_kernel
 from daphnec.compiler.pipeline import KERNEL_SLOTS, KERNEL_STAGES, PassManager
 from daphnec.dialects.errors import DaphneError
-from daphnec.dialects.ops import MatMulOp
+from daphnec.dialects.ops_matrix import MatMulOp
 from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
 from daphnec.dialects.value_types import DTYPES
 from daphnec.runtime.kernels.native_matmul import matmul_factory

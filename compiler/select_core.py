@@ -17,6 +17,7 @@ from daphnec.compiler.select_frame import is_frame_or_list_cast, select_frame_ca
 from daphnec.dialects import ops
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
+from daphnec.dialects.op_kinds import EW_BINARY, LOGICAL_KINDS
 from daphnec.dialects.types import FrameType, MatrixType, is_matrix, is_scalar, vt_name
 from daphnec.runtime import printing
 from daphnec.runtime.errors import DaphneRuntimeError
@@ -83,9 +84,9 @@ def select_ew_binary(op: ops.EwBinaryOp) -> KernelSpec:
     lt, rt, res = op.lhs.type, op.rhs.type, op.res.type
     lvt, rvt, resvt = known_vt(op, lt), known_vt(op, rt), known_vt(op, res)
     kind = "concat" if op.KIND == "add" and resvt == "str" else op.KIND
-    ovt = ew_binary.operand_vt(kind, lvt, rvt)
+    ovt = EW_BINARY[kind].operand_vt(lvt, rvt)
     casts = (value_cast(lt, ovt), value_cast(rt, ovt))
-    if kind in ew_binary.LOGICAL_OPS and is_matrix(lt) and is_matrix(rt):
+    if kind in LOGICAL_KINDS and is_matrix(lt) and is_matrix(rt):
         casts = (None, None)  # the kernel casts itself, or skips the cast for float 0/1 matrices (`_truth`)
     try:
         if is_scalar(lt) and is_scalar(rt):

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import functools
 
-from daphnec.compiler.infer_io import DECLARED
 from daphnec.compiler.kernel_spec import KernelSpec
+from daphnec.dialects.attr_names import DECLARED_TYPE_ATTR
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops_io import ReadOp, WriteOp
@@ -44,7 +44,7 @@ def select_read(op: ReadOp) -> KernelSpec:
     if not isinstance(t, MatrixType) or is_unknown(t):
         raise _unknown_type(op)
     rows, cols = t.shape
-    convert = DECLARED in op.attributes  # the name is known at run time only: read its .meta then, convert
+    convert = DECLARED_TYPE_ATTR in op.attributes  # the name is known at run time only: read its .meta then, convert
     fn = functools.partial(io.read_matrix, vt=vt_name(t), sparse=t.is_sparse, rows=rows, cols=cols, convert=convert)
     return KernelSpec(fn, (None,), "read_matrix")
 

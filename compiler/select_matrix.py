@@ -15,9 +15,10 @@ from daphnec.compiler.select_frame import select_frame_bind
 from daphnec.dialects import ops_matrix as om
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
+from daphnec.dialects.op_kinds import EW_BINARY
 from daphnec.dialects.types import FrameType, MatrixType, is_matrix
 from daphnec.runtime.errors import DaphneRuntimeError
-from daphnec.runtime.kernels import agg, cum_agg, datagen, datagen_csr, ew_binary, matmul, outer, reorg
+from daphnec.runtime.kernels import agg, cum_agg, datagen, datagen_csr, matmul, outer, reorg
 
 
 def _need_matrices(op: Operation) -> None:
@@ -40,7 +41,7 @@ def select_matmul(op: Operation) -> KernelSpec:
 def select_outer(op: om.OuterBinaryOp) -> KernelSpec:
     _need_matrices(op)
     lvt, rvt, resvt = known_vt(op, op.lhs.type), known_vt(op, op.rhs.type), known_vt(op, op.res.type)
-    ovt = ew_binary.operand_vt(op.KIND, lvt, rvt)
+    ovt = EW_BINARY[op.KIND].operand_vt(lvt, rvt)
     try:
         fn = outer.outer_kernel(op.KIND, ovt, resvt)
     except DaphneRuntimeError as e:

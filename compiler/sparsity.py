@@ -31,9 +31,10 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from daphnec.compiler.infer_io import read_sparsity
 from daphnec.compiler.kernel_spec import KernelSpec
 from daphnec.dialects import ops
-from daphnec.dialects.locations import MERGE_CAST
+from daphnec.dialects.attr_names import MERGE_CAST_ATTR
+from daphnec.dialects.op_kinds import EW_UNARY
 from daphnec.dialects.ops_io import ReadOp
-from daphnec.dialects.ops_matrix import DiagMatrixOp, SparsityOp, TriOp
+from daphnec.dialects.ops_matrix import DiagMatrixOp, MatMulOp, SparsityOp, SyrkOp, TriOp
 from daphnec.dialects.types import MatrixType, vt_name
 from daphnec.dialects.value_types import NUMERIC_VTS
 from daphnec.runtime import values
@@ -103,13 +104,13 @@ def _product(a: float, b: float, k: int) -> float:
     return 1.0 - (1.0 - a * b) ** k
 
 
-def _matmul(op: ops.MatMulOp, sp: Lookup) -> float:
+def _matmul(op: MatMulOp, sp: Lookup) -> float:
     """The product's estimate, k the inner dimension of the factors as multiplied (`transa`/`transb`)."""
     (_, k), (kb, _) = op.operand_shapes()
     return _product(sp(op.lhs), sp(op.rhs), k if k >= 0 else kb)
 
 
-def _syrk(op: ops.SyrkOp, sp: Lookup) -> float:
+def _syrk(op: SyrkOp, sp: Lookup) -> float:
     """`syrk(X)` is `t(X) @ X` (its canonical form): the product's estimate, k the rows of X."""
     a = sp(op.arg)
     return _product(a, a, op.arg.type.shape[0] if isinstance(op.arg.type, MatrixType) else -1)
@@ -126,7 +127,7 @@ def _diag_matrix(op: DiagMatrixOp, sp: Lookup) -> float:
 
 def _cast(op: ops.CastOp, sp: Lookup) -> float:
     src, dst = op.arg.type, op.res.type
-    if MERGE_CAST in op.attributes and isinstance(dst, MatrixType) and is_sparse_type(src) != dst.is_sparse:
+    if MERGE_CAST_ATTR in op.attributes and isinstance(dst, MatrixType) and is_sparse_type(src) != dst.is_sparse:
         return dst.sparsity_estimate  # a representation conversion made by select-matrix-repr: keep its target
     if isinstance(src, MatrixType) and isinstance(dst, MatrixType) and vt_name(dst) in CSR_VALUE_TYPES:
         return sp(op.arg)
@@ -147,13 +148,13 @@ def op_sparsity(op: Operation, sp: Lookup) -> float:
         return _both(sp(op.lhs), sp(op.rhs))
     if isinstance(op, ops.EwMulOp):
         return _either(sp(op.lhs), sp(op.rhs))
-    if isinstance(op, ops.EwUnaryOp) and op.ZERO_PRESERVING:
+    if isinstance(op, ops.EwUnaryOp) and EW_UNARY[op.KIND].zero_preserving:
         return sp(op.arg)
     if isinstance(op, (ops.TransposeOp, ops.ReshapeOp, ops.SliceRowOp, ops.SliceColOp)):
         return sp(op.operands[0])
-    if isinstance(op, ops.MatMulOp):
+    if isinstance(op, MatMulOp):
         return _matmul(op, sp)
-    if isinstance(op, ops.SyrkOp):
+    if isinstance(op, SyrkOp):
         return _syrk(op, sp)
     if isinstance(op, TriOp):
         return sp(op.arg) / 2.0 if sp(op.arg) != UNKNOWN else UNKNOWN

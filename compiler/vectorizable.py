@@ -13,13 +13,12 @@ from __future__ import annotations
 
 from xdsl.ir import Operation
 
-from daphnec.compiler.kernel_names import KERNEL
 from daphnec.dialects import ops
+from daphnec.dialects.attr_names import KERNEL_CHOICE_ATTR
+from daphnec.dialects.op_kinds import AGGREGATIONS
 from daphnec.dialects.ops_relational import GroupedSumOp
 from daphnec.dialects.types import is_matrix
 from daphnec.dialects.value_types import Combine, Split
-
-_FULL_AGG_COMBINE = {"sum": Combine.ADD, "min": Combine.MIN, "max": Combine.MAX}
 
 
 def _matrix_split(op: Operation) -> list[int]:
@@ -31,12 +30,12 @@ def is_vectorizable(op: Operation) -> bool:
     (DAPHNE's `isMatrixComputation`), whose types are fully inferred."""
     if not any(is_matrix(v.type) for v in (*op.operands, *op.results)):
         return False
-    if KERNEL in op.attributes:
+    if KERNEL_CHOICE_ATTR in op.attributes:
         return False  # a kernel hint or extension names the kernel that runs (compiler/passes/select_kernels.py)
     if isinstance(op, (ops.EwBinaryOp, ops.EwUnaryOp, ops.TransposeOp)):
         return True
     if isinstance(op, ops.AggOp):
-        return op.AXIS == "row" or op.KIND in _FULL_AGG_COMBINE
+        return op.AXIS == "row" or AGGREGATIONS[op.KIND].combine is not None
     if isinstance(op, ops.ExtractColOp):
         return is_matrix(op.source.type)
     return False
@@ -54,5 +53,5 @@ def combines(op: Operation) -> list[int]:
     if isinstance(op, ops.TransposeOp):
         return [Combine.COLS]
     if isinstance(op, ops.AggOp) and op.AXIS != "row":
-        return [_FULL_AGG_COMBINE[op.KIND]]
+        return [AGGREGATIONS[op.KIND].combine]
     return [Combine.ROWS]

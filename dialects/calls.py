@@ -28,11 +28,6 @@ from daphnec.dialects.types import (
 )
 from daphnec.dialects.value_types import NUMERIC_VTS
 
-OVERLOADS = "daphne.overloads"
-"""Attribute of a `daphne.generic_call` whose callee is one of several overloads that fit the argument types known
-when the call was built (an untyped argument fits every parameter): the symbols of all of them, in definition order.
-Specialization chooses again once the argument types are known."""
-
 
 def callees(op: Operation) -> tuple[str, ...]:
     """The function symbols `op` calls or passes on (empty for every other op)."""

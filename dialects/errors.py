@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 PARSER_ERROR = 1
 PASS_ERROR = 2
@@ -68,38 +69,43 @@ class ScriptStopped(ExecutionError):
 
 # --- messages in DaphneDSL terms -------------------------------------------------------------------------------------
 
-_OPERATORS = {
-    "ewAdd": "+", "ewSub": "-", "ewMul": "*", "ewDiv": "/", "ewPow": "^", "ewMod": "%", "ewEq": "==", "ewNeq": "!=",
-    "ewLt": "<", "ewLe": "<=", "ewGt": ">", "ewGe": ">=", "ewAnd": "&&", "ewOr": "||", "ewMinus": "-", "matMul": "@",
-    "cond": "?:", "ewConcat": "+",
-}  # fmt: skip
+_OPERATORS = {"ewMinus": "-", "matMul": "@", "cond": "?:", "ewConcat": "+"}
+"""Operators of ops without an element-wise binary kind's record (those name their operator, dialects/op_kinds.py)."""
 _BUILTINS = {
     "numRows": "nrow", "numCols": "ncol", "numCells": "ncell", "transpose": "t", "randMatrix": "rand",
     "colBind": "cbind", "rowBind": "rbind", "eigenCal": "eigen", "tri": "lowerTri/upperTri", "idxminRow": "idxMin",
-    "idxminCol": "idxMin", "idxmaxRow": "idxMax", "idxmaxCol": "idxMax", "sumCum": "cumSum", "prodCum": "cumProd",
-    "minCum": "cumMin", "maxCum": "cumMax", "Convolution_Forward": "conv2d", "NN_Avg_Forward": "avg_pool2d",
-    "NN_Max_Forward": "max_pool2d", "BatchNorm_Forward": "batch_norm2d", "NN_Relu_Forward": "relu",
-    "NN_Affine_Forward": "affine", "matrixLiteral": "matrix literal", "createFrame": "frame literal",
+    "idxminCol": "idxMin", "idxmaxRow": "idxMax", "idxmaxCol": "idxMax", "Convolution_Forward": "conv2d",
+    "NN_Avg_Forward": "avg_pool2d", "NN_Max_Forward": "max_pool2d", "BatchNorm_Forward": "batch_norm2d",
+    "NN_Relu_Forward": "relu", "NN_Affine_Forward": "affine", "matrixLiteral": "matrix literal",
+    "createFrame": "frame literal",
     "sliceRow": "indexing", "sliceCol": "indexing", "extractRow": "indexing", "extractCol": "indexing",
     "filterRow": "indexing", "filterCol": "indexing", "insert": "left indexing", "listGet": "list indexing",
     "read": "readMatrix/readFrame", "write": "writeMatrix/writeFrame", "cast": "cast", "constant": "literal",
     "generic_call": "function call", "forRange": "for",
 }  # fmt: skip
-_AGGREGATES = {"sum": "sum", "min": "aggMin", "max": "aggMax", "mean": "mean", "var": "var", "stddev": "stddev"}
 _OP_NAME = re.compile(r"\bdaphne\.([A-Za-z_]+)(?=:)")
 """An op named at the start of a verifier's message (`daphne.matMul: ...`)."""
 _UNKNOWN_SIZE = re.compile(r"(?<![\w-])-1(?=x)|(?<=\dx)-1\b|(?<=\?x)-1\b")
 
 
+@cache
+def _dsl_names() -> dict[str, str]:
+    """Op mnemonic -> how a DaphneDSL script spells it, where that is not the mnemonic itself. Built on first use:
+    the kind records import numpy, which the command line must not load before it needs to."""
+    from daphnec.dialects.op_kinds import AGG_AXES, AGGREGATIONS, CUM_AGGREGATIONS, EW_BINARY
+
+    names = {m: f"`{o}`" for m, o in _OPERATORS.items()}
+    names.update({r.mnemonic: f"`{r.operator}`" for r in EW_BINARY.values() if r.operator is not None})
+    names.update({r.mnemonic(axis): r.builtin for r in AGGREGATIONS.values() for axis in AGG_AXES})
+    names.update({r.mnemonic: r.builtin for r in CUM_AGGREGATIONS.values()})
+    return {**names, **_BUILTINS}
+
+
 def dsl_name(mnemonic: str) -> str:
     """How a DaphneDSL script spells the op `daphne.<mnemonic>` (`@` for matMul, `nrow` for numRows)."""
-    if mnemonic in _OPERATORS:
-        return f"`{_OPERATORS[mnemonic]}`"
-    if mnemonic in _BUILTINS:
-        return _BUILTINS[mnemonic]
-    agg = re.fullmatch(r"(sum|min|max|mean|var|stddev)(All|Row|Col)", mnemonic)
-    if agg:
-        return _AGGREGATES[agg.group(1)]
+    name = _dsl_names().get(mnemonic)
+    if name is not None:
+        return name
     if mnemonic.startswith("ew") and mnemonic[2:3].isupper():
         return mnemonic[2].lower() + mnemonic[3:]
     return mnemonic  # most builtins are spelled like their op (reshape, solve, oneHot, ...)

@@ -8,10 +8,6 @@ from xdsl.ir import Operation
 
 from daphnec.dialects.errors import Loc
 
-MERGE_CAST = "daphne.merge"
-"""Marks a cast to a fixed type chosen by its creator (a control-flow merge, a typed parameter): inference keeps
-its result type instead of recomputing it from the operand."""
-
 
 def to_attr(loc: Loc) -> FileLineColLoc:
     return FileLineColLoc(StringAttr(loc.file), IntAttr(loc.line), IntAttr(loc.col))

@@ -14,10 +14,10 @@ rules in the spirit of DAPHNE's inference traits:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, UnitAttr
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr
 from xdsl.interfaces import HasFolderInterface
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
@@ -36,11 +36,13 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from xdsl.traits import ConstantLike, HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
+from daphnec.dialects.attr_names import MERGE_CAST_ATTR
 from daphnec.dialects.constraints import MATRIX, MATRIX_OR_FRAME, type_error
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.folding import evaluate
 from daphnec.dialects.frame_labels import is_star, star_positions
-from daphnec.dialects.locations import MERGE_CAST, loc_of
+from daphnec.dialects.locations import loc_of
+from daphnec.dialects.op_kinds import AGGREGATIONS, EW_BINARY, EW_UNARY
 from daphnec.dialects.types import (
     BOOL,
     INDEX,
@@ -54,14 +56,22 @@ from daphnec.dialects.types import (
     UnknownType,
     frame_label_error,
     frame_width,
-    is_int_vt,
     is_matrix,
     is_scalar,
     is_unknown,
     value_type,
     vt_name,
 )
-from daphnec.dialects.value_types import CPP_NAMES, is_float_vt, most_general
+from daphnec.dialects.value_types import (
+    CPP_NAMES,
+    VtRule,
+    is_float_vt,
+    most_general,
+    vt_concat,
+    vt_fixed,
+    vt_from_args,
+    vt_from_first,
+)
 
 Shape = tuple[int, int]
 
@@ -77,31 +87,18 @@ def constant_value(v: SSAValue) -> int | float | str | bool | None:
     return None
 
 
-def _known(vts: Sequence[str | None]) -> list[str] | None:
-    return None if any(v is None for v in vts) else list(vts)  # type: ignore[list-item]
+class RuleOfKind:
+    """The `VT_RULE` of an op family whose kinds have records (`dialects/op_kinds.py`): the rule of the op's
+    `KIND`, so the dialect, the kernels and the Python API apply the very same rule."""
 
+    def __init__(self, records: Mapping[str, object]):
+        self.records = records
 
-def vt_from_args(vts: Sequence[str | None]) -> str | None:
-    known = _known(vts)
-    return most_general(*known) if known else None
-
-
-def vt_from_args_fp(vts: Sequence[str | None]) -> str | None:
-    vt = vt_from_args(vts)
-    return vt if vt is None or is_float_vt(vt) else "f64"
-
-
-def vt_from_args_int(vts: Sequence[str | None]) -> str | None:
-    vt = vt_from_args(vts)
-    return vt if vt is None or is_int_vt(vt) else "ui64"
-
-
-def vt_from_first(vts: Sequence[str | None]) -> str | None:
-    return vts[0] if vts else None
-
-
-def vt_fixed(name: str) -> Callable[[Sequence[str | None]], str | None]:
-    return lambda vts: name
+    def __get__(self, obj: object, cls: type) -> VtRule:
+        kind = getattr(cls, "KIND", None)
+        if kind is None:  # the family's base class
+            return vt_from_args
+        return self.records[kind].vt_rule  # type: ignore[attr-defined,no-any-return]
 
 
 def shape_of(t: Attribute) -> Shape:
@@ -146,7 +143,7 @@ def shape_unknown(op: DaphneOp) -> Shape:
 class DaphneOp(IRDLOperation):
     """Base of all daphne ops: declarative type inference (see the module docstring)."""
 
-    VT_RULE: ClassVar[Callable[[Sequence[str | None]], str | None]] = staticmethod(vt_from_args)
+    VT_RULE: ClassVar[VtRule] = staticmethod(vt_from_args)
     DT_RULE: ClassVar[str] = "args"
     SHAPE: ClassVar[Callable[[DaphneOp], Shape]] = staticmethod(shape_unknown)
     VT_OPERANDS: ClassVar[int | None] = None
@@ -317,7 +314,7 @@ class CastOp(DaphneOp, HasFolderInterface):
 
     def verify_(self) -> None:
         src, dt = self.arg.type, self.target_dt.data if self.target_dt else None
-        if not isinstance(src, FrameType) or MERGE_CAST in self.attributes:
+        if not isinstance(src, FrameType) or MERGE_CAST_ATTR in self.attributes:
             return
         vts = [vt_name(t) for t in src.column_types.data]
         if dt in ("matrix", "scalar") and not self.target_vt and all(vts) and len(set(vts)) > 1:
@@ -373,6 +370,7 @@ class EwBinaryOp(BinaryDaphneOp, HasFolderInterface):
     """Element-wise binary op on scalars/matrices with matrix-scalar and row/column broadcasting."""
 
     KIND: ClassVar[str]
+    VT_RULE: ClassVar = RuleOfKind(EW_BINARY)
     SHAPE: ClassVar = staticmethod(shape_ew_binary)
     UNIT: ClassVar[int | None] = None
     """The constant u with `x op u == x` (and `u op x == x` if `COMMUTATIVE`): folded away where the result has
@@ -406,16 +404,6 @@ class EwBinaryOp(BinaryDaphneOp, HasFolderInterface):
             ok = lambda a, b: a < 0 or b < 0 or a == b or b == 1  # noqa: E731 - rhs broadcasts (DAPHNE)
             if not (ok(lr, rr) and ok(lc, rc)):
                 raise VerifyException(f"{self.name}: shape mismatch: lhs {lr}x{lc}, rhs {rr}x{rc}")
-
-
-def vt_concat(vts: Sequence[str | None]) -> str | None:
-    return "str"
-
-
-def vt_compare(vts: Sequence[str | None]) -> str | None:
-    """Comparisons yield the most general operand type (not bool), and si64 for strings (facts §4)."""
-    vt = vt_from_args(vts)
-    return "si64" if vt == "str" else vt
 
 
 class StringAddCanonicalization(HasCanonicalizationPatternsTrait):
@@ -480,7 +468,6 @@ class EwLogOp(EwBinaryOp):
 
     name = "daphne.ewLog"
     KIND: ClassVar = "log"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
 
 
 @irdl_op_definition
@@ -499,28 +486,24 @@ class EwMaxOp(EwBinaryOp):
 class EwAndOp(EwBinaryOp):
     name = "daphne.ewAnd"
     KIND: ClassVar = "and"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_int)
 
 
 @irdl_op_definition
 class EwOrOp(EwBinaryOp):
     name = "daphne.ewOr"
     KIND: ClassVar = "or"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_int)
 
 
 @irdl_op_definition
 class EwXorOp(EwBinaryOp):
     name = "daphne.ewXor"
     KIND: ClassVar = "xor"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_int)
 
 
 @irdl_op_definition
 class EwBitwiseAndOp(EwBinaryOp):
     name = "daphne.ewBitwiseAnd"
     KIND: ClassVar = "bitwiseAnd"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_int)
 
 
 @irdl_op_definition
@@ -529,49 +512,42 @@ class EwConcatOp(EwBinaryOp):
 
     name = "daphne.ewConcat"
     KIND: ClassVar = "concat"
-    VT_RULE: ClassVar = staticmethod(vt_concat)
 
 
 @irdl_op_definition
 class EwEqOp(EwBinaryOp):
     name = "daphne.ewEq"
     KIND: ClassVar = "eq"
-    VT_RULE: ClassVar = staticmethod(vt_compare)
 
 
 @irdl_op_definition
 class EwNeqOp(EwBinaryOp):
     name = "daphne.ewNeq"
     KIND: ClassVar = "neq"
-    VT_RULE: ClassVar = staticmethod(vt_compare)
 
 
 @irdl_op_definition
 class EwLtOp(EwBinaryOp):
     name = "daphne.ewLt"
     KIND: ClassVar = "lt"
-    VT_RULE: ClassVar = staticmethod(vt_compare)
 
 
 @irdl_op_definition
 class EwLeOp(EwBinaryOp):
     name = "daphne.ewLe"
     KIND: ClassVar = "le"
-    VT_RULE: ClassVar = staticmethod(vt_compare)
 
 
 @irdl_op_definition
 class EwGtOp(EwBinaryOp):
     name = "daphne.ewGt"
     KIND: ClassVar = "gt"
-    VT_RULE: ClassVar = staticmethod(vt_compare)
 
 
 @irdl_op_definition
 class EwGeOp(EwBinaryOp):
     name = "daphne.ewGe"
     KIND: ClassVar = "ge"
-    VT_RULE: ClassVar = staticmethod(vt_compare)
 
 
 class StringAddIsConcat(RewritePattern):
@@ -602,10 +578,8 @@ class EwUnaryOp(UnaryDaphneOp, HasFolderInterface):
     """Element-wise unary op; math functions (`exp`, `sqrt`, trig) produce floats from integers like DAPHNE."""
 
     KIND: ClassVar[str]
-    VT_RULE: ClassVar = staticmethod(vt_from_first)
+    VT_RULE: ClassVar = RuleOfKind(EW_UNARY)
     SHAPE: ClassVar = staticmethod(shape_from_arg)
-    ZERO_PRESERVING: ClassVar[bool] = False
-    """op(0) == 0: the result has at most the argument's non-zeros (its sparsity estimate, compiler/sparsity.py)."""
 
     def fold(self) -> Sequence[SSAValue | Attribute] | None:
         return fold_constants(self)
@@ -615,14 +589,12 @@ class EwUnaryOp(UnaryDaphneOp, HasFolderInterface):
 class EwMinusOp(EwUnaryOp):
     name = "daphne.ewMinus"
     KIND: ClassVar = "minus"
-    ZERO_PRESERVING: ClassVar = True
 
 
 @irdl_op_definition
 class EwAbsOp(EwUnaryOp):
     name = "daphne.ewAbs"
     KIND: ClassVar = "abs"
-    ZERO_PRESERVING: ClassVar = True
 
 
 @irdl_op_definition
@@ -631,7 +603,6 @@ class EwSignOp(EwUnaryOp):
 
     name = "daphne.ewSign"
     KIND: ClassVar = "sign"
-    ZERO_PRESERVING: ClassVar = True
 
 
 @irdl_op_definition
@@ -640,21 +611,18 @@ class EwRoundOp(EwUnaryOp):
 
     name = "daphne.ewRound"
     KIND: ClassVar = "round"
-    ZERO_PRESERVING: ClassVar = True
 
 
 @irdl_op_definition
 class EwFloorOp(EwUnaryOp):
     name = "daphne.ewFloor"
     KIND: ClassVar = "floor"
-    ZERO_PRESERVING: ClassVar = True
 
 
 @irdl_op_definition
 class EwCeilOp(EwUnaryOp):
     name = "daphne.ewCeil"
     KIND: ClassVar = "ceil"
-    ZERO_PRESERVING: ClassVar = True
 
 
 @irdl_op_definition
@@ -664,7 +632,6 @@ class EwIsNanOp(EwUnaryOp):
 
     name = "daphne.ewIsNan"
     KIND: ClassVar = "isNan"
-    VT_RULE: ClassVar = staticmethod(vt_compare)
 
 
 @irdl_op_definition
@@ -687,91 +654,72 @@ class EwUpperOp(EwUnaryOp):
 class EwExpOp(EwUnaryOp):
     name = "daphne.ewExp"
     KIND: ClassVar = "exp"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
 
 
 @irdl_op_definition
 class EwLnOp(EwUnaryOp):
     name = "daphne.ewLn"
     KIND: ClassVar = "ln"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
 
 
 @irdl_op_definition
 class EwSqrtOp(EwUnaryOp):
     name = "daphne.ewSqrt"
     KIND: ClassVar = "sqrt"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
-    ZERO_PRESERVING: ClassVar = True
 
 
 @irdl_op_definition
 class EwSinOp(EwUnaryOp):
     name = "daphne.ewSin"
     KIND: ClassVar = "sin"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
-    ZERO_PRESERVING: ClassVar = True
 
 
 @irdl_op_definition
 class EwCosOp(EwUnaryOp):
     name = "daphne.ewCos"
     KIND: ClassVar = "cos"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
 
 
 @irdl_op_definition
 class EwTanOp(EwUnaryOp):
     name = "daphne.ewTan"
     KIND: ClassVar = "tan"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
-    ZERO_PRESERVING: ClassVar = True
 
 
 @irdl_op_definition
 class EwSinhOp(EwUnaryOp):
     name = "daphne.ewSinh"
     KIND: ClassVar = "sinh"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
-    ZERO_PRESERVING: ClassVar = True
 
 
 @irdl_op_definition
 class EwCoshOp(EwUnaryOp):
     name = "daphne.ewCosh"
     KIND: ClassVar = "cosh"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
 
 
 @irdl_op_definition
 class EwTanhOp(EwUnaryOp):
     name = "daphne.ewTanh"
     KIND: ClassVar = "tanh"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
-    ZERO_PRESERVING: ClassVar = True
 
 
 @irdl_op_definition
 class EwAsinOp(EwUnaryOp):
     name = "daphne.ewAsin"
     KIND: ClassVar = "asin"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
-    ZERO_PRESERVING: ClassVar = True
 
 
 @irdl_op_definition
 class EwAcosOp(EwUnaryOp):
     name = "daphne.ewAcos"
     KIND: ClassVar = "acos"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
 
 
 @irdl_op_definition
 class EwAtanOp(EwUnaryOp):
     name = "daphne.ewAtan"
     KIND: ClassVar = "atan"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
-    ZERO_PRESERVING: ClassVar = True
 
 
 EW_UNARY_OPS: dict[str, type[EwUnaryOp]] = {
@@ -793,7 +741,7 @@ class AggOp(UnaryDaphneOp):
     arg = operand_def(MATRIX_OR_FRAME)
     KIND: ClassVar[str]
     AXIS: ClassVar[str]
-    VT_RULE: ClassVar = staticmethod(vt_from_first)
+    VT_RULE: ClassVar = RuleOfKind(AGGREGATIONS)
     ROLES: ClassVar = {"arg": "the aggregated argument"}
 
 
@@ -879,63 +827,54 @@ class MaxColOp(ColAggOp):
 class MeanAllOp(AllAggOp):
     name = "daphne.meanAll"
     KIND: ClassVar = "mean"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
 
 
 @irdl_op_definition
 class MeanRowOp(RowAggOp):
     name = "daphne.meanRow"
     KIND: ClassVar = "mean"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
 
 
 @irdl_op_definition
 class MeanColOp(ColAggOp):
     name = "daphne.meanCol"
     KIND: ClassVar = "mean"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
 
 
 @irdl_op_definition
 class VarAllOp(AllAggOp):
     name = "daphne.varAll"
     KIND: ClassVar = "var"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
 
 
 @irdl_op_definition
 class VarRowOp(RowAggOp):
     name = "daphne.varRow"
     KIND: ClassVar = "var"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
 
 
 @irdl_op_definition
 class VarColOp(ColAggOp):
     name = "daphne.varCol"
     KIND: ClassVar = "var"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
 
 
 @irdl_op_definition
 class StddevAllOp(AllAggOp):
     name = "daphne.stddevAll"
     KIND: ClassVar = "stddev"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
 
 
 @irdl_op_definition
 class StddevRowOp(RowAggOp):
     name = "daphne.stddevRow"
     KIND: ClassVar = "stddev"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
 
 
 @irdl_op_definition
 class StddevColOp(ColAggOp):
     name = "daphne.stddevCol"
     KIND: ClassVar = "stddev"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
 
 
 AGG_OPS: dict[tuple[str, str], type[AggOp]] = {
@@ -1038,83 +977,6 @@ class TransposeOp(UnaryDaphneOp):
         return (c, r)
 
     SHAPE: ClassVar = staticmethod(_t)
-
-
-class MatMulCanonicalization(HasCanonicalizationPatternsTrait):
-    """`matMul`'s canonicalization: `TransposedProductIsSyrk`."""
-
-    @classmethod
-    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        return (TransposedProductIsSyrk(),)
-
-
-@irdl_op_definition
-class MatMulOp(BinaryDaphneOp):
-    """`X @ Y`; the value type is the most general of both. `transa`/`transb` (set by `fold-transpose`, DAPHNE's
-    MatMulOp operands of these names in src/ir/daphneir/DaphneOps.td) multiply by an operand's transpose."""
-
-    name = "daphne.matMul"
-    lhs = operand_def(MATRIX_OR_FRAME)
-    rhs = operand_def(MATRIX_OR_FRAME)
-    transa = opt_prop_def(UnitAttr)
-    transb = opt_prop_def(UnitAttr)
-    traits = traits_def(MatMulCanonicalization())
-    DT_RULE: ClassVar = "mat"
-
-    def operand_shapes(self) -> tuple[Shape, Shape]:
-        """The shapes of the two factors as multiplied (an operand's transposed when its flag is set)."""
-        (ar, ac), (br, bc) = shape_of(self.lhs.type), shape_of(self.rhs.type)
-        return ((ac, ar) if self.transa else (ar, ac)), ((bc, br) if self.transb else (br, bc))
-
-    @staticmethod
-    def _mm(op: MatMulOp) -> Shape:
-        (ar, _), (_, bc) = op.operand_shapes()
-        return (ar, bc)
-
-    SHAPE: ClassVar = staticmethod(_mm)
-
-    def verify_(self) -> None:
-        if not (is_matrix(self.lhs.type) and is_matrix(self.rhs.type)):
-            return
-        (ar, ac), (br, bc) = self.operand_shapes()
-        if ac >= 0 and br >= 0 and ac != br:
-            raise VerifyException(f"daphne.matMul: shape mismatch: lhs {ar}x{ac}, rhs {br}x{bc}")
-
-
-class TransposedProductIsSyrk(RewritePattern):
-    """`t(X) @ X` is `syrk(X)` (DAPHNE's MatMulOp canonicalization): the product of a matrix's transpose with
-    itself is computed as a symmetric rank-k update, so the result is exactly symmetric (`isSymmetric` and `eigen`
-    accept it) and the transpose is never built."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: MatMulOp, rewriter: PatternRewriter) -> None:
-        t = op.lhs.owner
-        plain = op.transa is None and op.transb is None  # matMul(t(X), X) with a flag set is another product
-        if (
-            plain
-            and isinstance(t, TransposeOp)
-            and t.arg is op.rhs
-            and is_matrix(op.rhs.type)
-            and not is_unknown(op.rhs.type)
-        ):
-            syrk = SyrkOp.create(operands=[op.rhs], result_types=[op.res.type])
-            syrk.location = op.location
-            rewriter.replace(op, syrk)
-
-
-@irdl_op_definition
-class SyrkOp(UnaryDaphneOp):
-    """`syrk(A)`: t(A) @ A, exactly symmetric."""
-
-    name = "daphne.syrk"
-    arg = operand_def(MATRIX)
-    VT_RULE: ClassVar = staticmethod(vt_from_first)
-    DT_RULE: ClassVar = "mat"
-    SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.arg.type)[1], shape_of(op.arg.type)[1]))
-
-    def verify_(self) -> None:
-        if vt_name(self.arg.type) == "str":
-            raise VerifyException(f"{self.name}: the argument must be a numeric matrix, got value type str")
 
 
 @irdl_op_definition
@@ -1470,33 +1332,6 @@ class NumCellsOp(_NumOp):
         return rows * cols if rows >= 0 and cols >= 0 else -1
 
 
-# --- I/O and side effects ------------------------------------------------------------------------------------------
-
-
-@irdl_op_definition
-class PrintOp(DaphneOp):
-    """`print(x[, newline[, toStderr]])`."""
-
-    name = "daphne.print"
-    arg = operand_def()
-    newline = operand_def()
-    err = operand_def()
-
-    def infer(self) -> tuple[Attribute, ...]:
-        return ()
-
-
-@irdl_op_definition
-class StopOp(DaphneOp):
-    """`stop([message])`: ends the program with an execution error."""
-
-    name = "daphne.stop"
-    message = operand_def(StringType)
-
-    def infer(self) -> tuple[Attribute, ...]:
-        return ()
-
-
 @irdl_op_definition
 class TypeOfOp(UnaryDaphneOp, HasFolderInterface):
     """`typeOf(x)`: the C++ type name of a value (`DenseMatrix(2x2, double)` for a matrix); of a scalar it is its
@@ -1514,6 +1349,20 @@ class TypeOfOp(UnaryDaphneOp, HasFolderInterface):
         if vt is None:
             return None
         return (StringAttr("const char*" if vt == "str" else CPP_NAMES[vt]),)
+
+
+# --- control, calls and side effects ------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class StopOp(DaphneOp):
+    """`stop([message])`: ends the program with an execution error."""
+
+    name = "daphne.stop"
+    message = operand_def(StringType)
+
+    def infer(self) -> tuple[Attribute, ...]:
+        return ()
 
 
 @irdl_op_definition
@@ -1603,7 +1452,7 @@ class MapOp(DaphneOp):
 
 CORE_OPS: list[type[Operation]] = [
     ConstantOp, CastOp, *EW_BINARY_OPS.values(), *EW_UNARY_OPS.values(), *AGG_OPS.values(), FillOp, SeqOp,
-    RandMatrixOp, ReshapeOp, TransposeOp, MatMulOp, MatrixLiteralOp, CreateFrameOp, CondOp, SliceRowOp, SliceColOp,
-    ExtractRowOp, ExtractColOp, FilterRowOp, FilterColOp, InsertOp, NumRowsOp, NumColsOp, NumCellsOp, PrintOp,
-    StopOp, TypeOfOp, NowOp, ForRangeOp, GenericCallOp, MapOp, SyrkOp,
+    RandMatrixOp, ReshapeOp, TransposeOp, MatrixLiteralOp, CreateFrameOp, CondOp, SliceRowOp, SliceColOp,
+    ExtractRowOp, ExtractColOp, FilterRowOp, FilterColOp, InsertOp, NumRowsOp, NumColsOp, NumCellsOp, StopOp,
+    TypeOfOp, NowOp, ForRangeOp, GenericCallOp, MapOp,
 ]  # fmt: skip

@@ -28,11 +28,10 @@ from xdsl.utils.exceptions import VerifyException
 
 from daphnec.dialects.constraints import FRAME, LIST, MATRIX
 from daphnec.dialects.frame_labels import group_key_labels, is_star, with_prefix
+from daphnec.dialects.op_kinds import GROUP_AGGREGATES
 from daphnec.dialects.ops import DaphneOp, constant_value
 from daphnec.dialects.types import (
-    F64,
     INDEX,
-    SI64,
     UNKNOWN,
     FrameType,
     ListType,
@@ -43,6 +42,7 @@ from daphnec.dialects.types import (
     frame_width,
     is_matrix,
     is_unknown,
+    value_type,
     vt_name,
 )
 
@@ -191,8 +191,6 @@ class GroupJoinOp(_FrameOp):
 
 # --- grouping ------------------------------------------------------------------------------------------------------
 
-GROUP_FUNCS = ("COUNT", "SUM", "MIN", "MAX", "AVG")
-
 
 @irdl_op_definition
 class GroupOp(_FrameOp):
@@ -236,8 +234,9 @@ class GroupOp(_FrameOp):
         return (FrameType(cts, -1, names if known else None),)  # type: ignore[arg-type]
 
     def verify_(self) -> None:
-        if len(self.funcs) != len(self.agg_cols) or any(f not in GROUP_FUNCS for f in self.funcs):
-            raise VerifyException(f"{self.name}: expects one aggregation function of {GROUP_FUNCS} per column")
+        if len(self.funcs) != len(self.agg_cols) or any(f not in GROUP_AGGREGATES for f in self.funcs):
+            names = tuple(GROUP_AGGREGATES)
+            raise VerifyException(f"{self.name}: expects one aggregation function of {names} per column")
         for k in self.key_cols:
             if not is_star(_str(k) or ""):
                 check_label(self, self.frame, k, "a grouping column")
@@ -246,8 +245,10 @@ class GroupOp(_FrameOp):
 
 
 def _agg_type(func: str, col: Attribute) -> Attribute:
-    """Result value type of a group aggregate (DAPHNE's GroupOp::inferTypes)."""
-    return SI64 if func == "COUNT" else F64 if func == "AVG" else col
+    """Result value type of a group aggregate (DAPHNE's GroupOp::inferTypes; `GroupAggKind.vt_rule`)."""
+    record = GROUP_AGGREGATES.get(func)
+    vt = record.vt_rule([vt_name(col)]) if record is not None else None
+    return value_type(vt) if vt is not None and vt != vt_name(col) else col
 
 
 # --- labels --------------------------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Operations of the `daphne` dialect for the io builtins (see dialects/ops.py for the conventions).
+"""Operations of the `daphne` dialect for the io builtins (see dialects/ops.py for the conventions): `print`,
+`readMatrix`/`readFrame` and `write`.
 
 As in DAPHNE's DaphneOps.td there is one `daphne.read` op for `readMatrix` and `readFrame`: its result type says
 which (a matrix or a frame, built with an Unknown value type by the frontend), and the compiler completes it from
@@ -16,6 +17,19 @@ from xdsl.irdl import irdl_op_definition, operand_def, result_def
 from daphnec.dialects.constraints import MATRIX_OR_FRAME, STRING
 from daphnec.dialects.ops import DaphneOp
 from daphnec.dialects.types import UNKNOWN, FrameType, MatrixType
+
+
+@irdl_op_definition
+class PrintOp(DaphneOp):
+    """`print(x[, newline[, toStderr]])`."""
+
+    name = "daphne.print"
+    arg = operand_def()
+    newline = operand_def()
+    err = operand_def()
+
+    def infer(self) -> tuple[Attribute, ...]:
+        return ()
 
 
 @irdl_op_definition
@@ -62,5 +76,5 @@ class WriteOp(DaphneOp):
         return ()
 
 
-OPS: list[type[Operation]] = [ReadOp, WriteOp]
+OPS: list[type[Operation]] = [PrintOp, ReadOp, WriteOp]
 """The ops this module defines, registered in the dialect by dialects/daphne.py."""

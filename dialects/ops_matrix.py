@@ -11,36 +11,35 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
+from xdsl.dialects.builtin import UnitAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     result_def,
     traits_def,
     var_operand_def,
 )
-from xdsl.traits import Pure
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from daphnec.dialects.constraints import MATRIX, MATRIX_OR_FRAME, SCALAR
+from daphnec.dialects.op_kinds import CUM_AGGREGATIONS, EW_BINARY
 from daphnec.dialects.ops import (
     BinaryDaphneOp,
     DaphneOp,
+    RuleOfKind,
     Shape,
+    TransposeOp,
     UnaryDaphneOp,
     constant_value,
     shape_col_agg,
     shape_from_arg,
     shape_of,
     shape_row_agg,
-    vt_compare,
-    vt_concat,
-    vt_fixed,
-    vt_from_args,
-    vt_from_args_fp,
-    vt_from_args_int,
-    vt_from_first,
 )
 from daphnec.dialects.types import (
     INDEX,
@@ -52,7 +51,12 @@ from daphnec.dialects.types import (
     value_type,
     vt_name,
 )
-from daphnec.dialects.value_types import is_float_vt
+from daphnec.dialects.value_types import (
+    is_float_vt,
+    vt_fixed,
+    vt_from_args,
+    vt_from_first,
+)
 
 # --- helpers -------------------------------------------------------------------------------------------------------
 
@@ -156,6 +160,17 @@ class IsSymmetricOp(UnaryDaphneOp):
         _check_square(self, self.arg.type)
 
 
+@irdl_op_definition
+class SparsityOp(UnaryDaphneOp):
+    """`sparsity(X)`: the compiler's estimate of X's fraction of non-zeros (f64), -1 if it has none (DAPHNE's
+    SparsityOp; the estimate is bound at compile time, see compiler/sparsity.py)."""
+
+    name = "daphne.sparsity"
+    arg = operand_def(MATRIX)
+    DT_RULE: ClassVar = "sca"
+    VT_RULE: ClassVar = staticmethod(vt_fixed("f64"))
+
+
 # --- outer binary ----------------------------------------------------------------------------------------------------
 
 
@@ -165,6 +180,7 @@ class OuterBinaryOp(BinaryDaphneOp):
     lhs = operand_def(MATRIX)
     rhs = operand_def(MATRIX)
     KIND: ClassVar[str]
+    VT_RULE: ClassVar = RuleOfKind(EW_BINARY)
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.lhs.type)[0], shape_of(op.rhs.type)[1]))
 
@@ -214,7 +230,6 @@ class OuterModOp(OuterBinaryOp):
 class OuterLogOp(OuterBinaryOp):
     name = "daphne.outerLog"
     KIND: ClassVar = "log"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_fp)
 
 
 @irdl_op_definition
@@ -233,70 +248,60 @@ class OuterMaxOp(OuterBinaryOp):
 class OuterAndOp(OuterBinaryOp):
     name = "daphne.outerAnd"
     KIND: ClassVar = "and"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_int)
 
 
 @irdl_op_definition
 class OuterOrOp(OuterBinaryOp):
     name = "daphne.outerOr"
     KIND: ClassVar = "or"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_int)
 
 
 @irdl_op_definition
 class OuterXorOp(OuterBinaryOp):
     name = "daphne.outerXor"
     KIND: ClassVar = "xor"
-    VT_RULE: ClassVar = staticmethod(vt_from_args_int)
 
 
 @irdl_op_definition
 class OuterConcatOp(OuterBinaryOp):
     name = "daphne.outerConcat"
     KIND: ClassVar = "concat"
-    VT_RULE: ClassVar = staticmethod(vt_concat)
 
 
 @irdl_op_definition
 class OuterEqOp(OuterBinaryOp):
     name = "daphne.outerEq"
     KIND: ClassVar = "eq"
-    VT_RULE: ClassVar = staticmethod(vt_compare)
 
 
 @irdl_op_definition
 class OuterNeqOp(OuterBinaryOp):
     name = "daphne.outerNeq"
     KIND: ClassVar = "neq"
-    VT_RULE: ClassVar = staticmethod(vt_compare)
 
 
 @irdl_op_definition
 class OuterLtOp(OuterBinaryOp):
     name = "daphne.outerLt"
     KIND: ClassVar = "lt"
-    VT_RULE: ClassVar = staticmethod(vt_compare)
 
 
 @irdl_op_definition
 class OuterLeOp(OuterBinaryOp):
     name = "daphne.outerLe"
     KIND: ClassVar = "le"
-    VT_RULE: ClassVar = staticmethod(vt_compare)
 
 
 @irdl_op_definition
 class OuterGtOp(OuterBinaryOp):
     name = "daphne.outerGt"
     KIND: ClassVar = "gt"
-    VT_RULE: ClassVar = staticmethod(vt_compare)
 
 
 @irdl_op_definition
 class OuterGeOp(OuterBinaryOp):
     name = "daphne.outerGe"
     KIND: ClassVar = "ge"
-    VT_RULE: ClassVar = staticmethod(vt_compare)
 
 
 OUTER_OPS: dict[str, type[OuterBinaryOp]] = {
@@ -381,7 +386,7 @@ class CumAggOp(UnaryDaphneOp):
     SHAPE: ClassVar = staticmethod(shape_from_arg)
 
     def verify_(self) -> None:
-        if self.KIND in ("sum", "prod") and vt_name(self.arg.type) == "str":
+        if not CUM_AGGREGATIONS[self.KIND].strings and vt_name(self.arg.type) == "str":
             raise VerifyException(f"{self.name}: the argument must be a numeric matrix, got value type str")
 
 
@@ -410,7 +415,7 @@ class CumAggMaxOp(CumAggOp):
 
 
 CUM_OPS: dict[str, type[CumAggOp]] = {
-    f"cum{c.KIND.capitalize()}": c for c in (CumAggSumOp, CumAggProdOp, CumAggMinOp, CumAggMaxOp)
+    CUM_AGGREGATIONS[c.KIND].builtin: c for c in (CumAggSumOp, CumAggProdOp, CumAggMinOp, CumAggMaxOp)
 }
 """DaphneDSL name (`cumSum`, ...) -> op class."""
 
@@ -529,6 +534,127 @@ class OrderOp(DaphneOp):
         if isinstance(t, FrameType):
             return len(t.column_types.data)
         return shape_of(t)[1]
+
+
+# --- matrix products and linear systems ------------------------------------------------------------------------
+
+
+class MatMulCanonicalization(HasCanonicalizationPatternsTrait):
+    """`matMul`'s canonicalization: `TransposedProductIsSyrk`."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return (TransposedProductIsSyrk(),)
+
+
+@irdl_op_definition
+class MatMulOp(BinaryDaphneOp):
+    """`X @ Y`; the value type is the most general of both. `transa`/`transb` (set by `fold-transpose`, DAPHNE's
+    MatMulOp operands of these names in src/ir/daphneir/DaphneOps.td) multiply by an operand's transpose."""
+
+    name = "daphne.matMul"
+    lhs = operand_def(MATRIX_OR_FRAME)
+    rhs = operand_def(MATRIX_OR_FRAME)
+    transa = opt_prop_def(UnitAttr)
+    transb = opt_prop_def(UnitAttr)
+    traits = traits_def(MatMulCanonicalization())
+    DT_RULE: ClassVar = "mat"
+
+    def operand_shapes(self) -> tuple[Shape, Shape]:
+        """The shapes of the two factors as multiplied (an operand's transposed when its flag is set)."""
+        (ar, ac), (br, bc) = shape_of(self.lhs.type), shape_of(self.rhs.type)
+        return ((ac, ar) if self.transa else (ar, ac)), ((bc, br) if self.transb else (br, bc))
+
+    @staticmethod
+    def _mm(op: MatMulOp) -> Shape:
+        (ar, _), (_, bc) = op.operand_shapes()
+        return (ar, bc)
+
+    SHAPE: ClassVar = staticmethod(_mm)
+
+    def verify_(self) -> None:
+        if not (is_matrix(self.lhs.type) and is_matrix(self.rhs.type)):
+            return
+        (ar, ac), (br, bc) = self.operand_shapes()
+        if ac >= 0 and br >= 0 and ac != br:
+            raise VerifyException(f"daphne.matMul: shape mismatch: lhs {ar}x{ac}, rhs {br}x{bc}")
+
+
+class TransposedProductIsSyrk(RewritePattern):
+    """`t(X) @ X` is `syrk(X)` (DAPHNE's MatMulOp canonicalization): the product of a matrix's transpose with
+    itself is computed as a symmetric rank-k update, so the result is exactly symmetric (`isSymmetric` and `eigen`
+    accept it) and the transpose is never built."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: MatMulOp, rewriter: PatternRewriter) -> None:
+        t = op.lhs.owner
+        plain = op.transa is None and op.transb is None  # matMul(t(X), X) with a flag set is another product
+        if (
+            plain
+            and isinstance(t, TransposeOp)
+            and t.arg is op.rhs
+            and is_matrix(op.rhs.type)
+            and not is_unknown(op.rhs.type)
+        ):
+            syrk = SyrkOp.create(operands=[op.rhs], result_types=[op.res.type])
+            syrk.location = op.location
+            rewriter.replace(op, syrk)
+
+
+@irdl_op_definition
+class SyrkOp(UnaryDaphneOp):
+    """`syrk(A)`: t(A) @ A, exactly symmetric."""
+
+    name = "daphne.syrk"
+    arg = operand_def(MATRIX)
+    VT_RULE: ClassVar = staticmethod(vt_from_first)
+    DT_RULE: ClassVar = "mat"
+    SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.arg.type)[1], shape_of(op.arg.type)[1]))
+
+    def verify_(self) -> None:
+        if vt_name(self.arg.type) == "str":
+            raise VerifyException(f"{self.name}: the argument must be a numeric matrix, got value type str")
+
+
+@irdl_op_definition
+class GemvOp(BinaryDaphneOp):
+    """`gemv(A, x)`: t(A) @ x for A (n x m) and x (n x 1)."""
+
+    name = "daphne.gemv"
+    lhs = operand_def(MATRIX)
+    rhs = operand_def(MATRIX)
+    ROLES: ClassVar = {"lhs": "A", "rhs": "x"}
+    DT_RULE: ClassVar = "mat"
+    SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.lhs.type)[1], 1))
+
+    def verify_(self) -> None:
+        a, x = self.lhs.type, self.rhs.type
+        if vt_from_args([vt_name(a), vt_name(x)]) == "str":
+            raise VerifyException(f"{self.name}: the arguments must be numeric matrices")
+        (ar, _), (xr, xc) = shape_of(a), shape_of(x)
+        if (_known(ar, xr) and ar != xr) or (xc >= 0 and xc != 1):
+            raise _shape_mismatch(self, a, x, "A must be n x m and x n x 1")
+
+
+@irdl_op_definition
+class SolveOp(BinaryDaphneOp):
+    """`solve(A, b)`: x with A @ x = b for square A (n x n) and b (n x 1)."""
+
+    name = "daphne.solve"
+    lhs = operand_def(MATRIX)
+    rhs = operand_def(MATRIX)
+    ROLES: ClassVar = {"lhs": "A", "rhs": "b"}
+    DT_RULE: ClassVar = "mat"
+    SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.lhs.type)[0], 1))
+
+    def verify_(self) -> None:
+        a, b = self.lhs.type, self.rhs.type
+        vt = vt_from_args([vt_name(a), vt_name(b)])
+        if vt is not None and not is_float_vt(vt):
+            raise VerifyException(f"{self.name}: A and b must be matrices of f32 or f64, got value type {vt}")
+        (ar, ac), (br, bc) = shape_of(a), shape_of(b)
+        if (_known(ar, ac) and ar != ac) or (_known(ar, br) and ar != br) or (bc >= 0 and bc != 1):
+            raise _shape_mismatch(self, a, b, "A must be n x n and b n x 1")
 
 
 # --- matrix decomposition ------------------------------------------------------------------------------------------
@@ -768,27 +894,6 @@ class TriOp(DaphneOp):
 
 
 @irdl_op_definition
-class SolveOp(BinaryDaphneOp):
-    """`solve(A, b)`: x with A @ x = b for square A (n x n) and b (n x 1)."""
-
-    name = "daphne.solve"
-    lhs = operand_def(MATRIX)
-    rhs = operand_def(MATRIX)
-    ROLES: ClassVar = {"lhs": "A", "rhs": "b"}
-    DT_RULE: ClassVar = "mat"
-    SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.lhs.type)[0], 1))
-
-    def verify_(self) -> None:
-        a, b = self.lhs.type, self.rhs.type
-        vt = vt_from_args([vt_name(a), vt_name(b)])
-        if vt is not None and not is_float_vt(vt):
-            raise VerifyException(f"{self.name}: A and b must be matrices of f32 or f64, got value type {vt}")
-        (ar, ac), (br, bc) = shape_of(a), shape_of(b)
-        if (_known(ar, ac) and ar != ac) or (_known(ar, br) and ar != br) or (bc >= 0 and bc != 1):
-            raise _shape_mismatch(self, a, b, "A must be n x n and b n x 1")
-
-
-@irdl_op_definition
 class ReplaceOp(DaphneOp):
     """`replace(arg, pattern, replacement)`: every element equal to `pattern` (NaN matches NaN) replaced."""
 
@@ -826,26 +931,6 @@ class CTableOp(DaphneOp):
         (lr, lc), (rr, rc) = shape_of(self.lhs.type), shape_of(self.rhs.type)
         if (lc >= 0 and lc != 1) or (rc >= 0 and rc != 1) or (_known(lr, rr) and lr != rr):
             raise _shape_mismatch(self, self.lhs.type, self.rhs.type, "ys and xs must be columns of equal length")
-
-
-@irdl_op_definition
-class GemvOp(BinaryDaphneOp):
-    """`gemv(A, x)`: t(A) @ x for A (n x m) and x (n x 1)."""
-
-    name = "daphne.gemv"
-    lhs = operand_def(MATRIX)
-    rhs = operand_def(MATRIX)
-    ROLES: ClassVar = {"lhs": "A", "rhs": "x"}
-    DT_RULE: ClassVar = "mat"
-    SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.lhs.type)[1], 1))
-
-    def verify_(self) -> None:
-        a, x = self.lhs.type, self.rhs.type
-        if vt_from_args([vt_name(a), vt_name(x)]) == "str":
-            raise VerifyException(f"{self.name}: the arguments must be numeric matrices")
-        (ar, _), (xr, xc) = shape_of(a), shape_of(x)
-        if (_known(ar, xr) and ar != xr) or (xc >= 0 and xc != 1):
-            raise _shape_mismatch(self, a, x, "A must be n x m and x n x 1")
 
 
 # --- conversions and preprocessing ------------------------------------------------------------------------------------
@@ -930,26 +1015,9 @@ class BinOp(DaphneOp):
 
 
 OPS: list[type[Operation]] = [
-    DiagMatrixOp, SampleOp, IsSymmetricOp, *OUTER_OPS.values(), *IDX_OPS.values(), *CUM_OPS.values(), ColBindOp,
-    RowBindOp, ReverseOp, OrderOp, EigenOp, Conv2DForwardOp, AvgPoolForwardOp, MaxPoolForwardOp,
+    DiagMatrixOp, SampleOp, IsSymmetricOp, SparsityOp, *OUTER_OPS.values(), *IDX_OPS.values(), *CUM_OPS.values(),
+    ColBindOp, RowBindOp, ReverseOp, OrderOp, EigenOp, Conv2DForwardOp, AvgPoolForwardOp, MaxPoolForwardOp,
     BatchNorm2DInferenceForwardOp, BiasAddOp, ReluForwardOp, SoftmaxOp, AffineForwardOp, DiagVectorOp, TriOp,
-    SolveOp, ReplaceOp, CTableOp, GemvOp, QuantizeOp, OneHotOp, RecodeOp, BinOp,
+    MatMulOp, SyrkOp, GemvOp, SolveOp, ReplaceOp, CTableOp, QuantizeOp, OneHotOp, RecodeOp, BinOp,
 ]  # fmt: skip
 """The ops this module defines, registered in the dialect by dialects/daphne.py."""
-
-
-# --- sparsity estimate -------------------------------------------------------------------------------------------
-
-
-@irdl_op_definition
-class SparsityOp(UnaryDaphneOp):
-    """`sparsity(X)`: the compiler's estimate of X's fraction of non-zeros (f64), -1 if it has none (DAPHNE's
-    SparsityOp; the estimate is bound at compile time, see compiler/sparsity.py)."""
-
-    name = "daphne.sparsity"
-    arg = operand_def(MATRIX)
-    DT_RULE: ClassVar = "sca"
-    VT_RULE: ClassVar = staticmethod(vt_fixed("f64"))
-
-
-OPS.append(SparsityOp)

@@ -54,11 +54,6 @@ class SplitsAndCombines:
                 raise VerifyException(f"{name}: only matrices can be split by rows")
 
 
-ORDERED_ATTR = "daphne.ordered"
-"""On a pipeline: it runs as one call over all rows, its sums folding cells in DAPHNE's sequential order (the plain
-path's fusion, `compiler/passes/fuse_sums.py`), so its results equal those of its ops run one by one."""
-
-
 @irdl_op_definition
 class VectorizedPipelineOp(SplitsAndCombines, IRDLOperation):
     """`daphne.vectorizedPipeline`: fused ops over row blocks of its ROWS inputs.

@@ -29,6 +29,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from daphnec.dialects.constraints import FRAME, MATRIX, STRING
+from daphnec.dialects.op_kinds import FROM_SUMS, GROUP_AGGREGATES
 from daphnec.dialects.ops import DaphneOp, constant_value
 from daphnec.dialects.ops_frame import check_label
 from daphnec.dialects.types import INDEX, UNKNOWN, FrameType, MatrixType, frame_column_type, value_type, vt_name
@@ -243,13 +244,14 @@ class GroupResultOp(DaphneOp):
             return (UNKNOWN,)
         cts = list(kt.column_types.data)
         for f, a in zip(self.funcs, self.aggs, strict=False):
-            vt = "f64" if f == "AVG" else "si64" if f == "COUNT" else vt_name(a.type)
+            record = GROUP_AGGREGATES.get(f)
+            vt = record.vt_rule([vt_name(a.type)]) if record is not None else None
             cts.append(value_type(vt) if vt else UNKNOWN)
         return (FrameType(cts, -1, [x.data for x in self.labels.data]),)
 
     def verify_(self) -> None:
-        if len(self.funcs) != len(self.aggs) or any(f not in ("SUM", "AVG", "COUNT") for f in self.funcs):
-            raise VerifyException(f"{self.name}: expects one of SUM, AVG, COUNT per aggregate")
+        if len(self.funcs) != len(self.aggs) or not all(f in FROM_SUMS for f in self.funcs):
+            raise VerifyException(f"{self.name}: expects one of {', '.join(FROM_SUMS)} per aggregate")
 
 
 OPS: list[type[Operation]] = [RegisterViewOp, SqlOp, ThetaJoinOp, GetColIdxOp, GroupIdsOp, GroupedSumOp, GroupResultOp]

@@ -10,6 +10,7 @@ ValueTypeCode.h`, `ValueTypeUtils.cpp`, `src/compiler/inference/TypeInferenceUti
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -63,6 +64,8 @@ INT_VTS: frozenset[str] = frozenset(n for n, vt in VALUE_TYPES.items() if vt.kin
 FLOAT_VTS: frozenset[str] = frozenset(n for n, vt in VALUE_TYPES.items() if vt.kind == "float")
 #: Value types of numbers (a native kernel can hold them in a register).
 NUMERIC_VTS: frozenset[str] = INT_VTS | FLOAT_VTS | {"bool"}
+#: The numbers of arithmetic on matrix elements: the fixed-width integers and floats (not bool, not `index`).
+ARITHMETIC_VTS: frozenset[str] = NUMERIC_VTS - {"bool", "index"}
 
 #: Inclusive ranges of the integer types.
 INT_RANGES: dict[str, tuple[int, int]] = {
@@ -106,6 +109,53 @@ def is_float_vt(name: str) -> bool:
 def is_integral_vt(name: str) -> bool:
     """True for the integer types and bool: what C++ computes on in integer arithmetic."""
     return name in INT_VTS or name == "bool"
+
+
+# --- value-type rules --------------------------------------------------------------------------------------------
+#
+# How an op's result value type follows from its operands' (DAPHNE's ValueTypeFromArgs, ValueTypeFromArgsFP,
+# ValueTypeFromArgsInt, ValueTypeFromFirstArg traits, DaphneOps.td). A rule takes the operands' value types, None
+# for one not inferred yet, and returns None while the result cannot be decided.
+
+VtRule = Callable[[Sequence[str | None]], str | None]
+
+
+def vt_from_args(vts: Sequence[str | None]) -> str | None:
+    """The most general operand type."""
+    return None if not vts or any(v is None for v in vts) else most_general(*vts)  # type: ignore[arg-type]
+
+
+def vt_from_args_fp(vts: Sequence[str | None]) -> str | None:
+    """The most general operand type if it is a float, else f64 (`sqrt` of si64 is f64)."""
+    vt = vt_from_args(vts)
+    return vt if vt is None or vt in FLOAT_VTS else "f64"
+
+
+def vt_from_args_int(vts: Sequence[str | None]) -> str | None:
+    """The most general operand type if it is an integer or bool (MLIR's i1), else ui64 (`&&` of floats)."""
+    vt = vt_from_args(vts)
+    return vt if vt is None or is_integral_vt(vt) else "ui64"
+
+
+def vt_from_first(vts: Sequence[str | None]) -> str | None:
+    """The first operand's type."""
+    return vts[0] if vts else None
+
+
+def vt_fixed(name: str) -> VtRule:
+    """Always `name` (`nrow` is an index)."""
+    return lambda vts: name
+
+
+def vt_concat(vts: Sequence[str | None]) -> str | None:
+    """A string (concatenation)."""
+    return "str"
+
+
+def vt_compare(vts: Sequence[str | None]) -> str | None:
+    """Comparisons yield the most general operand type (not bool), and si64 for strings (facts §4)."""
+    vt = vt_from_args(vts)
+    return "si64" if vt == "str" else vt
 
 
 class Split(IntEnum):

@@ -16,6 +16,7 @@ from xdsl.ir import SSAValue
 
 from daphnec.dialects import ops
 from daphnec.dialects.errors import Loc, ParseError
+from daphnec.dialects.op_kinds import AGGREGATIONS, EW_BINARY, EW_UNARY
 from daphnec.dialects.types import is_matrix
 from daphnec.frontend import builtins_daphnelib, builtins_frame, builtins_io, builtins_matrix
 from daphnec.frontend.builtins_base import Build, Builder, Builtin, Typed, op_builder, params
@@ -33,10 +34,6 @@ def _agg(kind: str) -> Build:
         return b.op(ops.AGG_OPS[(kind, "row" if axis == 0 else "col")], [args[0]], loc)
 
     return build
-
-
-def _print(b: Builder, args: list[SSAValue], loc: Loc) -> None:
-    b.op(ops.PrintOp, [args[0], b.as_bool(args[1], loc), b.as_bool(args[2], loc)], loc)
 
 
 def _stop(b: Builder, args: list[SSAValue], loc: Loc) -> None:
@@ -112,38 +109,27 @@ BUILTINS: dict[str, Builtin] = {
     "nrow": Builtin(params("arg"), op_builder(ops.NumRowsOp)),
     "ncol": Builtin(params("arg"), op_builder(ops.NumColsOp)),
     "ncell": Builtin(params("arg"), op_builder(ops.NumCellsOp)),
-    # element-wise binary (function forms)
-    "pow": Builtin(params("lhs", "rhs"), _ew_binary("pow")),
-    "log": Builtin(params("lhs", "rhs"), _ew_binary("log")),
-    "mod": Builtin(params("lhs", "rhs"), _ew_binary("mod")),
-    "concat": Builtin(params("lhs", "rhs"), _ew_binary("concat")),
-    "min": Builtin((), _min_max("min"), variadic=True),
-    "max": Builtin((), _min_max("max"), variadic=True),
     # reorganisation and linear algebra
     "reshape": Builtin(params("arg", "numRows", "numCols"), _size_args(1, 2)(ops.ReshapeOp)),
     "t": Builtin(params("arg"), op_builder(ops.TransposeOp)),
     "transpose": Builtin(params("arg"), op_builder(ops.TransposeOp)),
-    # conversions, I/O, measurements
-    "print": Builtin(params("arg", "newline", "toStderr", newline=True, toStderr=False), _print),
+    # conversions, control, measurements
     "stop": Builtin(params("message", message="unspecified reason"), _stop),
     "typeOf": Builtin(params("arg"), op_builder(ops.TypeOfOp)),
     "now": Builtin((), _now),
     "as.scalar": Builtin(params("arg"), _cast_scalar),
 }
 
-for _kind in ops.EW_UNARY_OPS:
-    if _kind != "minus":
-        BUILTINS[_kind] = Builtin(params("arg"), _ew_unary(_kind))
-
-for _name, _kind in (
-    ("sum", "sum"),
-    ("aggMin", "min"),
-    ("aggMax", "max"),
-    ("mean", "mean"),
-    ("var", "var"),
-    ("stddev", "stddev"),
-):
-    BUILTINS[_name] = Builtin(params("arg", "axis", axis=None), _agg(_kind))
+# the element-wise and aggregation builtins, one per kind (dialects/op_kinds.py)
+for _unary in EW_UNARY.values():
+    BUILTINS[_unary.builtin] = Builtin(params("arg"), _ew_unary(_unary.kind))
+for _binary in EW_BINARY.values():
+    if _binary.function in AGGREGATIONS:  # min(a, b), and min(X) = aggMin(X)
+        BUILTINS[_binary.function] = Builtin((), _min_max(_binary.kind), variadic=True)
+    elif _binary.function is not None:
+        BUILTINS[_binary.function] = Builtin(params("lhs", "rhs"), _ew_binary(_binary.kind))
+for _agg_kind in AGGREGATIONS.values():
+    BUILTINS[_agg_kind.builtin] = Builtin(params("arg", "axis", axis=None), _agg(_agg_kind.kind))
 
 
 def all_builtins() -> dict[str, Builtin]:

@@ -1,4 +1,5 @@
-"""DaphneDSL builtins of the io category (see frontend/builtins_base.py for `Builtin` and the helpers).
+"""DaphneDSL builtins of the io category (see frontend/builtins_base.py for `Builtin` and the helpers): `print`,
+reading and writing files.
 
 `readMatrix`/`readFrame` build one `daphne.read` op whose result type (a matrix or a frame of Unknown value type)
 tells which was asked for, as DAPHNE's DaphneDSLBuiltins.cpp does; `write`, `writeMatrix` and `writeFrame` are
@@ -12,7 +13,7 @@ from collections.abc import Callable
 from xdsl.ir import Attribute, SSAValue
 
 from daphnec.dialects.errors import Loc
-from daphnec.dialects.ops_io import ReadOp, WriteOp
+from daphnec.dialects.ops_io import PrintOp, ReadOp, WriteOp
 from daphnec.frontend.builtins_base import Build, Builder, Builtin, params
 
 
@@ -27,7 +28,12 @@ def _write(b: Builder, args: list[SSAValue], loc: Loc) -> None:
     b.op(WriteOp, args, loc)
 
 
+def _print(b: Builder, args: list[SSAValue], loc: Loc) -> None:
+    b.op(PrintOp, [args[0], b.as_bool(args[1], loc), b.as_bool(args[2], loc)], loc)
+
+
 BUILTINS: dict[str, Builtin] = {
+    "print": Builtin(params("arg", "newline", "toStderr", newline=True, toStderr=False), _print),
     "readMatrix": Builtin(params("filename"), _read(ReadOp.matrix_type)),
     "readFrame": Builtin(params("filename"), _read(ReadOp.frame_type)),
     "write": Builtin(params("arg", "filename"), _write),

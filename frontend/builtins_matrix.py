@@ -152,8 +152,6 @@ BUILTINS: dict[str, Builtin] = {
     "sample": Builtin(params("range", "size", "withReplacement", "seed"), _casts(om.SampleOp, "-sbi")),
     # metadata
     "isSymmetric": Builtin(params("arg"), op_builder(om.IsSymmetricOp)),
-    # element-wise unary not covered by the core table
-    "minus": Builtin(params("arg"), op_builder(ops.EW_UNARY_OPS["minus"])),
     # aggregation
     "idxMin": Builtin(params("arg", "axis"), _arg_agg("min")),
     "idxMax": Builtin(params("arg", "axis"), _arg_agg("max")),
@@ -182,7 +180,7 @@ BUILTINS: dict[str, Builtin] = {
     "solve": Builtin(params("A", "b"), op_builder(om.SolveOp)),
     "replace": Builtin(params("arg", "pattern", "replacement"), op_builder(om.ReplaceOp)),
     "ctable": Builtin((), _ctable, variadic=True),
-    "syrk": Builtin(params("A"), op_builder(ops.SyrkOp)),
+    "syrk": Builtin(params("A"), op_builder(om.SyrkOp)),
     "gemv": Builtin(params("A", "x"), op_builder(om.GemvOp)),
     # conversions
     "quantize": Builtin(params("arg", "min", "max"), op_builder(om.QuantizeOp)),

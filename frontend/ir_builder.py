@@ -18,10 +18,12 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ArrayAttr, FunctionType, IndexType, IntegerAttr, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from daphnec.dialects import ops, ops_frame
-from daphnec.dialects.calls import OVERLOADS, Overload, choose_overload, overload_error
+from daphnec.dialects import ops, ops_frame, ops_matrix
+from daphnec.dialects.attr_names import DECLARED_RESULTS_ATTR, KERNEL_HINT_ATTR, MERGE_CAST_ATTR, OVERLOADS_ATTR
+from daphnec.dialects.calls import Overload, choose_overload, overload_error
 from daphnec.dialects.errors import Loc, ParseError
-from daphnec.dialects.locations import MERGE_CAST, to_attr
+from daphnec.dialects.locations import to_attr
+from daphnec.dialects.op_kinds import BINARY_OPERATORS
 from daphnec.dialects.types import (
     STR,
     UNKNOWN,
@@ -45,12 +47,6 @@ from daphnec.frontend.modules import Module, ModuleLoader, UserFunction
 from daphnec.frontend.paramserv import build_paramserv
 from daphnec.frontend.parser import parse_literal
 from daphnec.frontend.sources import SourceFiles
-
-_BINARY_KINDS = {
-    "+": "add", "-": "sub", "*": "mul", "/": "div", "^": "pow", "%": "mod",
-    "==": "eq", "!=": "neq", "<": "lt", "<=": "le", ">": "gt", ">=": "ge", "&&": "and", "||": "or",
-}  # fmt: skip
-
 
 # --- scopes ------------------------------------------------------------------------------------------------------
 
@@ -531,7 +527,7 @@ class IRBuilder:
         op = func.FuncOp(f.sym, FunctionType.from_lists(ins, outs), Region(Block(arg_types=ins)))
         op.location = to_attr(n.loc)
         if n.returns:
-            op.attributes["daphne.declared_results"] = UnitAttr()
+            op.attributes[DECLARED_RESULTS_ATTR] = UnitAttr()
         f.op = op
         self.module.body.block.add_op(op)
 
@@ -589,7 +585,7 @@ class IRBuilder:
         deferred = len(chosen) > 1 and not kwargs and any(is_unknown(v.type) for v in vals)
         call = self._call_op(f, vals, e.loc, generic=deferred)
         if deferred:
-            call.attributes[OVERLOADS] = ArrayAttr([StringAttr(o.sym) for o in chosen])
+            call.attributes[OVERLOADS_ATTR] = ArrayAttr([StringAttr(o.sym) for o in chosen])
         self.insert(call, e.loc)
         return list(call.results)
 
@@ -650,7 +646,7 @@ class IRBuilder:
         if v.type == t:
             return v
         cast = ops.CastOp(v, vt_name(t), "matrix" if is_matrix(t) else "scalar")
-        cast.attributes[MERGE_CAST] = UnitAttr()
+        cast.attributes[MERGE_CAST_ATTR] = UnitAttr()
         cast.res._type = t  # noqa: SLF001 - the declared type, not the inferred one
         return self.insert(cast, loc).results[0]
 
@@ -747,7 +743,7 @@ class IRBuilder:
 
     def _binary(self, e: ast.Binary) -> SSAValue:
         lhs, rhs = self.expr(e.lhs), self.expr(e.rhs)
-        cls = ops.MatMulOp if e.op == "@" else ops.EW_BINARY_OPS[_BINARY_KINDS[e.op]]
+        cls = ops_matrix.MatMulOp if e.op == "@" else ops.EW_BINARY_OPS[BINARY_OPERATORS[e.op]]
         v = self.op(cls, [lhs, rhs], e.loc)
         if e.kernel is not None:
             self._kernel_hint(v.owner, e.kernel, e.loc)
@@ -809,7 +805,7 @@ class IRBuilder:
         (compiler/passes/select_kernels.py) checks the name and makes that kernel run."""
         if not isinstance(op, ops.DaphneOp):
             raise ParseError("a kernel hint needs a call of a builtin function that is an operation", loc)
-        op.attributes["kernel_hint"] = StringAttr(kernel)  # compiler/kernel_names.py: KERNEL_HINT
+        op.attributes[KERNEL_HINT_ATTR] = StringAttr(kernel)
 
     def _map(self, e: ast.Call) -> SSAValue:
         """`map(X, udf)`: the second argument is the bare name of a user-defined function, not an expression; of its
@@ -834,7 +830,7 @@ class IRBuilder:
             raise ParseError(f"No function definition of `{udf.name}` found with matching types", udf.loc)
         o = ops.MapOp(x, chosen[0].sym)
         if len(chosen) > 1 and is_unknown(elem):
-            o.attributes[OVERLOADS] = ArrayAttr([StringAttr(c.sym) for c in chosen])
+            o.attributes[OVERLOADS_ATTR] = ArrayAttr([StringAttr(c.sym) for c in chosen])
         return self.insert(o, e.loc).results[0]
 
     def _cast(self, e: ast.Cast) -> SSAValue:

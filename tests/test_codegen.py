@@ -61,7 +61,7 @@ def test_codegen_fuses_and_compiles_to_native_kernels(program: Path) -> None:
     assert before.startswith("IR before codegen pipeline\n") and "daphne.vectorizedPipeline" not in before
     assert after.count("{daphne.codegen}") >= 3
     kernels = after.split("IR after kernel lowering:\n", 1)[1]
-    assert "{daphne.codegen, daphne.kernel = @vp_" in kernels
+    assert "{daphne.codegen, daphne.native_kernel = @vp_" in kernels
 
 
 def test_codegen_explain_prints_only_with_codegen(program: Path) -> None:
@@ -115,7 +115,7 @@ def test_native_products_print_what_blas_prints(tmp_path: Path, flags: tuple[str
     res = daphnec("--codegen", *flags, "--explain=kernels", str(p))
     assert res.returncode == 0 and res.stdout == plain.stdout
     kernels = res.stderr.split("IR after kernel lowering:\n", 1)[1]
-    assert kernels.count("{daphne.kernel = @mm_") == 2  # both products (the second with transa, transb)
+    assert kernels.count("{daphne.native_kernel = @mm_") == 2  # both products (the second with transa, transb)
     quiet = daphnec("--codegen", *flags, str(p))
     assert (quiet.returncode, quiet.stderr, quiet.stdout) == (0, "", plain.stdout)
 
@@ -129,7 +129,7 @@ def test_matmul_settings_choose_the_kernel(tmp_path: Path) -> None:
 
     def kernel(*flags: str) -> str:
         res = daphnec("--codegen", "--explain=kernels", *flags, str(p))
-        return res.stderr.split("daphne.kernel = @mm_", 1)[1].split("}", 1)[0]
+        return res.stderr.split("daphne.native_kernel = @mm_", 1)[1].split("}", 1)[0]
 
     default, tiled = kernel(), kernel("--matmul-tile", "--matmul-vec-size-bits=256")
     assert default != tiled and kernel(f"--config={cfg}") == tiled

@@ -101,7 +101,7 @@ def test_canonicalize_keeps_the_location_of_folded_constants() -> None:
     a, b = const(2, "si64"), const(3, "si64")
     mul = o.EwMulOp(a, b, SI64)
     mul.location = to_attr(Loc("s.daph", 1, 7))
-    out = o.PrintOp.create(operands=[mul.res, const(True, "bool").res, const(False, "bool").res])
+    out = oi.PrintOp.create(operands=[mul.res, const(True, "bool").res, const(False, "bool").res])
     module = ModuleOp([a, b, mul, out.operands[1].owner, out.operands[2].owner, out])
     CanonicalizePass().apply(make_context(), module)
     folded = out.operands[0].owner

@@ -169,12 +169,12 @@ def test_known_cycles_still_exist() -> None:
 
 
 #: Which layers each layer may import (docs/architecture.md): frontend -> dialects <- compiler -> runtime, and the
-#: runtime reads only the dialect's pure-Python rule tables (value types, frame-label rules: no xDSL import).
+#: runtime reads only the dialect's pure-Python rule tables (value types, op kinds, frame-label rules: no xDSL import).
 LAYER_IMPORTS: dict[str, frozenset[str]] = {
     "frontend": frozenset({"dialects", "runtime.cache_files"}),  # the parser's tables live in daphnec's cache folder
     "dialects": frozenset(),
     "compiler": frozenset({"dialects", "runtime"}),
-    "runtime": frozenset({"dialects.value_types", "dialects.frame_labels"}),
+    "runtime": frozenset({"dialects.value_types", "dialects.op_kinds", "dialects.frame_labels"}),
     "tools": frozenset({"frontend", "dialects", "compiler", "runtime", "tools"}),
 }
 

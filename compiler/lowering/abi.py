@@ -46,21 +46,12 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 
+from daphnec.dialects.attr_names import ABI_ATTR, NATIVE_FALLBACK_ATTR, NATIVE_KERNEL_ATTR, OPAQUE_ATTR
 from daphnec.dialects.value_types import FLOAT_VTS, VALUE_TYPES
 
 # -- how the IR names kernels ----------------------------------------------------------------------------------------
 
-KERNEL_ATTR = "daphne.kernel"
-"""On a pipeline: the symbol of its kernel module (`builtin.module @vp_<hash>`, one object file)."""
-OPAQUE_ATTR = "daphne.opaque"
-"""On a pipeline with stages: the names of the ops run by their runtime kernels between the stages."""
-NATIVE_ATTR = "daphne.native"
-"""On a pipeline without a kernel: `fallback: <why>` (it keeps its Python body)."""
-TASK_KERNEL_ATTR = "daphne.task_kernel"
-"""On a kernel function (what `convert-to-llvm` converts)."""
-ABI_ATTR = "daphne.abi"
-"""On a kernel function and its entry: the kinds of its parameters (`encode`)."""
-LOWERING_ATTRS = (KERNEL_ATTR, OPAQUE_ATTR, NATIVE_ATTR)
+LOWERING_ATTRS = (NATIVE_KERNEL_ATTR, OPAQUE_ATTR, NATIVE_FALLBACK_ATTR)
 """What the lowering writes on a pipeline (not part of what identifies its kernel)."""
 ENTRY_SUFFIX = "_py"
 """`@<kernel>_py` is a stage kernel's Python-facing entry."""
@@ -181,7 +172,7 @@ def ctypes_types(kinds: tuple[ArgKind, ...]) -> list[type]:
 
 def kernel_symbol(op: Operation) -> str | None:
     """The symbol of a pipeline's kernel module, or None (no native kernel)."""
-    attr = op.attributes.get(KERNEL_ATTR)
+    attr = op.attributes.get(NATIVE_KERNEL_ATTR)
     return attr.root_reference.data if isinstance(attr, SymbolRefAttr) else None
 
 

@@ -52,6 +52,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering
 
 from daphnec.compiler.lowering import abi
+from daphnec.dialects.attr_names import ABI_ATTR, TASK_KERNEL_ATTR
 from daphnec.runtime.vectorized.kernel import ARRAY_DATA_OFFSET
 
 
@@ -293,7 +294,7 @@ def convert_kernel(f: func.FuncOp) -> llvm.FuncOp:
     patterns = GreedyRewritePatternApplier([ArithToLLVM(), MathToLLVM(), MemRefToLLVM(), VectorToLLVM(), CfToLLVM()])
     PatternRewriteWalker(patterns, apply_recursively=False).rewrite_region(f.body)
     new = _to_llvm_func(f)
-    new.attributes[abi.ABI_ATTR] = f.attributes[abi.ABI_ATTR]
+    new.attributes[ABI_ATTR] = f.attributes[ABI_ATTR]
     Rewriter.replace_op(f, new)
     return new
 
@@ -304,7 +305,7 @@ _ENTRY_TYPES: dict[str, Attribute] = {"ptr": llvm.LLVMPointerType(), "i64": i64,
 def entry_function(kernel: llvm.FuncOp) -> llvm.FuncOp:
     """`@<kernel>_py`, the entry Python calls (`abi`): numpy array objects in, their data pointers (read from the
     `PyArrayObject`) passed on to the kernel with the other values."""
-    kinds = abi.decode(kernel.attributes[abi.ABI_ATTR])
+    kinds = abi.decode(kernel.attributes[ABI_ATTR])
     types = [_ENTRY_TYPES[t] for t in abi.entry_types(kinds)]
     block = Block(arg_types=types)
     data: dict[int, SSAValue] = {}
@@ -324,7 +325,7 @@ def entry_function(kernel: llvm.FuncOp) -> llvm.FuncOp:
         linkage=llvm.LinkageAttr("external"),
         body=Region(block),
     )
-    entry.attributes[abi.ABI_ATTR] = kernel.attributes[abi.ABI_ATTR]
+    entry.attributes[ABI_ATTR] = kernel.attributes[ABI_ATTR]
     return entry
 
 
@@ -335,7 +336,7 @@ class ConvertToLLVMPass(ModulePass):
     name = "convert-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in [f for f in op.walk() if isinstance(f, func.FuncOp) and abi.TASK_KERNEL_ATTR in f.attributes]:
+        for f in [f for f in op.walk() if isinstance(f, func.FuncOp) and TASK_KERNEL_ATTR in f.attributes]:
             kernel = convert_kernel(f)
             kernel.parent_block().insert_op_after(entry_function(kernel), kernel)  # type: ignore[union-attr]
 

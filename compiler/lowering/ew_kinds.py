@@ -21,7 +21,7 @@ BINARY: dict[str, tuple[str, str]] = {
     "div": ("arith.divf", "trunc_div"),
     "pow": ("square", "int_square"),
     "mod": ("frem", "int_mod"),
-    "bitwiseAnd": ("", "arith.andi"),  # integer operands only (`ew_binary.result_vt`)
+    "bitwiseAnd": ("", "arith.andi"),  # integer operands only (its value-type rule, dialects/op_kinds.py)
     "min": ("min", "min"),
     "max": ("max", "max"),
     "and": ("logical", "logical"),

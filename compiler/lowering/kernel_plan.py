@@ -36,6 +36,9 @@ from xdsl.printer import Printer
 
 from daphnec.compiler.lowering import abi, ew_kinds
 from daphnec.dialects import ops
+from daphnec.dialects.attr_names import NATIVE_FALLBACK_ATTR, NATIVE_KERNEL_ATTR, OPAQUE_ATTR
+from daphnec.dialects.op_kinds import AGGREGATIONS, EW_UNARY
+from daphnec.dialects.ops_matrix import MatMulOp
 from daphnec.dialects.ops_pipeline import (
     PipelineReturnOp,
     VectorizedPipelineOp,
@@ -52,13 +55,12 @@ MATRIX_VTS = NUMERIC_VTS - {"index"}
 #: Element-wise kinds with a native lowering (`ew_kinds`); `log` and `pow` with a matrix exponent are opaque.
 BINARY_KINDS = frozenset(ew_kinds.BINARY)
 UNARY_KINDS = frozenset(ew_kinds.UNARY)
-#: Unary kinds that map zero to zero, so a CSR argument keeps its pattern (`ew_unary._csr_unary`).
-SPARSE_UNARY_KINDS = UNARY_KINDS
-#: Unary kinds run by their runtime kernel between native stages: numpy's SIMD routines, whose results differ from
-#: libm's in the last bit.
-OPAQUE_UNARY_KINDS = frozenset(("exp", "ln", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan"))
-AGG_KINDS = frozenset(("sum", "min", "max"))
-_AGG_COMBINE = {"sum": Combine.ADD, "min": Combine.MIN, "max": Combine.MAX}
+#: Unary kinds run by their runtime kernel between native stages: the libm functions without a native lowering
+#: (numpy's SIMD routines, whose results differ from libm's in the last bit).
+OPAQUE_UNARY_KINDS = frozenset(k for k, r in EW_UNARY.items() if r.libm is not None and k not in UNARY_KINDS)
+#: Aggregations whose per-block results combine (full and column aggregations of a batch; row aggregations also
+#: take `mean`).
+AGG_KINDS = frozenset(k for k, r in AGGREGATIONS.items() if r.combine is not None)
 
 
 class Unsupported(Exception):
@@ -168,16 +170,16 @@ def pipeline_text(op: VectorizedPipelineOp) -> str:
 
 
 def annotate(op: VectorizedPipelineOp, plan: KernelPlan | None, why: str = "") -> None:
-    """Name the pipeline's kernel module on it (`daphne.kernel`, and `daphne.opaque` for the ops run between its
-    stages), or say why it keeps its Python body (`daphne.native`)."""
+    """Name the pipeline's kernel module on it (`daphne.native_kernel`, and `daphne.opaque` for the ops run between
+    its stages), or say why it keeps its Python body (`daphne.native`)."""
     for name in abi.LOWERING_ATTRS:
         op.attributes.pop(name, None)
     if plan is None:
-        op.attributes[abi.NATIVE_ATTR] = StringAttr(f"fallback: {why}")
+        op.attributes[NATIVE_FALLBACK_ATTR] = StringAttr(f"fallback: {why}")
         return
-    op.attributes[abi.KERNEL_ATTR] = SymbolRefAttr(plan.name)
+    op.attributes[NATIVE_KERNEL_ATTR] = SymbolRefAttr(plan.name)
     if plan.opaque:
-        op.attributes[abi.OPAQUE_ATTR] = ArrayAttr([StringAttr(o.name) for o, _ in plan.opaque])
+        op.attributes[OPAQUE_ATTR] = ArrayAttr([StringAttr(o.name) for o, _ in plan.opaque])
 
 
 def kernel_name(text: str) -> str:
@@ -320,11 +322,11 @@ class _Analysis:
             if k.form in ("rowvec", "whole") and v.owner is not self.op.body.block:
                 raise Unsupported(f"'{op.name}' reads a computed row vector")
         first = self.kinds[op.operands[0]]
-        if isinstance(op, ops.MatMulOp) and first.form != "dense":
+        if isinstance(op, MatMulOp) and first.form != "dense":
             raise Unsupported("'daphne.matMul' with a left operand that is not split by rows")
-        if not isinstance(op, ops.MatMulOp) and "dense" not in {self.kinds[v].form for v in op.operands}:
+        if not isinstance(op, MatMulOp) and "dense" not in {self.kinds[v].form for v in op.operands}:
             raise Unsupported(f"'{op.name}' on no matrix split by rows")
-        self.needs_coords = self.needs_coords or isinstance(op, ops.MatMulOp)
+        self.needs_coords = self.needs_coords or isinstance(op, MatMulOp)
         self.opaque.append(op)
         return Kind("dense", t.cols.data, vt)  # type: ignore[attr-defined]
 
@@ -410,6 +412,8 @@ class _Analysis:
         k = self.kind(op.arg)
         if k.form == "scalar":
             raise Unsupported(f"'{op.name}' on a scalar")
+        if k.form == "sparse" and not EW_UNARY[op.KIND].zero_preserving:
+            raise Unsupported(f"'{op.name}' on a CSR matrix does not keep its pattern")
         return Kind(k.form, k.cols, vt, k.src)
 
     def cast(self, op: ops.CastOp, vt: str) -> Kind:
@@ -494,7 +498,7 @@ class _Analysis:
                 specs.append(OutputSpec("cols", k.vt, k.cols))
             elif sink is not None and sink[0] == "group" and mode == Combine.ADD:
                 specs.append(OutputSpec("group", k.vt, 1, "sum", self.group_size[v]))
-            elif sink is not None and sink[0] in ("all", "col") and _AGG_COMBINE[sink[1]] == mode:
+            elif sink is not None and sink[0] in ("all", "col") and AGGREGATIONS[sink[1]].combine == mode:
                 specs.append(OutputSpec(sink[0], k.vt, k.cols if sink[0] == "col" else 1, sink[1]))
             else:
                 raise Unsupported(f"a {k.form} result cannot be combined natively")
@@ -517,7 +521,7 @@ def _is_opaque(op: object) -> bool:
         return op.KIND in OPAQUE_UNARY_KINDS
     if isinstance(op, ops.EwBinaryOp):
         return op.KIND == "log" or (op.KIND == "pow" and is_matrix(op.rhs.type))
-    return isinstance(op, ops.MatMulOp)
+    return isinstance(op, MatMulOp)
 
 
 def _csr_typed(v: SSAValue) -> bool:

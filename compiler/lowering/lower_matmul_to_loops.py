@@ -4,9 +4,9 @@ doc/Codegen.md).
 Every `daphne.matMul` outside vectorized pipelines whose operands and result are dense matrices of one numeric
 value type (f64, f32, si64, si32, ui64, ui32, si8, ui8), without a kernel hint, gets a kernel module
 `@mm_<hash>` holding one task kernel (`matmul_loops`: sizes are run-time values, `transa`/`transb` are read in
-place), and the op names it (`daphne.kernel`); host code then calls the kernel instead of BLAS. Other products keep
-their runtime kernel and say why (`daphne.native = "fallback: ..."`): CSR operands, mixed value types (BLAS casts
-them first), bool (OR of ANDs), kernel hints. Inside a vectorized pipeline a product stays an opaque op.
+place), and the op names it (`daphne.native_kernel`); host code then calls the kernel instead of BLAS. Other
+products keep their runtime kernel and say why (`daphne.native = "fallback: ..."`): CSR operands, mixed value types
+(BLAS casts them first), bool (OR of ANDs), kernel hints. Inside a vectorized pipeline a product stays an opaque op.
 
 The loop nest follows DAPHNE's `matmul_*` settings (runtime/options.py, `--matmul-*`):
 
@@ -33,15 +33,14 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from daphnec.compiler.kernel_names import KERNEL
 from daphnec.compiler.lowering import abi
 from daphnec.compiler.lowering.matmul_loops import MatMulKernel, Schedule, build_matmul
-from daphnec.dialects import ops
+from daphnec.dialects.attr_names import KERNEL_CHOICE_ATTR, NATIVE_FALLBACK_ATTR, NATIVE_KERNEL_ATTR
+from daphnec.dialects.ops_matrix import MatMulOp
 from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
 from daphnec.dialects.types import MatrixType, vt_name
-from daphnec.dialects.value_types import VALUE_TYPES
+from daphnec.dialects.value_types import ARITHMETIC_VTS, VALUE_TYPES
 
-MATMUL_VTS = frozenset(("f64", "f32", "si64", "si32", "ui64", "ui32", "si8", "ui8"))
 VERSION = "mm1"
 """Part of every kernel's name (the kernel cache also keys object code by the lowering's own source)."""
 AUTO_TILES = (64, 256, 256)
@@ -95,9 +94,9 @@ def schedule_for(s: MatMulSettings, vt: str) -> Schedule:
     return Schedule("tiled", width, vectors, jam, (mc, nc, kc))
 
 
-def why_not(op: ops.MatMulOp) -> str | None:
+def why_not(op: MatMulOp) -> str | None:
     """Why the product keeps its runtime kernel, or None when it lowers."""
-    if KERNEL in op.attributes:
+    if KERNEL_CHOICE_ATTR in op.attributes:
         return "a kernel hint or extension names its kernel"
     types = (op.lhs.type, op.rhs.type, op.res.type)
     if not all(isinstance(t, MatrixType) for t in types):
@@ -108,12 +107,12 @@ def why_not(op: ops.MatMulOp) -> str | None:
     if len(vts) != 1:
         return "mixed value types"
     vt = next(iter(vts))
-    if vt not in MATMUL_VTS:
+    if vt not in ARITHMETIC_VTS:
         return f"value type {vt}"
     return None
 
 
-def plan_matmul(op: ops.MatMulOp, settings: MatMulSettings) -> tuple[MatMulKernel | None, str]:
+def plan_matmul(op: MatMulOp, settings: MatMulSettings) -> tuple[MatMulKernel | None, str]:
     """The kernel of a product, or None and why it keeps its runtime kernel."""
     why = why_not(op)
     if why is not None:
@@ -141,18 +140,18 @@ def in_pipeline(op: Operation) -> bool:
     return False
 
 
-def annotate_matmul(op: ops.MatMulOp, kernel: MatMulKernel | None, why: str) -> None:
+def annotate_matmul(op: MatMulOp, kernel: MatMulKernel | None, why: str) -> None:
     for name in abi.LOWERING_ATTRS:
         op.attributes.pop(name, None)
     if kernel is None:
-        op.attributes[abi.NATIVE_ATTR] = StringAttr(f"fallback: {why}")
+        op.attributes[NATIVE_FALLBACK_ATTR] = StringAttr(f"fallback: {why}")
     else:
-        op.attributes[abi.KERNEL_ATTR] = SymbolRefAttr(kernel.name)
+        op.attributes[NATIVE_KERNEL_ATTR] = SymbolRefAttr(kernel.name)
 
 
 @dataclass(frozen=True)
 class LowerMatMulToLoopsPass(ModulePass):
-    """Adds one kernel module per distinct product kernel and names it on the product (`daphne.kernel`)."""
+    """Adds one kernel module per distinct product kernel and names it on the product (`daphne.native_kernel`)."""
 
     name = "lower-matmul-to-loops"
 
@@ -178,7 +177,7 @@ class LowerMatMulToLoopsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         settings = self.settings()
         known = {m.sym_name.data for m in op.ops if isinstance(m, ModuleOp) and m.sym_name is not None}
-        for mm in [o for o in op.walk() if isinstance(o, ops.MatMulOp) and not in_pipeline(o)]:
+        for mm in [o for o in op.walk() if isinstance(o, MatMulOp) and not in_pipeline(o)]:
             kernel, why = plan_matmul(mm, settings)
             if kernel is not None and kernel.name not in known:
                 op.body.block.add_op(ModuleOp([build_matmul(kernel)], sym_name=StringAttr(kernel.name)))

@@ -1,10 +1,10 @@
 """`lower-pipeline-to-loops`: each `daphne.vectorizedPipeline` gets a kernel module of task-kernel functions.
 
 For every pipeline that lowers (`kernel_plan`), the pass adds `builtin.module @vp_<hash>` (the hash of the
-pipeline's IR) holding one `func.func` per stage, and names the module on the pipeline (`daphne.kernel`); host code
-finds the compiled kernel by that symbol. A kernel computes one batch of rows, fused: one loop nest reads every
-input once and writes every result, with no intermediate matrices. Its parameters follow the calling convention
-of `abi` (recorded on the function as `daphne.abi`):
+pipeline's IR) holding one `func.func` per stage, and names the module on the pipeline (`daphne.native_kernel`);
+host code finds the compiled kernel by that symbol. A kernel computes one batch of rows, fused: one loop nest reads
+every input once and writes every result, with no intermediate matrices. Its parameters follow the calling
+convention of `abi` (recorded on the function as `daphne.abi`):
 
     i64 @vp_<hash>(index %n, <per input>, <per opaque result>, <per output>)   (0, or 1: "rerun the Python body")
 
@@ -53,10 +53,11 @@ from daphnec.compiler.lowering import elementwise as ew
 from daphnec.compiler.lowering.kernel_plan import KernelPlan, Kind, Stage, Unsupported, annotate, stage_params, try_plan
 from daphnec.compiler.lowering.sparse_aggregations import SparseAggregations
 from daphnec.dialects import ops
-from daphnec.dialects.ops_pipeline import ORDERED_ATTR, VectorizedPipelineOp
+from daphnec.dialects.attr_names import ABI_ATTR, ORDERED_ATTR, TASK_KERNEL_ATTR
+from daphnec.dialects.op_kinds import EW_BINARY
+from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
 from daphnec.dialects.ops_relational import GroupedSumOp
 from daphnec.dialects.types import vt_name
-from daphnec.runtime.kernels import ew_binary
 
 
 class Pos(NamedTuple):
@@ -127,8 +128,8 @@ class _KernelGen(SparseAggregations):
         status = self._status()
         b.emit(func.ReturnOp(b.add(arith.ExtUIOp(status, i64))))
         f = func.FuncOp(self.stage.name, (list(self.entry.arg_types), [i64]), Region(self.entry))
-        f.attributes[abi.TASK_KERNEL_ATTR] = UnitAttr()
-        f.attributes[abi.ABI_ATTR] = abi.encode(self.params)
+        f.attributes[TASK_KERNEL_ATTR] = UnitAttr()
+        f.attributes[ABI_ATTR] = abi.encode(self.params)
         return f
 
     def _bind_args(self) -> None:
@@ -485,7 +486,7 @@ class _KernelGen(SparseAggregations):
     def _binary(self, op: ops.EwBinaryOp, k: Kind, pos: Pos) -> SSAValue:
         b = self.b
         lk, rk = self.kinds[op.lhs], self.kinds[op.rhs]
-        ovt = ew_binary.operand_vt(op.KIND, lk.vt, rk.vt)
+        ovt = EW_BINARY[op.KIND].operand_vt(lk.vt, rk.vt)
         x = self._operand(op.lhs, lk, k, pos, ovt)
         y = self._operand(op.rhs, rk, k, pos, ovt)
         if k.form == "sparse":
@@ -537,7 +538,7 @@ def kernel_module(op: VectorizedPipelineOp, plan: KernelPlan) -> ModuleOp:
 
 @dataclass(frozen=True)
 class LowerPipelineToLoopsPass(ModulePass):
-    """Adds one kernel module per distinct lowerable pipeline and names it on the pipeline (`daphne.kernel`);
+    """Adds one kernel module per distinct lowerable pipeline and names it on the pipeline (`daphne.native_kernel`);
     other pipelines get `daphne.native = "fallback: <reason>"`."""
 
     name = "lower-pipeline-to-loops"

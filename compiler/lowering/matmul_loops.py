@@ -35,6 +35,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from daphnec.compiler.lowering import abi
 from daphnec.compiler.lowering import elementwise as ew
+from daphnec.dialects.attr_names import ABI_ATTR, TASK_KERNEL_ATTR
 
 PARAMS = (
     abi.Param(abi.ArgKind.ROWS, "index"),
@@ -82,8 +83,8 @@ def build_matmul(spec: MatMulKernel) -> func.FuncOp:
     entry = Block(arg_types=abi.kernel_types(params))
     _Gen(spec, entry).body()
     f = func.FuncOp(spec.name, (list(entry.arg_types), [i64]), Region(entry))
-    f.attributes[abi.TASK_KERNEL_ATTR] = UnitAttr()
-    f.attributes[abi.ABI_ATTR] = abi.encode(params)
+    f.attributes[TASK_KERNEL_ATTR] = UnitAttr()
+    f.attributes[ABI_ATTR] = abi.encode(params)
     return f
 
 

@@ -23,8 +23,8 @@ from xdsl.traits import ConstantLike, HasFolder
 from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
 
 from daphnec.compiler.ir_walk import LinearRewriteWalker
-from daphnec.compiler.kernel_names import KERNEL_HINT
 from daphnec.compiler.kernel_select import evaluate_constant
+from daphnec.dialects.attr_names import KERNEL_HINT_ATTR
 from daphnec.dialects.folding import evaluating_with
 from daphnec.dialects.ops import DaphneOp
 
@@ -39,7 +39,7 @@ class FoldAtLocation(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         if not isinstance(op, DaphneOp) or not op.has_trait(HasFolder) or op.has_trait(ConstantLike):
             return
-        if KERNEL_HINT in op.attributes:
+        if KERNEL_HINT_ATTR in op.attributes:
             return  # the hinted kernel must run (compiler/passes/select_kernels.py)
         folded = Folder(self.ctx).try_fold(op)
         if folded is None:
@@ -54,7 +54,7 @@ class DaphneCanonicalization(CanonicalizationRewritePattern):
     """The canonicalization patterns a daphne op declares (`HasCanonicalizationPatternsTrait`)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if isinstance(op, DaphneOp) and KERNEL_HINT not in op.attributes:
+        if isinstance(op, DaphneOp) and KERNEL_HINT_ATTR not in op.attributes:
             super().match_and_rewrite(op, rewriter)
 
 

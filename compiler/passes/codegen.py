@@ -28,14 +28,11 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from daphnec.compiler.ir_walk import function_blocks
-from daphnec.compiler.kernel_names import KERNEL_HINT
 from daphnec.compiler.passes.vectorize import vectorize_block
+from daphnec.dialects.attr_names import CODEGEN_ATTR, KERNEL_HINT_ATTR
 from daphnec.dialects.ops import CastOp, ConstantOp, EwBinaryOp, EwUnaryOp, MapOp
 from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
 from daphnec.dialects.types import MatrixType, is_scalar, vt_name
-
-CODEGEN_ATTR = "daphne.codegen"
-"""Marks a pipeline made by this pass: the runtime runs it as one call on the calling thread."""
 
 
 @dataclass(frozen=True)
@@ -69,7 +66,7 @@ def _elementwise_udf(f: func.FuncOp | None) -> list[Operation] | None:
     if not isinstance(ret, func.ReturnOp) or len(ret.operands) != 1:
         return None
     for o in body[:-1]:
-        if KERNEL_HINT in o.attributes or not all(is_scalar(r.type) for r in o.results):
+        if KERNEL_HINT_ATTR in o.attributes or not all(is_scalar(r.type) for r in o.results):
             return None
         if isinstance(o, CastOp) and o.target_dt is not None:
             return None

@@ -23,8 +23,9 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from daphnec.compiler.ir_walk import LinearRewriteWalker
-from daphnec.compiler.kernel_names import KERNEL
-from daphnec.dialects.ops import MatMulOp, TransposeOp
+from daphnec.dialects.attr_names import KERNEL_CHOICE_ATTR
+from daphnec.dialects.ops import TransposeOp
+from daphnec.dialects.ops_matrix import MatMulOp
 from daphnec.dialects.types import is_matrix, is_unknown
 
 
@@ -41,7 +42,7 @@ class FoldTransposeIntoMatMul(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: MatMulOp, rewriter: PatternRewriter) -> None:
-        if KERNEL in op.attributes:
+        if KERNEL_CHOICE_ATTR in op.attributes:
             return  # a kernel hint or extension names the kernel, which takes the operands as written
         operands, flags = [op.lhs, op.rhs], [op.transa is not None, op.transb is not None]
         folded = []

@@ -39,13 +39,13 @@ from daphnec.compiler.ir_walk import function_blocks
 from daphnec.compiler.passes.vectorize import fuse_ops, is_legal_fusion
 from daphnec.compiler.vectorizable import is_vectorizable
 from daphnec.dialects import ops, ops_frame
+from daphnec.dialects.attr_names import ORDERED_ATTR
+from daphnec.dialects.op_kinds import FROM_SUMS
 from daphnec.dialects.ops_matrix import ColBindOp
-from daphnec.dialects.ops_pipeline import ORDERED_ATTR
 from daphnec.dialects.ops_relational import GroupedSumOp, GroupIdsOp, GroupResultOp
 from daphnec.dialects.types import UNKNOWN, FrameType, MatrixType, is_matrix, vt_name
+from daphnec.dialects.value_types import ARITHMETIC_VTS, FLOAT_VTS
 
-_NUMERIC = frozenset(("f64", "f32", "si64", "si32", "si8", "ui64", "ui32", "ui8"))
-_FLOATS = frozenset(("f64", "f32"))
 _SAFE_BINARY = frozenset(("add", "sub", "mul", "min", "max", "and", "or", "eq", "neq", "lt", "le", "gt", "ge"))
 """Binary kinds evaluated on every row without risk: none raises (integer `/` and `%` by zero would)."""
 _SAFE_UNARY = frozenset(("minus", "abs"))
@@ -71,7 +71,7 @@ def _column_cast(use_op: Operation) -> ops.CastOp | None:
         return None
     cast = next(iter(use_op.res.uses)).operation
     t = cast.results[0].type if isinstance(cast, ops.CastOp) else None
-    if not isinstance(t, MatrixType) or t.is_sparse or t.cols.data != 1 or vt_name(t) not in _NUMERIC:
+    if not isinstance(t, MatrixType) or t.is_sparse or t.cols.data != 1 or vt_name(t) not in ARITHMETIC_VTS:
         return None
     return cast  # type: ignore[return-value]
 
@@ -79,13 +79,13 @@ def _column_cast(use_op: Operation) -> ops.CastOp | None:
 def _element_wise(op: Operation, inside: set[SSAValue]) -> bool:
     """A safe element-wise op over values of the filtered rows (`inside`) and scalars only."""
     if isinstance(op, ops.EwBinaryOp):
-        ok_kind = op.KIND in _SAFE_BINARY or (op.KIND == "div" and vt_name(op.res.type) in _FLOATS)
+        ok_kind = op.KIND in _SAFE_BINARY or (op.KIND == "div" and vt_name(op.res.type) in FLOAT_VTS)
     elif isinstance(op, ops.EwUnaryOp):
         ok_kind = op.KIND in _SAFE_UNARY
     else:
         return False
     t = op.results[0].type
-    if not ok_kind or not isinstance(t, MatrixType) or t.is_sparse or vt_name(t) not in _NUMERIC:
+    if not ok_kind or not isinstance(t, MatrixType) or t.is_sparse or vt_name(t) not in ARITHMETIC_VTS:
         return False
     return all(v in inside or not is_matrix(v.type) for v in op.operands)
 
@@ -134,8 +134,8 @@ def _neutral(agg: ops.AggOp) -> ops.ConstantOp:
     """The value a dropped row contributes: nothing changes a sum, a min or a max by it."""
     vt = vt_name(agg.arg.type)
     if agg.KIND == "sum":
-        return ops.ConstantOp.of(0.0 if vt in _FLOATS else 0, vt)
-    if vt in _FLOATS:
+        return ops.ConstantOp.of(0.0 if vt in FLOAT_VTS else 0, vt)
+    if vt in FLOAT_VTS:
         return ops.ConstantOp.of(math.inf if agg.KIND == "min" else -math.inf, vt)
     info = np.iinfo(vt.replace("si", "int").replace("ui", "uint"))  # the type's range: min/max over no rows
     return ops.ConstantOp.of(int(info.max if agg.KIND == "min" else info.min), vt)
@@ -145,7 +145,7 @@ def _numeric_vectorizable(op: Operation) -> bool:
     """A vectorizable op over numbers only: a string comparison (`t.g <> 'c'`) stays outside, so that the pipeline
     keeps its native kernel (it reads the comparison's 0/1 result instead)."""
     values = [*op.operands, *op.results]
-    return is_vectorizable(op) and all(vt_name(v.type) in _NUMERIC for v in values if is_matrix(v.type))
+    return is_vectorizable(op) and all(vt_name(v.type) in ARITHMETIC_VTS for v in values if is_matrix(v.type))
 
 
 def _mask_producers(bits: SSAValue, block: Block, members: set[Operation]) -> None:
@@ -329,7 +329,7 @@ def match_group(group: ops_frame.GroupOp) -> _GroupMatch | None:
     aggs = [ops.constant_value(a) for a in group.agg_cols]
     if block is None or not isinstance(t, FrameType) or t.label_names is None or not keys:
         return None
-    if any(f not in ("SUM", "AVG", "COUNT") for f in group.funcs) or not all(isinstance(x, str) for x in keys + aggs):
+    if any(f not in FROM_SUMS for f in group.funcs) or not all(isinstance(x, str) for x in keys + aggs):
         return None
     m = _GroupMatch(group, None)  # type: ignore[arg-type]
     base = _appended(m, group.frame)
@@ -370,7 +370,7 @@ def _group_chain(m: _GroupMatch) -> bool:
             m.chain.append(user)
             inside.add(user.results[0])
             work.append(user.results[0])
-    numeric = all(isinstance(v.type, MatrixType) and vt_name(v.type) in _NUMERIC for v in m.appended.values())
+    numeric = all(isinstance(v.type, MatrixType) and vt_name(v.type) in ARITHMETIC_VTS for v in m.appended.values())
     return (
         numeric and all(v in inside for v in m.appended.values()) and all(_element_wise(op, inside) for op in m.chain)
     )
@@ -381,7 +381,7 @@ def match_bits(filt: ops.FilterRowOp) -> SSAValue | None:
     bits = filt.bits.type
     if not isinstance(filt.source.type, FrameType):
         return None
-    if not isinstance(bits, MatrixType) or bits.is_sparse or bits.cols.data != 1 or vt_name(bits) not in _NUMERIC:
+    if not isinstance(bits, MatrixType) or bits.is_sparse or bits.cols.data != 1 or vt_name(bits) not in ARITHMETIC_VTS:
         return None
     return filt.bits
 
@@ -429,7 +429,7 @@ def _group_sums(m: _GroupMatch, ids: SSAValue, ngroups: SSAValue, moved: dict, m
                 members.add(conv)
                 value = conv.res
             vt = vt_name(value.type)
-            select = _select(bits, value, ops.ConstantOp.of(0.0 if vt in _FLOATS else 0, vt), group)  # type: ignore[arg-type]
+            select = _select(bits, value, ops.ConstantOp.of(0.0 if vt in FLOAT_VTS else 0, vt), group)  # type: ignore[arg-type]
             total = _grouped(ids, select.results[0], ngroups, group)
             members |= {select, total}
             sums[key] = total.results[0]

@@ -27,7 +27,7 @@ from daphnec.compiler.ir_walk import function_blocks
 from daphnec.compiler.lowering import ew_kinds
 from daphnec.compiler.passes.vectorize import fuse_ops, is_legal_fusion
 from daphnec.dialects import ops
-from daphnec.dialects.ops_pipeline import ORDERED_ATTR
+from daphnec.dialects.attr_names import ORDERED_ATTR
 from daphnec.dialects.types import MatrixType, vt_name
 
 MIN_CELLS = 1 << 16

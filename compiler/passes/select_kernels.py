@@ -22,15 +22,8 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from daphnec.compiler.ir_walk import preorder
-from daphnec.compiler.kernel_names import (
-    KERNEL,
-    KERNEL_BACKEND,
-    KERNEL_HINT,
-    KERNEL_LIB,
-    kernel_name,
-    mnemonic,
-    op_types,
-)
+from daphnec.compiler.kernel_names import kernel_name, mnemonic, op_types
+from daphnec.dialects.attr_names import KERNEL_BACKEND_ATTR, KERNEL_CHOICE_ATTR, KERNEL_HINT_ATTR, KERNEL_LIB_ATTR
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops import DaphneOp
@@ -52,7 +45,7 @@ class SelectKernelsPass(ModulePass):
         for o in preorder(op):  # linear in the nesting depth (compiler/ir_walk.py)
             if not isinstance(o, DaphneOp):
                 continue
-            hint = o.attributes.get(KERNEL_HINT)
+            hint = o.attributes.get(KERNEL_HINT_ATTR)
             kernels = by_op.get(mnemonic(o), [])
             if isinstance(hint, StringAttr):
                 _honour_hint(o, hint.data, kernels)
@@ -70,7 +63,7 @@ def _signature(types: tuple[tuple[str, ...], tuple[str, ...]]) -> str:
 def _honour_hint(op: Operation, hint: str, kernels: Sequence[KernelInfo]) -> None:
     mnem, builtin = mnemonic(op), kernel_name(op)
     if hint == builtin:
-        op.attributes[KERNEL] = StringAttr(builtin)
+        op.attributes[KERNEL_CHOICE_ATTR] = StringAttr(builtin)
         return
     named = [k for k in kernels if k.name == hint]
     if not named:
@@ -113,6 +106,6 @@ def _by_priority(op: Operation, kernels: Sequence[KernelInfo]) -> KernelInfo | N
 
 
 def _use(op: Operation, k: KernelInfo) -> None:
-    op.attributes[KERNEL] = StringAttr(k.name)
-    op.attributes[KERNEL_BACKEND] = StringAttr(k.backend)
-    op.attributes[KERNEL_LIB] = StringAttr(k.lib)
+    op.attributes[KERNEL_CHOICE_ATTR] = StringAttr(k.name)
+    op.attributes[KERNEL_BACKEND_ATTR] = StringAttr(k.backend)
+    op.attributes[KERNEL_LIB_ATTR] = StringAttr(k.lib)

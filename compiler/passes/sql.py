@@ -21,6 +21,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from daphnec.compiler.ir_walk import preorder
+from daphnec.dialects.attr_names import DECLARED_RESULTS_ATTR
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops import DaphneOp, constant_value
@@ -66,16 +67,16 @@ def _replace_result(op: SqlOp, res: SSAValue) -> None:
     structural = [u.operation for u in op.res.uses if not isinstance(u.operation, DaphneOp)]
     for user in dict.fromkeys(structural):
         fn = user.parent_op()
-        if isinstance(user, func.ReturnOp) and isinstance(fn, func.FuncOp) and _DECLARED not in fn.attributes:
+        if (
+            isinstance(user, func.ReturnOp)
+            and isinstance(fn, func.FuncOp)
+            and DECLARED_RESULTS_ATTR not in fn.attributes
+        ):
             _retype_results(fn, [res if v is op.res else v for v in user.arguments])
             continue
         cast = insert_merge_cast(res, op.res.type, user)
         op.res.replace_uses_with_if(cast, lambda u, user=user: u.operation is user)
     op.res.replace_all_uses_with(res)
-
-
-_DECLARED = "daphne.declared_results"
-"""The attribute of a function whose result types the script declares (frontend/ir_builder.py)."""
 
 
 def _retype_results(fn: func.FuncOp, results: list[SSAValue]) -> None:

@@ -24,13 +24,11 @@ from xdsl.ir import Operation, SSAValue
 from daphnec.dialects import ops, ops_frame, ops_matrix, ops_relational
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import to_attr
+from daphnec.dialects.op_kinds import SQL_AGGREGATES
 from daphnec.dialects.types import UNKNOWN
 from daphnec.frontend.sql import ast
 from daphnec.frontend.sql.source_map import QueryLocator
 
-AGG_FUNCS = {"count": "COUNT", "sum": "SUM", "min": "MIN", "max": "MAX", "avg": "AVG"}
-"""Aggregation names (lower-cased before matching) and DAPHNE's GroupEnum spelling used in labels."""
-_FULL_AGG = {"sum": "sum", "min": "min", "max": "max", "avg": "mean"}
 _CMP_KINDS = {"=": "eq", "<>": "neq", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
 _THETA = {
     "=": "Equal", "<>": "NotEqual", "!=": "NotEqual", "<": "LessThan", "<=": "LessEqual", ">": "GreaterThan",
@@ -317,7 +315,7 @@ class Translator:
         self.agg_args.add(arg_text)
         if arg_text.endswith("*"):
             raise self.error("Using the asterisk in aggregations is not allowed", e.pos)
-        if func not in AGG_FUNCS:
+        if func not in SQL_AGGREGATES:
             raise self.error(f"Error: {func} does not name an aggregation Function for Group", e.pos)
         if not self.group and self.codegen:
             return self.full_aggregate(func, e)
@@ -326,7 +324,7 @@ class Translator:
         if not self.codegen:
             self.group_argument(func, name, e)
             return None
-        label = f"{AGG_FUNCS[func]}(group_{self.counter_codegen}_{arg_text})"
+        label = f"{SQL_AGGREGATES[func].name}(group_{self.counter_codegen}_{arg_text})"
         self.counter_codegen += 1
         return Val(self.extract(self.current, self.const(label, "str", e.pos), e.pos), "matrix")  # type: ignore[arg-type]
 
@@ -334,17 +332,18 @@ class Translator:
         arg = self.expr(e.arg)
         assert arg is not None
         col = self.column(arg, e.arg.pos)
-        if func == "count":
+        full = SQL_AGGREGATES[func].full
+        if full is None:  # COUNT: the number of rows
             n = self.make(ops.NumRowsOp, [col], e.pos)
             res = self.emit(ops.CastOp(n, "si64", "scalar"), e.pos)
         else:
-            res = self.make(ops.AGG_OPS[(_FULL_AGG[func], "all")], [col], e.pos)
+            res = self.make(ops.AGG_OPS[(full, "all")], [col], e.pos)
         return Val(self.emit(ops.CastOp(res, None, "matrix"), e.pos), "matrix")
 
     def group_argument(self, func: str, name: str, e: ast.Call) -> None:
         """GROUP BY pass 1: the argument, computed on the current frame, becomes its column `name`."""
         self.agg_cols.append(self.const(name, "str", e.pos))
-        self.agg_funcs.append(AGG_FUNCS[func])
+        self.agg_funcs.append(SQL_AGGREGATES[func].name)
         self.in_agg, self.codegen = True, True
         try:
             arg = self.expr(e.arg)

@@ -35,7 +35,7 @@ import numpy as np
 from daphnec.runtime.columns import DictColumn
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.memory import check_alloc
-from daphnec.runtime.values import dtype_of, object_matrix, parse_int, to_f32
+from daphnec.runtime.values import FLOAT_VTS, dtype_of, object_matrix, parse_int, to_f32
 
 _PARALLEL_COPY_CELLS = 1 << 20
 """Above this many cells the typed columns are copied into the result matrix by two threads (numpy copies release
@@ -51,7 +51,7 @@ _FLOAT_CELL = re.compile(r"\s*[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0
 def _arrow_type(vt: str):
     import pyarrow as pa
 
-    if vt in ("f64", "f32"):
+    if vt in FLOAT_VTS:
         return pa.float64() if vt == "f64" else pa.float32()
     if vt == "str":
         return pa.string()
@@ -154,7 +154,7 @@ def _parse_cell(text: str, vt: str) -> object:
     """One cell as a Python value of `vt`; ValueError if it is not a valid cell of that type."""
     if vt == "str":
         return text
-    if vt in ("f64", "f32"):
+    if vt in FLOAT_VTS:
         if _FLOAT_CELL.fullmatch(text) is None:
             raise ValueError(text)
         v = float(text.strip())  # correctly rounded, like strtod; overflow gives inf like strtod

@@ -18,7 +18,7 @@ import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.memory import check_alloc
-from daphnec.runtime.values import cast_matrix, dtype_of, is_csr
+from daphnec.runtime.values import FLOAT_VTS, cast_matrix, dtype_of, is_csr
 
 _FIELDS = ("real", "integer", "pattern")
 _SYMMETRIES = ("general", "symmetric", "skew-symmetric")
@@ -130,7 +130,7 @@ def _as_vt(m, vt: str):
 
 
 def _field(vt: str) -> str:
-    return "real" if vt in ("f64", "f32") else "integer"
+    return "real" if vt in FLOAT_VTS else "integer"
 
 
 def write(m, f) -> None:

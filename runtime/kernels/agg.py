@@ -1,9 +1,9 @@
 """Aggregations `sum aggMin aggMax mean var stddev`: full (`sum(X)` -> scalar), row-wise (`sum(X, 0)` -> n x 1) and
 column-wise (`sum(X, 1)` -> 1 x m).
 
-Result value types (`result_vt`, DaphneOps.td): sum/aggMin/aggMax keep the argument's type (sum of si64 is si64 and
-wraps); mean/var/stddev give the argument's type if it is f32/f64, else f64. The argument is cast to the result type
-first (CastArgsToResType).
+Result value types (`result_vt`: the kind's record in dialects/op_kinds.py, DaphneOps.td): sum/aggMin/aggMax keep
+the argument's type (sum of si64 is si64 and wraps); mean/var/stddev give the argument's type if it is f32/f64, else
+f64. The argument is cast to the result type first (CastArgsToResType).
 
 Reductions reproduce DAPHNE's `AggAll.h`/`AggRow.h`/`AggCol.h` loops exactly, so results are deterministic and bit-
 identical to the C++ ones: float sums are sequential left folds (numpy's pairwise `sum` is NOT used; native loops
@@ -21,29 +21,30 @@ from collections.abc import Callable
 
 import numpy as np
 
+from daphnec.dialects.op_kinds import AGGREGATIONS, AggKind
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.fperr import quiet
 from daphnec.runtime.kernels import native_folds
 from daphnec.runtime.values import FLOAT_VTS, NEG_NAN, as_dense, cast_matrix, dtype_of, has_implicit_zeros, is_csr
 
-AGG_OPS: tuple[str, ...] = ("sum", "aggMin", "aggMax", "mean", "var", "stddev")
-_STAT_OPS = frozenset(("mean", "var", "stddev"))
+#: The aggregations by DaphneDSL builtin (`sum`, `aggMin`, ...; dialects/op_kinds.py), the names the kernels use.
+_BY_BUILTIN: dict[str, AggKind] = {r.builtin: r for r in AGGREGATIONS.values()}
+AGG_OPS: tuple[str, ...] = tuple(_BY_BUILTIN)
+#: mean, var and stddev: computed in floating point.
+_STAT_OPS = frozenset(b for b, r in _BY_BUILTIN.items() if r.floating)
 #: IR-style names (`minAll`, `maxRow`, ...) are accepted as aliases of the DSL names.
-_ALIASES = {"min": "aggMin", "max": "aggMax"}
+_ALIASES = {r.kind: r.builtin for r in AGGREGATIONS.values() if r.kind != r.builtin}
 
 
 def result_vt(op: str, vt_in: str) -> str:
-    """Result value type of aggregation `op` over a matrix of type `vt_in`."""
+    """Result value type of aggregation `op` over a matrix of type `vt_in` (`AggKind.vt_rule`)."""
     op = _ALIASES.get(op, op)
-    if op not in AGG_OPS:
+    r = _BY_BUILTIN.get(op)
+    if r is None:
         raise DaphneRuntimeError(f"unknown aggregation '{op}'")
-    if op in _STAT_OPS:
-        if vt_in == "str":
-            raise DaphneRuntimeError(f"{op}: aggregation is not supported on value type str")
-        return vt_in if vt_in in FLOAT_VTS else "f64"
-    if op == "sum" and vt_in == "str":
-        raise DaphneRuntimeError("sum: aggregation is not supported on value type str")
-    return vt_in
+    if vt_in == "str" and not r.strings:
+        raise DaphneRuntimeError(f"{op}: aggregation is not supported on value type str")
+    return r.result_vt(vt_in)
 
 
 def _to_py(x, vt: str):

@@ -12,21 +12,20 @@ from collections.abc import Callable
 
 import numpy as np
 
+from daphnec.dialects.op_kinds import CUM_AGGREGATIONS
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.values import as_dense
 
-CUM_KINDS: tuple[str, ...] = ("sum", "prod", "min", "max")
-
 
 def cum_kernel(kind: str) -> Callable[[np.ndarray], np.ndarray]:
-    """The kernel of `cum<Kind>(X)`."""
-    if kind not in CUM_KINDS:
+    """The kernel of `cum<Kind>(X)` (the kinds: dialects/op_kinds.py's CUM_AGGREGATIONS)."""
+    if kind not in CUM_AGGREGATIONS:
         raise DaphneRuntimeError(f"unknown cumulative aggregation '{kind}'")
     return _KERNELS[kind]
 
 
 def cum_sum(X) -> np.ndarray:
-    X = _prepare(X, "cumSum")
+    X = _prepare(X, "sum")
     if X.dtype.kind == "b":
         return np.logical_or.accumulate(X, axis=0) if X.size else X.copy()
     with np.errstate(all="ignore"):
@@ -34,7 +33,7 @@ def cum_sum(X) -> np.ndarray:
 
 
 def cum_prod(X) -> np.ndarray:
-    X = _prepare(X, "cumProd")
+    X = _prepare(X, "prod")
     if X.dtype.kind == "b":
         return np.logical_and.accumulate(X, axis=0) if X.size else X.copy()
     with np.errstate(all="ignore"):
@@ -42,19 +41,20 @@ def cum_prod(X) -> np.ndarray:
 
 
 def cum_min(X) -> np.ndarray:
-    return _cum_select(_prepare(X, "cumMin", allow_str=True), lambda prev, new: new < prev, np.minimum)
+    return _cum_select(_prepare(X, "min"), lambda prev, new: new < prev, np.minimum)
 
 
 def cum_max(X) -> np.ndarray:
-    return _cum_select(_prepare(X, "cumMax", allow_str=True), lambda prev, new: prev < new, np.maximum)
+    return _cum_select(_prepare(X, "max"), lambda prev, new: prev < new, np.maximum)
 
 
-def _prepare(X, name: str, allow_str: bool = False) -> np.ndarray:
+def _prepare(X, kind: str) -> np.ndarray:
     X = as_dense(X)
+    record = CUM_AGGREGATIONS[kind]
     if not isinstance(X, np.ndarray):
-        raise DaphneRuntimeError(f"{name}: the argument must be a matrix")
-    if X.dtype == object and not allow_str:
-        raise DaphneRuntimeError(f"{name}: not supported on value type str")
+        raise DaphneRuntimeError(f"{record.builtin}: the argument must be a matrix")
+    if X.dtype == object and not record.strings:
+        raise DaphneRuntimeError(f"{record.builtin}: not supported on value type str")
     return X
 
 

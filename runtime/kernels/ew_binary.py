@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from daphnec.dialects.op_kinds import COMPARISON_KINDS, EW_BINARY, LOGICAL_KINDS
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.fperr import quiet
 from daphnec.runtime.values import (
@@ -37,78 +38,19 @@ from daphnec.runtime.values import (
     float_to_int,
     has_implicit_zeros,
     is_csr,
-    most_general,
     row_ids,
     to_f32,
     with_pattern,
     wrap_int,
 )
 
-#: DaphneDSL name -> DAPHNE IR op name (used in error messages).
-OP_NAMES: dict[str, str] = {
-    "add": "ewAdd",
-    "sub": "ewSub",
-    "mul": "ewMul",
-    "div": "ewDiv",
-    "pow": "ewPow",
-    "mod": "ewMod",
-    "log": "ewLog",
-    "min": "ewMin",
-    "max": "ewMax",
-    "and": "ewAnd",
-    "or": "ewOr",
-    "xor": "ewXor",
-    "bitwiseAnd": "ewBitwiseAnd",
-    "concat": "ewConcat",
-    "eq": "ewEq",
-    "neq": "ewNeq",
-    "lt": "ewLt",
-    "le": "ewLe",
-    "gt": "ewGt",
-    "ge": "ewGe",
-}
-BINARY_OPS: tuple[str, ...] = tuple(OP_NAMES)
-CMP_OPS = frozenset(("eq", "neq", "lt", "le", "gt", "ge"))
-LOGICAL_OPS = frozenset(("and", "or", "xor"))
+
+def _name(op: str) -> str:
+    """The IR op name of kind `op` (`ewAdd`), as error messages name it."""
+    return EW_BINARY[op].mnemonic
+
 
 _INF = math.inf
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# Type rules (shared with the compiler's type inference)
-# ---------------------------------------------------------------------------------------------------------------------
-
-
-def result_vt(op: str, lhs_vt: str, rhs_vt: str) -> str:
-    """Result value type of `lhs op rhs` (DaphneOps.td traits: ValueTypeFromArgs / ...FP / ...Int).
-
-    Arithmetic, min/max: most general operand type. log: that, but f64 if it is not a float type.
-    and/or/xor/bitwiseAnd: that, but ui64 if it is not an integer (bool counts as an integer, like MLIR's i1).
-    Comparisons: the most general operand type (si64 for strings). concat, and `+` on strings: str.
-    """
-    t = most_general(lhs_vt, rhs_vt)
-    if op == "concat" or (op == "add" and t == "str"):
-        return "str"
-    if op == "log":
-        return t if t in FLOAT_VTS else "f64"
-    if op in LOGICAL_OPS or op == "bitwiseAnd":
-        return t if (t in INT_VTS or t == "bool") else "ui64"
-    if op in CMP_OPS:
-        return "si64" if t == "str" else t
-    return t
-
-
-def operand_vt(op: str, lhs_vt: str, rhs_vt: str) -> str:
-    """Type both operands are cast to before the kernel runs (the result type, except for comparisons/concat)."""
-    if op in CMP_OPS:
-        return most_general(lhs_vt, rhs_vt)
-    if op == "concat":
-        return "str"
-    return result_vt(op, lhs_vt, rhs_vt)
-
-
-def _default_result_vt(op: str, vt: str) -> str:
-    return result_vt(op, vt, vt)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -226,11 +168,12 @@ _scalar_cache: dict[tuple[str, str, str], Callable] = {}
 def scalar_kernel(op: str, operand_vt: str, res_vt: str | None = None) -> Callable:
     """A function `(a, b) -> result` for scalars already cast to `operand_vt`; the result has type `res_vt`.
 
-    `res_vt` defaults to DAPHNE's rule (`result_vt(op, operand_vt, operand_vt)`), e.g. si64 for string comparisons.
+    `res_vt` defaults to DAPHNE's rule (`EW_BINARY[op].result_vt`, dialects/op_kinds.py), e.g. si64 for string
+    comparisons.
     """
-    if op not in OP_NAMES:
+    if op not in EW_BINARY:
         raise DaphneRuntimeError(f"unknown element-wise binary operation '{op}'")
-    res_vt = res_vt or _default_result_vt(op, operand_vt)
+    res_vt = res_vt or EW_BINARY[op].result_vt(operand_vt, operand_vt)
     key = (op, operand_vt, res_vt)
     fn = _scalar_cache.get(key)
     if fn is None:
@@ -239,7 +182,7 @@ def scalar_kernel(op: str, operand_vt: str, res_vt: str | None = None) -> Callab
 
 
 def _unsupported(op: str, vt: str) -> DaphneRuntimeError:
-    return DaphneRuntimeError(f"{OP_NAMES[op]}: operation is not supported on value type {vt}")
+    return DaphneRuntimeError(f"{_name(op)}: operation is not supported on value type {vt}")
 
 
 def _converter(raw_kind: str, res_vt: str) -> Callable | None:
@@ -313,7 +256,7 @@ def _fast_scalar(op: str, vt: str, res_vt: str) -> Callable | None:
             return float.__mul__
         if op == "div":
             return _fdiv
-    if op in CMP_OPS:
+    if op in COMPARISON_KINDS:
         if res_vt in INT_VTS:
             return _CMP_INT[op]
         if res_vt in FLOAT_VTS:
@@ -325,7 +268,7 @@ def _fast_scalar(op: str, vt: str, res_vt: str) -> Callable | None:
 
 def _raw_scalar(op: str, vt: str) -> tuple[Callable, str]:
     """The C++ operation on operands of type `vt`, returning an unconverted Python value and its kind."""
-    if op in CMP_OPS:
+    if op in COMPARISON_KINDS:
         return _CMP_FUNCS[op], "bool"
     if op in ("min", "max"):
         kind = "int" if vt in INT_VTS else "float" if vt in FLOAT_VTS else vt
@@ -399,9 +342,9 @@ def matrix_kernel(op: str, operand_vt: str, res_vt: str | None = None) -> Callab
     the matrix operand's shape and `res_vt`'s dtype. Other shapes raise `ewAdd: shape mismatch: lhs .., rhs ..`.
     A matrix operand of another dtype is cast to `operand_vt` first (defensive; the compiler normally does it).
     """
-    if op not in OP_NAMES:
+    if op not in EW_BINARY:
         raise DaphneRuntimeError(f"unknown element-wise binary operation '{op}'")
-    res_vt = res_vt or _default_result_vt(op, operand_vt)
+    res_vt = res_vt or EW_BINARY[op].result_vt(operand_vt, operand_vt)
     key = (op, operand_vt, res_vt)
     fn = _matrix_cache.get(key)
     if fn is None:
@@ -424,7 +367,7 @@ def _truth(x: np.ndarray, vt: str) -> np.ndarray | None:
 
 
 def _build_matrix(op: str, vt: str, res_vt: str) -> Callable:
-    name = OP_NAMES[op]
+    name = _name(op)
     dt = dtype_of(vt)
     res_dt = dtype_of(res_vt)
     core = _matrix_core(op, vt)
@@ -591,7 +534,7 @@ def _float_pow(a, b):
 
 def _matrix_core(op: str, vt: str) -> Callable:
     """Vectorised implementation returning an array (dtype fixed up by the caller)."""
-    if op in CMP_OPS:
+    if op in COMPARISON_KINDS:
         return {
             "eq": np.equal,
             "neq": np.not_equal,
@@ -610,7 +553,7 @@ def _matrix_core(op: str, vt: str) -> Callable:
         raise _unsupported(op, vt)
     if op == "concat":
         raise _unsupported(op, vt)
-    if op in LOGICAL_OPS:
+    if op in LOGICAL_KINDS:
         f = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}[op]
         return lambda a, b: f(a != 0, b != 0)
     if vt in FLOAT_VTS:

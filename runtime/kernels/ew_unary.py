@@ -1,7 +1,7 @@
 """Element-wise unary operations (DaphneDSL `minus abs sign exp ln sqrt round floor ceil sin cos tan sinh cosh tanh
 asin acos atan isNan lower upper`).
 
-Result value types (`result_vt`, from DaphneOps.td):
+Result value types (`result_vt`: the kind's record in dialects/op_kinds.py, from DaphneOps.td):
 - `minus abs sign round floor ceil isNan`: the argument's type (ValueTypeFromFirstArg), so `round(si64)` is si64 and
   `isNan(f64)` is an f64 0/1;
 - `exp ln sqrt sin cos tan sinh cosh tanh asin acos atan`: the argument's type if it is f32/f64, else f64
@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from daphnec.dialects.op_kinds import EW_UNARY, EwUnaryKind
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.fperr import quiet
 from daphnec.runtime.printing import format_scalar
@@ -41,69 +42,46 @@ from daphnec.runtime.values import (
     wrap_int,
 )
 
-UNARY_OPS: tuple[str, ...] = (
-    "minus",
-    "abs",
-    "sign",
-    "exp",
-    "ln",
-    "sqrt",
-    "round",
-    "floor",
-    "ceil",
-    "sin",
-    "cos",
-    "tan",
-    "sinh",
-    "cosh",
-    "tanh",
-    "asin",
-    "acos",
-    "atan",
-    "isNan",
-    "lower",
-    "upper",
-)
-OP_NAMES: dict[str, str] = {op: "ew" + op[0].upper() + op[1:] for op in UNARY_OPS}
-SAME_TYPE_OPS = frozenset(("minus", "abs", "sign", "round", "floor", "ceil", "isNan"))
-FP_OPS = frozenset(("exp", "ln", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan"))
-STR_OPS = frozenset(("lower", "upper"))
+STR_OPS = frozenset(k for k, r in EW_UNARY.items() if r.strings == "only")
+"""`lower upper`: functions of strings."""
 
-#: Domain checks from EwUnarySca.h: (lower bound, upper bound or None, text in the error message).
-_DOMAINS: dict[str, tuple[float, float | None, str]] = {
-    "sqrt": (-0.0, None, "SQRT with domain [-0, inf]"),
-    "ln": (-0.0, None, "LN with domain [-0, inf]"),
-    "asin": (-1.0, 1.0, "ASIN with domain [-1, 1]"),
-    "acos": (-1.0, 1.0, "ACOS with domain [-1, 1]"),
-}
+
+def _name(op: str) -> str:
+    """The IR op name of kind `op` (`ewSqrt`), as error messages name it."""
+    r = EW_UNARY.get(op)
+    return r.mnemonic if r is not None else op
+
 
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
-STR_IS_NAN_VT = "si64"
-"""`isNan` of a string is 0 (never NaN), as an si64 like the result of comparing strings (facts §4)."""
-
-
 def result_vt(op: str, vt_in: str) -> str:
-    """Result value type of unary `op` on an argument of type `vt_in` (see module docstring)."""
-    if op in STR_OPS:
-        if vt_in != "str":
-            raise DaphneRuntimeError(f"{OP_NAMES[op]}: argument must be a string, got {vt_in}")
-        return "str"
-    if op not in OP_NAMES:
+    """Result value type of unary `op` on an argument of type `vt_in` (`EwUnaryKind.vt_rule`, dialects/op_kinds.py);
+    raises for an argument the op does not take."""
+    r = _record(op, vt_in)
+    return r.result_vt(vt_in)
+
+
+def _record(op: str, vt_in: str) -> EwUnaryKind:
+    """The record of kind `op`, which must take an argument of type `vt_in`."""
+    r = EW_UNARY.get(op)
+    if r is None:
         raise DaphneRuntimeError(f"unknown element-wise unary operation '{op}'")
-    if vt_in == "str" and op == "isNan":
-        return STR_IS_NAN_VT
-    if vt_in == "str":
-        raise DaphneRuntimeError(f"{OP_NAMES[op]}: operation is not supported on value type str")
-    if op in FP_OPS:
-        return vt_in if vt_in in FLOAT_VTS else "f64"
-    return vt_in
+    _check_strings(r, vt_in)
+    return r
+
+
+def _check_strings(r: EwUnaryKind, vt_in: str) -> None:
+    if r.strings == "only" and vt_in != "str":
+        raise DaphneRuntimeError(f"{r.mnemonic}: argument must be a string, got {vt_in}")
+    if r.strings == "rejected" and vt_in == "str":
+        raise DaphneRuntimeError(f"{r.mnemonic}: operation is not supported on value type str")
 
 
 def _domain_error(op: str, x) -> DaphneRuntimeError:
-    return DaphneRuntimeError(f"invalid argument '{format_scalar(x)}' passed to unary func {_DOMAINS[op][2]}")
+    what = EW_UNARY[op].domain_text()
+    return DaphneRuntimeError(f"invalid argument '{format_scalar(x)}' passed to unary func {what}")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -158,19 +136,11 @@ def _libm(fn: Callable[[float], float], np_fn: Callable) -> Callable[[float], fl
     return f
 
 
+_LIBM_KINDS: dict[str, str] = {k: r.libm for k, r in EW_UNARY.items() if r.libm is not None}
+"""The kinds computed by a C math function (`sqrt`): `math.<f>` on scalars, `numpy.<f>` on matrices."""
+
 _FLOAT_FUNCS: dict[str, Callable[[float], float]] = {
-    "exp": _libm(math.exp, np.exp),
-    "ln": _libm(math.log, np.log),
-    "sqrt": _libm(math.sqrt, np.sqrt),
-    "sin": _libm(math.sin, np.sin),
-    "cos": _libm(math.cos, np.cos),
-    "tan": _libm(math.tan, np.tan),
-    "sinh": _libm(math.sinh, np.sinh),
-    "cosh": _libm(math.cosh, np.cosh),
-    "tanh": math.tanh,
-    "asin": _libm(math.asin, np.arcsin),
-    "acos": _libm(math.acos, np.arccos),
-    "atan": math.atan,
+    **{k: _libm(getattr(math, f), getattr(np, f)) for k, f in _LIBM_KINDS.items()},
     "round": _c_round,
     "floor": _c_floor,
     "ceil": _c_ceil,
@@ -179,18 +149,7 @@ _FLOAT_FUNCS: dict[str, Callable[[float], float]] = {
 }
 
 _NP_FUNCS: dict[str, Callable] = {
-    "exp": np.exp,
-    "ln": np.log,
-    "sqrt": np.sqrt,
-    "sin": np.sin,
-    "cos": np.cos,
-    "tan": np.tan,
-    "sinh": np.sinh,
-    "cosh": np.cosh,
-    "tanh": np.tanh,
-    "asin": np.arcsin,
-    "acos": np.arccos,
-    "atan": np.arctan,
+    **{k: getattr(np, f) for k, f in _LIBM_KINDS.items()},
     "floor": np.floor,
     "ceil": np.ceil,
     "abs": np.abs,
@@ -216,17 +175,13 @@ def scalar_kernel(op: str, vt_in: str, vt_out: str | None = None) -> Callable:
 
 
 def _build_scalar(op: str, vt_in: str, vt_out: str) -> Callable:
-    name = OP_NAMES.get(op, op)
+    r = _record(op, vt_in)
     if op in STR_OPS:
-        if vt_in != "str":
-            raise DaphneRuntimeError(f"{name}: argument must be a string, got {vt_in}")
         table = _LOWER if op == "lower" else _UPPER
         return lambda s: s.translate(table)
     if vt_in == "str" and op == "isNan":
         return lambda s: 0  # a string is never NaN
-    if vt_in == "str":
-        raise DaphneRuntimeError(f"{name}: operation is not supported on value type str")
-    if op in FP_OPS or vt_in in FLOAT_VTS:
+    if r.floating or vt_in in FLOAT_VTS:
         return _float_scalar(op, vt_in, vt_out)
     return _int_scalar(op, vt_in, vt_out)
 
@@ -241,13 +196,13 @@ def _float_scalar(op: str, vt_in: str, vt_out: str) -> Callable:
         core = _sign
     else:
         core = _FLOAT_FUNCS[op]
-    dom = _DOMAINS.get(op)
+    dom = EW_UNARY[op].domain
     if dom is not None:
-        lo, hi, _ = dom
+        lo, hi = dom
         inner = core
 
         def core(x, _inner=inner, _lo=lo, _hi=hi):
-            if _lo > x or (_hi is not None and x > _hi):
+            if _lo > x or x > _hi:
                 raise _domain_error(op, x)
             return _inner(x)
 
@@ -291,7 +246,7 @@ def _int_scalar(op: str, vt_in: str, vt_out: str) -> Callable:
         else:
             core = lambda x: float_to_int(float(x), vt_in)  # noqa: E731
     else:
-        raise DaphneRuntimeError(f"{OP_NAMES.get(op, op)}: operation is not supported on value type {vt_in}")
+        raise DaphneRuntimeError(f"{_name(op)}: operation is not supported on value type {vt_in}")
     if kind_out in INT_VTS:
         return lambda x: wrap_int(core(x), kind_out)
     if kind_out == "bool":
@@ -319,10 +274,9 @@ def matrix_kernel(op: str, vt_in: str, vt_out: str | None = None) -> Callable:
 
 
 def _build_matrix(op: str, vt_in: str, vt_out: str) -> Callable:
-    name = OP_NAMES.get(op, op)
+    r = _record(op, vt_in)
+    name = r.mnemonic
     if op in STR_OPS:
-        if vt_in != "str":
-            raise DaphneRuntimeError(f"{name}: argument must be a string, got {vt_in}")
         table = _LOWER if op == "lower" else _UPPER
 
         def str_kernel(X):
@@ -333,9 +287,7 @@ def _build_matrix(op: str, vt_in: str, vt_out: str) -> Callable:
         return str_kernel
     if vt_in == "str" and op == "isNan":
         return lambda X: np.zeros(X.shape, dtype=dtype_of(vt_out))  # a string is never NaN
-    if vt_in == "str":
-        raise DaphneRuntimeError(f"{name}: operation is not supported on value type str")
-    if op in FP_OPS or vt_in in FLOAT_VTS:
+    if r.floating or vt_in in FLOAT_VTS:
         calc_vt = vt_out if vt_out in FLOAT_VTS else ("f64" if vt_in not in FLOAT_VTS else vt_in)
         core = _float_matrix_core(op)
     else:
@@ -354,19 +306,19 @@ def _build_matrix(op: str, vt_in: str, vt_out: str) -> Callable:
 
 def _csr_unary(core: Callable, A):
     """The op on a CSR matrix: on the stored values, plus once on a zero for the implicit zeros. Zero-preserving
-    ops (minus abs sign sqrt round floor ceil sin tan sinh tanh asin atan isNan) keep CSR; the others (exp cos
-    cosh acos, ln(0) = -inf) give a dense matrix with identical values."""
+    kinds (`EwUnaryKind.zero_preserving`, dialects/op_kinds.py) keep CSR; the others (exp cos cosh acos, ln(0) =
+    -inf) give a dense matrix with identical values."""
     values = core(A.data)
     zero = core(np.zeros(1, A.dtype))[0] if has_implicit_zeros(A) else 0
     return with_pattern(A, values, zero)
 
 
 def _check_domain(op: str, A: np.ndarray) -> None:
-    dom = _DOMAINS.get(op)
+    dom = EW_UNARY[op].domain
     if dom is None:
         return
-    lo, hi, _ = dom
-    bad = A < lo if hi is None else (A < lo) | (A > hi)
+    lo, hi = dom
+    bad = A < lo if hi == math.inf else (A < lo) | (A > hi)
     if bad.any():
         raise _domain_error(op, A.ravel()[np.flatnonzero(bad)[0]].item())
 
@@ -401,7 +353,7 @@ def _float_matrix_core(op: str) -> Callable:
     if op == "round":
         return _round_array
     fn = _NP_FUNCS[op]
-    if op in _DOMAINS:
+    if EW_UNARY[op].domain is not None:
 
         def checked(A):
             _check_domain(op, A)
@@ -425,7 +377,7 @@ def _int_matrix_core(op: str, vt: str) -> Callable:
             "isNan": lambda A: np.zeros_like(A),
         }
         if op not in as_int:
-            raise DaphneRuntimeError(f"{OP_NAMES.get(op, op)}: operation is not supported on value type bool")
+            raise DaphneRuntimeError(f"{_name(op)}: operation is not supported on value type bool")
         return as_int[op]
     if op == "minus":
         return np.negative
@@ -437,4 +389,4 @@ def _int_matrix_core(op: str, vt: str) -> Callable:
         return np.zeros_like
     if op in ("round", "floor", "ceil"):
         return lambda A: float_array_to_int(A.astype(np.float64), vt)
-    raise DaphneRuntimeError(f"{OP_NAMES.get(op, op)}: operation is not supported on value type {vt}")
+    raise DaphneRuntimeError(f"{_name(op)}: operation is not supported on value type {vt}")

@@ -302,8 +302,6 @@ def _first_occurrences(keys: np.ndarray) -> np.ndarray:
 
 # --- grouping ------------------------------------------------------------------------------------------------------
 
-GROUP_FUNCS = relational.GROUP_FUNCS
-
 
 def group_ids(cols: Sequence[np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
     """Group id per row for the key columns (groups numbered in ascending lexicographic key order) and the first
@@ -369,7 +367,7 @@ def except_(lhs: Frame, rhs: Frame) -> Frame:
 
 
 __all__ = [
-    "GROUP_FUNCS", "bind", "cartesian", "cbind", "default_label", "except_", "extract", "filter_cols",
+    "bind", "cartesian", "cbind", "default_label", "except_", "extract", "filter_cols",
     "filter_rows", "frame_to_frame", "frame_to_matrix", "frame_to_scalar", "group", "group_join", "inner_join",
     "intersect", "match_pairs", "matrix_to_frame", "merge", "rbind", "scalar_to_frame", "semi_join",
     "set_col_labels", "set_col_labels_prefix",

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from daphnec.dialects.op_kinds import GROUP_AGGREGATES
 from daphnec.runtime.columns import Column, DictColumn, materialize
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.frame import Frame
@@ -131,12 +132,13 @@ def first_rows(gid: np.ndarray, ngroups: int) -> np.ndarray:
 
 # --- grouped aggregation -------------------------------------------------------------------------------------------
 
-GROUP_FUNCS = ("COUNT", "SUM", "MIN", "MAX", "AVG")
-
 
 def aggregate(func: str, col: np.ndarray, gid: np.ndarray, ngroups: int) -> np.ndarray:
-    """One aggregate per group (Group.h's `aggregate`): COUNT as si64, AVG as f64, SUM/MIN/MAX in the column's
-    type; on str columns MIN/MAX compare byte-wise, SUM yields the group's first string and AVG fails."""
+    """One aggregate per group (Group.h's `aggregate`; the functions are dialects/op_kinds.py's GROUP_AGGREGATES):
+    COUNT as si64, AVG as f64, SUM/MIN/MAX in the column's type; on str columns MIN/MAX compare byte-wise, SUM
+    yields the group's first string and AVG fails."""
+    if func not in GROUP_AGGREGATES:
+        raise DaphneRuntimeError(f"aggregate: unknown aggregation function '{func}'")
     if func == "COUNT":
         return np.bincount(gid, minlength=ngroups).astype(np.int64)
     if col.dtype == object:

@@ -23,7 +23,7 @@ from daphnec.compiler.kernel_select import select_kernel
 from daphnec.compiler.lowering.abi import kernel_symbol
 from daphnec.compiler.native import compile_kernels
 from daphnec.compiler.pipeline import PassManager
-from daphnec.dialects import make_context, ops
+from daphnec.dialects import make_context, ops, ops_matrix
 from daphnec.dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
 from daphnec.dialects.types import UNKNOWN, MatrixType, value_type
 from daphnec.runtime.values import DTYPES
@@ -83,7 +83,7 @@ class Body:
         return self._add(ops.ExtractColOp.create(operands=[a, self.const(j, "si64")], result_types=[UNKNOWN]))
 
     def matmul(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self._add(ops.MatMulOp(a, b))
+        return self._add(ops_matrix.MatMulOp(a, b))
 
     def cast(self, a: SSAValue, vt: str) -> SSAValue:
         return self._add(ops.CastOp(a, vt))

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from xdsl.dialects.builtin import ModuleOp
 
-from daphnec.compiler.lowering.abi import NATIVE_ATTR, kernel_symbol
+from daphnec.compiler.lowering.abi import kernel_symbol
 from daphnec.compiler.lowering.kernel_plan import try_plan
 from daphnec.compiler.native import compile_kernels, lower_pipeline
 from daphnec.compiler.pipeline import HOST_STAGES, KERNEL_STAGES, PassManager, module_text, options_from_config
 from daphnec.dialects import make_context
+from daphnec.dialects.attr_names import NATIVE_FALLBACK_ATTR
 from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
 from daphnec.runtime.config import DaphneConfig
 from daphnec.runtime.vectorized.kernel import NativeKernel, PendingKernel
@@ -74,4 +75,4 @@ def test_a_pipeline_without_lowering_says_why(tmp_path: Path) -> None:
     assert compile_kernels(module, pm) == {}
     (pipe,) = pipelines(module)
     assert kernel_symbol(pipe) is None
-    assert pipe.attributes[NATIVE_ATTR].data == "fallback: input 0 is a matrix of value type str"  # type: ignore[attr-defined]
+    assert pipe.attributes[NATIVE_FALLBACK_ATTR].data == "fallback: input 0 is a matrix of value type str"  # type: ignore[attr-defined]

@@ -50,13 +50,13 @@ from scipy import sparse
 from daphnec.compiler.lowering import ew_kinds
 from daphnec.compiler.lowering.kernel_plan import OPAQUE_UNARY_KINDS
 from daphnec.dialects.errors import CompileError
+from daphnec.dialects.op_kinds import EW_UNARY
 from daphnec.runtime.errors import DaphneRuntimeError
-from daphnec.runtime.kernels.ew_unary import UNARY_OPS
 from daphnec.runtime.values import as_dense
 
 VTS = ("f64", "f32", "si64", "si32", "si8", "ui64", "ui32", "ui8", "bool")
 BINARY = (*ew_kinds.BINARY, "log")  # log: opaque
-UNARY = tuple(k for k in UNARY_OPS if k in ew_kinds.UNARY or k in OPAQUE_UNARY_KINDS)
+UNARY = tuple(k for k in EW_UNARY if k in ew_kinds.UNARY or k in OPAQUE_UNARY_KINDS)
 AGG_COMBINE = {"sum": C_ADD, "min": C_MIN, "max": C_MAX}
 EXAMPLES = int(os.environ.get("DAPHNEC_HYPOTHESIS_EXAMPLES", "60"))
 NEG_NAN = struct.unpack("<d", struct.pack("<Q", 0xFFF8000000000000))[0]

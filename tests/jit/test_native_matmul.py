@@ -24,11 +24,12 @@ from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
-from daphnec.compiler.lowering.abi import NATIVE_ATTR, kernel_symbol
+from daphnec.compiler.lowering.abi import kernel_symbol
 from daphnec.compiler.lowering.lower_matmul_to_loops import MatMulSettings
 from daphnec.compiler.native import compile_kernels
 from daphnec.compiler.pipeline import PassManager
-from daphnec.dialects import make_context, ops
+from daphnec.dialects import make_context, ops_matrix
+from daphnec.dialects.attr_names import NATIVE_FALLBACK_ATTR
 from daphnec.runtime.kernels.matmul import matmul
 from daphnec.runtime.kernels.native_matmul import run_native
 from daphnec.runtime.values import DTYPES
@@ -73,7 +74,7 @@ def compiled(module: ModuleOp, s: MatMulSettings):  # noqa: ANN201 - the kernel 
         pass_args={"lower-matmul-to-loops": asdict(s)},
     )
     kernels = compile_kernels(module, pm)
-    op = next(o for o in module.walk() if isinstance(o, ops.MatMulOp))
+    op = next(o for o in module.walk() if isinstance(o, ops_matrix.MatMulOp))
     sym = kernel_symbol(op)
     return op, (kernels.get(sym) if sym is not None else None)
 
@@ -161,4 +162,4 @@ def test_operands_of_another_form_run_blas() -> None:
 )
 def test_products_without_a_native_kernel_say_why(types: tuple[str, str, str], attrs: str, why: str) -> None:
     op, kernel = compiled(product_module("f64", types, attrs=attrs), MatMulSettings())
-    assert kernel is None and why in op.attributes[NATIVE_ATTR].data  # type: ignore[attr-defined]
+    assert kernel is None and why in op.attributes[NATIVE_FALLBACK_ATTR].data  # type: ignore[attr-defined]

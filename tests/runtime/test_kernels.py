@@ -10,6 +10,7 @@ import time
 import numpy as np
 import pytest
 
+from daphnec.dialects.op_kinds import EW_BINARY
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.frame import Frame
 from daphnec.runtime.kernels import agg, datagen, ew_binary, ew_unary, indexing, matmul, meta, misc, reorg
@@ -54,7 +55,7 @@ def sign_bit(x):
     ],
 )
 def test_binary_result_types(op, lhs, rhs, res):
-    assert ew_binary.result_vt(op, lhs, rhs) == res
+    assert EW_BINARY[op].result_vt(lhs, rhs) == res
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -209,7 +210,7 @@ def test_matrix_broadcasting_rows_and_columns():
     "op,ls,rs", [("add", (3, 2), (2, 2)), ("mul", (2, 2), (3, 1)), ("lt", (1, 2), (2, 2)), ("add", (2, 3), (1, 2))]
 )
 def test_matrix_shape_mismatch_names_both_shapes(op, ls, rs):
-    name = ew_binary.OP_NAMES[op]
+    name = EW_BINARY[op].mnemonic
     with pytest.raises(DaphneRuntimeError, match=f"{name}: shape mismatch: lhs {ls[0]}x{ls[1]}, rhs {rs[0]}x{rs[1]}"):
         bm(op, "si64")(np.zeros(ls, np.int64), np.zeros(rs, np.int64))
 

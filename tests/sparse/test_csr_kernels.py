@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from daphnec.dialects.op_kinds import EW_BINARY, EW_UNARY
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.kernels import agg, datagen, datagen_csr, ew_binary, ew_unary, indexing, matmul, matrix_ops, reorg
 from daphnec.runtime.printing import format_obj, type_name
@@ -67,7 +68,7 @@ def _defined(factory, *args: str) -> bool:
     return True
 
 
-BINARY_CASES = [(op, vt) for op in ew_binary.BINARY_OPS if op != "concat" for vt in DTYPES
+BINARY_CASES = [(op, vt) for op in EW_BINARY if op != "concat" for vt in DTYPES
                 if _defined(ew_binary.matrix_kernel, op, vt)]  # fmt: skip
 
 
@@ -133,10 +134,8 @@ def test_integer_division_by_zero_with_csr() -> None:
 
 # --- element-wise unary ------------------------------------------------------------------------------------------
 
-UNARY_CASES = [(op, vt) for op in ew_unary.UNARY_OPS if op not in ew_unary.STR_OPS for vt in DTYPES
+UNARY_CASES = [(op, vt) for op in EW_UNARY if op not in ew_unary.STR_OPS for vt in DTYPES
                if _defined(ew_unary.matrix_kernel, op, vt)]  # fmt: skip
-ZERO_PRESERVING = {"minus", "abs", "sign", "sqrt", "round", "floor", "ceil", "sin", "tan", "sinh", "tanh", "asin",
-                   "atan", "isNan"}  # fmt: skip
 
 
 @pytest.mark.parametrize(("op", "vt"), UNARY_CASES, ids=[f"{o}-{v}" for o, v in UNARY_CASES])
@@ -152,7 +151,7 @@ def test_ew_unary_csr_equals_dense(op: str, vt: str) -> None:
         assert csr_err == dense_err
         if dense_err is None:
             assert same(csr_res, dense_res), (op, vt)
-            if op in ZERO_PRESERVING and density < 1.0:
+            if EW_UNARY[op].zero_preserving and density < 1.0:  # the record says so: the kernel keeps CSR
                 assert is_csr(csr_res)
 
 

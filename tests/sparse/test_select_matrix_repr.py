@@ -18,8 +18,8 @@ from xdsl.parser import Parser
 from daphnec.compiler.passes.select_matrix_repr import SelectMatrixReprPass
 from daphnec.compiler.pipeline import PassManager
 from daphnec.compiler.sparsity import SparsityEstimates, estimate
-from daphnec.dialects import make_context, ops
-from daphnec.dialects.locations import MERGE_CAST
+from daphnec.dialects import make_context, ops, ops_io
+from daphnec.dialects.attr_names import MERGE_CAST_ATTR
 from daphnec.dialects.ops_matrix import SparsityOp
 from daphnec.dialects.types import MatrixType
 from daphnec.frontend.ir_builder import build_module
@@ -45,7 +45,7 @@ def compile_ir(source: str, select: bool = True, threshold: float = 0.25) -> Mod
 def printed(module: ModuleOp) -> list[tuple[str, ModuleOp]]:
     """(type of the printed value, print op) for every `print` of the main function, in order."""
     main = next(f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == "main")
-    return [p.arg.type for p in main.body.walk() if isinstance(p, ops.PrintOp)]
+    return [p.arg.type for p in main.body.walk() if isinstance(p, ops_io.PrintOp)]
 
 
 def run(source: str, *flags: str, tmp: Path) -> subprocess.CompletedProcess[str]:
@@ -168,7 +168,7 @@ def test_strings_are_never_sparse() -> None:
 
 
 def _merge_casts(module: ModuleOp) -> list[ops.CastOp]:
-    return [o for o in module.walk() if isinstance(o, ops.CastOp) and MERGE_CAST in o.attributes]
+    return [o for o in module.walk() if isinstance(o, ops.CastOp) and MERGE_CAST_ATTR in o.attributes]
 
 
 def test_loop_keeping_the_estimate_stays_sparse() -> None:

@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from daphnec.dialects.op_kinds import EW_BINARY
 from daphnec.tools.daphnelib import control, session, transfer
-from daphnec.tools.daphnelib.dag import FRAME, MATRIX, NONE, SCALAR, Node, joint_vt
+from daphnec.tools.daphnelib.dag import FRAME, MATRIX, NONE, SCALAR, Node, joint_vt, rule_vt
 from daphnec.tools.daphnelib.frame import Frame
 from daphnec.tools.daphnelib.matrix import Matrix
 from daphnec.tools.daphnelib.operation_node import OperationNode, operand, wrap
@@ -195,16 +196,17 @@ class DaphneContext:
 
     def logical_and(self, left_operand: Any, right_operand: Any) -> Scalar:
         """`a && b`."""
-        return self._logical("&&", left_operand, right_operand)
+        return self._logical("and", left_operand, right_operand)
 
     def logical_or(self, left_operand: Any, right_operand: Any) -> Scalar:
         """`a || b`."""
-        return self._logical("||", left_operand, right_operand)
+        return self._logical("or", left_operand, right_operand)
 
-    def _logical(self, symbol: str, a: Any, b: Any) -> Any:
+    def _logical(self, ew: str, a: Any, b: Any) -> Any:
         x, y = operand(self, a), operand(self, b)
         kind = MATRIX if MATRIX in (getattr(x, "kind", None), getattr(y, "kind", None)) else SCALAR
-        return self._new(kind, "binary", symbol, (x, y), vt=joint_vt(x, y))
+        record = EW_BINARY[ew]
+        return self._new(kind, "binary", record.operator, (x, y), vt=rule_vt(record.vt_rule, x, y))
 
     # -- control flow -----------------------------------------------------------------------------------------------
 

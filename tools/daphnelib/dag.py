@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from daphnec.dialects.value_types import VT_OF_DTYPE, is_float_vt, most_general
+from daphnec.dialects.value_types import VT_OF_DTYPE, VtRule, vt_from_args
 
 MATRIX, FRAME, SCALAR, NONE = "matrix", "frame", "scalar", "none"
 """Node kinds: DaphneLib's output types (a NONE node is a statement with no value, such as print)."""
@@ -170,15 +170,14 @@ def shape_of(x: object) -> tuple[int, int]:
     return x.shape if isinstance(x, Node) and x.kind == MATRIX else (-1, -1)
 
 
+def rule_vt(rule: VtRule, *xs: object) -> str | None:
+    """The value type `rule` (the dialect's, e.g. an op kind's in dialects/op_kinds.py) gives the operands'."""
+    return rule([vt_of(x) for x in xs])
+
+
 def joint_vt(*xs: object) -> str | None:
     """DAPHNE's promotion: the most general of the operands' value types."""
-    vts = [vt_of(x) for x in xs]
-    return None if any(v is None for v in vts) else most_general(*vts)  # type: ignore[arg-type]
-
-
-def float_vt(vt: str | None) -> str | None:
-    """The value type of a floating-point result (mean, sqrt, ...) from an operand's."""
-    return vt if vt is None or is_float_vt(vt) else "f64"
+    return rule_vt(vt_from_args, *xs)
 
 
 def broadcast_shape(a: object, b: object) -> tuple[int, int]:

@@ -11,14 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from daphnec.tools.daphnelib.dag import FRAME, MATRIX, SCALAR, Node, Span, float_vt, joint_vt, shape_of
+from daphnec.dialects.op_kinds import AGGREGATIONS, CUM_AGGREGATIONS, EW_BINARY, AggKind, EwBinaryKind
+from daphnec.tools.daphnelib.dag import FRAME, MATRIX, SCALAR, Node, Span, joint_vt, rule_vt, shape_of
 from daphnec.tools.daphnelib.operation_node import HANDLES, Dimensions, OperationNode
 from daphnec.tools.daphnelib.scalar import _floor_div, add_operators
-
-_OUTER = ("Add", "Sub", "Mul", "Div", "Pow", "Log", "Mod", "Min", "Max", "And", "Or", "Xor", "Concat")
-_OUTER += ("Eq", "Neq", "Lt", "Le", "Gt", "Ge")
-_AGGREGATIONS = {"sum": False, "aggMin": False, "aggMax": False, "mean": True, "var": True, "stddev": True}
-_CUMULATIVE = ("cumSum", "cumProd", "cumMin", "cumMax")
 
 
 class Matrix(Dimensions, OperationNode):
@@ -84,8 +80,9 @@ class Matrix(Dimensions, OperationNode):
 
     # -- aggregation -------------------------------------------------------------------------------------------------
 
-    def _aggregate(self, name: str, floating: bool, axis: int | None) -> Any:
-        vt = float_vt(self._node.vt) if floating else self._node.vt
+    def _aggregate(self, record: AggKind, axis: int | None) -> Any:
+        name = record.builtin
+        vt = rule_vt(record.vt_rule, self._node)
         if axis is None:
             return self._call(SCALAR, name, vt=vt)
         if axis not in (0, 1):
@@ -201,20 +198,25 @@ def cast(self: OperationNode, dtype: str | None, vtype: str | None) -> Any:
     return self._call(kind, name, vt=vtype or (self._node.vt if kind != FRAME else None), shape=shape)
 
 
-def _aggregation(name: str, floating: bool) -> Any:
+def _aggregation(record: AggKind) -> Any:
+    name = record.builtin
+
     def method(self: Matrix, axis: int | None = None) -> Any:
-        return self._aggregate(name, floating, axis)
+        return self._aggregate(record, axis)
 
     method.__name__ = name
     method.__doc__ = f"`{name}` of all cells (a Scalar), of each row (`axis=0`) or of each column (`axis=1`)."
     return method
 
 
-def _outer(name: str) -> Any:
+def _outer(record: EwBinaryKind) -> Any:
+    name = record.outer_mnemonic
+
     def method(self: Matrix, other: object) -> Matrix:
         o = self._operand(other)
         shape = (self._node.shape[0], shape_of(o)[1])
-        return self._call(MATRIX, name, other, vt=joint_vt(self._node, o), shape=shape)  # type: ignore[no-any-return]
+        vt = rule_vt(record.vt_rule, self._node, o)
+        return self._call(MATRIX, name, other, vt=vt, shape=shape)  # type: ignore[no-any-return]
 
     method.__name__ = name
     method.__doc__ = f"`{name}(self, other)`: the outer operation of a column and a row vector."
@@ -231,10 +233,11 @@ def _cumulative(name: str) -> Any:
 
 
 add_operators(Matrix)
-for _name, _floating in _AGGREGATIONS.items():
-    setattr(Matrix, _name, _aggregation(_name, _floating))
-for _op in _OUTER:
-    setattr(Matrix, f"outer{_op}", _outer(f"outer{_op}"))
-for _name in _CUMULATIVE:
-    setattr(Matrix, _name, _cumulative(_name))
+for _agg in AGGREGATIONS.values():  # sum, aggMin, ... (dialects/op_kinds.py)
+    setattr(Matrix, _agg.builtin, _aggregation(_agg))
+for _ew in EW_BINARY.values():  # outerAdd, ...
+    if _ew.outer:
+        setattr(Matrix, _ew.outer_mnemonic, _outer(_ew))
+for _cum in CUM_AGGREGATIONS.values():  # cumSum, ...
+    setattr(Matrix, _cum.builtin, _cumulative(_cum.builtin))
 HANDLES[MATRIX] = Matrix

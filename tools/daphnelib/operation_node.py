@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from daphnec.dialects.op_kinds import EW_BINARY
 from daphnec.tools.daphnelib.dag import (
     MATRIX,
     NONE,
@@ -19,7 +20,7 @@ from daphnec.tools.daphnelib.dag import (
     describe,
     format_literal,
     is_literal,
-    joint_vt,
+    rule_vt,
 )
 from daphnec.tools.daphnelib.errors import DaphneLibError
 
@@ -103,12 +104,15 @@ class OperationNode:
         """`name(self, args...)` as a node of `kind`."""
         return self._make(kind, "call", name, (self._node, *(self._operand(a) for a in args)), vt, shape)
 
-    def _binary(self, symbol: str, other: object, reflected: bool = False) -> Any:
-        """`self symbol other` (or reflected): a matrix if either side is one (DAPHNE broadcasts the right one)."""
+    def _binary(self, ew: str, other: object, reflected: bool = False) -> Any:
+        """`self op other` (or reflected) for the element-wise kind `ew` (`add`: DaphneDSL's `+`): a matrix if
+        either side is one (DAPHNE broadcasts the right one)."""
         o = self._operand(other)
         lhs, rhs = (o, self._node) if reflected else (self._node, o)
         kind = MATRIX if any(isinstance(x, Node) and x.kind == MATRIX for x in (lhs, rhs)) else SCALAR
-        return self._make(kind, "binary", symbol, (lhs, rhs), joint_vt(lhs, rhs), broadcast_shape(lhs, rhs))
+        record = EW_BINARY[ew]
+        vt = rule_vt(record.vt_rule, lhs, rhs)
+        return self._make(kind, "binary", record.operator, (lhs, rhs), vt, broadcast_shape(lhs, rhs))
 
     def _sink(self, name: str, *args: object) -> OperationNode:
         """A statement without a value (`print(V);`)."""

@@ -11,84 +11,64 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from daphnec.tools.daphnelib.dag import MATRIX, SCALAR, Node, float_vt, joint_vt
+from daphnec.dialects.op_kinds import EW_BINARY, EW_UNARY, EwBinaryKind, EwUnaryKind
+from daphnec.tools.daphnelib.dag import MATRIX, SCALAR, Node, rule_vt
 from daphnec.tools.daphnelib.operation_node import HANDLES, OperationNode
 
-#: Python operator -> DaphneDSL operator, for Matrix and Scalar alike (reflected forms are added by `add_operators`).
-ARITHMETIC = {
-    "add": "+",
-    "sub": "-",
-    "mul": "*",
-    "truediv": "/",
-    "pow": "^",
-    "mod": "%",
-}
-COMPARISONS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+#: Python operator -> element-wise kind, for Matrix and Scalar alike (reflected forms are added by `add_operators`);
+#: the DaphneDSL operator and the result's value type are the kind's (dialects/op_kinds.py).
+ARITHMETIC = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "pow": "pow", "mod": "mod"}
+COMPARISONS = {"lt": "lt", "le": "le", "gt": "gt", "ge": "ge", "eq": "eq", "ne": "neq"}
 
-#: Element-wise unary methods: name -> whether the result is floating-point (`sqrt`) or keeps the value type.
-UNARY = {
-    "abs": False,
-    "sign": False,
-    "exp": True,
-    "ln": True,
-    "sqrt": True,
-    "round": False,
-    "floor": False,
-    "ceil": False,
-    "sin": True,
-    "cos": True,
-    "tan": True,
-    "asin": True,
-    "acos": True,
-    "atan": True,
-    "sinh": True,
-    "cosh": True,
-    "tanh": True,
-    "isNan": False,
-}
-#: Element-wise binary methods (`X.pow(2)` is `pow(X, 2)`).
-BINARY_METHODS = ("pow", "log", "mod", "min", "max")
+#: Element-wise unary methods (`X.sqrt()`): the numeric unary builtins.
+UNARY: tuple[EwUnaryKind, ...] = tuple(r for r in EW_UNARY.values() if r.strings != "only" and r.kind != "minus")
+#: Element-wise binary methods (`X.pow(2)` is `pow(X, 2)`): the numeric binary builtins.
+BINARY_METHODS: tuple[EwBinaryKind, ...] = tuple(r for r in EW_BINARY.values() if r.function and r.operands != "str")
 
 
-def _binary_operator(symbol: str, reflected: bool) -> Callable[[OperationNode, object], Any]:
+def _binary_operator(kind: str, reflected: bool) -> Callable[[OperationNode, object], Any]:
     def op(self: OperationNode, other: object) -> Any:
-        return self._binary(symbol, other, reflected)
+        return self._binary(kind, other, reflected)
 
     return op
 
 
-def _unary_method(name: str, floating: bool) -> Callable[[OperationNode], Any]:
+def _unary_method(record: EwUnaryKind) -> Callable[[OperationNode], Any]:
+    name = record.builtin
+
     def method(self: OperationNode) -> Any:
         n = self._node
-        return self._call(n.kind, name, vt=float_vt(n.vt) if floating else n.vt, shape=n.shape)
+        return self._call(n.kind, name, vt=rule_vt(record.vt_rule, n), shape=n.shape)
 
     method.__name__ = name
     method.__doc__ = f"Element-wise `{name}` (DaphneDSL's `{name}(x)`)."
     return method
 
 
-def _binary_method(name: str) -> Callable[[OperationNode, object], Any]:
+def _binary_method(record: EwBinaryKind) -> Callable[[OperationNode, object], Any]:
+    name = record.function
+
     def method(self: OperationNode, other: object) -> Any:
         o = self._operand(other)
         kind = MATRIX if self._node.kind == MATRIX or getattr(o, "kind", None) == MATRIX else SCALAR
-        return self._call(kind, name, other, vt=joint_vt(self._node, o), shape=self._node.shape)
+        return self._call(kind, name, other, vt=rule_vt(record.vt_rule, self._node, o), shape=self._node.shape)
 
-    method.__name__ = name
+    method.__name__ = name  # type: ignore[assignment]
     method.__doc__ = f"Element-wise `{name}(self, other)`."
     return method
 
 
 def add_operators(cls: type) -> None:
     """The element-wise operators, comparisons and unary/binary methods shared by Matrix and Scalar."""
-    for py, symbol in ARITHMETIC.items():
-        setattr(cls, f"__{py}__", _binary_operator(symbol, False))
-        setattr(cls, f"__r{py}__", _binary_operator(symbol, True))
-    for py, symbol in COMPARISONS.items():  # Python reflects comparisons itself (`2 < X` is `X > 2`)
-        setattr(cls, f"__{py}__", _binary_operator(symbol, False))
-    for name, floating in UNARY.items():
-        setattr(cls, name, _unary_method(name, floating))
-    for name in BINARY_METHODS:
-        setattr(cls, name, _binary_method(name))
+    for py, kind in ARITHMETIC.items():
+        setattr(cls, f"__{py}__", _binary_operator(kind, False))
+        setattr(cls, f"__r{py}__", _binary_operator(kind, True))
+    for py, kind in COMPARISONS.items():  # Python reflects comparisons itself (`2 < X` is `X > 2`)
+        setattr(cls, f"__{py}__", _binary_operator(kind, False))
+    for unary in UNARY:
+        setattr(cls, unary.builtin, _unary_method(unary))
+    for binary in BINARY_METHODS:
+        setattr(cls, binary.function, _binary_method(binary))  # type: ignore[arg-type]
 
 
 class Scalar(OperationNode):

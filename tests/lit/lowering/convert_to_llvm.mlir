@@ -65,7 +65,7 @@ builtin.module @k {
 
 // CHAIN:      func.func @main(
 // CHAIN:      "daphne.vectorizedPipeline"
-// CHAIN:      }) {daphne.kernel = @[[K:vp_[0-9a-f]+]]}
+// CHAIN:      }) {daphne.native_kernel = @[[K:vp_[0-9a-f]+]]}
 // CHAIN:      builtin.module @[[K]] {
 // CHAIN-NEXT:   llvm.func @[[K]](
 // CHAIN:        llvm.func @[[K]]_py(

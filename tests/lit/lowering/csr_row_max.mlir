@@ -19,7 +19,7 @@ func.func @main(%G: !daphne.Matrix<1000x1000xf64:sp[1.000000e-02]:rep[sparse]>, 
 // CHECK:      "daphne.vectorizedPipeline"
 // CHECK:      "daphne.ewMul"
 // CHECK-NEXT: "daphne.maxRow"
-// CHECK:      {daphne.kernel = @[[K:vp_[0-9a-f]+]]}
+// CHECK:      {daphne.native_kernel = @[[K:vp_[0-9a-f]+]]}
 // CHECK:      builtin.module @[[K]] {
 // CHECK-NEXT:   func.func @[[K]](%[[N:.*]]: index, %[[DATA:.*]]: memref<?xf64>, %[[IND32:.*]]: memref<?xi32>, %[[IND64:.*]]: memref<?xi64>, %[[PTR32:.*]]: memref<?xi32>, %[[PTR64:.*]]: memref<?xi64>, %[[WIDE:.*]]: i64, %[[T:.*]]: memref<?xf64>, %[[OUT:.*]]: memref<?xf64>) -> i64 attributes {daphne.task_kernel, daphne.abi = ["rows", "csr", "array", "array"]} {
 // CHECK:        %[[W64:.*]] = arith.andi %[[WIDE]], %{{.*}} : i64

@@ -18,8 +18,8 @@ func.func @main(%A: !daphne.Matrix<?x?xf64>, %B: !daphne.Matrix<?x?xf64>, %I: !d
   func.return
 }
 
-// CHECK:      "daphne.matMul"(%A, %B) {daphne.kernel = @[[K:mm_[0-9a-f]+]]}
-// CHECK-NEXT: "daphne.matMul"(%A, %B) <{transa}> {daphne.kernel = @[[KT:mm_[0-9a-f]+]]}
+// CHECK:      "daphne.matMul"(%A, %B) {daphne.native_kernel = @[[K:mm_[0-9a-f]+]]}
+// CHECK-NEXT: "daphne.matMul"(%A, %B) <{transa}> {daphne.native_kernel = @[[KT:mm_[0-9a-f]+]]}
 // CHECK-NEXT: "daphne.matMul"(%A, %I) {daphne.native = "fallback: mixed value types"}
 // CHECK-NEXT: "daphne.matMul"(%P, %P) {daphne.native = "fallback: value type bool"}
 // CHECK-NEXT: "daphne.matMul"(%A, %B) {kernel = {{.*}}, daphne.native = "fallback: a kernel hint or extension names its kernel"}

@@ -16,7 +16,7 @@ func.func @main(%X: !daphne.Matrix<50x6xf64>) -> !daphne.Matrix<1x6xf64> {
 }
 
 // CHECK:      "daphne.vectorizedPipeline"
-// CHECK:      {daphne.kernel = @[[K:vp_[0-9a-f]+]]}
+// CHECK:      {daphne.native_kernel = @[[K:vp_[0-9a-f]+]]}
 // CHECK:      builtin.module @[[K]] {
 // CHECK-NEXT:   func.func @[[K]](%[[N:.*]]: index, %[[X:.*]]: memref<?xf64>, %[[OUT:.*]]: memref<?xf64>) -> i64
 // CHECK:        scf.for %[[R:.*]] = %{{.*}} to %[[N]] step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (i1) {

@@ -20,7 +20,7 @@ func.func @main(%X: !daphne.Matrix<100x4xf64>, %W: !daphne.Matrix<4x3xf64>) -> f
 }
 
 // CHECK:      "daphne.vectorizedPipeline"
-// CHECK:      }) {daphne.kernel = @[[K:vp_[0-9a-f]+]], daphne.opaque = ["daphne.ewExp", "daphne.matMul"]}
+// CHECK:      }) {daphne.native_kernel = @[[K:vp_[0-9a-f]+]], daphne.opaque = ["daphne.ewExp", "daphne.matMul"]}
 // CHECK:      builtin.module @[[K]] {
 // CHECK-NEXT:   func.func @[[K]]_s0(%{{.*}}: index, %[[X:.*]]: memref<?xf64>, %{{.*}}: memref<?xf64>, %[[M:.*]]: memref<?xf64>) -> i64
 // CHECK:          memref.load %[[X]]

@@ -19,7 +19,7 @@ func.func @main(%a: !daphne.Matrix<100x4xf64>, %b: !daphne.Matrix<100x4xf64>, %c
 
 // CHECK:      func.func @main(
 // CHECK:      "daphne.vectorizedPipeline"
-// CHECK:      }) {daphne.kernel = @[[K:vp_[0-9a-f]+]]}
+// CHECK:      }) {daphne.native_kernel = @[[K:vp_[0-9a-f]+]]}
 // CHECK:      builtin.module @[[K]] {
 // CHECK-NEXT:   func.func @[[K]](%[[N:.*]]: index, %[[A:.*]]: memref<?xf64>, %[[B:.*]]: memref<?xf64>, %[[C:.*]]: memref<?xf64>, %[[OUT:.*]]: memref<?xf64>) -> i64 attributes {daphne.task_kernel, daphne.abi = ["rows", "array", "array", "array", "array"]} {
 // CHECK:        %[[CELLS:.*]] = arith.muli %[[N]], %{{.*}} : index
