@@ -52,11 +52,12 @@ def build(vt: str, settings: dict[str, object]):
     from xdsl.context import Context
     from xdsl.dialects.builtin import ModuleOp, StringAttr
 
-    from daphnec.compiler import jit
+    from daphnec.compiler.backend import jit
     from daphnec.compiler.lowering import abi
     from daphnec.compiler.lowering.convert_to_llvm import ConvertToLLVMPass
     from daphnec.compiler.lowering.lower_matmul_to_loops import MatMulSettings, schedule_for
     from daphnec.compiler.lowering.matmul_loops import MatMulKernel, build_matmul, kernel_params
+    from daphnec.runtime import native_code
     from daphnec.runtime.kernels.native_matmul import matmul_factory
 
     sched = schedule_for(MatMulSettings(**settings), vt)  # type: ignore[arg-type]
@@ -68,7 +69,7 @@ def build(vt: str, settings: dict[str, object]):
     obj = jit.compile_module(next(iter(module.ops)))  # type: ignore[arg-type]
     compile_s = time.perf_counter() - t0
     sym = name + abi.ENTRY_SUFFIX
-    addr = jit.load(name, obj, [sym])[sym]
+    addr = native_code.engine().load(name, obj, [sym])[sym]
     kinds = tuple(p.kind for p in kernel_params(vt))
     entry = ctypes.CFUNCTYPE(abi.STATUS.ctype, *abi.ctypes_types(kinds))(addr)
     body, _ = matmul_factory(entry, np.dtype(vt.replace("f", "float")), False, False)(_no_fallback)

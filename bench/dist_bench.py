@@ -53,7 +53,7 @@ def probe() -> None:
 
     world = MPI.COMM_WORLD
     raw = _ping_pong(world, np.ones(PARTITION_BYTES // 8))
-    from daphnec.compiler.shipped import compile_shipped_body
+    from daphnec.compiler.host.shipped import compile_shipped_body
     from daphnec.runtime.distributed import coordinator as coord
     from daphnec.runtime.distributed import launch
     from daphnec.tools.driver import configure_worker
@@ -95,7 +95,7 @@ def _ping_pong(world, buf) -> float:  # noqa: ANN001 - mpi4py objects
 def _sum_ir() -> str:
     """The shipped IR of `sum(X)` for an n x 1 f64 matrix, compiled by daphnec's own passes."""
     from daphnec.compiler.passes.distribute import distributed_pipelines
-    from daphnec.compiler.pipeline import PassManager, options_from_config
+    from daphnec.compiler.pipeline import PassManager
     from daphnec.dialects import make_context
     from daphnec.runtime.config import DaphneConfig
     from daphnec.tools.driver import parse_to_ir
@@ -106,7 +106,7 @@ def _sum_ir() -> str:
         cfg = DaphneConfig()
         cfg.use_distributed = True
         module = parse_to_ir(str(script), {}, cfg)
-        PassManager(make_context(), options=options_from_config(cfg)).run_stages(module)
+        PassManager.for_config(make_context(), cfg).run_stages(module)
     (pipe,) = distributed_pipelines(module)
     return pipe.ir_text
 

@@ -166,9 +166,10 @@ def timeit(fn, repeat: int) -> float:
 
 def _hand(symbols: list[str]) -> dict[str, int]:
     """Addresses of the hand-written kernels, compiled and loaded like daphnec's (same target machine, O3)."""
-    from daphnec.compiler.jit import compile_llvm_ir, load
+    from daphnec.runtime import native_code
 
-    return load("hand-written", compile_llvm_ir(HAND_REDUCE), symbols)
+    engine = native_code.engine()
+    return engine.load("hand-written", engine.compile_ir(HAND_REDUCE), symbols)
 
 
 def hand_kernels():

@@ -4,15 +4,15 @@ Each explain slot prints DAPHNE's header to stderr followed by the module (witho
 pipeline, even when the passes before it are disabled, exactly as DAPHNE's DaphneIrExecutor does.
 
 The last two stages (`KERNEL_STAGES`) turn vectorized pipelines into native kernels: `lower-pipeline-to-loops`
-(slot `kernels`) and `convert-to-llvm` (slot `llvm`). `compiler.native` runs them, on the module itself when one
-of their slots is printed, else per pipeline (see there), and hands their result to the JIT.
+(slot `kernels`) and `convert-to-llvm` (slot `llvm`). `compiler.backend.native` plans every kernel once and runs
+them with its plans, on the module itself when one of their slots is printed, else per kernel (see there).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TextIO
 
@@ -37,8 +37,7 @@ __all__ = [
     "PassManager",
     "module_text",
     "native_enabled",
-    "options_from_config",
-    "pass_args_from_config",
+    "pipeline_options",
     "print_module",
 ]
 
@@ -62,7 +61,9 @@ EXPLAIN_HEADERS: dict[str, str] = {
 """DAPHNE's explain values in pipeline order with the header each prints (facts §1)."""
 
 # The pipeline: stages of passes, each followed by the explain slot that prints after it. A pass written as
-# ("name", "option") runs only when that option is on (`PassManager.options`, set from the user config).
+# ("name", "option") runs only when that option is on (`PassManager.options`, derived from the user config by
+# `pipeline_options`): every optional pass has its own option, except the clean-ups that follow a rewrite
+# (`canonicalize`, `cse`, `dce`), which share its option.
 Stage = tuple[tuple[str | tuple[str, str], ...], str | None]
 STAGES: tuple[Stage, ...] = (
     ((), "parsing"),
@@ -77,7 +78,7 @@ STAGES: tuple[Stage, ...] = (
     ((), "transfer_data_props"),
     (("select-kernels", ("fold-transpose", "phy_op_selection")), "phy_op_selection"),
     ((), "type_adaptation"),
-    ((("fuse-filter-agg", "fuse_filter_agg"), ("fuse-sums", "fuse_sums"), ("fuse-maps", "fuse_sums")), None),
+    ((("fuse-filter-agg", "fuse_filter_agg"), ("fuse-sums", "fuse_sums"), ("fuse-maps", "fuse_maps")), None),
     ((("vectorize", "vec"), ("canonicalize", "vec"), ("dce", "vec"), ("distribute", "distributed")), "vectorized"),
     ((), "obj_ref_mgnt"),
     ((), "codegen_before"),
@@ -91,19 +92,31 @@ KERNEL_STAGES = STAGES[-2:]
 KERNEL_SLOTS = frozenset(slot for _, slot in KERNEL_STAGES if slot is not None)
 
 
-def options_from_config(config: object) -> frozenset[str]:
-    """The pipeline options a user config turns on (`--vec`/`--distributed` force vectorization, as in DAPHNE;
-    vectorized pipelines get native kernels unless `DAPHNEC_NO_NATIVE=1`)."""
+def pipeline_options(config: object) -> tuple[frozenset[str], dict[str, dict[str, object]]]:
+    """The options a user config turns on (which optional passes run, see `STAGES`) and the arguments it gives
+    passes, both derived here, each setting read once:
+
+    - vectorized execution (`--vec`, forced by `--distributed` as in DAPHNE): `vectorize` fuses row-wise ops into
+      pipelines the task scheduler runs; `fuse-filter-agg` builds parallel partial aggregates (`ordered` off);
+    - the default path: `fuse-sums`, `fuse-maps` and `fuse-filter-agg` build ordered native loops, bit-identical
+      to the kernels (not with `--codegen`, whose `codegen` pass fuses instead);
+    - `--codegen`: `codegen`, and `lower-matmul-to-loops` (`native_matmul`) with the `--matmul-*` settings;
+    - native kernels for every pipeline (`native`: `lower-pipeline-to-loops`, `convert-to-llvm`) unless
+      `DAPHNEC_NO_NATIVE=1`.
+    """
+    vectorized = bool(getattr(config, "use_vectorized_exec", False) or getattr(config, "use_distributed", False))
+    codegen = bool(getattr(config, "use_mlir_codegen", False))
+    native = native_enabled()
     opts = set()
-    if getattr(config, "use_vectorized_exec", False) or getattr(config, "use_distributed", False):
+    if vectorized:
         opts.add("vec")
-        if native_enabled():
-            opts |= {"fuse_filter_agg", "native"}  # parallel partial aggregates of filtered columns
-    elif native_enabled() and not getattr(config, "use_mlir_codegen", False):
-        opts |= {"fuse_sums", "fuse_filter_agg", "native"}  # plain path: ordered native folds, bit-identical
-    if getattr(config, "use_mlir_codegen", False):
+    if native and (vectorized or not codegen):
+        opts |= {"fuse_filter_agg", "native"}
+    if native and not (vectorized or codegen):
+        opts |= {"fuse_sums", "fuse_maps"}
+    if codegen:
         opts.add("codegen")  # compiler/passes/codegen.py
-        if native_enabled():
+        if native:
             opts |= {"native", "native_matmul"}  # compiler/lowering/lower_matmul_to_loops.py
     if getattr(config, "use_distributed", False):
         opts.add("distributed")  # every vectorized pipeline becomes a daphne.distributedPipeline
@@ -113,7 +126,14 @@ def options_from_config(config: object) -> frozenset[str]:
         opts.add("select_matrix_repr")
     if getattr(config, "use_columnar", False):
         opts.add("columnar")  # frame and matrix ops rewritten to columnar ops (RewriteToColumnarOpsPass)
-    return frozenset(opts)
+    pass_args: dict[str, dict[str, object]] = {
+        "select-matrix-repr": {"threshold": float(getattr(config, "sparsity_threshold", 0.25))},
+        "specialize": {"ipa": bool(getattr(config, "use_ipa_const_propa", True))},
+        "select-kernels": {"catalog": tuple(getattr(config, "kernel_catalog", ()))},
+        "fuse-filter-agg": {"ordered": not vectorized},
+        "lower-matmul-to-loops": _matmul_pass_args(config) if codegen else {},
+    }
+    return frozenset(opts), pass_args
 
 
 def native_enabled() -> bool:
@@ -121,25 +141,9 @@ def native_enabled() -> bool:
     return os.environ.get("DAPHNEC_NO_NATIVE") != "1"
 
 
-def pass_args_from_config(config: object) -> dict[str, dict[str, object]]:
-    """Pass arguments taken from the user config (`sparsity_threshold` for `select-matrix-repr`,
-    `use_ipa_const_propa` for `specialize`, the `--kernel-ext` catalog for `select-kernels`, whether
-    `fuse-filter-agg` keeps the default path's sequential folds)."""
-    distributed = getattr(config, "use_distributed", False)
-    return {
-        "select-matrix-repr": {"threshold": float(getattr(config, "sparsity_threshold", 0.25))},
-        "specialize": {"ipa": bool(getattr(config, "use_ipa_const_propa", True))},
-        "select-kernels": {"catalog": tuple(getattr(config, "kernel_catalog", ()))},
-        "lower-matmul-to-loops": _matmul_pass_args(config),
-        "fuse-filter-agg": {"ordered": not (getattr(config, "use_vectorized_exec", False) or distributed)},
-    }
-
-
 def _matmul_pass_args(config: object) -> dict[str, object]:
     """DAPHNE's `matmul_*` settings as the arguments of `lower-matmul-to-loops` (read only with `--codegen`, the
     one pipeline that runs the pass: the lowering's imports stay off other runs' start-up)."""
-    if not getattr(config, "use_mlir_codegen", False):
-        return {}
     from daphnec.compiler.lowering.lower_matmul_to_loops import settings_from_config
 
     return asdict(settings_from_config(config))
@@ -155,9 +159,15 @@ class PassManager:
     out: TextIO = field(default_factory=lambda: sys.stderr)
     trace: Callable[[str], None] | None = None
     options: frozenset[str] = frozenset()
-    """Pipeline options in force (see `options_from_config`)."""
+    """Pipeline options in force (see `pipeline_options`)."""
     pass_args: dict[str, dict[str, object]] = field(default_factory=dict)
-    """Keyword arguments per pass name (see `pass_args_from_config`)."""
+    """Keyword arguments per pass name (see `pipeline_options`)."""
+
+    @classmethod
+    def for_config(cls, ctx: Context, config: object, explain: frozenset[str] = frozenset()) -> PassManager:
+        """The pass manager of a run with this user config (`pipeline_options`)."""
+        options, pass_args = pipeline_options(config)
+        return cls(ctx, explain=explain, options=options, pass_args=pass_args)
 
     def run_pass(self, module: ModuleOp, p: ModulePass) -> None:
         if self.trace:
@@ -175,12 +185,17 @@ class PassManager:
                 msg if op is not None else f"IR verification failed after pass '{p.name}': {msg}", loc_of(op)
             ) from e
 
-    def run_stages(self, module: ModuleOp, stages: Iterable[Stage] = STAGES) -> None:
-        for passes, slot in stages:
-            for entry in passes:
+    def run_stages(
+        self, module: ModuleOp, stages: Iterable[Stage] = STAGES, passes: Mapping[str, ModulePass] | None = None
+    ) -> None:
+        """Run the stages' passes in order (each made from its `pass_args`, unless `passes` gives the instance to
+        run: the native backend's lowering passes carry the plans it made) and print their explain slots."""
+        for names, slot in stages:
+            for entry in names:
                 name, option = entry if isinstance(entry, tuple) else (entry, None)
                 if option is None or option in self.options:
-                    self.run_pass(module, ALL_PASSES[name](**self.pass_args.get(name, {})))
+                    given = passes.get(name) if passes is not None else None
+                    self.run_pass(module, given or ALL_PASSES[name](**self.pass_args.get(name, {})))
             if slot is not None and self._explains(slot):
                 self.out.write(EXPLAIN_HEADERS[slot] + "\n")
                 print_module(module, self.out)

@@ -1,7 +1,7 @@
 """The `daphne` xDSL dialect and the context that parses daphnec IR (daphne + builtin + func + scf).
 
 Importing the package is cheap (xDSL is imported by `make_context` and by the op modules, not here): light modules
-such as `dialects.errors` are used by runs that never compile (`compiler.program_cache`).
+such as `dialects.errors` are used by runs that never compile (`compiler.host.program_cache`).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ pass keep them."""
 DECLARED_TYPE_ATTR = "daphne.declared_type"
 """On a `daphne.read` whose file name is known only at run time and whose value type the script gives by casting
 the result (`as.matrix<f64>(readMatrix(name))`, or the declared result of a typed function): the read kernel reads
-the `.meta` at run time and converts the data to that value type (`compiler/infer_io.py`)."""
+the `.meta` at run time and converts the data to that value type (`compiler/analysis/infer_io.py`)."""
 MERGE_CAST_ATTR = "daphne.merge"
 """On a `daphne.cast` to a fixed type chosen by its creator (a control-flow merge, a typed parameter): inference
 keeps its result type instead of recomputing it from the operand."""
@@ -27,7 +27,7 @@ OVERLOADS_ATTR = "daphne.overloads"
 call was built (an untyped argument fits every parameter): the symbols of all of them, in definition order.
 Specialization chooses again once the argument types are known."""
 
-# --- kernel functions (DAPHNE's naming scheme, compiler/kernel_names.py) -------------------------------------------
+# --- kernel functions (DAPHNE's naming scheme, compiler/selection/naming.py) ---------------------------------------
 
 KERNEL_HINT_ATTR = "kernel_hint"
 """DAPHNE's kernel hint, as the script wrote it (`sum::myKernel(X)`)."""

@@ -176,7 +176,7 @@ class DaphneOp(IRDLOperation):
     def typed(self) -> DaphneOp:
         """This op with its results typed by `infer()`: for an op a builder or rewrite has just created from typed
         operands, or whose operands a rewrite has just changed (the frontend, the SQL translation, the compiler's
-        rewrites; the inference pass re-infers with `compiler.inference`); returns the op."""
+        rewrites; the inference pass re-infers with `compiler.analysis.inference`); returns the op."""
         for r, t in zip(self.results, self.infer()):
             r._type = t  # noqa: SLF001 - xDSL has no public setter (its own rewriters set it the same way)
         return self

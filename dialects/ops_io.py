@@ -3,7 +3,7 @@
 
 As in DAPHNE's DaphneOps.td there is one `daphne.read` op for `readMatrix` and `readFrame`: its result type says
 which (a matrix or a frame, built with an Unknown value type by the frontend), and the compiler completes it from
-the file's `.meta` when the file name is a constant (`compiler/infer_io.py`). `daphne.write` serves `write`,
+the file's `.meta` when the file name is a constant (`compiler/analysis/infer_io.py`). `daphne.write` serves `write`,
 `writeMatrix` and `writeFrame`. Neither is `Pure`: reads and writes are never merged, moved or dropped.
 """
 

@@ -163,7 +163,7 @@ class IsSymmetricOp(UnaryDaphneOp):
 @irdl_op_definition
 class SparsityOp(UnaryDaphneOp):
     """`sparsity(X)`: the compiler's estimate of X's fraction of non-zeros (f64), -1 if it has none (DAPHNE's
-    SparsityOp; the estimate is bound at compile time, see compiler/sparsity.py)."""
+    SparsityOp; the estimate is bound at compile time, see compiler/analysis/sparsity.py)."""
 
     name = "daphne.sparsity"
     arg = operand_def(MATRIX)

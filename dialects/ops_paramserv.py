@@ -5,7 +5,7 @@ variadic operand list plus `arg_names` (which named argument each operand is), s
 appear; the two user-defined functions are symbol names (`upd`, `agg`) like `daphne.map`'s `func`, retargeted by
 the `specialize` pass to their specializations for the model/hyperparameter/data types. `ship` (set by the host
 code generator's caller when the run may be distributed) is not part of the op: the IR text of the UDFs is derived
-from the module when code is generated (compiler/paramserv_udfs.py).
+from the module when code is generated (compiler/host/paramserv_udfs.py).
 """
 
 from __future__ import annotations

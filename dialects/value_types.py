@@ -5,7 +5,7 @@ and the runtime (`runtime/values.py`) represents them as numpy dtypes. This modu
 so the runtime can read it without pulling in the compiler.
 
 Names, order of generality, C++ names and value-type codes are DAPHNE's (`src/runtime/local/datastructures/
-ValueTypeCode.h`, `ValueTypeUtils.cpp`, `src/compiler/inference/TypeInferenceUtils.cpp`).
+ValueTypeCode.h`, `ValueTypeUtils.cpp`, `src/compiler/analysis/inference/TypeInferenceUtils.cpp`).
 """
 
 from __future__ import annotations

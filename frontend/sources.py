@@ -3,8 +3,8 @@
 The frontend reads every source file through a `SourceFiles` and reports it there, with the SHA-256 of the very
 bytes it parsed; the import search notes whether each candidate it tried is a file (an earlier candidate that
 appears later changes which file an import means) and which files each library folder it listed held. The driver
-hands this report, plus the `.meta` files the compiler read, to the whole-program cache (compiler/program_cache.py),
-which recompiles when any of them changes.
+hands this report, plus the `.meta` files the compiler read, to the whole-program cache
+(compiler/host/program_cache.py), which recompiles when any of them changes.
 """
 
 from __future__ import annotations

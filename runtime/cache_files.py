@@ -1,6 +1,6 @@
-"""daphnec's on-disk cache folders and their entry format, shared by every cache: native kernels' object code
-(`compiler.kernel_cache`; the runtime's own native loops, `runtime.vectorized.loader`), whole programs
-(`compiler.program_cache`) and the parser's tables (`frontend.parser`).
+"""daphnec's on-disk cache folders and their entry format, shared by every cache: object code
+(the compiler's native kernels and the runtime's own native loops alike, `runtime.native_code`), whole programs
+(`compiler.host.program_cache`) and the parser's tables (`frontend.parser`).
 
 **Folder.** `cache_root()` is `$DAPHNEC_CACHE_DIR` (`~` expanded), else `$XDG_CACHE_HOME/daphnec`, else
 `~/.cache/daphnec`.
@@ -11,11 +11,17 @@ which any local user could plant. DaphneDSL's tables also ship with the sources 
 too), so that even a first run with empty caches does not build them.
 
 **Trust.** Entries are code or steer code (object code, pickled Python code objects, parser tables), so a cache
-folder is used only if this user alone can write it (`trusted_folder`): it is created `0700`; a folder owned by
-another user or writable by group/others, a relative path (which would put entries in the working directory),
-the file-system root or the home folder itself is refused with one warning on stderr and the run goes on
-without the caches. Entries are opened only if they are regular files (never following a symlink, never blocking
-on a FIFO) no larger than their cache's bound, and carry the SHA-256 of their payload against damage.
+folder is used only if this user alone can write it, and only the very folder that was checked (`trusted_folder`,
+`_open_checked`): it is opened once, one path component at a time from `/` (`O_DIRECTORY|O_NOFOLLOW`, each
+checked with `fstat` on its own descriptor), created `0700` where missing, and every entry is then opened,
+created, renamed and removed relative to that descriptor (`dir_fd=`), so renaming folders on its path after the
+check changes nothing. Refused, with one warning on stderr, and the run goes on without the caches: a folder owned
+by another user or writable by group/others, one below a folder that another user owns or may write (unless it has
+the sticky bit, like `/tmp`), a symbolic link as the folder itself or one on its path that another user owns, a
+relative path (which would put entries in the working directory), the file-system root and the home folder itself.
+Entries are read only if they are regular files of this user (never following a symlink, never blocking on a FIFO)
+no larger than their cache's bound, and carry the SHA-256 of their payload against damage (not against a forger:
+whoever may write the folder may run code as this user anyway; docs/architecture.md, "What the caches trust").
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ class ObjectCodeCache:
 
 OBJECT_CODE = ObjectCodeCache()
 """Whether object code is cached on disk: the JIT's kernels and the runtime's own native loops alike
-(`--no-kernel-cache` turns it off for both, through `compiler.kernel_cache.configure`)."""
+(`--no-kernel-cache` turns it off for both: `tools.driver.configure_object_cache`)."""
 
 MAX_OBJECT_BYTES = 64 << 20
 """The largest object-code entry read or written (a kernel's or loop module's code is a few KiB)."""
@@ -67,11 +73,9 @@ def write_object(name: str, magic: bytes, obj: bytes, limit: int = MAX_OBJECT_BY
 
 
 def drop_object(name: str) -> None:
-    """Remove an entry whose code failed the loader's checks, so that the next run compiles it again."""
-    try:
-        (cache_root() / name).unlink()
-    except OSError:
-        pass
+    """Remove an entry whose code failed the object-code checks (`runtime.native_code`), so that the next run
+    compiles it again."""
+    drop_entry(cache_root() / name)
 
 
 def cache_root() -> Path:
@@ -83,55 +87,183 @@ def cache_root() -> Path:
     return Path(os.path.expanduser(base)) / "daphnec"
 
 
-_TRUSTED: dict[Path, bool] = {}
+def write_journal() -> Path:
+    """The folder of `runtime.io.atomic`'s journal of named temporary files (one note per writing process)."""
+    return cache_root() / "writes"
+
+
 _WARNED: list[str] = []
+
+
+@dataclass
+class _Open:
+    """A cache folder opened and checked once (`_folder`): `fd` is the folder that was checked, whatever its path
+    names later; `ident` is its (device, inode), to notice that the path now names another folder."""
+
+    fd: int
+    ident: tuple[int, int]
+
+
+_FOLDERS: dict[Path, _Open | None] = {}
+_MAX_OPEN = 32
+"""Folders kept open (and known refused) at once; one forgotten is opened and checked again when next used."""
 
 
 def trusted_folder(folder: Path) -> bool:
     """Whether cache entries may be read from and written to `folder` (created `0700` if missing); the first
     refusal of a run prints one warning (see the module docstring), later ones are silent."""
-    known = _TRUSTED.get(folder)
+    return _folder(folder) is not None
+
+
+def _folder(folder: Path) -> _Open | None:
+    """The open descriptor of `folder`, checked (`_open_checked`), or None when it is refused. Opened once per
+    process; opened (and checked) again only when the path now names another folder (a test or a user removed and
+    recreated it): every entry is then still read from, and written to, a folder that passed the checks."""
+    known = _FOLDERS.get(folder, False)
     if known is None:
-        why = _distrust(folder)
-        known = _TRUSTED[folder] = why is None
-        if why is not None and not _WARNED:
-            _WARNED.append(why)
-            print(
-                f"daphnec: warning: not using the cache folder '{folder}': {why}; this run does not use it",
-                file=sys.stderr,
-            )
-    return known
+        return None
+    if known:
+        try:
+            st = os.stat(folder, follow_symlinks=False)
+            if (st.st_dev, st.st_ino) == known.ident:
+                return known
+        except OSError:
+            pass
+        os.close(known.fd)
+    _FOLDERS.pop(folder, None)
+    while len(_FOLDERS) >= _MAX_OPEN:  # a long-lived process that saw many folders (the tests): oldest first
+        oldest = _FOLDERS.pop(next(iter(_FOLDERS)))
+        if oldest is not None:
+            os.close(oldest.fd)
+    opened, why = _open_checked(folder)
+    _FOLDERS[folder] = opened
+    if why is not None and not _WARNED:
+        _WARNED.append(why)
+        print(
+            f"daphnec: warning: not using the cache folder '{folder}': {why}; this run does not use it",
+            file=sys.stderr,
+        )
+    return opened
 
 
-def _distrust(folder: Path) -> str | None:
-    """Why `folder` cannot hold cache entries, None if it can."""
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_MAX_LINKS = 40
+"""Symbolic links followed while opening one folder (Linux's own limit for a path)."""
+
+
+def _open_checked(folder: Path) -> tuple[_Open | None, str | None]:
+    """Open `folder` without a window between check and use: walk its path from `/` one component at a time, each
+    opened relative to the previous one's descriptor (`O_DIRECTORY|O_NOFOLLOW`) and checked with `fstat` on that
+    very descriptor. Every ancestor must belong to root or this user and be writable by nobody else (else anyone
+    who may write it could rename the folder away and put their own in its place), except a sticky folder such as
+    `/tmp`, where nobody may rename what another user owns. A symbolic link on the way is followed only if such a
+    trusted folder holds it and it belongs to root or this user; the cache folder itself must be a real folder
+    (created `0700` if missing) that this user owns and only this user may write. Returns the descriptor, or
+    None and why not."""
     if not folder.is_absolute():
-        return "it is not an absolute path (entries would land in the working directory)"
+        return None, "it is not an absolute path (entries would land in the working directory)"
     if folder == Path(folder.anchor) or folder == Path(os.path.expanduser("~")):
-        return "it is the file-system root or the home folder, not a folder of its own"
+        return None, "it is the file-system root or the home folder, not a folder of its own"
+    me = os.geteuid()
+    todo = list(folder.parts[1:])
+    fd = os.open("/", _DIR_FLAGS)
+    where, links = Path("/"), 0
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        st = os.stat(folder)
+        while todo:
+            why = _ancestor_distrust(os.fstat(fd), me)
+            if why is not None:
+                return None, f"its parent folder '{where}' {why}"
+            name = todo.pop(0)
+            if name in ("", "."):
+                continue
+            if name == "..":
+                todo[:0] = list(where.parent.parts[1:])  # resolve from the root again: the lexical parent
+                os.close(fd)
+                fd, where = os.open("/", _DIR_FLAGS), Path("/")
+                continue
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                try:
+                    os.mkdir(name, 0o700, dir_fd=fd)
+                except FileExistsError:
+                    pass  # made by a concurrent run: checked below like any other
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISLNK(st.st_mode):
+                if not todo:
+                    return None, "it is a symbolic link, not a folder"
+                links += 1
+                if links > _MAX_LINKS or st.st_uid not in (0, me):
+                    return None, f"the symbolic link '{where / name}' on its path belongs to another user"
+                target = Path(os.readlink(name, dir_fd=fd))
+                todo[:0] = list(target.parts[1:] if target.is_absolute() else target.parts)
+                if target.is_absolute():
+                    os.close(fd)
+                    fd, where = os.open("/", _DIR_FLAGS), Path("/")
+                continue
+            if not stat.S_ISDIR(st.st_mode):
+                return None, "it is not a folder" if not todo else f"'{where / name}' on its path is not a folder"
+            child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd, where = child, where / name
+        st = os.fstat(fd)
+        why = _folder_distrust(st, me)
+        if why is not None:
+            return None, why
+        opened, fd = _Open(fd, (st.st_dev, st.st_ino)), -1
+        return opened, None
     except OSError as e:
-        return f"it cannot be created ({e.strerror})"
-    if not stat.S_ISDIR(st.st_mode):
-        return "it is not a folder"
-    if st.st_uid != os.geteuid():
+        return None, f"it cannot be opened or created ({e.strerror or e})"
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _ancestor_distrust(st: os.stat_result, me: int) -> str | None:
+    if st.st_uid not in (0, me):
+        return "is owned by another user"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not st.st_mode & stat.S_ISVTX:
+        return "may be written by other users (group/others write permission without the sticky bit)"
+    return None
+
+
+def _folder_distrust(st: os.stat_result, me: int) -> str | None:
+    if st.st_uid != me:
         return "it is owned by another user"
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return "other users may write to it (group/others write permission)"
     return None
 
 
+def folder_descriptor(folder: Path) -> int | None:
+    """The descriptor of `folder`, opened and checked as a cache folder (created `0700` if missing), for entries
+    of daphnec's own that are not cache entries (the journal of `runtime.io.atomic`); None when refused. The
+    descriptor stays daphnec's: do not close it."""
+    opened = _folder(folder)
+    return None if opened is None else opened.fd
+
+
+def _split(path: Path) -> tuple[_Open, str]:
+    """The checked folder holding `path`, and the entry's name in it; OSError when the folder is refused."""
+    opened = _folder(path.parent)
+    if opened is None:
+        raise PermissionError(f"cache folder {path.parent} is not trusted")
+    return opened, path.name
+
+
 def read_entry(path: Path, magic: bytes, limit: int) -> bytes:
-    """The payload of a cache entry (`magic`, the payload's SHA-256, the payload). Raises OSError when it cannot
-    be read or is no regular file (a symlink, FIFO or device is never followed or read) and ValueError when it is
+    """The payload of a cache entry (`magic`, the payload's SHA-256, the payload), read relative to its checked
+    folder's descriptor. Raises OSError when the folder is refused or the entry cannot be read, is no regular file
+    (a symlink, FIFO or device is never followed or read) or belongs to another user, and ValueError when it is
     larger than `limit`, damaged or of another format (using broken entries could crash the run)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    folder, name = _split(path)
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder.fd)
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise OSError(f"cache entry {path} is not a regular file")
+        if st.st_uid != os.geteuid():
+            raise OSError(f"cache entry {path} belongs to another user")
         head = len(magic) + 32
         if st.st_size > limit + head:
             raise ValueError(f"cache entry {path} is larger than {limit} bytes")
@@ -144,19 +276,39 @@ def read_entry(path: Path, magic: bytes, limit: int) -> bytes:
 
 
 def write_entry(path: Path, magic: bytes, payload: bytes) -> None:
-    """Write a cache entry atomically (a temporary file in the same folder, renamed into place), so concurrent
-    runs never see half an entry; raises OSError when the folder is not writable."""
-    import tempfile
+    """Write a cache entry atomically (a temporary file created in the checked folder's descriptor, renamed into
+    place there), so concurrent runs never see half an entry; raises OSError when the folder is refused or not
+    writable."""
+    import secrets
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
+    folder, name = _split(path)
+    tmp = f".tmp-{secrets.token_hex(8)}{path.suffix}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=folder.fd)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(magic + hashlib.sha256(payload).digest() + payload)
-        os.replace(tmp, path)
+        os.replace(tmp, name, src_dir_fd=folder.fd, dst_dir_fd=folder.fd)
     except BaseException:
-        os.unlink(tmp)
+        os.unlink(tmp, dir_fd=folder.fd)
         raise
+
+
+def has_entry(path: Path) -> bool:
+    """Whether the checked folder holds `path` as a regular file (not read or checked: `read_entry` does that)."""
+    try:
+        folder, name = _split(path)
+        return stat.S_ISREG(os.stat(name, dir_fd=folder.fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def drop_entry(path: Path) -> None:
+    """Remove an entry from its checked folder (nothing when the folder is refused or the entry is gone)."""
+    try:
+        folder, name = _split(path)
+        os.unlink(name, dir_fd=folder.fd)
+    except OSError:
+        pass
 
 
 _PARSER_MAGIC = b"daphnec-parser-1\n"

@@ -1,7 +1,7 @@
 """One process-wide recursion limit shared by every thread that needs a higher one.
 
 `sys.setrecursionlimit` is process-wide. Compiling deep programs (`tools.driver.with_deep_stack`), running
-generated host code (`compiler.host_program`) and shipped MPI bodies raise it; with the Python API two threads
+generated host code (`compiler.host.program`) and shipped MPI bodies raise it; with the Python API two threads
 may do so at once, and a thread that restored "its" old limit would cut the other's stack short in the middle of
 its compilation. Here every caller registers the limit it needs; the process limit is the largest one still
 registered, and the original limit comes back when the last one leaves, whatever the order.

@@ -15,6 +15,9 @@ hook set for `mpiexec ... daphnec` acts on every rank.
 - `DAPHNEC_DIST_PING_INTERVAL=<seconds>` and `DAPHNEC_DIST_DEADLINE=<seconds>` (`dist_ping_interval`,
   `dist_deadline`, runtime/distributed/protocol.py): the liveness check's ping interval (0.25 s) and the silence
   after which a rank counts as failed (4 s); the fault tests shorten them to detect failures quickly.
+- `DAPHNEC_NAMED_TEMPORARIES=1` (`named_temporaries`, runtime/io/atomic.py): file writes use named temporary
+  files, as on a file system without unnamed files (`O_TMPFILE`), so that the tests can see what a killed writer
+  leaves there and who sweeps it.
 - `DAPHNEC_NO_SHIPPED_TABLES=1` (`no_shipped_tables`, runtime/cache_files.py): the parser ignores the LALR tables
   shipped next to its grammar, so that the cache folder's parser entries are written and read as for a grammar
   without shipped tables (tests/test_cache_safety.py attacks those entries).
@@ -32,6 +35,7 @@ DIST_STATS = "DAPHNEC_DIST_STATS"
 DIST_PING_INTERVAL = "DAPHNEC_DIST_PING_INTERVAL"
 DIST_DEADLINE = "DAPHNEC_DIST_DEADLINE"
 NO_SHIPPED_TABLES = "DAPHNEC_NO_SHIPPED_TABLES"
+NAMED_TEMPORARIES = "DAPHNEC_NAMED_TEMPORARIES"
 
 #: Every hook variable (tests/runtime/test_testing_hooks.py checks that no other module of daphnec names one).
 HOOKS: tuple[str, ...] = (
@@ -41,6 +45,7 @@ HOOKS: tuple[str, ...] = (
     DIST_PING_INTERVAL,
     DIST_DEADLINE,
     NO_SHIPPED_TABLES,
+    NAMED_TEMPORARIES,
 )
 
 
@@ -88,3 +93,8 @@ def dist_deadline(default: float) -> float:
 def no_shipped_tables() -> bool:
     """Whether the parser must ignore the tables shipped next to its grammar."""
     return os.environ.get(NO_SHIPPED_TABLES) == "1"
+
+
+def named_temporaries() -> bool:
+    """Whether file writes must use named temporary files (no `O_TMPFILE`)."""
+    return os.environ.get(NAMED_TEMPORARIES) == "1"

@@ -15,6 +15,7 @@ import math
 import re
 import struct
 from array import array
+from collections.abc import Callable
 
 import numpy as np
 
@@ -154,6 +155,26 @@ def to_csr(x):
     m = csr_array(x)
     m.sum_duplicates()  # canonical (sorted, no duplicates), as the kernels expect
     return m
+
+
+# Kernels meeting the representations the IR types promise (compiler/selection/representations.py binds them as
+# `functools.partial(densifying, kernel, positions)`, ...): a kernel without a CSR path gets its CSR operands
+# densified, a result typed sparse is CSR, a result typed dense is dense.
+
+
+def densifying(kernel: Callable[..., object], positions: frozenset[int], *args: object) -> object:
+    """`kernel(*args)` with the CSR operands at `positions` densified first."""
+    return kernel(*(as_dense(a) if i in positions else a for i, a in enumerate(args)))
+
+
+def csr_result(kernel: Callable[..., object], *args: object) -> object:
+    """`kernel(*args)` as CSR."""
+    return to_csr(kernel(*args))
+
+
+def dense_result(kernel: Callable[..., object], *args: object) -> object:
+    """`kernel(*args)` as a dense matrix."""
+    return as_dense(kernel(*args))
 
 
 def _cast_csr(m, vt: str):

@@ -130,7 +130,7 @@ def test_object_code_with_a_valid_hash_but_wrong_contents_is_dropped_and_recompi
     cache = tmp_path / "cache"
     assert run(cache, tmp_path, DAPHNEC_NO_PROGRAM_CACHE="1").returncode == 0
     jit_events(tmp_path)
-    magic = b"daphnec-kernel-1\n"
+    magic = b"daphnec-object-1\n"
     objects = sorted(cache.glob("*.o"))
     payloads = [p.read_bytes()[len(magic) + 32 :] for p in objects]
     _rewrite_entry(objects[0], magic, payloads[1])  # another kernel's (valid) object code
@@ -150,7 +150,7 @@ def test_a_program_entry_naming_a_forbidden_function_is_never_called(
 ) -> None:
     import pickle
 
-    from daphnec.compiler import program_cache
+    from daphnec.compiler.host import program_cache
 
     monkeypatch.setenv("DAPHNEC_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("DAPHNEC_PROGRAM_CACHE_LOG", str(tmp_path / "log"))

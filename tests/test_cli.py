@@ -147,8 +147,8 @@ def test_version_and_the_driver_import_nothing_heavy():
     # loads the program) imports neither xDSL nor the frontend nor the compiler: those come with compiling.
     code = (
         "import sys, daphnec.tools.daphnec as d; d.main(['--version']);"
-        "import daphnec.tools.driver, daphnec.compiler.program_cache, daphnec.dialects.errors;"
-        "heavy = ('numpy', 'xdsl', 'lark', 'daphnec.frontend', 'daphnec.compiler.host_codegen',"
+        "import daphnec.tools.driver, daphnec.compiler.host.program_cache, daphnec.dialects.errors;"
+        "heavy = ('numpy', 'xdsl', 'lark', 'daphnec.frontend', 'daphnec.compiler.host.generator',"
         " 'daphnec.compiler.pipeline', 'daphnec.dialects.ops');"
         "bad = [m for m in heavy if m in sys.modules];"
         "print(bad); sys.exit(1 if bad else 0)"

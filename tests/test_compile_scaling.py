@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from daphnec.compiler.host_codegen import generate_host
+from daphnec.compiler.host.generator import generate_host
 from daphnec.compiler.passes.canonicalize import CanonicalizePass
 from daphnec.compiler.passes.cse import CsePass
 from daphnec.compiler.passes.dce import DcePass

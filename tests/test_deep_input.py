@@ -1,6 +1,6 @@
 """Inputs that used to reach Python's limits instead of a result or a located error (issue 14), run through the real
 CLI: deep expressions and nesting up to the frontend's limit (`frontend/nesting.py`), a located `nesting too deep`
-error beyond it, host code nested deeper than Python allows (outlined by `compiler/host_codegen.py`), script
+error beyond it, host code nested deeper than Python allows (outlined by `compiler/host/generator.py`), script
 bytes that are not UTF-8, a BOM, a FIFO or a folder as the script, and `daphne-opt`'s command-line errors."""
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import VerifyException
 
-from daphnec.compiler.kernel_select import KERNELS, evaluate_constant, kernel_of, select_kernel
 from daphnec.compiler.passes.canonicalize import CanonicalizePass
+from daphnec.compiler.selection.table import KERNELS, evaluate_constant, kernel_of, select_kernel
 from daphnec.dialects import make_context
 from daphnec.dialects import ops as o
 from daphnec.dialects import ops_frame as of

@@ -1,4 +1,4 @@
-"""The whole-program cache (compiler/program_cache.py), observed from real `daphnec` processes.
+"""The whole-program cache (compiler/host/program_cache.py), observed from real `daphnec` processes.
 
 A second run of an unchanged script loads its program instead of compiling it (without importing xDSL), prints
 exactly what a compiled run prints (errors included), and any change of an input (the script, an imported file, a
@@ -23,7 +23,7 @@ FIVE = ROOT / "tests" / "jit" / "scripts" / "five_pipelines.daph"
 
 def _signature() -> str:
     """daphnec's code signature now (part of every key)."""
-    from daphnec.compiler import program_cache
+    from daphnec.compiler.host import program_cache
 
     program_cache._CODE_SIGNATURE = None
     return program_cache.code_signature()
@@ -110,9 +110,9 @@ def test_a_hit_imports_neither_xdsl_nor_the_compiler(cache: Cache) -> None:
         or m.startswith("daphnec.frontend")
         or m
         in (
-            "daphnec.compiler.host_codegen",
+            "daphnec.compiler.host.generator",
             "daphnec.compiler.pipeline",
-            "daphnec.compiler.jit",
+            "daphnec.compiler.backend.jit",
             "daphnec.dialects.daphne",
         )
     )
@@ -124,7 +124,11 @@ HELLO = ROOT / "examples" / "hello.daph"
 # Libraries a cached hello.daph never needs (start-up goal, issue 16): numpy is the runtime's values; the rest
 # would cost 10-300 ms of imports each. llvmlite only when the program has native kernels (`--vec` here).
 HEAVY_LIBRARIES = ("scipy", "pyarrow", "numba", "lark", "xdsl", "pandas", "mpi4py", "fast_matrix_market")
-LIGHT_COMPILER = ("daphnec.compiler.program_cache", "daphnec.compiler.kernel_cache", "daphnec.compiler.host_program")
+LIGHT_COMPILER = (
+    "daphnec.compiler.host",
+    "daphnec.compiler.host.program_cache",
+    "daphnec.compiler.host.program",
+)
 
 
 @pytest.mark.parametrize("mode", [[], ["--vec"]], ids=["plain", "vec"])
@@ -177,7 +181,8 @@ def test_every_script_test_program_is_cacheable_and_prints_the_same(
 ) -> None:
     """In-process (fast): every script test's compiled program is stored, loaded back, and prints its expected
     output (every kernel closure, constant and native kernel of the corpus survives the round trip)."""
-    from daphnec.compiler import kernel_cache, program_cache
+    from daphnec.compiler.host import program_cache
+    from daphnec.runtime import cache_files
     from daphnec.tools.daphnec import build_config, parse_command_line, parse_script_args
     from daphnec.tools.driver import compile_with_inputs
 
@@ -190,7 +195,7 @@ def test_every_script_test_program_is_cacheable_and_prints_the_same(
     script_args: dict[str, str] = {}
     parse_script_args(sargs_file.read_text().split() if sargs_file.exists() else [], script_args)
     key = program_cache.lookup_key(str(script), script_args, cfg)
-    kernel_cache.configure(enabled=True)  # as the CLI does; an earlier in-process run may have turned it off
+    cache_files.OBJECT_CODE.enabled = True  # as the CLI does; an earlier in-process run may have turned it off
     compiled, inputs = compile_with_inputs(str(script), script_args, cfg, {})
     assert list(inputs.files)[:1] == [str(script)]
     assert program_cache.store(key, inputs, compiled.host)
@@ -207,13 +212,14 @@ def test_a_program_stored_under_another_kernel_cache_folder_loads_its_kernels(
     """A kernel this process loaded while another kernel cache folder was configured is reused without being
     compiled again, so it was never written to the current folder; storing a program that uses it writes it there
     (else the stored program could never load: the order-dependent failure of the corpus test above)."""
-    from daphnec.compiler import kernel_cache, program_cache
+    from daphnec.compiler.host import program_cache
+    from daphnec.runtime import cache_files
     from daphnec.tools.daphnec import build_config, parse_command_line
     from daphnec.tools.driver import compile_with_inputs
 
     monkeypatch.chdir(ROOT)
     cfg = build_config(parse_command_line(["--vec", str(FIVE)]))
-    kernel_cache.configure(enabled=True)
+    cache_files.OBJECT_CODE.enabled = True
     for folder in ("first", "second"):
         monkeypatch.setenv("DAPHNEC_CACHE_DIR", str(tmp_path / folder))
         monkeypatch.setenv("DAPHNEC_PROGRAM_CACHE_DIR", str(tmp_path / (folder + "-programs")))
@@ -366,7 +372,7 @@ def test_script_arguments_flags_config_and_environment_are_part_of_the_key(cache
 
 
 def test_the_key_covers_daphnecs_own_code(monkeypatch: pytest.MonkeyPatch) -> None:
-    from daphnec.compiler import program_cache
+    from daphnec.compiler.host import program_cache
     from daphnec.runtime.config import DaphneConfig
 
     key = program_cache.lookup_key("s.daph", {}, DaphneConfig())
@@ -476,7 +482,7 @@ def test_concurrent_runs_leave_a_consistent_cache(cache: Cache) -> None:
 
 def test_a_cached_kernel_binds_like_the_compiled_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The rebuilt native kernel's body carries what `NativeKernel.bind` gives it (scheduling key, flags)."""
-    from daphnec.compiler import program_cache
+    from daphnec.compiler.host import program_cache
     from daphnec.runtime.config import DaphneConfig
     from daphnec.tools.driver import compile_with_inputs
 

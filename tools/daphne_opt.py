@@ -103,7 +103,7 @@ class DaphneOptMain(xDSLOptMain):
         self.available_targets["llvm"] = emit_llvm
 
         def emit_host(module: ModuleOp, out: IO[str]) -> None:
-            from daphnec.compiler.host_codegen import generate_host
+            from daphnec.compiler.host.generator import generate_host
 
             out.write(generate_host(module).source)
 

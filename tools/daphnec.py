@@ -530,6 +530,7 @@ def main(argv: list[str] | None = None) -> int:
             f"Must specify at least 1 positional argument: See: {PROG} --help"
         )
         return PARSER_ERROR
+    _sweep_dead_writers()
     try:
         if p.values.get("distributed"):
             code = _run_distributed(p)
@@ -542,6 +543,18 @@ def main(argv: list[str] | None = None) -> int:
         _resume_gc()
     _flush_stdout()
     return code
+
+
+def _sweep_dead_writers() -> None:
+    """Remove the temporary files of file writes whose process was killed (runtime/io/atomic.py): a killed
+    `writeMatrix` on a file system without unnamed files leaves one as large as the file. The common case costs
+    one `stat`: no journal folder, and the writer module is not even imported."""
+    from daphnec.runtime.cache_files import write_journal
+
+    if os.path.isdir(write_journal()):
+        from daphnec.runtime.io.atomic import sweep_dead_writers
+
+        sweep_dead_writers()
 
 
 _GC_PAUSED: list[bool] = []

@@ -12,19 +12,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from daphnec.compiler.host_program import HostProgram
+from daphnec.compiler.host.program import HostProgram
 from daphnec.runtime.config import DaphneConfig
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
-    from daphnec.compiler.program_cache import Inputs
+    from daphnec.compiler.host.program_cache import Inputs
     from daphnec.frontend.sources import SourceFiles
 
 T = TypeVar("T")
 
 # Nothing heavy is imported at module level: a run whose program comes from the whole-program cache
-# (compiler/program_cache.py) never imports xDSL, the frontend or the compiler.
+# (compiler/host/program_cache.py) never imports xDSL, the frontend or the compiler.
 
 
 @dataclass
@@ -55,7 +55,7 @@ class Program:
 def finish_background_kernels() -> None:
     """Wait for native kernels still compiling in the background (only if the JIT was used at all), so that the
     kernel cache holds every kernel of the script when the process ends."""
-    jit = sys.modules.get("daphnec.compiler.jit")
+    jit = sys.modules.get("daphnec.compiler.backend.jit")
     if jit is not None:
         jit.finish_background()
 
@@ -88,6 +88,14 @@ def configure_runtime(config: DaphneConfig) -> None:
         ship_config(config.to_dict())
 
 
+def configure_object_cache(config: DaphneConfig) -> None:
+    """`--no-kernel-cache`: object code (native kernels, the runtime's own loops) is neither read from nor written
+    to the cache folder (`runtime.native_code`); set before compiling, as kernels are built while compiling."""
+    from daphnec.runtime import cache_files
+
+    cache_files.OBJECT_CODE.enabled = not config.no_kernel_cache
+
+
 def parse_to_ir(
     path: str,
     script_args: dict[str, str],
@@ -114,13 +122,11 @@ def compile_script(
     """Parse, optimise and generate host code; raises `DaphneError` (code 1 parse, 2 compile).
 
     With `program_cache` (the `daphnec` CLI) a run whose script, inputs and flags are unchanged loads the program
-    from the whole-program cache (`compiler.program_cache`) instead; in-process callers compile every time."""
-    from daphnec.compiler import kernel_cache
-
-    kernel_cache.configure(enabled=not config.no_kernel_cache)  # native pipeline kernels (--no-kernel-cache)
+    from the whole-program cache (`compiler.host.program_cache`) instead; in-process callers compile every time."""
+    configure_object_cache(config)
     key = None
     if program_cache:
-        from daphnec.compiler import program_cache as pcache
+        from daphnec.compiler.host import program_cache as pcache
 
         reason = pcache.skip_reason(config)
         if reason is None:
@@ -156,10 +162,10 @@ def compile_with_inputs(
     path: str, script_args: dict[str, str], config: DaphneConfig, timings: dict[str, float]
 ) -> tuple[Program, Inputs]:
     """`_compile`, and what the program depends on besides its cache key: the files the frontend read and the
-    `.meta` of every read of a constant file name, which compiler/infer_io.py reads (if it exists) to type the
+    `.meta` of every read of a constant file name, which compiler/analysis/infer_io.py reads (if it exists) to type the
     read. Reads are never dropped (`daphne.read` is not Pure), so each one is still in the compiled module."""
+    from daphnec.compiler.host.program_cache import Inputs, file_digest
     from daphnec.compiler.ir_walk import preorder
-    from daphnec.compiler.program_cache import Inputs, file_digest
     from daphnec.dialects.ops import constant_value
     from daphnec.dialects.ops_io import ReadOp
     from daphnec.frontend.sources import SourceFiles
@@ -181,9 +187,7 @@ def compile_with_inputs(
 def compile_source(text: str, filename: str, config: DaphneConfig, timings: dict[str, float]) -> Program:
     """Compile DaphneDSL source text held in memory (the Python API's generated programs, `tools/daphnelib`) like a
     script file named `filename`: the same parse, pass pipeline and host code; never the whole-program cache."""
-    from daphnec.compiler import kernel_cache
-
-    kernel_cache.configure(enabled=not config.no_kernel_cache)
+    configure_object_cache(config)
     return _compile(filename, {}, config, timings, text=text)
 
 
@@ -241,9 +245,9 @@ def _compile(
     sources: SourceFiles | None = None,
     text: str | None = None,
 ) -> Program:
-    from daphnec.compiler.host_codegen import generate_host
-    from daphnec.compiler.native import compile_kernels
-    from daphnec.compiler.pipeline import HOST_STAGES, PassManager, options_from_config, pass_args_from_config
+    from daphnec.compiler.backend.native import compile_kernels
+    from daphnec.compiler.host.generator import generate_host
+    from daphnec.compiler.pipeline import HOST_STAGES, PassManager
     from daphnec.dialects import make_context
 
     def build() -> Program:
@@ -251,12 +255,7 @@ def _compile(
         module = parse_to_ir(path, script_args, config, sources, text)
         t1 = time.perf_counter()
         timings["parsing_seconds"] = t1 - t0
-        pm = PassManager(
-            make_context(),
-            explain=frozenset(config.explain),
-            options=options_from_config(config),
-            pass_args=pass_args_from_config(config),
-        )
+        pm = PassManager.for_config(make_context(), config, explain=frozenset(config.explain))
         pm.run_stages(module, HOST_STAGES)
         host = generate_host(module, compile_kernels(module, pm))  # the kernel stages, then the JIT
         configure_runtime(config)
@@ -271,13 +270,11 @@ def configure_worker(settings: dict[str, object]) -> None:
     command line, so `--num-threads`, `--partitioning`, ... given to daphnec apply on every node."""
     from dataclasses import fields
 
-    from daphnec.compiler import kernel_cache
-
     known = {f.name for f in fields(DaphneConfig)}
     config = DaphneConfig(**{k: v for k, v in settings.items() if k in known})  # type: ignore[arg-type]
     config.use_distributed = False  # a worker runs its share locally
     configure_runtime(config)
-    kernel_cache.configure(enabled=not config.no_kernel_cache)
+    configure_object_cache(config)
 
 
 def run_distributed(run_script: Callable[[], int], warn: Callable[[str], None]) -> int:
@@ -290,7 +287,7 @@ def run_distributed(run_script: Callable[[], int], warn: Callable[[str], None]) 
         code = launch.supervise()  # a parent that outlives a killed rank (see launch.supervise)
         if code is not None:
             return code
-    from daphnec.compiler.shipped import compile_shipped_body
+    from daphnec.compiler.host.shipped import compile_shipped_body
 
     role = launch.start(compile_shipped_body, configure_worker, warn)
     if role == launch.WORKER_ROLE:

@@ -15,13 +15,13 @@ Which parameters a stage kernel has follows from its pipeline's plan (`kernel_pl
 table come: the xDSL kernel signature (`kernel_types`: an array slot is a `memref<?xT>` of its data,
 index arrays are passed as both an i32 and an i64 view, since scipy picks the index width), the Python-facing
 LLVM entry `@<kernel>_py` (`entry_types`, `forwarded`: array objects in, their data pointers read from the
-`PyArrayObject` at `runtime.vectorized.kernel.ARRAY_DATA_OFFSET` and passed on), the ctypes prototype
+`PyArrayObject` at `runtime.native_code.ARRAY_DATA_OFFSET` and passed on), the ctypes prototype
 (`ctypes_types`) and the generated wrapper's argument lists (`Slot.part` names what the wrapper passes). The
 kernel function records its kinds in `daphne.abi` (`encode`/`decode`), so `convert-to-llvm` builds the entry
 from the IR alone.
 
-Only `xdsl.dialects.builtin` is imported here: the host compiler reads this module while the lowering itself
-runs on a background thread.
+Only `xdsl.dialects.builtin` (and the runtime's flag value) is imported here: the host compiler reads this module
+while the lowering itself runs on a background thread.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from xdsl.ir import Attribute, Operation
 
 from daphnec.dialects.attr_names import ABI_ATTR, NATIVE_FALLBACK_ATTR, NATIVE_KERNEL_ATTR, OPAQUE_ATTR
 from daphnec.dialects.value_types import FLOAT_VTS, VALUE_TYPES
+from daphnec.runtime.vectorized.kernel import CSR_ALL_ONES as ALL_ONES_FLAG
 
 # -- how the IR names kernels ----------------------------------------------------------------------------------------
 
@@ -116,8 +117,9 @@ numpy honours differently)."""
 
 CSR_INDEX64 = 1
 """Flags bit: the CSR index arrays are int64 (else int32)."""
-CSR_ALL_ONES = 2
-"""Flags bit: every stored value is 1.0 (a pattern matrix: a float kernel reads the constant instead)."""
+CSR_ALL_ONES = ALL_ONES_FLAG
+"""Flags bit: every stored value is 1.0 (a pattern matrix: a float kernel reads the constant instead); the runtime
+computes it (`runtime.vectorized.kernel.all_ones`)."""
 
 
 def _memref(t: Attribute) -> MemRefType:
@@ -168,6 +170,12 @@ def forwarded(kinds: tuple[ArgKind, ...]) -> list[tuple[int, bool]]:
 def ctypes_types(kinds: tuple[ArgKind, ...]) -> list[type]:
     """The entry's ctypes parameter types (`ctypes.CFUNCTYPE(STATUS.ctype, *ctypes_types(...))`)."""
     return [slot.ctype for k in kinds for slot in SLOTS[k]]
+
+
+def fallback_reason(op: Operation) -> str | None:
+    """Why the lowering gave `op` no kernel (its `daphne.native` attribute), or None."""
+    attr = op.attributes.get(NATIVE_FALLBACK_ATTR)
+    return attr.data.removeprefix("fallback: ") if isinstance(attr, StringAttr) else None
 
 
 def kernel_symbol(op: Operation) -> str | None:

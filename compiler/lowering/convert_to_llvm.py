@@ -53,7 +53,7 @@ from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering
 
 from daphnec.compiler.lowering import abi
 from daphnec.dialects.attr_names import ABI_ATTR, TASK_KERNEL_ATTR
-from daphnec.runtime.vectorized.kernel import ARRAY_DATA_OFFSET
+from daphnec.runtime.native_code import ARRAY_DATA_OFFSET
 
 
 @irdl_op_definition

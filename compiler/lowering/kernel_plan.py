@@ -18,7 +18,7 @@ buffers; the last stage computes the results. An opaque op's level is one more t
 
 Everything the analysis cannot prove is rejected with a reason, and the pipeline keeps its Python body: static
 column counts are required, and a value's runtime form (CSR or dense, row counts, dtypes) is checked by the
-wrapper (`compiler.native_wrapper`) before every call, which also falls back to the Python body whenever they
+wrapper (`compiler.backend.wrapper`) before every call, which also falls back to the Python body whenever they
 differ. The kernel's parameters follow from the plan by the calling convention in `abi`.
 """
 

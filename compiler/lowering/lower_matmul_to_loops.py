@@ -26,6 +26,7 @@ equal settings share one compiled kernel.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -33,6 +34,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
+from daphnec.compiler.ir_walk import preorder
 from daphnec.compiler.lowering import abi
 from daphnec.compiler.lowering.matmul_loops import MatMulKernel, Schedule, build_matmul
 from daphnec.dialects.attr_names import KERNEL_CHOICE_ATTR, NATIVE_FALLBACK_ATTR, NATIVE_KERNEL_ATTR
@@ -149,6 +151,34 @@ def annotate_matmul(op: MatMulOp, kernel: MatMulKernel | None, why: str) -> None
         op.attributes[NATIVE_KERNEL_ATTR] = SymbolRefAttr(kernel.name)
 
 
+def kernel_module(kernel: MatMulKernel) -> ModuleOp:
+    """`builtin.module @mm_<hash>` with the product's task kernel: what the JIT compiles into one object."""
+    return ModuleOp([build_matmul(kernel)], sym_name=StringAttr(kernel.name))
+
+
+ProductPlans = Mapping[MatMulOp, MatMulKernel | None]
+"""Each product's kernel (None: it keeps its runtime kernel)."""
+
+
+def plan_products(module: ModuleOp, settings: MatMulSettings) -> dict[MatMulOp, MatMulKernel | None]:
+    """Plan every product outside pipelines, naming its kernel module on it or saying why it has none."""
+    plans: dict[MatMulOp, MatMulKernel | None] = {}
+    for mm in [o for o in preorder(module) if isinstance(o, MatMulOp) and not in_pipeline(o)]:
+        kernel, why = plan_matmul(mm, settings)
+        annotate_matmul(mm, kernel, why)
+        plans[mm] = kernel
+    return plans
+
+
+def add_kernel_modules(module: ModuleOp, plans: ProductPlans) -> None:
+    """Add the kernel module of every distinct planned product kernel to the module."""
+    known = {m.sym_name.data for m in module.ops if isinstance(m, ModuleOp) and m.sym_name is not None}
+    for kernel in plans.values():
+        if kernel is not None and kernel.name not in known:
+            module.body.block.add_op(kernel_module(kernel))
+            known.add(kernel.name)
+
+
 @dataclass(frozen=True)
 class LowerMatMulToLoopsPass(ModulePass):
     """Adds one kernel module per distinct product kernel and names it on the product (`daphne.native_kernel`)."""
@@ -175,11 +205,9 @@ class LowerMatMulToLoopsPass(ModulePass):
         )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        settings = self.settings()
-        known = {m.sym_name.data for m in op.ops if isinstance(m, ModuleOp) and m.sym_name is not None}
-        for mm in [o for o in op.walk() if isinstance(o, MatMulOp) and not in_pipeline(o)]:
-            kernel, why = plan_matmul(mm, settings)
-            if kernel is not None and kernel.name not in known:
-                op.body.block.add_op(ModuleOp([build_matmul(kernel)], sym_name=StringAttr(kernel.name)))
-                known.add(kernel.name)
-            annotate_matmul(mm, kernel, why)
+        add_kernel_modules(op, self.plans(op))
+
+    def plans(self, op: ModuleOp) -> ProductPlans:
+        """The products' kernels: planned here (`daphne-opt`), or given by the native backend, which plans every
+        product once (`compiler.backend.native`)."""
+        return plan_products(op, self.settings())

@@ -31,7 +31,7 @@ Python body; the pass records why in a `daphne.native` attribute.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -48,6 +48,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.passes import ModulePass
 
+from daphnec.compiler.ir_walk import preorder
 from daphnec.compiler.lowering import abi
 from daphnec.compiler.lowering import elementwise as ew
 from daphnec.compiler.lowering.kernel_plan import KernelPlan, Kind, Stage, Unsupported, annotate, stage_params, try_plan
@@ -532,8 +533,37 @@ class _KernelGen(SparseAggregations):
 
 
 def kernel_module(op: VectorizedPipelineOp, plan: KernelPlan) -> ModuleOp:
-    """`builtin.module @vp_<hash>` with the pipeline's stage kernels: what the JIT compiles into one object."""
+    """`builtin.module @vp_<hash>` with the pipeline's stage kernels: what the JIT compiles into one object. Reads
+    the pipeline only (the backend builds it on the compile thread while host code is generated)."""
     return ModuleOp(build_kernels(op, plan), sym_name=StringAttr(plan.name))
+
+
+PipelinePlans = Mapping[VectorizedPipelineOp, KernelPlan | None]
+"""Each pipeline's plan (None: it keeps its Python body)."""
+
+
+def plan_pipelines(module: ModuleOp) -> dict[VectorizedPipelineOp, KernelPlan | None]:
+    """Plan every pipeline of the module, naming its kernel module on it or saying why it has none (`annotate`)."""
+    plans: dict[VectorizedPipelineOp, KernelPlan | None] = {}
+    for pipe in [p for p in preorder(module) if isinstance(p, VectorizedPipelineOp)]:
+        plan, why = try_plan(pipe)
+        annotate(pipe, plan, why)
+        plans[pipe] = plan
+    return plans
+
+
+def add_kernel_modules(module: ModuleOp, plans: PipelinePlans) -> None:
+    """Add the kernel module of every distinct planned pipeline to the module; a pipeline whose body turns out
+    not to lower keeps its Python body and says why."""
+    known = {m.sym_name.data for m in module.ops if isinstance(m, ModuleOp) and m.sym_name is not None}
+    for pipe, plan in plans.items():
+        if plan is None or plan.name in known:
+            continue
+        try:
+            module.body.block.add_op(kernel_module(pipe, plan))
+            known.add(plan.name)
+        except Unsupported as e:
+            annotate(pipe, None, str(e))
 
 
 @dataclass(frozen=True)
@@ -544,13 +574,9 @@ class LowerPipelineToLoopsPass(ModulePass):
     name = "lower-pipeline-to-loops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        known = {m.sym_name.data for m in op.ops if isinstance(m, ModuleOp) and m.sym_name is not None}
-        for pipe in [p for p in op.walk() if isinstance(p, VectorizedPipelineOp)]:
-            plan, why = try_plan(pipe)
-            if plan is not None and plan.name not in known:
-                try:
-                    op.body.block.add_op(kernel_module(pipe, plan))
-                    known.add(plan.name)
-                except Unsupported as e:
-                    plan, why = None, str(e)
-            annotate(pipe, plan, why)
+        add_kernel_modules(op, self.plans(op))
+
+    def plans(self, op: ModuleOp) -> PipelinePlans:
+        """The pipelines' plans: made here (`daphne-opt`); the native backend, which plans every pipeline once
+        for all its uses, runs this pass with the plans it made (`compiler.backend.native`)."""
+        return plan_pipelines(op)

@@ -1,7 +1,7 @@
 """Aggregations of CSR values inside a task kernel: loops over stored cells only (`G * t(c)`, `sum(G)`).
 
 Which semantics applies depends on the static type of the aggregated value, because the runtime object matches
-the type (`compiler.sparsity`):
+the type (`compiler.selection.representations`):
 
 - typed `rep[sparse]`: `agg._csr_aggregate`. Sums fold the stored values of a row from its first; min/max skip
   NaNs, meet the implicit zeros with `np.minimum`/`np.maximum` (ties give the zero), and a NaN stored in column 0

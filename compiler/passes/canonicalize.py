@@ -3,7 +3,7 @@
 The simplifications live on the ops (`fold()` and `HasCanonicalizationPatternsTrait`, see dialects/ops.py and
 dialects/folding.py); this pass is xDSL's greedy driver over them, with three differences from xDSL's own
 `canonicalize`: ops on constant operands are evaluated with the runtime kernel that would run them
-(`compiler.kernel_select.evaluate_constant`), so a folded result is bit-identical to the unfolded one; dead ops
+(`compiler.selection.table.evaluate_constant`), so a folded result is bit-identical to the unfolded one; dead ops
 stay (removing them is `dce`'s job, so each pass's effect shows separately in `--explain` and daphne-opt); and
 only daphne ops are rewritten (scf's own patterns, such as hoisting constants out of loops or inlining loops of
 one iteration, are not part of it), except ops with a kernel hint, whose hinted kernel must run.
@@ -23,7 +23,7 @@ from xdsl.traits import ConstantLike, HasFolder
 from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
 
 from daphnec.compiler.ir_walk import LinearRewriteWalker
-from daphnec.compiler.kernel_select import evaluate_constant
+from daphnec.compiler.selection.table import evaluate_constant
 from daphnec.dialects.attr_names import KERNEL_HINT_ATTR
 from daphnec.dialects.folding import evaluating_with
 from daphnec.dialects.ops import DaphneOp

@@ -1,7 +1,7 @@
 """`cse`: common-subexpression elimination of pure ops, as DAPHNE runs after parsing.
 
 xDSL's CSE driver (scopes, structural op keys, deferred erasure), with one change: every question about memory
-effects goes to an `EffectsCache` made for this run of the pass (`compiler/effects.py`) instead of xDSL's
+effects goes to an `EffectsCache` made for this run of the pass (`compiler/analysis/effects.py`) instead of xDSL's
 `get_effects`, which re-walks the whole subtree of each region op for each enclosing op (O(n^2) ops visited on n
 nested `if`s). The answers, and so the rewritten IR, are the same. The driver decides and replaces uses as it goes
 but erases only at the end, so the cached effects stay valid for the whole run.
@@ -18,7 +18,7 @@ from xdsl.passes import ModulePass
 from xdsl.traits import IsTerminator, MemoryEffectKind
 from xdsl.transforms.common_subexpression_elimination import CSEDriver
 
-from daphnec.compiler.effects import EffectsCache
+from daphnec.compiler.analysis.effects import EffectsCache
 
 
 @dataclass

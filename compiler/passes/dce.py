@@ -4,8 +4,8 @@ daphne ops with effects (`print`, `stop`, `randMatrix`, `now`) carry no `Pure` t
 
 xDSL's `region_dce` propagates liveness over the whole module until nothing changes, asking for every op in every
 round whether it would be dead if unused, and each answer for a region op re-walks its whole subtree (O(n^2) on
-n nested `if`s). Here the same propagation asks an `EffectsCache` (`compiler/effects.py`) made for this run: each
-op's answer is computed once. Liveness only grows while it propagates and ops are erased only at the end, so the
+n nested `if`s). Here the same propagation asks an `EffectsCache` (`compiler/analysis/effects.py`) made for this run:
+each op's answer is computed once. Liveness only grows while it propagates and ops are erased only at the end, so the
 cached answers stay valid, and the ops removed are the same.
 """
 
@@ -19,7 +19,7 @@ from xdsl.ir import Operation, Region
 from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import LiveSet
 
-from daphnec.compiler.effects import EffectsCache
+from daphnec.compiler.analysis.effects import EffectsCache
 
 
 @dataclass

@@ -4,10 +4,10 @@ Like DAPHNE's DistributePipelinesPass, the pipeline's computation becomes a stan
 as IR text and carried by the new op, so the MPI workers can compile it without the rest of the script. The text
 holds the pipeline op itself inside `@dist` (DAPHNE's worker re-vectorizes the body instead): a worker runs its
 rows with its own local vectorized engine, so it needs the splits and combines anyway, and keeping the op means
-the worker generates exactly the code the local run generates (`compiler.host_codegen`, native kernels included).
+the worker generates exactly the code the local run generates (`compiler.host.generator`, native kernels included).
 The text carries DaphneDSL source locations, so an error on a worker points at the script line.
 
-The worker's half (IR text -> a callable over the worker's inputs) is `compiler.shipped.compile_shipped_body`.
+The worker's half (IR text -> a callable over the worker's inputs) is `compiler.host.shipped.compile_shipped_body`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from xdsl.ir import Attribute, Block, Operation, Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from daphnec.compiler.paramserv_udfs import paramserv_functions
+from daphnec.compiler.host.paramserv_udfs import paramserv_functions
 from daphnec.compiler.printing import module_text
 from daphnec.dialects.ops_distributed import DIST_FUNCTION, DistributedPipelineOp
 from daphnec.dialects.ops_pipeline import VectorizedPipelineOp

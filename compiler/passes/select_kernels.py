@@ -2,12 +2,12 @@
 explain slot.
 
 A kernel hint (`sum::name(X)`, `print::name(x)`, `a +::name b`) names the kernel an op must call, by DAPHNE's naming
-scheme (compiler/kernel_names.py) or by an extension kernel's `kernelFuncName`: a known name is recorded as the op's
+scheme (compiler/selection/naming.py) or by an extension kernel's `kernelFuncName`: a known name is recorded as the op's
 `kernel` attribute, an unknown one is DAPHNE's error "no kernel found for operation `sumAll` with hinted name `x`".
 Without a hint, an extension kernel registered with a priority above 0 (`--kernel-ext catalog.json:1`) whose types
 match the op's replaces the built-in kernel (the highest priority wins; among equals the first registered).
 An extension kernel is recorded with its backend and library (`kernel_backend`, `kernel_lib`), which is all
-`compiler.kernel_select` needs to call it. Ops with a chosen kernel are neither folded nor fused into vectorized
+`compiler.selection.table` needs to call it. Ops with a chosen kernel are neither folded nor fused into vectorized
 pipelines: the named kernel runs.
 """
 
@@ -22,7 +22,7 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from daphnec.compiler.ir_walk import preorder
-from daphnec.compiler.kernel_names import kernel_name, mnemonic, op_types
+from daphnec.compiler.selection.naming import kernel_name, mnemonic, op_types
 from daphnec.dialects.attr_names import KERNEL_BACKEND_ATTR, KERNEL_CHOICE_ATTR, KERNEL_HINT_ATTR, KERNEL_LIB_ATTR
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of

@@ -1,8 +1,8 @@
 """`select-matrix-repr`: choose dense or CSR for every matrix value (DAPHNE's SelectMatrixRepresentationsPass).
 
 Runs with `--select-matrix-repr` at the `select_matrix_repr` explain slot. Every matrix result gets the compiler's
-sparsity estimate in its type (`:sp[...]`, see compiler/sparsity.py) and, when the estimate is known and below the
-threshold (`sparsity_threshold`, 0.25 by default), the sparse representation (`:rep[sparse]`): its kernel then
+sparsity estimate in its type (`:sp[...]`, see compiler/analysis/sparsity.py) and, when the estimate is known and
+below the threshold (`sparsity_threshold`, 0.25 by default), the sparse representation (`:rep[sparse]`): its kernel then
 produces a CSR matrix at run time.
 
 Where control flow merges values (loop-carried variables, if/else results) they must share one type: a merged value
@@ -21,8 +21,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from daphnec.compiler.inference import insert_merge_cast, set_type
-from daphnec.compiler.sparsity import CSR_VALUE_TYPES, UNKNOWN, SparsityEstimates
+from daphnec.compiler.analysis.inference import insert_merge_cast, set_type
+from daphnec.compiler.analysis.sparsity import CSR_VALUE_TYPES, UNKNOWN, SparsityEstimates
 from daphnec.dialects.types import MatrixType, vt_name
 
 

@@ -9,7 +9,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from daphnec.compiler.inference import infer_module
+from daphnec.compiler.analysis.inference import infer_module
 
 
 @dataclass(frozen=True)

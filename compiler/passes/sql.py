@@ -62,7 +62,7 @@ def _replace_result(op: SqlOp, res: SSAValue) -> None:
     inferred gives the function (and its calls) the new type; other structural uses whose types must match
     exactly (a declared result, a call's argument, a yield of `if`/loops) see the result through a merge cast to
     the type they were built with, which inference then generalises like any merged value."""
-    from daphnec.compiler.inference import insert_merge_cast
+    from daphnec.compiler.analysis.inference import insert_merge_cast
 
     structural = [u.operation for u in op.res.uses if not isinstance(u.operation, DaphneOp)]
     for user in dict.fromkeys(structural):
@@ -81,7 +81,7 @@ def _replace_result(op: SqlOp, res: SSAValue) -> None:
 
 def _retype_results(fn: func.FuncOp, results: list[SSAValue]) -> None:
     """A function whose result types are inferred returns `results`: its signature and its calls follow."""
-    from daphnec.compiler.inference import set_type
+    from daphnec.compiler.analysis.inference import set_type
 
     types = [v.type for v in results]
     fn.function_type = FunctionType.from_lists(list(fn.function_type.inputs.data), types)

@@ -22,9 +22,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.traits import Pure
 
-from daphnec.compiler.inference import Inference, set_type
+from daphnec.compiler.analysis.inference import Inference, set_type
+from daphnec.compiler.analysis.vectorizable import combines, is_vectorizable, splits
 from daphnec.compiler.ir_walk import function_blocks
-from daphnec.compiler.vectorizable import combines, is_vectorizable, splits
 from daphnec.dialects.ops import ConstantOp
 from daphnec.dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
 from daphnec.dialects.types import MatrixType, is_matrix

@@ -38,7 +38,15 @@ from daphnec.runtime import testing_hooks
 from daphnec.runtime.distributed import serialization as ser
 from daphnec.runtime.distributed.liveness import CoordinatorLiveness, watchable
 from daphnec.runtime.distributed.placement import PlacementCache
-from daphnec.runtime.distributed.protocol import Backoff, Comms, Tag, pmi_abort, send_control, try_recv_control
+from daphnec.runtime.distributed.protocol import (
+    Backoff,
+    Comms,
+    Tag,
+    pmi_abort,
+    send_control,
+    try_recv_control,
+    wait_until_read,
+)
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.options import DEFAULT_MAX_DISTR_CHUNK_SIZE
 from daphnec.runtime.scheduling.partitioning import SCHEMES, tasks
@@ -612,32 +620,10 @@ def report_and_abort(message: str | None, comms: Comms, code: int = 3) -> None:
     if message is not None:
         sys.stderr.write(f"error: {message}\n")
         sys.stderr.flush()
-    _wait_until_read((1, 2))
+    wait_until_read((1, 2))
     if pmi_abort(code):
         time.sleep(10)  # hydra kills this process within milliseconds; if not, MPI_Abort does
     comms.world.Abort(code)
-
-
-def _wait_until_read(fds: tuple[int, ...], limit: float = 2.0) -> None:
-    """Wait (at most `limit` s) until what this process wrote to the pipes `fds` has been read. Under mpiexec they
-    lead to hydra's proxy, which forwards them; the abort that follows makes hydra kill the job, and a message
-    still in the pipe then (the located error the driver just printed) was lost in about 1 run in 7."""
-    import fcntl
-    import stat
-    import termios
-
-    deadline = time.monotonic() + limit
-    for fd in fds:
-        try:
-            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
-                continue
-            while time.monotonic() < deadline:
-                unread = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
-                if int.from_bytes(unread, sys.byteorder) == 0:
-                    break
-                time.sleep(0.005)
-        except OSError:
-            continue
 
 
 def _is_matrix(x: object) -> bool:

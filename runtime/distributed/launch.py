@@ -23,7 +23,7 @@ from typing import Any
 
 from daphnec.runtime.distributed import coordinator as coord
 from daphnec.runtime.distributed import liveness
-from daphnec.runtime.distributed.protocol import COORDINATOR, Comms, make_comms, pmi_abort
+from daphnec.runtime.distributed.protocol import COORDINATOR, Comms, make_comms, pmi_abort, wait_until_read
 from daphnec.runtime.distributed.worker import Worker, redirect_stdout
 
 COORDINATOR_ROLE, WORKER_ROLE, LOCAL_ROLE = "coordinator", "worker", "local"
@@ -113,21 +113,23 @@ def supervise() -> int | None:
     signal.signal(signal.SIGUSR1, signal.SIG_IGN)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         signal.signal(sig, lambda signum, frame: os.kill(pid, signum))
-    status = _wait_child(pid)
-    started = _child_started(ready_r)
+    rank = os.environ.get("PMI_RANK", os.environ.get("PMI_ID", "?"))
+    role = "coordinator" if rank == "0" else "worker"
+    watch = _Watch(pid, ready_r, f"distributed {role} rank {rank}")
+    status = watch.until_child_ends()
+    started = watch.started
     code = os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
     if started and os.WIFEXITED(status):
         return code
-    rank = os.environ.get("PMI_RANK", os.environ.get("PMI_ID", "?"))
-    role = "coordinator" if rank == "0" else "worker"
     how = f"exited with status {code}"
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         how = f"was killed by signal {sig} ({signal.Signals(sig).name})"
     when = "" if started else " during start-up; ending the job"
-    sys.stderr.write(f"daphnec: distributed {role} rank {rank} (pid {pid}) {how}{when}\n")
+    sys.stderr.write(f"daphnec: {watch.who} (pid {pid}) {how}{when}\n")
     sys.stderr.flush()
     if not started:
+        wait_until_read((2,))  # hydra's abort must not kill this process before the proxy has read the report
         pmi_abort(code)
     else:
         time.sleep(REPORT_GRACE)  # the coordinator may end the job first, with the failure's location
@@ -135,26 +137,174 @@ def supervise() -> int | None:
     return code
 
 
-def _wait_child(pid: int) -> int:
-    import os
+class _Watch:
+    """The supervisor's watch over its rank (`supervise`): it waits for the child to end, and meanwhile ends the
+    job itself when nobody else can:
 
-    while True:
+    - **The child is stopped** (SIGSTOP: alive, but it will never answer). During start-up the other ranks wait for
+      it in MPI_Init or a collective, for ever; at shutdown the coordinator has already gone, and hydra waits for
+      every rank. After `TIMING.deadline` seconds in state T (plus `REPORT_GRACE` once started, so that a
+      coordinator that watches the worker reports it with the pipeline's location first) the child is killed and
+      the job aborted through the process manager.
+    - **The process manager is gone or stopped.** hydra's proxy (this process's parent) forwards the ranks' output
+      and would end the job; when it is killed, the ranks would compute on for ever with nobody to tell, and
+      mpiexec waits for them (they hold its output pipes). The supervisor reports to mpiexec directly (the proxy's
+      own stderr, inherited), kills its child and exits; a proxy stopped for the deadline is killed first.
+
+    A stopped *mpiexec* is left alone: that is job control (Ctrl-Z), and the job goes on when it is continued."""
+
+    POLL = 0.1
+    """Seconds between looks at the child's and the proxy's state (the child's end wakes the watch at once)."""
+
+    def __init__(self, pid: int, ready_r: int, who: str) -> None:
+        import os
+
+        self.pid = pid
+        self.ready_r = ready_r
+        self.who = who
+        self.started = False
+        self.proxy = os.getppid()
+        self.to_mpiexec = _proxy_stderr(self.proxy)
+        os.set_blocking(ready_r, False)
+
+    def until_child_ends(self) -> int:
+        """The child's wait status (the job may be ended on the way, see the class docstring)."""
+        import os
+        import select
+
         try:
-            return os.waitpid(pid, 0)[1]
-        except InterruptedError:
-            continue
+            child = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):
+            child = -1
+        self.poller = select.poll()
+        if child >= 0:
+            self.poller.register(child, select.POLLIN)
+        self.poller.register(self.ready_r, select.POLLIN)
+        stopped: dict[str, float] = {}
+        try:
+            while True:
+                done, status = os.waitpid(self.pid, os.WNOHANG)
+                self._read_ready()
+                if done:
+                    return status
+                self._look(time.monotonic(), stopped)
+                try:
+                    self.poller.poll(self.POLL * 1000)
+                except InterruptedError:
+                    pass
+        finally:
+            if child >= 0:
+                os.close(child)
+            if self.ready_r >= 0:
+                os.close(self.ready_r)
+
+    def _read_ready(self) -> None:
+        """Whether the child has said that it started; the pipe leaves the poll once it has said so or closed."""
+        import os
+
+        if self.started or self.ready_r < 0:
+            return
+        try:
+            got = os.read(self.ready_r, 1)
+        except BlockingIOError:
+            return
+        except OSError:
+            got = b""
+        self.started = got == b"1"
+        self.poller.unregister(self.ready_r)
+        os.close(self.ready_r)
+        self.ready_r = -1
+
+    def _look(self, now: float, stopped: dict[str, float]) -> None:
+        import os
+
+        from daphnec.runtime.distributed.liveness import process_state
+        from daphnec.runtime.distributed.protocol import TIMING
+
+        if os.getppid() != self.proxy:
+            self._leave(f"the process manager (hydra_pmi_proxy, pid {self.proxy}) has ended; ending this rank")
+        for what, pid, patience in (("child", self.pid, TIMING.deadline + (REPORT_GRACE if self.started else 0.0)),
+                                    ("proxy", self.proxy, TIMING.deadline)):  # fmt: skip
+            if process_state(pid) != "T":
+                stopped.pop(what, None)
+                continue
+            since = stopped.setdefault(what, now)
+            if now - since < patience:
+                continue
+            if what == "proxy":
+                self._leave(f"the process manager (hydra_pmi_proxy, pid {pid}) is stopped (SIGSTOP) and made no "
+                            f"progress for {now - since:.0f} s; ending the job", kill_proxy=True)  # fmt: skip
+            else:
+                    self._abort(f"is stopped (SIGSTOP) and made no progress for {now - since:.0f} s"
+                            + ("" if self.started else " during start-up") + "; ending the job")  # fmt: skip
+
+    def _abort(self, what: str) -> None:
+        """The child hangs: report, kill it, and have the process manager end the whole job."""
+        import os
+
+        sys.stderr.write(f"daphnec: {self.who} (pid {self.pid}) {what}\n")
+        sys.stderr.flush()
+        _kill(self.pid)
+        wait_until_read((2,))
+        pmi_abort(3)
+        time.sleep(10)  # hydra kills this process within milliseconds
+        os._exit(3)
+
+    def _leave(self, what: str, kill_proxy: bool = False) -> None:
+        """The process manager cannot end the job: report straight to mpiexec, end this rank (and the stopped
+        proxy), and exit."""
+        import os
+
+        message = f"daphnec: {self.who} (pid {self.pid}): {what}\n".encode()
+        for fd in (self.to_mpiexec, 2):
+            if fd is None:
+                continue
+            try:
+                os.set_blocking(fd, False)  # a full pipe to a stopped reader must not hold this up
+                os.write(fd, message)
+                break
+            except OSError:
+                continue
+        _kill(self.pid)
+        if kill_proxy:
+            _kill(self.proxy, reap=False)
+        os._exit(3)
 
 
-def _child_started(ready_r: int) -> bool:
+def _kill(pid: int, reap: bool = True) -> None:
     import os
 
-    os.set_blocking(ready_r, False)
     try:
-        return os.read(ready_r, 1) == b"1"
+        os.kill(pid, signal.SIGKILL)
+        if reap:
+            os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
+
+
+def _proxy_stderr(proxy: int) -> int | None:
+    """A descriptor this process inherited from hydra's proxy that is the proxy's own stderr (a pipe or socket
+    that mpiexec reads and prints), or None: the way to mpiexec when the proxy itself is gone."""
+    import os
+
+    try:
+        target = os.readlink(f"/proc/{proxy}/fd/2")
+        mine = os.readlink("/proc/self/fd/2")
     except OSError:
-        return False
-    finally:
-        os.close(ready_r)
+        return None
+    if target == mine or not target.startswith(("pipe:", "socket:")):
+        return None
+    try:
+        fds = [int(n) for n in os.listdir("/proc/self/fd")]
+    except OSError:
+        return None
+    for fd in sorted(fds):
+        try:
+            if fd > 2 and os.readlink(f"/proc/self/fd/{fd}") == target:
+                return fd
+        except OSError:
+            continue
+    return None
 
 
 def _started() -> None:

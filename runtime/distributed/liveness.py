@@ -75,6 +75,12 @@ def _stat(pid: int) -> list[str] | None:
         return None
 
 
+def process_state(pid: int) -> str:
+    """The state letter of process `pid` (R, S, D, T, Z, ...; "" when there is none)."""
+    fields = _stat(pid)
+    return fields[0] if fields else ""
+
+
 def me() -> Peer:
     fields = _stat(os.getpid())
     return Peer(socket.gethostname(), _boot_id(), os.getpid(), int(fields[19]) if fields else -1)

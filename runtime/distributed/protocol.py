@@ -113,6 +113,29 @@ def pmi_abort(code: int) -> bool:
     return True
 
 
+def wait_until_read(fds: tuple[int, ...], limit: float = 2.0) -> None:
+    """Wait (at most `limit` s) until what this process wrote to the pipes `fds` has been read. Under mpiexec they
+    lead to hydra's proxy, which forwards them; the abort that follows makes hydra kill the job, and a message
+    still in the pipe then (the located error the driver just printed) was lost in about 1 run in 7."""
+    import fcntl
+    import stat
+    import sys
+    import termios
+
+    deadline = time.monotonic() + limit
+    for fd in fds:
+        try:
+            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+                continue
+            while time.monotonic() < deadline:
+                unread = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
+                if int.from_bytes(unread, sys.byteorder) == 0:
+                    break
+                time.sleep(0.005)
+        except OSError:
+            continue
+
+
 @dataclass
 class Comms:
     """The three communicators of the protocol, duplicated from COMM_WORLD at start-up."""

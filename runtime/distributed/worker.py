@@ -5,7 +5,7 @@ The worker never sees the script. Per PIPELINE message it
 2. posts the receives for the replicas and rows announced in the message, then compiles the shipped IR text
    while they arrive — once per text: compiled bodies are cached by the coordinator's body key, so a pipeline in
    a loop compiles once per worker. The compiler lives above the runtime, so `compile_body` is injected
-   (tools/driver.py passes `compiler.shipped.compile_shipped_body`);
+   (tools/driver.py passes `compiler.host.shipped.compile_shipped_body`);
 3. runs its tasks — the one in the message, then (dynamic scheduling) TASK messages until STOP — through the
    compiled body, which runs the local vectorized engine with the coordinator's scheduler flags (`--num-threads`,
    `--partitioning`, `--grain-size`, `--queue_layout`, ..., received once in the CONFIG message; DAPHNE's workers

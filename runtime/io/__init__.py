@@ -3,9 +3,10 @@ binary `.dbdf` format, and atomic writes. The kernels in `runtime/kernels/io.py`
 
 Decisions (DAPHNE's behaviour unless marked as a daphnec choice):
 
-- Types come from `<file>.meta`, read while compiling when the file name is a constant (`compiler/infer_io.py`);
-  a missing or malformed `.meta` is a compile error (exit 2) naming the file and the key. A file name that is not a
-  compile-time constant is a compile error too, as the type of the data would be unknown.
+- Types come from `<file>.meta`, read while compiling when the file name is a constant
+  (`compiler/analysis/infer_io.py`); a missing or malformed `.meta` is a compile error (exit 2) naming the file and
+  the key. A file name that is not a compile-time constant is a compile error too, as the type of the data would be
+  unknown.
 - Run-time problems (missing data file, malformed rows, unsupported extension, unwritable folder) are execution
   errors (exit 3) naming the file and, for text formats, the line.
 - `.mtx` needs a `.meta` like every other format (DAPHNE reads it at compile time for any extension); its header's

@@ -11,26 +11,35 @@ new one, never half a file, even if the writer is killed. Beyond that:
 - **Interruptions clean up.** SIGTERM and SIGHUP during a write raise like SIGINT does (KeyboardInterrupt), so the
   temporary files are removed; then the signal is delivered again with its default action (the process ends as
   it would have). All three raise only while data is being written; during the renames and the bookkeeping
-  around them they wait until that step is over (`_Interrupts`). A writer killed outright (SIGKILL, a crash)
-  leaves its temporary files: they are named after host and pid (`.<name>.daphnec-<host>-<pid>-<random>.tmp`),
-  and the next write to that folder removes those of dead writers on this host that belong to this user, and
-  nothing else.
+  around them they wait until that step is over (`_Interrupts`).
+- **A writer killed outright (SIGKILL, a crash) leaves nothing behind.** The data goes to an unnamed file in the
+  target's folder (`O_TMPFILE`), which the kernel frees with the process; it gets a name only right before the
+  renames (a link from `/proc/self/fd`). On file systems without unnamed files the temporary file has a name
+  from the start. Named temporaries carry host and pid (`.<name>.daphnec-<host>-<pid>-<random>.tmp`); the first
+  write of a process to a folder removes those of dead writers on this host that belong to this user, and
+  nothing else (`sweep`). A process that creates named temporaries also notes their folders in a journal in
+  daphnec's cache folder (`<cache>/writes/<host>-<pid>`), so that the next `daphnec` to start sweeps the folders
+  of writers that died (`sweep_dead_writers`), even if nothing is ever written there again.
 """
 
 from __future__ import annotations
 
+import atexit
+import errno
 import json
 import os
 import re
 import secrets
 import signal
 import socket
+import stat
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from typing import BinaryIO
 
+from daphnec.runtime import cache_files, testing_hooks
 from daphnec.runtime.errors import DaphneRuntimeError
 
 Writer = Callable[[BinaryIO], None]
@@ -65,20 +74,138 @@ def _prefix(path: str) -> str:
     return f".{os.path.basename(path)}.daphnec-{socket.gethostname()}-{os.getpid()}-"
 
 
+class _Temp:
+    """The temporary file of one target: unnamed (`O_TMPFILE`) until `name_it`, or named from the start where the
+    file system has no unnamed files."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.folder = os.path.dirname(os.path.abspath(path))
+        self.name: str | None = None
+        self.file: BinaryIO | None = None
+
+    def name_it(self) -> str:
+        """The temporary file's path, linking the unnamed file into the folder first (right before the renames)."""
+        if self.name is None:
+            assert self.file is not None
+            base = f"{_prefix(self.path)}{secrets.token_hex(4)}.tmp"
+            try:  # linkat(..., AT_SYMLINK_FOLLOW), which os.link uses only when given a folder descriptor
+                folder = os.open(self.folder, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+                try:
+                    os.link(f"/proc/self/fd/{self.file.fileno()}", base, src_dir_fd=folder, dst_dir_fd=folder)
+                finally:
+                    os.close(folder)
+            except OSError as e:
+                raise _open_error(self.path, e) from None
+            self.name = f"{self.folder}/{base}"
+        return self.name
+
+
 @contextmanager
-def _temp_for(path: str) -> Iterator[tuple[str, BinaryIO]]:
+def _temp_for(path: str) -> Iterator[_Temp]:
     """A temporary file next to `path` (removed again unless the caller renamed it)."""
-    folder = os.path.dirname(os.path.abspath(path))
+    temp = _Temp(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=_prefix(path), suffix=".tmp", dir=folder)
-    except OSError as e:
-        raise _open_error(path, e) from None
-    try:
+        try:
+            fd = _unnamed_file(temp.folder)
+            if fd is None:
+                _journal(temp.folder)
+                fd, temp.name = tempfile.mkstemp(prefix=_prefix(path), suffix=".tmp", dir=temp.folder)
+        except OSError as e:
+            raise _open_error(path, e) from None
         os.fchmod(fd, 0o666 & ~_umask())  # the permissions a plain open() would have given
         with os.fdopen(fd, "wb") as f:
-            yield tmp, f
+            temp.file = f
+            yield temp
     finally:
-        _unlink(tmp)
+        if temp.name is not None:
+            _unlink(temp.name)
+
+
+def _unnamed_file(folder: str) -> int | None:
+    """An unnamed file in `folder` (`O_TMPFILE`), or None where the file system (or platform) has none."""
+    flag = getattr(os, "O_TMPFILE", 0)
+    if not flag or testing_hooks.named_temporaries() or not os.path.isdir("/proc/self/fd"):
+        return None
+    try:
+        return os.open(folder, flag | os.O_WRONLY | os.O_CLOEXEC, 0o600)
+    except OSError as e:
+        if e.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
+            return None
+        raise
+
+
+_JOURNALED: set[str] = set()
+
+
+def _journal_file() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+def _journal(folder: str) -> None:
+    """Note that this process creates named temporaries in `folder` (see the module docstring); the note goes
+    when the process ends normally. Nothing when daphnec's cache folder is refused: the next write to the folder
+    still sweeps."""
+    if folder in _JOURNALED:
+        return
+    journal = cache_files.write_journal()
+    fd = cache_files.folder_descriptor(journal)
+    if fd is None:
+        return
+    try:
+        note = os.open(_journal_file(), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                       dir_fd=fd)  # fmt: skip
+        try:
+            os.write(note, (folder + "\n").encode("utf-8", "surrogateescape"))
+        finally:
+            os.close(note)
+    except OSError:
+        return
+    if not _JOURNALED:
+        atexit.register(_forget_journal, journal)
+    _JOURNALED.add(folder)
+
+
+def _forget_journal(journal: object) -> None:
+    fd = cache_files.folder_descriptor(journal)  # type: ignore[arg-type]
+    if fd is not None:
+        try:
+            os.unlink(_journal_file(), dir_fd=fd)
+        except OSError:
+            pass
+
+
+def sweep_dead_writers() -> list[str]:
+    """At daphnec's start: sweep the folders in which writers on this host that have died left named temporaries
+    (their journal notes), then drop those notes. Returns the files removed."""
+    journal = cache_files.write_journal()
+    if not os.path.isdir(journal):  # the common case: no process ever needed named temporaries
+        return []
+    fd = cache_files.folder_descriptor(journal)
+    if fd is None:
+        return []
+    host, removed = socket.gethostname(), []
+    try:
+        notes = os.listdir(fd)
+    except OSError:
+        return []
+    for note in notes:
+        owner, _, pid = note.rpartition("-")
+        if owner != host or not pid.isdigit() or _alive(int(pid)):
+            continue
+        try:
+            opened = os.open(note, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
+            with os.fdopen(opened, "rb") as f:
+                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode) or os.fstat(f.fileno()).st_uid != os.geteuid():
+                    continue
+                folders = set(f.read(1 << 20).decode("utf-8", "surrogateescape").splitlines())
+            for folder in sorted(folders):
+                if os.path.isabs(folder):
+                    removed += sweep(folder)
+            os.unlink(note, dir_fd=fd)
+        except OSError:
+            continue
+    return removed
 
 
 def _unlink(path: str) -> None:
@@ -205,18 +332,20 @@ def _write_files(files: list[tuple[str, Writer]], meta: str | None) -> None:
         sweep(folder)
         _SWEPT.add(folder)
     with ExitStack() as stack:
-        temps = []
+        written = []
         for i, (path, writer) in enumerate(files):
-            tmp, f = stack.enter_context(_temp_for(path))
+            temp = stack.enter_context(_temp_for(path))
+            assert temp.file is not None
             try:
                 with _writing():
-                    writer(f)
-                    f.flush()
+                    writer(temp.file)
+                    temp.file.flush()
             except OSError as e:
                 raise DaphneRuntimeError(f"cannot write file '{path}': {e.strerror or e}") from None
             if meta is not None and i < len(files) - 1:
-                _tag(tmp, meta)
-            temps.append((tmp, path))
+                _tag(temp.file.fileno(), meta)
+            written.append(temp)
+        temps = [(temp.name_it(), temp.path) for temp in written]
         backups = [stack.enter_context(_backup(path)) for _, path in temps[:-1]]
         placed: list[str] = []
         try:
@@ -262,13 +391,13 @@ def _backup(path: str) -> Iterator[str | None]:
         _unlink(backup)
 
 
-def _tag(tmp: str, meta: str) -> None:
-    """Record `meta` on the data file, with the file's size and modification time: a file changed since (edited,
-    appended to) no longer vouches for a `.meta`."""
-    st = os.stat(tmp)
+def _tag(fd: int, meta: str) -> None:
+    """Record `meta` on the data file (open as `fd`), with the file's size and modification time: a file changed
+    since (edited, appended to) no longer vouches for a `.meta`."""
+    st = os.fstat(fd)
     record = json.dumps({"meta": meta, "size": st.st_size, "mtime_ns": st.st_mtime_ns})
     try:
-        os.setxattr(tmp, META_XATTR, record.encode("utf-8"))
+        os.setxattr(fd, META_XATTR, record.encode("utf-8"))
     except OSError:  # a file system without user attributes: the pair is only as safe as the renames
         pass
 

@@ -57,6 +57,12 @@ def matrix_from_values(values: list, rows: int, cols: int, vt: str) -> np.ndarra
     return np.array(cast, dtype=dtype_of(vt)).reshape(rows, cols)
 
 
+def matrix_literal(*args: object, vt: str) -> np.ndarray:
+    """`[v0, v1, ...]` as the IR passes it: the values, then the rows and columns (`daphne.matrixLiteral`)."""
+    *values, rows, cols = args
+    return matrix_from_values(values, rows, cols, vt)  # type: ignore[arg-type]
+
+
 def now() -> int:
     """`now()`: nanoseconds since the epoch (si64), like DAPHNE's Builtins.md."""
     return time.time_ns()

@@ -2,7 +2,7 @@
 
 Position i is chosen iff `draw_i % (n - i) < limit - chosen`: each decision depends on the ones before it, so the
 loop cannot be vectorised with numpy; in Python it took half a minute for 10^8 cells. It is a native loop in the
-runtime's one llvmlite engine (`runtime.vectorized.loader`, like `native_folds`), built once per process in a few
+runtime's one llvmlite engine (`runtime.native_code`, like `native_folds`), built once per process in a few
 milliseconds: no numba (whose import costs more than the build, and whose `cache=True` would write pickled code
 beside the installed package instead of daphnec's private cache folder).
 """
@@ -69,9 +69,9 @@ def _native() -> object:
     """The compiled loop, built once per process into the runtime's llvmlite engine."""
     global _function
     if _function is None:
-        from daphnec.runtime.vectorized.loader import loader
+        from daphnec.runtime.native_code import ir_functions
 
-        _function = _SIG(loader().build("daphnec.datagen_select", _IR, ["knuth_select"])["knuth_select"])
+        _function = _SIG(ir_functions(_IR, ["knuth_select"])["knuth_select"])
     return _function
 
 

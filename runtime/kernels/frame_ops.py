@@ -29,6 +29,11 @@ _AXIS = ("row", "column")
 # --- indexing ------------------------------------------------------------------------------------------------------
 
 
+def create_frame(*args: object, n_cols: int) -> Frame:
+    """`createFrame(c0, c1, ..., "l0", "l1", ...)` as the IR passes it: the `n_cols` columns, then their labels."""
+    return Frame(list(args[:n_cols]), list(args[n_cols:]))  # type: ignore[arg-type]
+
+
 def _shape_txt(F: Frame) -> str:
     return f"{F.nrow}x{F.ncol}"
 

@@ -122,6 +122,30 @@ def _csr_extract(X, r: slice | np.ndarray, c: slice | np.ndarray):
     return res
 
 
+# The indexing ops as the IR passes their selections: `X[lo:hi, ]`, `X[, lo:hi]`, `X[sel, ]`, `X[, sel]` and
+# `X[rl:rh, cl:ch] = v`.
+
+
+def slice_row(X: np.ndarray, lo: object, hi: object) -> np.ndarray:
+    return extract(X, (lo, hi), None)  # type: ignore[arg-type]
+
+
+def slice_col(X: np.ndarray, lo: object, hi: object) -> np.ndarray:
+    return extract(X, None, (lo, hi))  # type: ignore[arg-type]
+
+
+def extract_row(X: np.ndarray, sel: Selector) -> np.ndarray:
+    return extract(X, sel, None)
+
+
+def extract_col(X: np.ndarray, sel: Selector) -> np.ndarray:
+    return extract(X, None, sel)
+
+
+def insert_range(X: np.ndarray, value: object, rl: object, rh: object, cl: object, ch: object) -> np.ndarray:
+    return insert(X, (rl, rh), (cl, ch), value)  # type: ignore[arg-type]
+
+
 def insert(X: np.ndarray, rows: Selector, cols: Selector, value) -> np.ndarray:
     """`X[rows, cols] = value` (copy-on-write): returns a NEW matrix; `value`'s shape must match the region.
 

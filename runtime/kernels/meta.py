@@ -6,6 +6,7 @@ import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.frame import Frame
+from daphnec.runtime.values import cast_scalar
 
 
 def nrow(X: np.ndarray | Frame) -> int:
@@ -23,15 +24,25 @@ def ncell(X: np.ndarray | Frame) -> int:
     return X.nrow * X.ncol if isinstance(X, Frame) else X.shape[0] * X.shape[1]
 
 
-def as_scalar(X: np.ndarray):
-    """`as.scalar(X)`: the only element of a 1x1 matrix as a Python scalar of the matrix's value type."""
+def as_scalar(X: np.ndarray, vt: str | None = None):
+    """`as.scalar(X)`: the only element of a 1x1 matrix as a Python scalar of the matrix's value type, or cast to
+    value type `vt` (`as.scalar<f64>(X)`, or a cast inference inserted)."""
     if not isinstance(X, np.ndarray):
-        return X  # already a scalar
-    r, c = X.shape
-    if r != 1 or c != 1:
-        raise DaphneRuntimeError(f"as.scalar: the matrix must have exactly one element (1x1), but it is {r}x{c}")
-    v = X[0, 0]
-    return v.item() if isinstance(v, np.generic) else v
+        v = X  # already a scalar
+    else:
+        r, c = X.shape
+        if r != 1 or c != 1:
+            raise DaphneRuntimeError(f"as.scalar: the matrix must have exactly one element (1x1), but it is {r}x{c}")
+        v = X[0, 0]
+        v = v.item() if isinstance(v, np.generic) else v
+    return v if vt is None else cast_scalar(v, vt)
+
+
+def sparsity(X: object, estimate: float) -> float:
+    """`sparsity(X)`: the compiler's estimate of X's fraction of non-zeros (-1: unknown), which the compiler
+    passes in; X itself is not looked at (DAPHNE folds the op to a constant when the estimate is known, and its
+    kernel returns -1 otherwise)."""
+    return estimate
 
 
 def is_symmetric(X) -> bool:

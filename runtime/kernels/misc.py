@@ -1,4 +1,5 @@
-"""Small builtins without a better home: `stop([message])`, `typeOf(x)`."""
+"""Small builtins without a better home: `stop([message])`, `typeOf(x)`, and the identity (a cast that changes
+nothing at run time)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,11 @@ import numpy as np
 
 from daphnec.runtime.errors import StopRequested
 from daphnec.runtime.values import cpp_name, vt_of
+
+
+def identity(x: object) -> object:
+    """A cast that changes only static information (a list's element type, a frame's labels): the value itself."""
+    return x
 
 
 def stop(message: str = "unspecified reason") -> None:

@@ -11,7 +11,7 @@ which vectorises across columns) and the results are bit-identical to the C++ lo
 The module (four functions: row and column folds for f64 and f32) is compiled by llvmlite the first time an
 aggregation is large enough to gain (`applies`); smaller inputs keep numpy (`agg._ordered_sum`, an in-order
 axis-0 reduce, for row/column sums; `cumsum` for full ones), which gives the same bits.
-The code lives in the runtime's one llvmlite engine (`runtime.vectorized.loader`), next to the JIT's kernels.
+The code lives in the runtime's one llvmlite engine (`runtime.native_code`), next to the JIT's kernels.
 """
 
 from __future__ import annotations
@@ -98,12 +98,12 @@ _functions: dict[tuple[str, str], object] | None = None
 
 def _compile() -> dict[tuple[str, str], object]:
     """Build the module once per process (a few milliseconds at O3) into the runtime's one llvmlite engine
-    (`runtime.vectorized.loader`, which the JIT's kernels share; llvmlite is imported only then)."""
-    from daphnec.runtime.vectorized.loader import loader
+    (`runtime.native_code`, which the JIT's kernels share; llvmlite is imported only then)."""
+    from daphnec.runtime.native_code import ir_functions
 
     names = [f"{kind}_{t}" for kind in ("rows", "cols") for t in _LLVM_TYPES.values()]
     ir_text = "".join(_TEMPLATE.format(t=t) for t in _LLVM_TYPES.values())
-    addresses = loader().build("daphnec.native_folds", ir_text, names)
+    addresses = ir_functions(ir_text, names)
     return {tuple(name.split("_", 1)): _SIG(addresses[name]) for name in names}  # type: ignore[misc]
 
 

@@ -83,6 +83,11 @@ def rank_pid(marker: str, rank: int, timeout: float = 60) -> int:
     raise AssertionError(f"no MPI process of rank {rank} running {marker}")
 
 
+def parent_pid(pid: int) -> int:
+    """The parent of process `pid` (of a rank's MPI process: its supervisor; of a supervisor: hydra's proxy)."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
 class Job:
     """An `mpiexec` job started in its own session, so a failed test can end everything it started. Its output goes
     to files (no reader threads, no pipe a stray process could keep open), so a test can wait for a line

@@ -1,5 +1,7 @@
-"""Faults, with the real `mpiexec` and real signals: a rank that dies in any phase of a run ends the job within
-10 s, with a non-zero exit status, naming the failed rank, and leaves no process behind.
+"""Faults, with the real `mpiexec` and real signals: a rank that dies or stops in any phase of a run, and hydra's
+proxy killed or stopped, end the job within 10 s, with a non-zero exit status, naming the failed rank, and leave no
+process behind; mpiexec stopped and continued (job control) only pauses the job. tests/distributed/fault_matrix.py
+runs every cell of this matrix many times; the tests here take one run of the cells that need their own code.
 
 What mpich's process manager (hydra) does when a rank dies decides what can be observed (docs/distributed.md,
 "Faults"): by default it SIGKILLs every other rank at once; with `-disable-auto-cleanup` it lets the others run and
@@ -20,7 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
-from dist_helpers import DATA, ROOT, Job, mpiexec_cmd, processes_running, rank_pid, run_mpi
+from dist_helpers import DATA, ROOT, Job, mpiexec_cmd, parent_pid, processes_running, rank_pid, run_local, run_mpi
 
 FAST = {"DAPHNEC_DIST_DEADLINE": "2", "DAPHNEC_DIST_PING_INTERVAL": "0.2"}
 MODES = pytest.mark.parametrize("mpiexec_flags", [(), ("-disable-auto-cleanup",)], ids=["default", "no-cleanup"])
@@ -28,11 +30,12 @@ KILLED = "daphnec: distributed {role} rank {rank} (pid {pid}) was killed by sign
 
 
 def _start(tmp_path: Path, name: str, mpiexec_flags: tuple[str, ...] = (), ranks: int = 3,
-           flags: tuple[str, ...] = ("--vec",)) -> tuple[Job, str]:  # fmt: skip
+           flags: tuple[str, ...] = ("--vec",), **env: str) -> tuple[Job, str]:  # fmt: skip
     script = tmp_path / name  # a unique path: finds this job's processes and only them
     if not script.exists():
         shutil.copy(DATA / name, script)
-    job = Job(mpiexec_cmd(ranks, "--distributed", *flags, str(script), mpiexec_flags=mpiexec_flags), **FAST)
+    job = Job(mpiexec_cmd(ranks, "--distributed", *flags, str(script), mpiexec_flags=mpiexec_flags),
+              **{**FAST, **env})  # fmt: skip
     return job, str(script)
 
 
@@ -81,8 +84,9 @@ def test_worker_killed_before_mpi_init(tmp_path: Path, mpiexec_flags: tuple[str,
 @pytest.mark.parametrize("victim", [2, 0], ids=["worker", "coordinator"])
 def test_rank_killed_inside_mpi_init(tmp_path: Path, mpiexec_flags: tuple[str, ...], victim: int) -> None:
     """The other ranks are held (SIGSTOP) so that the victim, which has loaded libmpi, waits inside MPI_Init for
-    them; it is killed there, and the others are let go into an MPI_Init that cannot complete."""
-    job, marker = _start(tmp_path, "long_loop.daph", mpiexec_flags)
+    them; it is killed there, and the others are let go into an MPI_Init that cannot complete. (Held longer than
+    the deadline, they would end the job themselves: a long deadline here.)"""
+    job, marker = _start(tmp_path, "long_loop.daph", mpiexec_flags, DAPHNEC_DIST_DEADLINE="60")
     try:
         others = [rank_pid(marker, r) for r in (0, 1, 2) if r != victim]
         for p in others:
@@ -101,6 +105,21 @@ def test_rank_killed_inside_mpi_init(tmp_path: Path, mpiexec_flags: tuple[str, .
         job.kill()
     role = "coordinator" if victim == 0 else "worker"
     assert KILLED.format(role=role, rank=victim, pid=pid) + " during start-up; ending the job" in err, err
+    _no_orphans(marker)
+
+
+def test_worker_stopped_during_start_up(tmp_path: Path) -> None:
+    """Stopped as soon as it exists: the others would wait for it in MPI_Init for ever (and did, > 60 s). Its
+    supervisor sees it stopped for the deadline and ends the job."""
+    job, marker = _start(tmp_path, "long_loop.daph")
+    try:
+        pid = rank_pid(marker, 2)
+        os.kill(pid, signal.SIGSTOP)
+        _, _, err = _ends_after(job, "worker stopped during start-up")
+    finally:
+        job.kill()
+    assert f"daphnec: distributed worker rank 2 (pid {pid}) is stopped (SIGSTOP) and made no progress for 2 s " \
+           "during start-up; ending the job" in err, err  # fmt: skip
     _no_orphans(marker)
 
 
@@ -165,6 +184,69 @@ def test_killed_worker_during_paramserv(tmp_path: Path) -> None:
 def test_stopped_worker_is_reported_by_rank(tmp_path: Path) -> None:
     pid, err = _strike(tmp_path, "long_loop.daph", 1, "worker stopped (SIGSTOP) during pipelines", signal.SIGSTOP)
     assert f"distributed worker rank 1 failed: its process (pid {pid}) is stopped (state T)" in err, err
+
+
+def test_stopped_coordinator_ends_the_job(tmp_path: Path) -> None:
+    """Nobody watches the coordinator but its supervisor (the workers only wait for it)."""
+    pid, err = _strike(tmp_path, "long_loop.daph", 0, "coordinator stopped (SIGSTOP) during pipelines", signal.SIGSTOP)
+    assert f"daphnec: distributed coordinator rank 0 (pid {pid}) is stopped (SIGSTOP) and made no progress" in err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSTOP], ids=["killed", "stopped"])
+def test_the_process_manager_lost_ends_every_rank(tmp_path: Path, sig: int) -> None:
+    """hydra's proxy killed: the ranks used to compute on for ever, and mpiexec waited for them (they hold its
+    output pipes). Each rank's supervisor tells mpiexec itself (through the proxy's inherited stderr) and ends its
+    rank; a stopped proxy is killed first."""
+    job, marker = _start(tmp_path, "long_loop.daph")
+    try:
+        proxy = parent_pid(parent_pid(rank_pid(marker, 0)))
+        job.wait_for("started")
+        time.sleep(1)
+        os.kill(proxy, sig)
+        _, _, err = _ends_after(job, f"hydra's proxy {'killed' if sig == signal.SIGKILL else 'stopped'} mid-run")
+    finally:
+        job.kill()
+    how = "has ended; ending this rank" if sig == signal.SIGKILL else "is stopped (SIGSTOP)"
+    assert f"the process manager (hydra_pmi_proxy, pid {proxy}) {how}" in err, err
+    assert "daphnec: distributed coordinator rank 0 (pid " in err or "daphnec: distributed worker rank " in err, err
+    _no_orphans(marker)
+
+
+def test_stopping_mpiexec_only_pauses_the_job(tmp_path: Path) -> None:
+    """SIGSTOP to mpiexec is what Ctrl-Z does: the job must not end for it, and finishes normally once continued."""
+    expected = run_local(str(DATA / "small_loop.daph")).stdout
+    job, marker = _start(tmp_path, "small_loop.daph")
+    try:
+        job.wait_for("started")
+        os.kill(job.proc.pid, signal.SIGSTOP)
+        time.sleep(5)  # longer than any deadline (the ranks may finish meanwhile: that is fine)
+        os.kill(job.proc.pid, signal.SIGCONT)
+        code, out, err, waited = job.wait(timeout=30)
+    finally:
+        job.kill()
+    assert (code, out) == (0, expected), err
+    assert "daphnec:" not in err, err
+    _no_orphans(marker)
+
+
+def test_worker_killed_during_shutdown(tmp_path: Path) -> None:
+    """After the script's last statement (DETACH, MPI_Finalize, the interpreter's exit): the job still ends with
+    the rank named, never with hydra's banner alone."""
+    (tmp_path / "short.daph").write_text((DATA / "small_loop.daph").read_text() + 'print("ending", true, true);\n')
+    job, marker = _start(tmp_path, "short.daph")
+    try:
+        pid = rank_pid(marker, 1)
+        job.wait_for("ending")
+        with contextlib.suppress(ProcessLookupError):  # it may have ended cleanly already
+            os.kill(pid, signal.SIGKILL)
+        code, _, err, waited = job.wait(timeout=30)
+    finally:
+        job.kill()
+    print(f"\nworker killed during shutdown: the job ended {waited:.2f} s after the fault (exit status {code})")
+    assert waited <= 10 and "Traceback" not in err, err
+    if code != 0:  # the kill may land after the rank's clean exit: then nothing failed
+        assert f"daphnec: distributed worker rank 1 (pid {pid}) was killed by signal 9 (SIGKILL)" in err, err
+    _no_orphans(marker)
 
 
 # -- errors ----------------------------------------------------------------------------------------------------------

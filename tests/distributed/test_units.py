@@ -12,9 +12,9 @@ import pytest
 import scipy.sparse as sp
 from xdsl.parser import Parser
 
+from daphnec.compiler.host.shipped import compile_shipped_body
 from daphnec.compiler.passes.distribute import distributed_pipelines
-from daphnec.compiler.pipeline import PassManager, module_text, options_from_config
-from daphnec.compiler.shipped import compile_shipped_body
+from daphnec.compiler.pipeline import PassManager, module_text
 from daphnec.dialects import make_context
 from daphnec.dialects.errors import ExecutionError
 from daphnec.runtime.config import DaphneConfig
@@ -33,7 +33,7 @@ def _distributed_module(tmp_path, source: str):  # noqa: ANN202 - an xDSL module
     cfg = DaphneConfig()
     cfg.use_distributed = True
     module = parse_to_ir(str(script), {}, cfg)
-    PassManager(make_context(), options=options_from_config(cfg)).run_stages(module)
+    PassManager.for_config(make_context(), cfg).run_stages(module)
     return module
 
 

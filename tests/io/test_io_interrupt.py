@@ -39,9 +39,9 @@ while True:
 """
 
 
-def _start_writer(path: Path) -> subprocess.Popen[str]:
+def _start_writer(path: Path, **env: str) -> subprocess.Popen[str]:
     p = subprocess.Popen([sys.executable, "-c", _WRITER, str(path)], stdout=subprocess.PIPE, text=True, cwd=ROOT,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+                         env={**os.environ, "PYTHONPATH": str(ROOT), **env})  # fmt: skip
     assert p.stdout is not None
     assert p.stdout.readline().strip() == "A"  # one complete pair exists: later kills land inside writes
     return p
@@ -76,16 +76,29 @@ def test_termination_cleans_up_like_sigint(tmp_path: Path, sig: int, delay: floa
     assert _check_pair(path) in ("A", "B")
 
 
-@pytest.mark.parametrize("delay", [0.05, 0.2, 0.45])
-def test_sigkill_leftovers_are_swept_by_the_next_write(tmp_path: Path, delay: float) -> None:
-    path = tmp_path / "x.csv"
-    p = _start_writer(path)
+def _kill_writer(folder: Path, delay: float, **env: str) -> None:
+    """SIGKILL the alternating writer `delay` s into a write of folder/x.csv: the pair is intact (or detectably
+    mismatched), and whatever temporary files are left are the killed writer's."""
+    p = _start_writer(folder / "x.csv", **env)
     time.sleep(delay)
     p.kill()
     p.wait(timeout=60)
-    assert _check_pair(path) in ("A", "B", "mismatch")
-    left = _temps(tmp_path)
+    assert _check_pair(folder / "x.csv") in ("A", "B", "mismatch")
+    left = _temps(folder)
     assert all(f".daphnec-{os.uname().nodename}-{p.pid}-" in n for n in left), left
+
+
+@pytest.mark.parametrize("delay", [0.05, 0.2, 0.45])
+def test_sigkill_with_unnamed_temporaries(tmp_path: Path, delay: float) -> None:
+    """The data goes to an unnamed file (O_TMPFILE) that the kernel frees with the killed process; a name exists
+    only from linking it to the rename (the renames' window, where a kill rarely lands)."""
+    _kill_writer(tmp_path, delay)
+
+
+@pytest.mark.parametrize("delay", [0.05, 0.2, 0.45])
+def test_sigkill_leftovers_are_swept_by_the_next_write(tmp_path: Path, delay: float) -> None:
+    """On a file system without unnamed files the temporary files have names from the start."""
+    _kill_writer(tmp_path, delay, DAPHNEC_NAMED_TEMPORARIES="1", DAPHNEC_CACHE_DIR=str(tmp_path / "cache"))
     other = tmp_path / ".y.csv.daphnec-elsewhere-1-abcdefgh.tmp"  # another host's: not ours to judge
     other.write_text("")
     res = subprocess.run([sys.executable, "-c", "import sys, numpy as np\nfrom daphnec.runtime.kernels import io\n"
@@ -174,3 +187,67 @@ def test_a_signal_during_the_renames_waits_until_the_pair_is_complete(tmp_path: 
     assert "not reached" not in res.stdout
     assert _check_pair(path) == "B"
     assert _temps(tmp_path) == []
+
+
+_BIG_WRITE = 'X = rand(2500, 2500, 0.0, 1.0, 1.0, 1);\nwriteMatrix(X, $out);\nprint("written");\n'
+
+
+def _kill_daphnec_while_writing(tmp_path: Path, **env: str) -> tuple[Path, dict[str, str]]:
+    """Start `daphnec` writing a 2500x2500 CSV into tmp_path/out, SIGKILL it once its temporary file holds at
+    least 1 MB (seen through /proc/<pid>/fd: named or unnamed, it is a file in the output folder), and return the
+    output folder and the environment the run had."""
+    out = tmp_path / "out"
+    out.mkdir()
+    script = tmp_path / "write.daph"
+    script.write_text(_BIG_WRITE)
+    full = {**os.environ, "PYTHONPATH": str(ROOT), "DAPHNEC_CACHE_DIR": str(tmp_path / "cache"), **env}
+    cmd = [sys.executable, "-m", "daphnec.tools.daphnec", str(script), f'out="{out}/m.csv"']
+    p = subprocess.Popen(cmd, cwd=tmp_path, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    writing = False
+    while not writing and time.monotonic() < deadline and p.poll() is None:
+        for fd in Path(f"/proc/{p.pid}/fd").glob("*"):
+            try:
+                target = os.readlink(fd)
+                writing = target.startswith(f"{out}/") and os.stat(fd).st_size > 1 << 20
+            except OSError:
+                continue
+            if writing:
+                break
+        time.sleep(0.005)
+    assert writing, "the write was not seen in progress"
+    p.kill()
+    p.wait(timeout=60)
+    return out, full
+
+
+def test_sigkill_during_write_matrix_leaves_nothing(tmp_path: Path) -> None:
+    out, _ = _kill_daphnec_while_writing(tmp_path)
+    assert os.listdir(out) == []  # no hidden temporary, no half file, nothing to sweep
+
+
+def test_named_temporaries_of_a_killed_daphnec_are_swept_when_the_next_daphnec_starts(tmp_path: Path) -> None:
+    """Without unnamed files the killed write leaves a hidden file as large as written so far; the next daphnec
+    sweeps it at start-up (its journal names the folder), though it writes nothing anywhere."""
+    out, env = _kill_daphnec_while_writing(tmp_path, DAPHNEC_NAMED_TEMPORARIES="1")
+    left = _temps(out)
+    assert len(left) == 1 and os.path.getsize(out / left[0]) > 1 << 20
+    assert len(os.listdir(tmp_path / "cache" / "writes")) == 1  # the killed writer's journal note
+    (tmp_path / "hello.daph").write_text('print("hello");\n')
+    res = subprocess.run([sys.executable, "-m", "daphnec.tools.daphnec", str(tmp_path / "hello.daph")], cwd=tmp_path,
+                         env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert res.returncode == 0 and res.stdout == "hello\n" and res.stderr == ""
+    assert os.listdir(out) == []
+    assert os.listdir(tmp_path / "cache" / "writes") == []
+
+
+def test_a_finished_writer_leaves_no_journal_note(tmp_path: Path) -> None:
+    script = tmp_path / "w.daph"
+    script.write_text(f'writeMatrix(fill(1.0, 3, 3), "{tmp_path}/m.csv");\n')
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DAPHNEC_CACHE_DIR": str(tmp_path / "cache"),
+           "DAPHNEC_NAMED_TEMPORARIES": "1"}  # fmt: skip
+    res = subprocess.run([sys.executable, "-m", "daphnec.tools.daphnec", str(script)], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert sorted(os.listdir(tmp_path)) == ["cache", "cache-programs", "m.csv", "m.csv.meta", "w.daph"]
+    assert os.listdir(tmp_path / "cache" / "writes") == []

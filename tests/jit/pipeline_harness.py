@@ -18,11 +18,11 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from daphnec.compiler.inference import Inference, set_type
-from daphnec.compiler.kernel_select import select_kernel
+from daphnec.compiler.analysis.inference import Inference, set_type
+from daphnec.compiler.backend.native import compile_kernels
 from daphnec.compiler.lowering.abi import kernel_symbol
-from daphnec.compiler.native import compile_kernels
 from daphnec.compiler.pipeline import PassManager
+from daphnec.compiler.selection.table import select_kernel
 from daphnec.dialects import make_context, ops, ops_matrix
 from daphnec.dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
 from daphnec.dialects.types import UNKNOWN, MatrixType, value_type
@@ -38,11 +38,11 @@ NP: dict[str, type] = {vt: DTYPES[vt].type for vt in NUMERIC_VTS}
 @pytest.fixture(autouse=True)
 def no_disk_cache():  # noqa: ANN201 - a fixture
     """Compile every kernel (no on-disk kernel cache) in the modules that import this fixture."""
-    from daphnec.compiler import kernel_cache
+    from daphnec.runtime import cache_files
 
-    kernel_cache.configure(False)
+    cache_files.OBJECT_CODE.enabled = False
     yield
-    kernel_cache.configure(True)
+    cache_files.OBJECT_CODE.enabled = True
 
 
 ROWS, NONE = 1, 0

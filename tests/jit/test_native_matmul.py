@@ -2,7 +2,7 @@
 path (the runtime's `matmul` kernel, what daphnec runs without `--codegen`).
 
 Kernels are built as the compiler builds them: a module holding one `daphne.matMul` goes through
-`compiler.native.compile_kernels` (the pass `lower-matmul-to-loops`, `convert-to-llvm`, the JIT) and the product
+`compiler.backend.native.compile_kernels` (the pass `lower-matmul-to-loops`, `convert-to-llvm`, the JIT) and the product
 runs through the runtime's wrapper (runtime/kernels/native_matmul.py). Shapes are drawn so that they are rarely
 multiples of the tile, block or vector sizes (and include empty matrices), operands may be transposed
 (`transa`/`transb`, as `fold-transpose` marks them), and the schedule is one of the `--matmul-*` settings.
@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
+from daphnec.compiler.backend.native import compile_kernels
 from daphnec.compiler.lowering.abi import kernel_symbol
 from daphnec.compiler.lowering.lower_matmul_to_loops import MatMulSettings
-from daphnec.compiler.native import compile_kernels
 from daphnec.compiler.pipeline import PassManager
 from daphnec.dialects import make_context, ops_matrix
 from daphnec.dialects.attr_names import NATIVE_FALLBACK_ATTR
@@ -50,11 +50,11 @@ TOL = {"f64": 1e-12, "f32": 1e-5}
 @pytest.fixture(autouse=True, scope="module")
 def no_disk_cache():  # noqa: ANN201 - a fixture
     """Compile every kernel (no on-disk kernel cache)."""
-    from daphnec.compiler import kernel_cache
+    from daphnec.runtime import cache_files
 
-    kernel_cache.configure(False)
+    cache_files.OBJECT_CODE.enabled = False
     yield
-    kernel_cache.configure(True)
+    cache_files.OBJECT_CODE.enabled = True
 
 
 def product_module(vt: str, types: tuple[str, str, str], flags: str = "", attrs: str = "") -> ModuleOp:

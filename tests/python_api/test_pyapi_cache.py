@@ -8,7 +8,7 @@ import pytest
 
 from daphnec import DaphneContext
 from daphnec.tools.daphnelib import session
-from daphnec.tools.daphnelib.codegen import generate
+from daphnec.tools.daphnelib.script import generate
 
 
 def _compiles() -> int:

@@ -28,7 +28,7 @@ def test_for_loop_with_node_bounds_and_captured_values(dc: DaphneContext) -> Non
     acc, last = dc.for_loop([dc.fill(0.0, 3, 2), dc.fill(0, 1, 1).sum()], lambda x, s, i: (x + Y, s + i), 1, n)
     assert np.array_equal(acc.compute(), 3 * a * 10)
     assert last.compute() == 6
-    from daphnec.tools.daphnelib.codegen import generate
+    from daphnec.tools.daphnelib.script import generate
 
     text = generate(acc._node).text
     body = text[text.index("for") :]

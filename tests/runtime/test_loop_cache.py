@@ -1,5 +1,5 @@
 """The runtime's own native loops (rand's selection, the ordered sums) are compiled once per host, not once per
-process: the object code goes to the cache folder (`loop-*.obj`, the kernel cache's rules: atomic, checked,
+process: the object code goes to the cache folder (`*.o`, as the kernels' does: atomic, checked,
 `--no-kernel-cache` off) and later runs load it. Observed from real `daphnec` processes."""
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ def _run(tmp: Path, *flags: str) -> subprocess.CompletedProcess[str]:
 
 
 def _entries(tmp: Path) -> dict[str, tuple[int, int]]:
-    return {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in (tmp / "cache").glob("loop-*.obj")}
+    return {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in (tmp / "cache").glob("*.o")}
 
 
 def _payload(entry: Path) -> bytes:
-    return read_entry(entry, b"daphnec-runtime-loop-1\n", 1 << 20)
+    return read_entry(entry, b"daphnec-object-1\n", 1 << 20)
 
 
 def _expected(tmp: Path) -> str:
@@ -58,16 +58,16 @@ def test_the_first_run_stores_the_loops_and_later_runs_load_them(tmp_path: Path)
 def test_a_bad_entry_is_replaced_by_fresh_code(tmp_path: Path, damage: str) -> None:
     expected = _expected(tmp_path)
     assert _run(tmp_path).returncode == 0
-    victims = sorted((tmp_path / "cache").glob("loop-*.obj"))
+    victims = sorted((tmp_path / "cache").glob("*.o"))
     for v in victims:
         v.unlink()
         if damage == "fifo":
             os.mkfifo(v)  # never opened blocking, never read
         elif damage == "garbage":
             v.write_bytes(b"not code")
-        else:  # passes the entry's checksum, fails the loader's ELF checks: dropped, compiled again
+        else:  # passes the entry's checksum, fails the ELF checks: dropped, compiled again
             obj = b"\x7fELF\x02\x01\x01" + b"\0" * 100
-            v.write_bytes(b"daphnec-runtime-loop-1\n" + hashlib.sha256(obj).digest() + obj)
+            v.write_bytes(b"daphnec-object-1\n" + hashlib.sha256(obj).digest() + obj)
     res = _run(tmp_path)  # the timeout is the hang detector
     assert (res.returncode, res.stdout, res.stderr) == (0, expected, "")
     if damage != "fifo":  # damaged entries are rewritten with good code

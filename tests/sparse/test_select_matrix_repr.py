@@ -15,9 +15,9 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
+from daphnec.compiler.analysis.sparsity import SparsityEstimates, estimate
 from daphnec.compiler.passes.select_matrix_repr import SelectMatrixReprPass
 from daphnec.compiler.pipeline import PassManager
-from daphnec.compiler.sparsity import SparsityEstimates, estimate
 from daphnec.dialects import make_context, ops, ops_io
 from daphnec.dialects.attr_names import MERGE_CAST_ATTR
 from daphnec.dialects.ops_matrix import SparsityOp

@@ -16,7 +16,7 @@ def _py_body(x: object) -> tuple[object, ...]:
 
 
 def _kernel() -> NativeKernel:
-    return NativeKernel("vp_test", lambda body: (body, None), "key", ())
+    return NativeKernel("vp_test", "key", (), lambda: lambda body: (body, None))  # no entry points: nothing loaded
 
 
 def test_an_ordered_pipeline_does_not_wait_for_its_kernel() -> None:

@@ -25,7 +25,7 @@ from daphnec.tools.daphnelib.dag import FRAME, MATRIX, SCALAR, Node, is_literal,
 from daphnec.tools.daphnelib.operation_node import ContextLike, OperationNode, operand, wrap
 
 if TYPE_CHECKING:
-    from daphnec.tools.daphnelib.codegen import Builder, Scope
+    from daphnec.tools.daphnelib.script import Builder, Scope
 
 
 def placeholder(kind: str, vt: str | None = None) -> Node:
@@ -245,7 +245,7 @@ class Function:
             return name
         name = f"function_{len(b.functions)}"
         b.functions[self] = name
-        from daphnec.tools.daphnelib.codegen import Scope
+        from daphnec.tools.daphnelib.script import Scope
 
         body = Scope(None, self.barrier)  # a function sees no outer variables
         args = []

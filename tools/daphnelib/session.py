@@ -27,7 +27,6 @@ from collections import OrderedDict
 from dataclasses import dataclass, fields
 from typing import Any, NoReturn
 
-from daphnec.tools.daphnelib.codegen import PROGRAM_NAME, Generated, generate
 from daphnec.tools.daphnelib.dag import FRAME, MATRIX, SCALAR, Node
 from daphnec.tools.daphnelib.errors import (
     BY_EXIT_CODE,
@@ -36,6 +35,7 @@ from daphnec.tools.daphnelib.errors import (
     DaphneLibError,
     DaphneUsageError,
 )
+from daphnec.tools.daphnelib.script import PROGRAM_NAME, Generated, generate
 
 CACHE_SIZE = 256
 TRANSFERS = ("shared memory", "files")
@@ -81,7 +81,7 @@ class Settings:
 
 
 def make_settings(options: dict[str, object]) -> Settings:
-    from daphnec.compiler.program_cache import _RUNTIME_ONLY  # the one list of run-time-only config fields
+    from daphnec.compiler.host.program_cache import _RUNTIME_ONLY  # the one list of run-time-only config fields
     from daphnec.tools.daphnelib.options import build_config
 
     config = build_config(options)

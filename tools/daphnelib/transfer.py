@@ -5,7 +5,7 @@ Shared memory (the default) is zero-copy in both directions where the layout all
   read-only *view*: no byte is copied, and a kernel that tried to write into it would fail instead of changing the
   caller's data. The runtime's dense matrix is a 2-D numpy array, and every kernel accepts any layout: numpy
   kernels read strided arrays, and the native (`--vec`) pipeline kernels, which need C-contiguous rows, fall back
-  to their numpy body for other layouts (`compiler/jit.py`), so nothing is converted up front.
+  to their numpy body for other layouts (`compiler/backend/jit.py`), so nothing is converted up front.
 - a result matrix is the runtime's array itself; a frame result's columns are its column arrays.
 - a pandas frame maps column by column (`receiveFromNumpy` per column, then `createFrame`): numeric columns are
   views, string columns become arrays of Python strings (a copy: the runtime's string representation), categorical

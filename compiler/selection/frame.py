@@ -1,10 +1,10 @@
-"""Kernel selectors for frames and lists (see compiler/kernel_select.py).
+"""Kernel selectors for frames and lists (see compiler/selection/table.py).
 
 Most frame and list ops have one kernel each (named in the kernel table); this module holds the choices that
 depend on types or properties: `daphne.group` (the aggregation functions are a property) and casts
 from or to frames and lists (`as.matrix(F)`, `as.matrix<f64>(F)`, `as.frame(X)`, `as.scalar(F)`, and the casts
 inference inserts where a frame or list variable is merged at control flow), and `cbind`/`rbind` of frames. Casts
-from or to columns (`--columnar`) are chosen in compiler/select_sql.py.
+from or to columns (`--columnar`) are chosen in compiler/selection/sql.py.
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ import functools
 
 from xdsl.ir import Attribute, Operation
 
-from daphnec.compiler.kernel_spec import KernelSpec
-from daphnec.compiler.select_sql import select_column_cast
+from daphnec.compiler.selection.spec import KernelSpec
+from daphnec.compiler.selection.sql import select_column_cast
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops import CastOp
 from daphnec.dialects.ops_frame import GroupOp
 from daphnec.dialects.types import ColumnType, FrameType, ListType, is_matrix, is_scalar, vt_name
-from daphnec.runtime.kernels import frame_ops
+from daphnec.runtime.kernels import frame_ops, misc
 
 
 def select_group(op: GroupOp) -> KernelSpec:
@@ -32,10 +32,6 @@ def is_frame_or_list_cast(op: CastOp) -> bool:
     """A cast whose argument or result is a frame, a list or a column (selected here, not by the core's cast
     rules)."""
     return any(isinstance(t, (FrameType, ListType, ColumnType)) for t in (op.arg.type, op.res.type))
-
-
-def _identity(x: object) -> object:
-    return x
 
 
 def _spec(fn: object, name: str) -> KernelSpec:
@@ -55,7 +51,7 @@ def select_frame_cast(op: CastOp) -> KernelSpec:
     if isinstance(src, ColumnType) or isinstance(dst, ColumnType):
         return select_column_cast(op)
     if isinstance(src, ListType) and isinstance(dst, ListType):
-        return _spec(_identity, "cast")
+        return _spec(misc.identity, "cast")
     if isinstance(src, FrameType):
         if is_matrix(dst):
             return _spec(functools.partial(frame_ops.frame_to_matrix, vt=_known_vt(dst, op, "as.matrix")), "as_matrix")
@@ -77,7 +73,7 @@ def _frame_to_frame(src: FrameType, dst: FrameType) -> KernelSpec:
     svts = [vt_name(t) for t in src.column_types.data]
     dvts = [vt_name(t) for t in dst.column_types.data]
     if len(svts) != len(dvts) or svts == dvts or not all(dvts) or not all(svts):
-        return _spec(_identity, "cast")
+        return _spec(misc.identity, "cast")
     return _spec(functools.partial(frame_ops.frame_to_frame, vts=tuple(dvts)), "cast_frame")  # type: ignore[arg-type]
 
 

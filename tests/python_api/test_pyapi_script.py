@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from daphnec import DaphneContext
-from daphnec.tools.daphnelib.codegen import generate
 from daphnec.tools.daphnelib.dag import format_literal
+from daphnec.tools.daphnelib.script import generate
 
 
 def text(value: object) -> str:

@@ -2,7 +2,7 @@
 
 A `KernelSpec` names a Python callable plus one cast per operand (DAPHNE's `CastArgsToResType`: operands are
 converted to the kernel's operand type first). A `Kernel` is an entry of the one table that maps op classes to
-their selectors (`compiler/kernel_select.py`); the category modules (`compiler/select_*.py`) hold the selectors
+their selectors (`compiler/selection/table.py`); the category modules (`compiler/select_*.py`) hold the selectors
 whose choice depends on operand types and import only this module, so the table can import all of them.
 """
 
@@ -37,7 +37,7 @@ class KernelSpec:
 class Kernel:
     """How an op class gets its kernel: `select(op)` for the op's inferred types; `csr` says whether the kernels
     take CSR operands as they are (they have CSR paths; a predicate when that depends on the op's types) -- every
-    other kernel gets CSR operands densified (`compiler/sparsity.py`)."""
+    other kernel gets CSR operands densified (`compiler/selection/representations.py`)."""
 
     select: Selector
     csr: bool | Callable[[Operation], bool] = False
@@ -64,11 +64,7 @@ def scalar_cast(src: str, dst: str) -> Cast:
     """A converter between scalar value types, or None when the Python value needs no change."""
     if src == dst or _holds(src, dst):
         return None
-    return functools.partial(_cast_to, vt=dst)
-
-
-def _cast_to(x: object, vt: str) -> object:
-    return values.cast_scalar(x, vt)
+    return functools.partial(values.cast_scalar, vt=dst)
 
 
 def matrix_cast(src: str, dst: str) -> Cast:

@@ -1,6 +1,6 @@
 """The values an op reads from outside itself, for every op of a function at once (host code outlining).
 
-Why: `compiler/host_codegen.py` outlines every structured op nested `OUTLINE_DEPTH` deep into a function whose
+Why: `compiler/host/generator.py` outlines every structured op nested `OUTLINE_DEPTH` deep into a function whose
 parameters are the outer values it reads. Walking each outlined op's subtree to find them costs O(n) per outlined
 op, n/8 times, each walk O(depth) per op through xDSL's nested generators: O(n^3) on n nested `if`s. Here one
 bottom-up pass over the function computes every op's free values from its children's.

@@ -1,9 +1,9 @@
 """Compiling IR shipped to MPI workers: a distributed pipeline's `@dist` function, or paramserv's UDFs.
 
-The coordinator ships IR text (`compiler.passes.distribute`, `compiler.paramserv_udfs`); a worker parses and
+The coordinator ships IR text (`compiler.passes.distribute`, `compiler.host.paramserv_udfs`); a worker parses and
 verifies it and compiles it exactly as the local run compiles a module after its pass pipeline: the kernel stages
-give its vectorized pipelines their native kernels (`compiler.native`), and the host code generator turns it into
-Python. `compile_shipped_body(text)` returns a callable over the worker's inputs.
+give its vectorized pipelines their native kernels (`compiler.backend.native`), and the host code generator turns
+it into Python. `compile_shipped_body(text)` returns a callable over the worker's inputs.
 """
 
 from __future__ import annotations
@@ -16,14 +16,18 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
-from daphnec.compiler.host_codegen import generate_host, py_function_name
-from daphnec.compiler.host_program import HOST_FILENAME, HostProgram
-from daphnec.compiler.native import compile_kernels
-from daphnec.compiler.pipeline import PassManager, native_enabled
+from daphnec.compiler.backend.native import compile_kernels
+from daphnec.compiler.host.generator import generate_host, py_function_name
+from daphnec.compiler.host.program import HOST_FILENAME, HostProgram
+from daphnec.compiler.pipeline import PassManager
 from daphnec.dialects import make_context
 from daphnec.dialects.errors import DaphneError, ExecutionError
 from daphnec.dialects.ops_distributed import DIST_FUNCTION
+from daphnec.runtime.config import DaphneConfig
 from daphnec.runtime.errors import DaphneRuntimeError
+
+_VECTORIZED = DaphneConfig(use_vectorized_exec=True)
+"""Shipped IR is compiled as a `--vec` run compiles its pipelines (the coordinator ran the host stages)."""
 
 
 @dataclass
@@ -75,8 +79,7 @@ def compile_shipped_body(text: str) -> ShippedBody:
     ctx = make_context()
     module = Parser(ctx, text).parse_module()
     module.verify()
-    options = frozenset({"vec", "native"} if native_enabled() else {"vec"})
-    host = generate_host(module, compile_kernels(module, PassManager(ctx, options=options)))
+    host = generate_host(module, compile_kernels(module, PassManager.for_config(ctx, _VECTORIZED)))
     ns = dict(host.globals)
     exec(compile(host.source, HOST_FILENAME, "exec"), ns)  # noqa: S102 - generated from verified IR
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))

@@ -1,13 +1,13 @@
-"""The JIT: compile kernel modules to host object code and load it, with the on-disk cache and a compile thread.
+"""The JIT: kernel modules in xDSL's llvm dialect to object code, on the background compile thread.
 
-    compile_module(kernel_module) -> object code        (the LLVM-dialect module `convert-to-llvm` produced)
-    load(key, object code, symbols) -> {symbol: address}
+    object_key(text) -> key                          (the runtime's key scheme, plus the lowering's own sources)
+    compile_module(kernel_module) -> object code     (the llvm-dialect module `convert-to-llvm` produced)
+    submit(build) -> Future; finish_background()
 
 A kernel module (`builtin.module @vp_<hash>` of `llvm.func`s, see `compiler.lowering`) is translated to LLVM IR by
-xDSL's llvmlite backend, optimised at O3 for the host CPU and emitted as object code, which the runtime's loader
-(`runtime.vectorized.loader`) links into the process. Object code goes to the on-disk kernel cache
-(`compiler.kernel_cache`) under `object_key(pipeline text)`: a later run loads it in about a millisecond and never
-lowers the pipeline at all.
+xDSL's llvmlite backend for the runtime's target machine and compiled by the runtime (`runtime.native_code`: O3
+for the host CPU), which also caches the object code under `object_key(pipeline text)` and loads it: a later run
+loads a kernel in about a millisecond and never lowers its pipeline at all.
 
 `submit(build)` runs a build on the one background compile thread (LLVM releases the GIL, so the script starts
 while kernels compile); `finish_background()` waits for every build handed to it (the driver calls it at the end
@@ -16,54 +16,52 @@ of the run, so the kernel cache ends up complete).
 
 from __future__ import annotations
 
+import hashlib
 import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from daphnec.compiler import kernel_cache
-from daphnec.runtime.vectorized.loader import loader
+from daphnec.runtime import native_code
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
 T = TypeVar("T")
 
+_LOWERING_DIGEST: list[str] = []
+
+
+def _lowering_digest() -> str:
+    """A hash of the compiler code that shapes a kernel: the lowering passes, the pass pipeline that runs them and
+    this translation (the runtime adds its own target machine and optimisation pipeline to every key)."""
+    if not _LOWERING_DIGEST:
+        compiler = Path(__file__).parents[1]
+        files = sorted((compiler / "lowering").glob("*.py")) + [compiler / "pipeline.py", Path(__file__)]
+        h = hashlib.sha256()
+        for f in files:
+            h.update(f.name.encode())
+            h.update(f.read_bytes())
+        _LOWERING_DIGEST.append(h.hexdigest())
+    return _LOWERING_DIGEST[0]
+
 
 def object_key(pipeline_text: str) -> str:
-    """The kernel-cache key of a pipeline's object code: its IR before lowering, for this host."""
-    return kernel_cache.cache_key(pipeline_text, loader().host)
-
-
-def compile_llvm_ir(ir_text: str) -> bytes:
-    """LLVM IR text -> optimised (O3) object code for the host."""
-    return loader().compile_ir(ir_text)
+    """The key of a kernel's object code: the text that identifies it (a pipeline's IR before lowering), for this
+    host and this lowering."""
+    return native_code.object_key(pipeline_text, _lowering_digest())
 
 
 def compile_module(kernel_module: ModuleOp) -> bytes:
     """A kernel module in xDSL's llvm dialect -> object code (xDSL's translation to llvmlite, then LLVM)."""
     from xdsl.backend.llvm.convert import convert_module  # imported by the compile thread: it costs start-up time
 
-    tm = loader().tm
+    engine = native_code.engine()
+    tm = engine.tm
     ir_mod = convert_module(kernel_module, fallback_target_triple=tm.triple, data_layout=str(tm.target_data))
-    return compile_llvm_ir(str(ir_mod))
-
-
-def cached(key: str) -> bytes | None:
-    return kernel_cache.load(key)
-
-
-def store(key: str, obj: bytes) -> None:
-    kernel_cache.store(key, obj)
-
-
-def drop(key: str) -> None:
-    kernel_cache.drop(key)
-
-
-def load(key: str, obj: bytes, symbols: list[str]) -> dict[str, int]:
-    return loader().load(key, obj, symbols)
+    return engine.compile_ir(str(ir_mod))
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -13,12 +13,11 @@ from collections.abc import Sequence
 
 from xdsl.ir import Operation
 
-from daphnec.compiler import select_core as core
-from daphnec.compiler import select_frame, select_io, select_matrix, select_sql
-from daphnec.compiler.kernel_names import op_types
-from daphnec.compiler.kernel_spec import Kernel, KernelSpec, fixed, result_typed
-from daphnec.compiler.select_core import is_noop_cast
-from daphnec.compiler.sparsity import meet_representations, select_sparsity
+from daphnec.compiler.selection import core, frame, io, matrix, sql
+from daphnec.compiler.selection.core import is_noop_cast
+from daphnec.compiler.selection.naming import op_types
+from daphnec.compiler.selection.representations import meet_representations
+from daphnec.compiler.selection.spec import Kernel, KernelSpec, fixed, result_typed
 from daphnec.dialects import ops, ops_daphnelib, ops_frame, ops_io, ops_paramserv, ops_relational
 from daphnec.dialects import ops_columnar as oc
 from daphnec.dialects import ops_matrix as om
@@ -40,37 +39,37 @@ KERNELS: dict[type[Operation], Kernel] = {
     ops.EwBinaryOp: Kernel(core.select_ew_binary, csr=True),
     ops.EwUnaryOp: Kernel(core.select_ew_unary, csr=True),
     ops.AggOp: Kernel(core.select_agg, csr=True),
-    om.OuterBinaryOp: Kernel(select_matrix.select_outer),
-    om.IdxAggOp: Kernel(select_matrix.select_idx_agg),
-    om.CumAggOp: Kernel(select_matrix.select_cum_agg),
+    om.OuterBinaryOp: Kernel(matrix.select_outer),
+    om.IdxAggOp: Kernel(matrix.select_idx_agg),
+    om.CumAggOp: Kernel(matrix.select_cum_agg),
     ops.MapOp: result_typed(secondorder.map_matrix, "map"),
     # --- data generation ---------------------------------------------------------------------------------------------
     ops.FillOp: Kernel(core.select_fill),
     ops.SeqOp: result_typed(datagen.seq, cast=3),
     ops.RandMatrixOp: Kernel(core.select_rand),
     ops.MatrixLiteralOp: Kernel(core.select_matrix_literal),
-    om.DiagMatrixOp: Kernel(select_matrix.select_diag_matrix, csr=True),
+    om.DiagMatrixOp: Kernel(matrix.select_diag_matrix, csr=True),
     om.SampleOp: result_typed("datagen.sample"),
     # --- metadata ----------------------------------------------------------------------------------------------------
     ops.NumRowsOp: fixed(meta.nrow, csr=True),
     ops.NumColsOp: fixed(meta.ncol, csr=True),
     ops.NumCellsOp: fixed(meta.ncell, csr=True),
     om.IsSymmetricOp: fixed("meta.is_symmetric"),
-    om.SparsityOp: Kernel(select_sparsity, csr=True),
+    om.SparsityOp: Kernel(matrix.select_sparsity, csr=True),
     # --- indexing ----------------------------------------------------------------------------------------------------
-    ops.SliceRowOp: fixed(core.slice_row, csr=True),
-    ops.SliceColOp: fixed(core.slice_col, csr=True),
-    ops.ExtractRowOp: fixed(core.extract_row, csr=True),
-    ops.ExtractColOp: fixed(core.extract_col, csr=True),
+    ops.SliceRowOp: fixed(indexing.slice_row, csr=True),
+    ops.SliceColOp: fixed(indexing.slice_col, csr=True),
+    ops.ExtractRowOp: fixed(indexing.extract_row, csr=True),
+    ops.ExtractColOp: fixed(indexing.extract_col, csr=True),
     ops.FilterRowOp: fixed(indexing.filter_rows, "filter_row"),
     ops.FilterColOp: fixed(indexing.filter_cols, "filter_col"),
-    ops.InsertOp: fixed(core.insert),
+    ops.InsertOp: fixed(indexing.insert_range, "insert"),
     # --- reorganisation and linear algebra ---------------------------------------------------------------------------
     ops.TransposeOp: fixed(reorg.transpose, csr=True),
     ops.ReshapeOp: fixed(reorg.reshape, csr=True),
-    om.MatMulOp: Kernel(select_matrix.select_matmul, csr=True),
-    om.ColBindOp: Kernel(select_matrix.select_bind),
-    om.RowBindOp: Kernel(select_matrix.select_bind),
+    om.MatMulOp: Kernel(matrix.select_matmul, csr=True),
+    om.ColBindOp: Kernel(matrix.select_bind),
+    om.RowBindOp: Kernel(matrix.select_bind),
     om.ReverseOp: fixed("reorg.reverse"),
     om.OrderOp: fixed("reorg.order"),
     om.EigenOp: fixed("decomposition.eigen"),
@@ -101,18 +100,18 @@ KERNELS: dict[type[Operation], Kernel] = {
     ops_frame.InnerJoinOp: fixed("frame_ops.inner_join"),
     ops_frame.SemiJoinOp: fixed("frame_ops.semi_join"),
     ops_frame.GroupJoinOp: fixed("frame_ops.group_join"),
-    ops_frame.GroupOp: Kernel(select_frame.select_group),
+    ops_frame.GroupOp: Kernel(frame.select_group),
     ops_frame.SetColLabelsOp: fixed("frame_ops.set_col_labels"),
     ops_frame.SetColLabelsPrefixOp: fixed("frame_ops.set_col_labels_prefix"),
     ops_frame.IntersectOp: fixed("frame_ops.intersect"),
     ops_frame.MergeOp: fixed("frame_ops.merge"),
     ops_frame.ExceptOp: fixed("frame_ops.except_"),
     # --- SQL (what the `sql` pass emits beyond the frame ops) and the columnar rewrite (`--columnar`) --------------
-    ops_relational.ThetaJoinOp: Kernel(select_sql.select_theta_join),
+    ops_relational.ThetaJoinOp: Kernel(sql.select_theta_join),
     ops_relational.GetColIdxOp: fixed("relational.get_col_idx"),
     ops_relational.GroupIdsOp: fixed("relational.fused_group_ids"),
     ops_relational.GroupedSumOp: fixed("relational.grouped_sum_block"),
-    ops_relational.GroupResultOp: Kernel(select_sql.select_group_result),
+    ops_relational.GroupResultOp: Kernel(sql.select_group_result),
     oc.ColSelectEqOp: fixed("columnar.col_select_eq"),
     oc.ColSelectNeqOp: fixed("columnar.col_select_neq"),
     oc.ColSelectGtOp: fixed("columnar.col_select_gt"),
@@ -130,7 +129,7 @@ KERNELS: dict[type[Operation], Kernel] = {
     oc.ColSumAllOp: fixed("columnar.col_sum_all"),
     oc.ColCalcSubOp: fixed("columnar.col_calc_sub"),
     oc.ColCalcMulOp: fixed("columnar.col_calc_mul"),
-    oc.ConvertPosListToBitmapOp: Kernel(select_sql.select_pos_list_to_bitmap),
+    oc.ConvertPosListToBitmapOp: Kernel(sql.select_pos_list_to_bitmap),
     oc.ConvertBitmapToPosListOp: fixed("columnar.bitmap_to_pos_list"),
     # --- lists -------------------------------------------------------------------------------------------------------
     ops_frame.CreateListOp: fixed("lists.create_list"),
@@ -143,14 +142,15 @@ KERNELS: dict[type[Operation], Kernel] = {
     ops.StopOp: fixed(misc.stop),
     ops.TypeOfOp: Kernel(core.select_type_of, csr=True),
     ops.NowOp: fixed(datagen.now),
-    ops_io.ReadOp: Kernel(select_io.select_read),
-    ops_io.WriteOp: Kernel(select_io.select_write, csr=True),
+    ops_io.ReadOp: Kernel(io.select_read),
+    ops_io.WriteOp: Kernel(io.select_write, csr=True),
     ops_paramserv.ParamservOp: fixed("paramserv.paramserv"),
     # --- the Python API's data exchange ------------------------------------------------------------------------------
     ops_daphnelib.ReceiveFromNumpyOp: fixed("daphnelib.receive"),
     ops_daphnelib.SaveDaphneLibResultOp: fixed("daphnelib.save_result"),
 }
-"""Op class -> its kernels. `csr`: the kernels take CSR operands as they are (see `compiler/sparsity.py`)."""
+"""Op class -> its kernels. `csr`: the kernels take CSR operands as they are (see
+`compiler/selection/representations.py`)."""
 
 
 def kernel_of(op: Operation) -> Kernel:

@@ -1,5 +1,5 @@
 """Kernel selectors of the relational and columnar ops that SQL and `--columnar` produce (see
-compiler/kernel_select.py): `daphne.thetaJoin` (its comparisons are a property), `daphne.convertPosListToBitmap`
+compiler/selection/table.py): `daphne.thetaJoin` (its comparisons are a property), `daphne.convertPosListToBitmap`
 (the value type of the bits) and the casts from or to columns of the columnar rewrite (a single-column frame or
 matrix to a column, a column back to a matrix or a scalar)."""
 
@@ -9,7 +9,7 @@ import functools
 
 from xdsl.ir import Operation
 
-from daphnec.compiler.kernel_spec import KernelSpec
+from daphnec.compiler.selection.spec import KernelSpec
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops_columnar import ConvertPosListToBitmapOp

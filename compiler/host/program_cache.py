@@ -1,11 +1,11 @@
-"""The whole-program cache: it stores the generated host program (`compiler.host_program.HostProgram`) so that a
+"""The whole-program cache: it stores the generated host program (`compiler.host.program.HostProgram`) so that a
 second run can skip compiling.
 
 A run of `daphnec` spends most of its start-up importing xDSL, parsing and running the pass pipeline; a second run
 of the same script with the same inputs produces the very same host program. This cache stores that program (its
 Python source, the objects its globals refer to, the source location of every line) and, on a hit, rebuilds it
 without importing the frontend, the dialect, the compiler or xDSL: only the runtime modules the program calls (and
-llvmlite when it has native kernels, whose object code is loaded from the kernel cache, `compiler.kernel_cache`).
+llvmlite when it has native kernels, whose object code is loaded from the kernel cache, `runtime.native_code`).
 
 **Key** (`lookup_key`): a SHA-256 over this format's version, the Python version, daphnec's own sources (path,
 size and mtime of every `.py`/`.lark` file of the five packages: the rule Python itself uses to invalidate `.pyc`
@@ -21,12 +21,16 @@ still be a file or not as before.
 
 **Value**: `<key>.prog` = magic + SHA-256 of the payload + payload; the payload is a pickle of plain data
 (dependencies, the native kernels' kernel-cache keys and symbols, the CPU/LLVM they were built for) and, inside it,
-a second pickle of the program. Generated closures (kernels specialised at compile time) are stored by value (code
-object + captured values); functions and classes of light modules (`runtime`, numpy, ...) by reference; anything
-that would need the compiler or xDSL to rebuild makes the program uncacheable (it then simply compiles every time).
+a second pickle of the program. The program holds nothing the compiler made but its host source: kernel selectors
+return runtime functions or `functools.partial`s of them, and a native kernel is its generated wrapper's source,
+plain values and the runtime function that runs them (`runtime.vectorized.kernel.NativeKernel`). Functions and
+classes of light modules (`runtime`, numpy, ...) are stored by reference; closures the runtime's kernel factories
+make (`ew_binary.matrix_kernel(...)`, specialised at compile time) by value: their code object, their captured
+values and the name of their runtime module, whose namespace they get back. Anything of the compiler, the dialect
+or xDSL makes the program uncacheable (it then simply compiles every time).
 Loading never unpickles arbitrary classes: the outer payload may name no class or function at all, the program only
 those `_Unpickler` allows (daphnec's runtime, numpy's array and scalar types, this module's rebuilders, ...; never
-`os`, `subprocess`, `eval`, `getattr`, ...). Code objects of generated closures are code by design, so the folder
+`os`, `subprocess`, `eval`, `getattr`, ...). Code objects and generated source are code by design, so the folder
 itself must be trusted: like the kernel cache's, it is created `0700` and refused (one warning, no caching) when
 another user could write it (`runtime.cache_files.trusted_folder`); entries are regular files below `MAX_ENTRY_BYTES`.
 
@@ -44,7 +48,6 @@ runs before anything else).
 
 from __future__ import annotations
 
-import builtins
 import hashlib
 import io
 import os
@@ -55,16 +58,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from daphnec.compiler import kernel_cache
-from daphnec.compiler.host_program import HostProgram
-from daphnec.runtime.cache_files import read_entry, trusted_folder, write_entry
+from daphnec.compiler.host.program import HostProgram
+from daphnec.runtime.cache_files import cache_root, read_entry, trusted_folder, write_entry
 
 FORMAT = "daphnec-program-3"
 _MAGIC = (FORMAT + "\n").encode()
 _SUFFIX = ".prog"
 MAX_ENTRY_BYTES = 256 << 20
 """The largest program entry read or written (a program with its constants; most are a few KiB)."""
-_ROOT = Path(__file__).resolve().parents[1]
+_ROOT = Path(__file__).resolve().parents[2]
 _PACKAGES = ("frontend", "dialects", "compiler", "runtime", "tools")
 _LIBRARIES = ("numpy", "scipy", "llvmlite", "xdsl", "lark", "pyarrow", "fast_matrix_market", "numba")
 
@@ -106,18 +108,18 @@ _ENV_IGNORED = frozenset(
 
 
 def cache_dir() -> Path:
-    """The program cache folder as configured (checked by `kernel_cache.trusted_folder` before any use)."""
+    """The program cache folder as configured (checked by `trusted_folder` before any use)."""
     env = os.environ.get("DAPHNEC_PROGRAM_CACHE_DIR")
     if env:
         return Path(os.path.expanduser(env))
-    kernels = kernel_cache.cache_dir()
+    kernels = cache_root()
     return kernels.parent / (kernels.name + "-programs")
 
 
 def _trusted() -> bool:
     """Whether the folder may be used: the kernel cache folder it derives from must be one too (so an odd
     `DAPHNEC_CACHE_DIR` such as `.` or `/` is refused under its own name)."""
-    if not os.environ.get("DAPHNEC_PROGRAM_CACHE_DIR") and not trusted_folder(kernel_cache.cache_dir()):
+    if not os.environ.get("DAPHNEC_PROGRAM_CACHE_DIR") and not trusted_folder(cache_root()):
         return False
     return trusted_folder(cache_dir())
 
@@ -255,7 +257,7 @@ def _inputs_hold(
 
 # Top-level packages whose import pulls in xDSL or the compiler: nothing may be stored by reference to them.
 _HEAVY = frozenset({"daphnec.compiler", "daphnec.dialects", "daphnec.frontend", "daphnec.tools", "xdsl", "lark"})
-_LIGHT = frozenset({"daphnec.compiler.program_cache", "daphnec.compiler.kernel_cache", "daphnec.dialects.errors"})
+_LIGHT = frozenset({"daphnec.compiler.host.program_cache", "daphnec.dialects.errors"})
 
 
 def _heavy(module: str | None) -> bool:
@@ -274,20 +276,11 @@ def _lookup(module: str, qualname: str) -> object:
     return obj
 
 
-def _code_names(code: Any) -> set[str]:
-    names = set(code.co_names)
-    for c in code.co_consts:
-        if hasattr(c, "co_names"):
-            names |= _code_names(c)
-    return names
-
-
 class _Uncacheable(Exception):
     pass
 
 
 def _make_pickler(buf: io.BytesIO) -> Any:
-    import ctypes
     import marshal
     import types
 
@@ -297,13 +290,12 @@ def _make_pickler(buf: io.BytesIO) -> Any:
         def __init__(self) -> None:
             super().__init__(buf, protocol=5)
             self.kernels: dict[str, tuple[str, list[str]]] = {}  # kernel-cache key -> (kernel name, symbols)
-            self.symbols: dict[int, tuple[str, str]] = {}  # address -> (key, symbol)
 
         def reducer_override(self, obj: Any) -> Any:
             if isinstance(obj, types.FunctionType):
                 if not _heavy(obj.__module__) and _lookup(obj.__module__, obj.__qualname__) is obj:
                     return NotImplemented  # by reference
-                return self._function(obj)
+                return self._closure(obj)
             if isinstance(obj, type):
                 if _heavy(obj.__module__):
                     raise _Uncacheable(f"class {obj.__module__}.{obj.__qualname__}")
@@ -312,15 +304,14 @@ def _make_pickler(buf: io.BytesIO) -> Any:
                 if _heavy(obj.__name__):
                     raise _Uncacheable(f"module {obj.__name__}")
                 return _import_module, (obj.__name__,)
-            if isinstance(obj, ctypes._CFuncPtr):
-                return self._native_symbol(obj)
             if isinstance(obj, types.MethodType) and isinstance(obj.__self__, PendingKernel):
                 kernel = obj.__self__.kernel()  # compiled in the background: the program is stored after its run
                 if kernel is None:
                     raise _Uncacheable(f"native kernel {obj.__self__.name} failed to build")
                 return _kernel_bind, (kernel,)
-            if isinstance(obj, NativeKernel):
-                return self._native_kernel(obj)
+            if isinstance(obj, NativeKernel):  # its object code is loaded before the program (`_load_kernels`)
+                self.kernels.setdefault(obj.object_key, (obj.name, [e.symbol for e in obj.entries]))
+                return obj.__reduce__()
             cls = type(obj)
             if cls.__module__ == "builtins" or isinstance(obj, types.BuiltinFunctionType):
                 return NotImplemented
@@ -332,13 +323,12 @@ def _make_pickler(buf: io.BytesIO) -> Any:
                     return _module_attr, (cls.__module__, name)
             return NotImplemented
 
-        def _function(self, fn: types.FunctionType) -> Any:
+        def _closure(self, fn: types.FunctionType) -> Any:
+            """A function a runtime kernel factory made: its code, its defining module (whose namespace it gets
+            back) and its captured values. Nothing else is stored by value."""
             module = fn.__module__
-            if not _heavy(module) and module in sys.modules and fn.__globals__ is vars(sys.modules[module]):
-                glob: object = None  # the defining module's own namespace
-            else:
-                g = fn.__globals__
-                glob = {n: g[n] for n in sorted(_code_names(fn.__code__)) if n in g and n != "__builtins__"}
+            if _heavy(module) or module not in sys.modules or fn.__globals__ is not vars(sys.modules[module]):
+                raise _Uncacheable(f"function {module}.{fn.__qualname__}")
             cells = None
             if fn.__closure__ is not None:
                 cells = []
@@ -347,25 +337,10 @@ def _make_pickler(buf: io.BytesIO) -> Any:
                         cells.append((True, c.cell_contents))
                     except ValueError:
                         cells.append((False, None))
-            state = (glob, cells, fn.__defaults__, fn.__kwdefaults__, dict(fn.__dict__) or None)
+            state = (cells, fn.__defaults__, fn.__kwdefaults__, dict(fn.__dict__) or None)
             n_cells = 0 if fn.__closure__ is None else len(fn.__closure__)
-            args = (marshal.dumps(fn.__code__), fn.__name__, fn.__qualname__, module if glob is None else None, n_cells)
+            args = (marshal.dumps(fn.__code__), fn.__name__, fn.__qualname__, module, n_cells)
             return _make_function, args, state, None, None, _set_function_state
-
-        def _native_kernel(self, k: Any) -> Any:
-            """A kernel is rebuilt around its object code, reloaded from the kernel cache by its key; its entry
-            points (ctypes functions inside its wrapper) are stored by symbol."""
-            for symbol, address in k.entries:
-                self.symbols[address] = (k.object_key, symbol)
-            self.kernels.setdefault(k.object_key, (k.name, [s for s, _ in k.entries]))
-            return _loaded_kernel, (k.name, k.factory, k.object_key, tuple(s for s, _ in k.entries))
-
-        def _native_symbol(self, fp: Any) -> Any:
-            where = self.symbols.get(ctypes.cast(fp, ctypes.c_void_p).value)
-            t = type(fp)
-            if where is None or t._flags_ != ctypes.CFUNCTYPE(None)._flags_:
-                raise _Uncacheable("a ctypes function that is not a native kernel entry")
-            return _native_function, (*where, t._restype_, tuple(t._argtypes_))
 
     return Pickler()
 
@@ -383,21 +358,18 @@ def _module_attr(module: str, name: str) -> object:
     return getattr(_import_module(module), name)
 
 
-def _make_function(code: bytes, name: str, qualname: str, module: str | None, n_cells: int) -> Any:
+def _make_function(code: bytes, name: str, qualname: str, module: str, n_cells: int) -> Any:
     import marshal
     import types
 
-    glob = vars(_import_module(module)) if module is not None else {"__builtins__": builtins}
     closure = tuple(types.CellType() for _ in range(n_cells)) if n_cells else None
-    fn = types.FunctionType(marshal.loads(code), glob, name, None, closure)
+    fn = types.FunctionType(marshal.loads(code), vars(_import_module(module)), name, None, closure)
     fn.__qualname__ = qualname
     return fn
 
 
 def _set_function_state(fn: Any, state: tuple[Any, ...]) -> None:
-    glob, cells, defaults, kwdefaults, attrs = state
-    if glob is not None:
-        fn.__globals__.update(glob)
+    cells, defaults, kwdefaults, attrs = state
     for cell, (filled, value) in zip(fn.__closure__ or (), cells or ()):
         if filled:
             cell.cell_contents = value
@@ -407,25 +379,8 @@ def _set_function_state(fn: Any, state: tuple[Any, ...]) -> None:
         fn.__dict__.update(attrs)
 
 
-def _loaded_kernel(name: str, factory: Any, key: str, symbols: tuple[str, ...]) -> Any:
-    """A native kernel of a cached program: its object code was loaded (`_load_kernels`) before the program."""
-    from daphnec.runtime.vectorized.kernel import NativeKernel
-    from daphnec.runtime.vectorized.loader import loader
-
-    addresses = loader().loaded[key]
-    return NativeKernel(name, factory, key, tuple((s, addresses[s]) for s in symbols))
-
-
 def _kernel_bind(kernel: Any) -> Any:
     return kernel.bind
-
-
-def _native_function(key: str, symbol: str, restype: Any, argtypes: tuple[Any, ...]) -> Any:
-    import ctypes
-
-    from daphnec.runtime.vectorized.loader import loader
-
-    return ctypes.CFUNCTYPE(restype, *argtypes)(loader().loaded[key][symbol])
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -475,17 +430,12 @@ def store(key: str, inputs: Inputs, host: HostProgram) -> bool:
 def _kernels_cached(kernels: list[tuple[str, str, list[str]]]) -> bool:
     """Every kernel's object code is in the kernel cache, where `load` reads it. A kernel this process loaded
     before (with another cache folder, or with the cache off) was never written to the current folder: it is
-    written now from the loader's copy."""
+    written now from the engine's copy (`runtime.native_code.store_loaded`)."""
     if not kernels:
         return True
-    from daphnec.runtime.vectorized.loader import loader
+    from daphnec.runtime import native_code
 
-    for key, _, _ in kernels:
-        if not kernel_cache.contains(key):
-            obj = loader().objects.get(key)
-            if obj is None or not kernel_cache.store(key, obj):
-                return False
-    return True
+    return all(native_code.store_loaded(key) for key, _, _ in kernels)
 
 
 def load(key: str) -> HostProgram | None:
@@ -514,8 +464,8 @@ def load(key: str) -> HostProgram | None:
     except Exception as e:  # noqa: BLE001 - a stale or damaged entry is a miss, never an error
         log("miss", f"{key} {type(e).__name__}:{e}".replace("\n", " ")[:300])
         return None
-    if loaded:  # the loader (and the vectorized runtime under it) only for programs with native kernels
-        from daphnec.runtime.vectorized.loader import log as jit_log
+    if loaded:  # the native code module (and llvmlite) only for programs with native kernels
+        from daphnec.runtime.native_code import log as jit_log
 
         for name, seconds in loaded:
             jit_log("loaded", name, seconds)
@@ -524,9 +474,9 @@ def load(key: str) -> HostProgram | None:
 
 
 # What a program entry may name (`_Unpickler.find_class`): module -> names (None: any name of the module).
-_REBUILDERS = ("_import_module", "_module_attr", "_make_function", "_set_function_state", "_loaded_kernel")
+_REBUILDERS = ("_import_module", "_module_attr", "_make_function", "_set_function_state", "_kernel_bind")
 _ALLOWED: dict[str, frozenset[str] | None] = {
-    __name__: frozenset({*_REBUILDERS, "_kernel_bind", "_native_function"}),
+    __name__: frozenset(_REBUILDERS),
     "daphnec.dialects.errors": None,
     "functools": frozenset({"partial"}),
     "math": None,
@@ -594,32 +544,32 @@ class _Unpickler(pickle.Unpickler):
 
 def _native_host() -> str:
     """What the native kernels' object code was built for (CPU, LLVM, numpy's array layout)."""
-    from daphnec.runtime.vectorized.loader import loader
+    from daphnec.runtime import native_code
 
-    return loader().host
+    return native_code.engine().host
 
 
 def _load_kernels(kernels: list[tuple[str, str, list[str]]], native: str | None) -> list[tuple[str, float]] | None:
-    """Load every kernel's object code from the kernel cache (`runtime.vectorized.loader`); None if any is missing
-    or built for another host. Returns (kernel name, seconds) for `DAPHNEC_JIT_LOG`."""
+    """Load every kernel's object code from the kernel cache (`runtime.native_code`); None if any is missing or
+    built for another host. Returns (kernel name, seconds) for `DAPHNEC_JIT_LOG`."""
     if not kernels:
         return []
-    from daphnec.runtime.vectorized.loader import BadObjectCode, loader
+    from daphnec.runtime import native_code
 
     t0 = time.perf_counter()
     if _native_host() != native:
         return None
-    objects = [kernel_cache.load(key) for key, _, _ in kernels]
+    objects = [native_code.cached(key) for key, _, _ in kernels]
     if any(obj is None for obj in objects):
         return None
     done = []
-    setup = time.perf_counter() - t0  # the loader's set-up is charged to the first kernel, as compiler.native does
+    setup = time.perf_counter() - t0  # the engine's set-up is charged to the first kernel, as the backend does
     for (key, name, symbols), obj in zip(kernels, objects):
         t1 = time.perf_counter()
         try:
-            loader().load(key, obj, symbols)  # type: ignore[arg-type]
-        except BadObjectCode:  # dropped: the compilation this miss causes rebuilds the kernel
-            kernel_cache.drop(key)
+            native_code.engine().load(key, obj, symbols)  # type: ignore[arg-type]
+        except native_code.BadObjectCode:  # dropped: the compilation this miss causes rebuilds the kernel
+            native_code.drop(key)
             return None
         done.append((name, time.perf_counter() - t1 + setup))
         setup = 0.0

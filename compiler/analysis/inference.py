@@ -15,7 +15,7 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, SymbolRefAttr, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from daphnec.compiler.infer_io import infer_read
+from daphnec.compiler.analysis.infer_io import infer_read
 from daphnec.compiler.ir_walk import preorder
 from daphnec.dialects.attr_names import DECLARED_RESULTS_ATTR, MERGE_CAST_ATTR, OVERLOADS_ATTR
 from daphnec.dialects.calls import Overload, callees, choose_overload, overload_error, reachable_functions

@@ -1,4 +1,4 @@
-"""Kernel selectors for the io builtins (see compiler/kernel_select.py).
+"""Kernel selectors for the io builtins (see compiler/selection/table.py).
 
 The read kernel gets the inferred type baked in (value type, shape, dense or CSR, frame schema and labels); if the
 type is still unknown here, the file name was not a compile-time constant, which DAPHNE does not support either.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 
-from daphnec.compiler.kernel_spec import KernelSpec
+from daphnec.compiler.selection.spec import KernelSpec
 from daphnec.dialects.attr_names import DECLARED_TYPE_ATTR
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of

@@ -1,4 +1,4 @@
-"""Kernel selectors for the language core's ops whose kernel depends on types (see compiler/kernel_select.py).
+"""Kernel selectors for the language core's ops whose kernel depends on types (see compiler/selection/table.py).
 
 Element-wise ops and aggregations pick a kernel specialised per (kind, operand value type, result value type) from
 their runtime module, by the op class's `KIND` (and `AXIS`); casts pick a converter per source and target type; the
@@ -8,12 +8,11 @@ data generators pick the CSR builder when the result is typed `rep[sparse]`.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 
 from xdsl.ir import Operation
 
-from daphnec.compiler.kernel_spec import KernelSpec, known_vt, matrix_cast, scalar_cast, value_cast
-from daphnec.compiler.select_frame import is_frame_or_list_cast, select_frame_cast
+from daphnec.compiler.selection.frame import is_frame_or_list_cast, select_frame_cast
+from daphnec.compiler.selection.spec import KernelSpec, known_vt, matrix_cast, scalar_cast, value_cast
 from daphnec.dialects import ops
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
@@ -21,8 +20,7 @@ from daphnec.dialects.op_kinds import EW_BINARY, LOGICAL_KINDS
 from daphnec.dialects.types import FrameType, MatrixType, is_matrix, is_scalar, vt_name
 from daphnec.runtime import printing
 from daphnec.runtime.errors import DaphneRuntimeError
-from daphnec.runtime.frame import Frame
-from daphnec.runtime.kernels import agg, control, datagen, datagen_csr, ew_binary, ew_unary, indexing, meta, misc
+from daphnec.runtime.kernels import agg, control, datagen, datagen_csr, ew_binary, ew_unary, frame_ops, meta, misc
 
 
 def _sparse(t: object) -> bool:
@@ -56,25 +54,17 @@ def select_cast(op: ops.CastOp) -> KernelSpec:
     dvt = known_vt(op, dst) if not isinstance(dst, FrameType) else None
     if is_scalar(src) and is_scalar(dst):
         conv = scalar_cast(known_vt(op, src), dvt)  # type: ignore[arg-type]
-        return KernelSpec(conv or _identity, (None,), "cast")
+        return KernelSpec(conv or misc.identity, (None,), "cast")
     if is_matrix(src) and is_matrix(dst):
-        return KernelSpec(matrix_cast(known_vt(op, src), dvt) or _identity, (None,), "cast")  # type: ignore[arg-type]
+        return KernelSpec(matrix_cast(known_vt(op, src), dvt) or misc.identity, (None,), "cast")  # type: ignore[arg-type]
     if is_scalar(src) and is_matrix(dst):
         fill = functools.partial(datagen.fill, rows=1, cols=1, vt=dvt)
         return KernelSpec(fill, (scalar_cast(known_vt(op, src), dvt),), "as_matrix")  # type: ignore[arg-type]
     if is_matrix(src) and is_scalar(dst):
         conv = scalar_cast(known_vt(op, src), dvt)  # type: ignore[arg-type]
-        fn = meta.as_scalar if conv is None else _compose(conv, meta.as_scalar)
+        fn = meta.as_scalar if conv is None else functools.partial(meta.as_scalar, vt=dvt)
         return KernelSpec(fn, (None,), "as_scalar")
     raise CompileError(f"unsupported cast from {src} to {dst}", loc_of(op))
-
-
-def _identity(x: object) -> object:
-    return x
-
-
-def _compose(f: Callable[[object], object], g: Callable[[object], object]) -> Callable[[object], object]:
-    return lambda x: f(g(x))
 
 
 # --- element-wise and aggregation ----------------------------------------------------------------------------------
@@ -143,17 +133,13 @@ def select_rand(op: ops.RandMatrixOp) -> KernelSpec:
 
 def select_matrix_literal(op: ops.MatrixLiteralOp) -> KernelSpec:
     vt = known_vt(op, op.res.type)
-    n = len(op.elems)
-
-    def build(*args: object) -> object:
-        return datagen.matrix_from_values(list(args[:n]), args[n], args[n + 1], vt)
-
-    return KernelSpec(build, (*(value_cast(e.type, vt) for e in op.elems), None, None), "matrix_literal")
+    fn = functools.partial(datagen.matrix_literal, vt=vt)
+    return KernelSpec(fn, (*(value_cast(e.type, vt) for e in op.elems), None, None), "matrix_literal")
 
 
 def select_create_frame(op: ops.CreateFrameOp) -> KernelSpec:
-    n = len(op.cols)
-    return KernelSpec(lambda *a: Frame(list(a[:n]), list(a[n:])), (None,) * len(op.operands), "create_frame")
+    fn = functools.partial(frame_ops.create_frame, n_cols=len(op.cols))
+    return KernelSpec(fn, (None,) * len(op.operands), "create_frame")
 
 
 def select_type_of(op: ops.TypeOfOp) -> KernelSpec:
@@ -165,26 +151,3 @@ def select_type_of(op: ops.TypeOfOp) -> KernelSpec:
     if vt is not None:
         return KernelSpec(functools.partial(misc.type_of, vt=vt), (None,), "type_of")
     return KernelSpec(misc.type_of, (None,), "type_of")
-
-
-# --- indexing: the kernels take their selections as (lo, hi) ranges or positions ------------------------------------
-
-
-def slice_row(x: object, lo: object, hi: object) -> object:
-    return indexing.extract(x, (lo, hi), None)
-
-
-def slice_col(x: object, lo: object, hi: object) -> object:
-    return indexing.extract(x, None, (lo, hi))
-
-
-def extract_row(x: object, sel: object) -> object:
-    return indexing.extract(x, sel, None)
-
-
-def extract_col(x: object, sel: object) -> object:
-    return indexing.extract(x, None, sel)
-
-
-def insert(x: object, v: object, rl: object, rh: object, cl: object, ch: object) -> object:
-    return indexing.insert(x, (rl, rh), (cl, ch), v)

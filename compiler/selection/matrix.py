@@ -1,4 +1,4 @@
-"""Kernel selectors for the matrix builtins whose kernel depends on operand types (see compiler/kernel_select.py).
+"""Kernel selectors for the matrix builtins whose kernel depends on operand types (see compiler/selection/table.py).
 
 Ops with one kernel each are named in the kernel table; the families here pick a specialised kernel per
 (operation, operand value type, result value type) by the op class's `KIND` (and `AXIS`).
@@ -10,15 +10,16 @@ import functools
 
 from xdsl.ir import Operation
 
-from daphnec.compiler.kernel_spec import KernelSpec, known_vt, result_typed, value_cast
-from daphnec.compiler.select_frame import select_frame_bind
+from daphnec.compiler.analysis.sparsity import estimate
+from daphnec.compiler.selection.frame import select_frame_bind
+from daphnec.compiler.selection.spec import KernelSpec, known_vt, result_typed, value_cast
 from daphnec.dialects import ops_matrix as om
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.op_kinds import EW_BINARY
 from daphnec.dialects.types import FrameType, MatrixType, is_matrix
 from daphnec.runtime.errors import DaphneRuntimeError
-from daphnec.runtime.kernels import agg, cum_agg, datagen, datagen_csr, matmul, outer, reorg
+from daphnec.runtime.kernels import agg, cum_agg, datagen, datagen_csr, matmul, meta, outer, reorg
 
 
 def _need_matrices(op: Operation) -> None:
@@ -67,6 +68,11 @@ def select_bind(op: om.BindOp) -> KernelSpec:
     vt = known_vt(op, op.res.type)
     fn = reorg.cbind if isinstance(op, om.ColBindOp) else reorg.rbind
     return KernelSpec(fn, (value_cast(op.lhs.type, vt), value_cast(op.rhs.type, vt)), fn.__name__)
+
+
+def select_sparsity(op: om.SparsityOp) -> KernelSpec:
+    """`sparsity(X)` returns the compile-time estimate (compiler/analysis/sparsity.py)."""
+    return KernelSpec(functools.partial(meta.sparsity, estimate=estimate(op.operands[0])), (None,), "sparsity")
 
 
 def select_diag_matrix(op: om.DiagMatrixOp) -> KernelSpec:

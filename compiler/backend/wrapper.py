@@ -1,7 +1,11 @@
 """The Python side of a native pipeline kernel: generated wrapper code around its loaded entry points.
 
-    make_kernel(op, plan, addresses, object_key) -> runtime.vectorized.kernel.NativeKernel
+    make_kernel(op, plan, object_key) -> runtime.vectorized.kernel.NativeKernel
     NativeKernel.bind(python_body) -> PipelineBody(body, prepare, ...)
+
+The wrapper is Python source generated here and run by the runtime (`runtime.vectorized.kernel.wrapper_factory`,
+with the runtime's helpers: `all_ones`, `finite_check`), like host code: the kernel object holds the source and
+plain values, so a program restored from the whole-program cache rebuilds it without the compiler.
 
 `body(*row_blocks)` has the executor's contract (`runtime.vectorized.pipeline.run_pipeline`): one row block per
 input in, the block's results out. It checks that the blocks have the forms the kernel was compiled for (dtype,
@@ -27,56 +31,21 @@ unpickled dtype objects, which equal numpy's but are other objects.
 
 from __future__ import annotations
 
-import ctypes
+import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 
-import numpy as np
 from xdsl.ir import Operation, SSAValue
 
-from daphnec.compiler.kernel_select import select_kernel
 from daphnec.compiler.lowering import abi
 from daphnec.compiler.lowering.kernel_plan import InputSpec, KernelPlan, OutputSpec, Stage, stage_params
+from daphnec.compiler.selection.table import select_kernel
 from daphnec.dialects.ops import ConstantOp
 from daphnec.dialects.ops_pipeline import VectorizedPipelineOp
 from daphnec.dialects.value_types import DTYPES, FLOAT_VTS
-from daphnec.runtime.vectorized.kernel import NativeKernel
+from daphnec.runtime.vectorized.kernel import EntryPoint, NativeKernel, wrapper_factory
 
 _FALLBACK = "    return _py(*args)"
-
-
-def _finite_check() -> Callable[[np.ndarray], bool]:
-    """`np.isfinite(x).all()`, remembered for the last object (a broadcast vector is the same for every batch)."""
-    last: list[object] = [None, False]
-
-    def check(x: np.ndarray) -> bool:
-        if x is not last[0]:
-            last[0], last[1] = x, bool(np.isfinite(x).all())
-        return last[1]  # type: ignore[return-value]
-
-    return check
-
-
-_CSR_ALL_ONES = abi.CSR_ALL_ONES  # `_all_ones` is pickled by value into cached programs: it must not name `abi`
-
-
-def _all_ones(x: object) -> int:
-    """`abi.CSR_ALL_ONES` if every stored value of a float CSR matrix is 1.0 (the kernel then reads no values),
-    else 0.
-
-    Computed once per matrix and kept on it (run-time values are never mutated); a row block made by the executor
-    (`runtime.values.csr_rows`) asks the matrix it shares its arrays with, so a graph is scanned once, not once per
-    block and iteration."""
-    d = x.__dict__  # type: ignore[attr-defined]
-    flag = d.get("_daphne_ones")
-    if flag is None:
-        base = d.get("_daphne_base")
-        if base is not None:
-            flag = _all_ones(base)
-        else:
-            data = x.data  # type: ignore[attr-defined]
-            flag = _CSR_ALL_ONES if data.size and bool((data == 1.0).all()) else 0
-        d["_daphne_ones"] = flag
-    return flag
 
 
 def _input_checks(i: int, s: InputSpec, first: int) -> list[str]:
@@ -174,17 +143,25 @@ def _result(j: int, o: OutputSpec) -> str:
 
 class _Source:
     """Names of the values the generated wrapper handles: inputs a<i>, materialised operands m<i>, opaque results
-    q<i>, outputs o<i>; Python objects it needs are bound as globals."""
+    q<i>, outputs o<i>; the Python objects it needs are its constants (`bind`) and each stage's entry point is a
+    global of the wrapper (`entry`)."""
 
     def __init__(self, op: VectorizedPipelineOp, plan: KernelPlan):
         self.plan = plan
         self.names: dict[SSAValue, str] = {a: f"a{i}" for i, a in enumerate(op.body.block.args)}
         self.ns: dict[str, object] = {}
+        self.entries: dict[str, Stage] = {}
         self.lines: list[str] = []
 
     def bind(self, obj: object, prefix: str) -> str:
         name = f"_{prefix}{len(self.ns)}"
         self.ns[name] = obj
+        return name
+
+    def entry(self, stage: Stage) -> str:
+        """The global name of the stage's entry point (its ctypes function, bound by the runtime)."""
+        name = f"_fn_{stage.name}"
+        self.entries[name] = stage
         return name
 
     def stage(self, st: Stage, final: bool) -> None:
@@ -197,7 +174,7 @@ class _Source:
             self.lines.append(_alloc(name, o, self.bind(DTYPES[o.vt], "odt")))
             outs.append(name)
         call = _call_args(self.plan, st, _block_part, [self.names[v] for v in st.opaque_in] + outs)
-        fn = self.bind(st, "fn")  # the Stage is replaced by its ctypes function in make_kernel
+        fn = self.entry(st)
         self.lines += ["try:", f"    status = {fn}({call})", "except _ArgErr:", _FALLBACK, "if status:", _FALLBACK]
 
     def opaque(self, op: Operation) -> None:
@@ -222,9 +199,19 @@ class _Source:
         ]
 
 
-def wrapper_source(op: VectorizedPipelineOp, plan: KernelPlan) -> tuple[str, dict[str, object]]:
+@dataclass(frozen=True)
+class WrapperSource:
+    """A pipeline kernel's generated wrapper: its source, the constants it reads and its stages' entry points by
+    the global names the source calls them (`runtime.vectorized.kernel.wrapper_factory` runs it)."""
+
+    source: str
+    constants: dict[str, object]
+    entries: dict[str, Stage]
+
+
+def wrapper_source(op: VectorizedPipelineOp, plan: KernelPlan) -> WrapperSource:
     """Python source of `factory(_py) -> (body(*row_blocks), prepare or None)`, specialised for the plan (no per-call
-    loops), and the globals it binds (stage entries appear as their `Stage`, to be replaced by ctypes functions)."""
+    loops), with what it reads."""
     src = _Source(op, plan)
     params = ", ".join(f"a{i}" for i in range(len(plan.inputs)))
     first = next(i for i, s in enumerate(plan.inputs) if s.form in ("dense", "csr"))
@@ -242,10 +229,14 @@ def wrapper_source(op: VectorizedPipelineOp, plan: KernelPlan) -> tuple[str, dic
     src.lines.append(f"return ({''.join(_result(j, o) + ', ' for j, o in enumerate(plan.outputs))})")
     lines = ["def factory(_py):", f"    def body({params}):"] + ["        " + x for x in src.lines]
     if len(plan.stages) == 1 and not plan.opaque:
-        lines += ["    " + x for x in _prepare_source(plan, src.bind(plan.stages[0], "fn"), src.bind)]
+        lines += ["    " + x for x in _prepare_source(plan, src.entry(plan.stages[0]), src.bind)]
     else:
         lines.append("    prepare = None")
-    return "\n".join(lines + ["    return body, prepare", ""]), src.ns
+    for i, s in enumerate(plan.inputs):
+        if s.form != "scalar":
+            src.ns[f"_dt{i}"] = DTYPES[s.vt]
+    checks = [f"_fin{i} = _finite_check()" for i, s in enumerate(plan.inputs) if s.finite_check]
+    return WrapperSource("\n".join(checks + lines + ["    return body, prepare", ""]), src.ns, src.entries)
 
 
 def _preallocated(o: OutputSpec) -> bool:
@@ -304,10 +295,13 @@ def _prepare_source(plan: KernelPlan, fn: str, bind: Callable[[object, str], str
     return [f"def prepare(n{params}):"] + ["    " + x for x in body]
 
 
-def _entry(plan: KernelPlan, stage: Stage, address: int) -> object:
-    """The stage's Python-facing entry as a ctypes function (its prototype from the calling convention)."""
-    kinds = tuple(p.kind for p in stage_params(plan, stage))
-    return ctypes.CFUNCTYPE(abi.STATUS.ctype, *abi.ctypes_types(kinds))(address)
+def entry_points(plan: KernelPlan, wrapper: WrapperSource) -> tuple[EntryPoint, ...]:
+    """The stages' Python-facing entries as the runtime loads them (their prototypes from the calling convention)."""
+    out = []
+    for name, stage in wrapper.entries.items():
+        kinds = tuple(p.kind for p in stage_params(plan, stage))
+        out.append(EntryPoint(name, stage.name + abi.ENTRY_SUFFIX, abi.STATUS.ctype, tuple(abi.ctypes_types(kinds))))
+    return tuple(out)
 
 
 def entry_symbols(plan: KernelPlan) -> list[str]:
@@ -315,24 +309,9 @@ def entry_symbols(plan: KernelPlan) -> list[str]:
     return [st.name + abi.ENTRY_SUFFIX for st in plan.stages]
 
 
-def make_kernel(op: VectorizedPipelineOp, plan: KernelPlan, addresses: dict[str, int], object_key: str) -> NativeKernel:
-    """The runtime's kernel object: the generated wrapper bound to the entries at `addresses` (by symbol)."""
-    source, bound = wrapper_source(op, plan)
-    ns: dict[str, object] = {
-        "_nd": np.ndarray,
-        "_empty": np.empty,
-        "_ArgErr": ctypes.ArgumentError,
-        "_ones": _all_ones,
-        "_i32": np.dtype(np.int32),
-        "_i64": np.dtype(np.int64),
-    }
-    for name, obj in bound.items():
-        ns[name] = _entry(plan, obj, addresses[obj.name + abi.ENTRY_SUFFIX]) if isinstance(obj, Stage) else obj
-    for i, s in enumerate(plan.inputs):
-        if s.form != "scalar":
-            ns[f"_dt{i}"] = DTYPES[s.vt]
-        if s.finite_check:
-            ns[f"_fin{i}"] = _finite_check()
-    exec(compile(source, f"<kernel {plan.name}>", "exec"), ns)  # noqa: S102 - generated above
-    entries = tuple((sym, addresses[sym]) for sym in entry_symbols(plan))
-    return NativeKernel(plan.name, ns["factory"], object_key, entries)  # type: ignore[arg-type]
+def make_kernel(op: VectorizedPipelineOp, plan: KernelPlan, object_key: str) -> NativeKernel:
+    """The runtime's kernel object for a pipeline whose object code `object_key` is loaded: the generated wrapper,
+    run by the runtime (`wrapper_factory`) around the entries."""
+    wrapper = wrapper_source(op, plan)
+    make = functools.partial(wrapper_factory, plan.name, wrapper.source, wrapper.constants)
+    return NativeKernel(plan.name, object_key, entry_points(plan, wrapper), make)

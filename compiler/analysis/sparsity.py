@@ -1,4 +1,5 @@
-"""CSR matrices in the compiler: compile-time sparsity estimates and the kernels' side of the representation choice.
+"""Compile-time sparsity estimates of matrices (the kernels' side of the representation choice is
+compiler/selection/representations.py).
 
 **Estimates** (DAPHNE's sparsity inference, `DaphneInferSparsityOpInterface.cpp`): the sparsity of a matrix is its
 fraction of non-zeros, -1 when unknown. Sources: `rand` with a constant sparsity argument, `fill` with a constant
@@ -11,30 +12,21 @@ the argument's, `diagMatrix` the column's (1 if unknown) over n. Beyond DAPHNE, 
 ops, value-type casts and row and column slices keep their argument's estimate, so CSR survives them.
 Values merged by control flow keep an estimate only if every incoming one agrees; function parameters and results
 are unknown.
-
-**Kernels** (`meet_representations`, applied by `compiler.kernel_select.select_kernel`): the run-time object of a
-value always matches its IR type, so printing says `CSRMatrix` exactly when the type says `rep[sparse]`. Kernels
-with CSR paths (marked `csr` in the kernel table) get CSR operands as they are; every other kernel gets them
-densified. A result typed sparse is CSR (`rand`, `fill` and `diagMatrix` build it directly, kernels with CSR
-paths such as `lowerTri`/`upperTri` and `syrk` keep it, other kernels' dense results are converted), a result
-typed dense is densified.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import func, scf
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from daphnec.compiler.infer_io import read_sparsity
-from daphnec.compiler.kernel_spec import KernelSpec
+from daphnec.compiler.analysis.infer_io import read_sparsity
 from daphnec.dialects import ops
 from daphnec.dialects.attr_names import MERGE_CAST_ATTR
 from daphnec.dialects.op_kinds import EW_UNARY
 from daphnec.dialects.ops_io import ReadOp
-from daphnec.dialects.ops_matrix import DiagMatrixOp, MatMulOp, SparsityOp, SyrkOp, TriOp
+from daphnec.dialects.ops_matrix import DiagMatrixOp, MatMulOp, SyrkOp, TriOp
 from daphnec.dialects.types import MatrixType, vt_name
 from daphnec.dialects.value_types import NUMERIC_VTS
 from daphnec.runtime import values
@@ -294,59 +286,3 @@ def estimate(v: SSAValue) -> float:
     owner = v.owner
     f = enclosing_function(owner if isinstance(owner, Operation) else owner.parent_op())
     return SparsityEstimates(f).of(v) if f is not None else UNKNOWN
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# Kernels and representations
-# ---------------------------------------------------------------------------------------------------------------------
-
-
-def _densifying(fn: Callable[..., object], positions: Sequence[int]) -> Callable[..., object]:
-    """`fn` with its CSR operands at `positions` densified first (a kernel without a CSR path)."""
-    pos = frozenset(positions)
-
-    def kernel(*args: object) -> object:
-        return fn(*(values.as_dense(a) if i in pos else a for i, a in enumerate(args)))
-
-    return kernel
-
-
-def _to_csr_result(fn: Callable[..., object]) -> Callable[..., object]:
-    def kernel(*args: object) -> object:
-        return values.to_csr(fn(*args))
-
-    return kernel
-
-
-def _to_dense_result(fn: Callable[..., object]) -> Callable[..., object]:
-    def kernel(*args: object) -> object:
-        return values.as_dense(fn(*args))
-
-    return kernel
-
-
-def meet_representations(op: Operation, spec: KernelSpec, takes_csr: bool) -> KernelSpec:
-    """Make a kernel meet the representations in its op's types (see the module docstring); ops without sparse
-    operands or results keep their kernel unchanged."""
-    sparse_in = [i for i, v in enumerate(op.operands) if is_sparse_type(v.type)]
-    sparse_out = len(op.results) == 1 and is_sparse_type(op.results[0].type)
-    if not sparse_in and not sparse_out:
-        return spec
-    fn = spec.fn
-    if sparse_in and not takes_csr:
-        fn = _densifying(fn, sparse_in)
-    if sparse_out:
-        fn = _to_csr_result(fn)
-    elif takes_csr and len(op.results) == 1 and isinstance(op.results[0].type, MatrixType):
-        fn = _to_dense_result(fn)
-    return KernelSpec(fn, spec.arg_casts, spec.name)
-
-
-def select_sparsity(op: SparsityOp) -> KernelSpec:
-    """`sparsity(X)` returns the compile-time estimate; X itself is not looked at (DAPHNE folds it to a constant
-    when known, and its kernel returns -1 otherwise)."""
-    return KernelSpec(functools.partial(_constant, estimate(op.operands[0])), (None,), "sparsity")
-
-
-def _constant(value: float, _arg: object) -> float:
-    return value

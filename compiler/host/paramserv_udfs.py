@@ -2,7 +2,7 @@
 
 `paramserv(..., upd=f, agg=g)` calls f and g (and whatever they call) once per batch on each worker. In MPI mode
 the workers get them like distributed pipelines get their bodies: as IR text with source locations
-(`udf_module_text`), compiled on the worker by `compiler.shipped.compile_shipped_body`, whose result
+(`udf_module_text`), compiled on the worker by `compiler.host.shipped.compile_shipped_body`, whose result
 exposes every function by symbol. Pipelines inside these functions stay local (`distribute` skips them): a batch
 is small, and the worker is the distributed part already.
 """

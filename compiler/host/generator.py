@@ -1,12 +1,12 @@
 """Host code generation: every IR function becomes one Python function that calls runtime kernels.
 
 A tree-walking interpreter over xDSL objects costs microseconds per op; generated Python costs one call per op.
-Kernels are selected at compile time (`compiler.kernel_select`) and bound into the module's globals, constants are
+Kernels are selected at compile time (`compiler.selection.table`) and bound into the module's globals, constants are
 inlined as literals, casts that change nothing at run time are plain aliases, and structured control flow
 (`scf.if/for/while`) becomes Python `if`/`for`/`while`. Every generated line remembers the IR op it came from, so
 a run-time failure is reported at the DaphneDSL source location of the failing operation. A pipeline with a native
 kernel (`daphne.native_kernel`, written by `lower-pipeline-to-loops`) runs the loaded kernel of that symbol
-(`compiler.native` builds them), bound to its Python body as the fallback.
+(`compiler.backend.native` builds them), bound to its Python body as the fallback.
 
 Python limits how deep code may nest (20 statically nested loops, 100 indentation levels), DaphneDSL does not: a
 structured op nested `OUTLINE_DEPTH` deep in a function is outlined into a module-level function of its own, whose
@@ -25,11 +25,11 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
-from daphnec.compiler.free_values import free_values
-from daphnec.compiler.host_program import HostProgram
-from daphnec.compiler.kernel_select import is_noop_cast, select_kernel
+from daphnec.compiler.analysis.free_values import free_values
+from daphnec.compiler.host.paramserv_udfs import shipped_udfs
+from daphnec.compiler.host.program import HostProgram
 from daphnec.compiler.lowering.abi import kernel_symbol
-from daphnec.compiler.paramserv_udfs import shipped_udfs
+from daphnec.compiler.selection.table import is_noop_cast, select_kernel
 from daphnec.dialects.attr_names import CODEGEN_ATTR, ORDERED_ATTR
 from daphnec.dialects.errors import CompileError, Loc
 from daphnec.dialects.locations import loc_of
@@ -224,7 +224,8 @@ class HostCodegen:
     def _free_names(self, op: Operation) -> list[str]:
         """The generated names of the values defined outside `op` that ops inside it read (constants are literals
         and kernels globals: neither is passed). The free values of every op of the function are computed once, on
-        its first outlined op (`compiler/free_values.py`: walking each outlined op again is cubic in the nesting)."""
+        its first outlined op (`compiler/analysis/free_values.py`: walking each outlined op again is cubic in the
+        nesting)."""
         if self.free is None:
             assert self.function is not None
             self.free = free_values(self.function)
