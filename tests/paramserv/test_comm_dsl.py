@@ -95,8 +95,10 @@ def test_mpi_strategies_match_local(tmp_path: Path) -> None:
 
 
 FC = 'upd=m.fc_gradients, agg=m.sgd, hyperparams=createList(as.matrix(0.05)), freq="BATCH", epochs=2, batchsize=8'
-FC_DIFF = "print(sum(abs(M[0] - B[0])) + sum(abs(M[1] - B[1])) + sum(abs(M[2] - B[2])) + sum(abs(M[3] - B[3])) + " \
+FC_DIFF = (
+    "print(sum(abs(M[0] - B[0])) + sum(abs(M[1] - B[1])) + sum(abs(M[2] - B[2])) + sum(abs(M[3] - B[3])) + "
     "sum(abs(M[4] - B[4])) + sum(abs(M[5] - B[5])));"
+)
 
 
 def test_sufficient_factors_and_overlap_equal_bsp(tmp_path: Path) -> None:
