@@ -24,9 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from daphnec.runtime.scheduling.partitioning import SCHEMES
-from daphnec.runtime.scheduling.queues import LAYOUTS
-from daphnec.runtime.scheduling.victim_selection import STRATEGIES
+from daphnec.runtime.scheduling.config import LAYOUTS, SCHEMES, STRATEGIES  # not the scheduler: --help stays cheap
 
 # ---------------------------------------------------------------------------------------------------------------
 # Choices (DAPHNE's spellings)

@@ -352,10 +352,11 @@ def _silence_stdout() -> None:
 def _default_sigpipe() -> None:
     # Like a C++ program (DAPHNE), die quietly when stdout is a closed pipe (`daphnec s.daph | head`)
     # instead of raising BrokenPipeError somewhere inside the generated code.
+    # `_signal`, not `signal`: the latter builds its IntEnums at import (~1.5 ms of a cached run's start-up).
     try:
-        import signal
+        import _signal
 
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        _signal.signal(_signal.SIGPIPE, _signal.SIG_DFL)
     except (ImportError, AttributeError, ValueError, OSError):  # no SIGPIPE (Windows) or not the main thread
         pass
 

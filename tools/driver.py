@@ -5,8 +5,8 @@ It lives in `tools/` because it is the one place that joins the frontend, the co
 
 from __future__ import annotations
 
+import _thread
 import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -203,7 +203,7 @@ def run_bound(program: Program, inputs: list[object]) -> list[object]:
 DEEP_STACK_BYTES = 1 << 30
 """The compile thread's stack (virtual memory: only the pages a deep program touches are used)."""
 DEEP_RECURSION_LIMIT = 400_000
-_STACK_SIZE_LOCK = threading.Lock()
+_STACK_SIZE_LOCK = _thread.allocate_lock()  # `threading` is imported only to compile (start-up)
 
 
 def with_deep_stack(fn: Callable[[], T]) -> T:
@@ -219,6 +219,8 @@ def with_deep_stack(fn: Callable[[], T]) -> T:
             result.append(fn())
         except BaseException as e:  # noqa: BLE001 - re-raised on the calling thread
             error.append(e)
+
+    import threading
 
     from daphnec.runtime import recursion_limit
 
