@@ -191,7 +191,7 @@ def compile_program(gen: Generated, settings: Settings, progress: Progress) -> A
 def run_program(program: Any, gen: Generated, settings: Settings, progress: Progress) -> list[object]:
     from daphnec.tools.driver import configure_runtime, run_bound
 
-    configure_runtime(settings.config)  # every run: another context may have other knobs (costs ~10 us)
+    configure_runtime(settings.config, unless_current=True)  # another context may have other knobs
     progress.say("running")
     beat = progress.running()
     _STATS["runs"] += 1
