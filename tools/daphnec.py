@@ -536,6 +536,7 @@ def main(argv: list[str] | None = None) -> int:
         if p.values.get("distributed"):
             code = _run_distributed(p)
         else:
+            _warn_ranks_without_distributed()
             _pause_gc()
             code = _run(p)
     except KeyboardInterrupt:
@@ -544,6 +545,31 @@ def main(argv: list[str] | None = None) -> int:
         _resume_gc()
     _flush_stdout()
     return code
+
+
+def _mpi_rank_and_size() -> tuple[int, int] | None:
+    """This process's rank and the job's size when a process manager started it (mpich's hydra: PMI_RANK and
+    PMI_SIZE; Open MPI: OMPI_COMM_WORLD_*), read from the environment: no MPI is initialised for this."""
+    env = os.environ
+    for rank, size in (("PMI_RANK", "PMI_SIZE"), ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE")):
+        if rank in env and size in env:
+            try:
+                return int(env[rank]), int(env[size])
+            except ValueError:
+                return None
+    return None
+
+
+def _warn_ranks_without_distributed() -> None:
+    """`mpiexec -n 2 daphnec s.daph` without `--distributed`: every rank runs the whole script on its own and
+    prints everything once per rank. Almost always a forgotten flag, so rank 0 (only) says so."""
+    job = _mpi_rank_and_size()
+    if job is not None and job[0] == 0 and job[1] >= 2:
+        _err(
+            f"{PROG}: warning: started by mpiexec with {job[1]} ranks but without --distributed: every rank runs the "
+            f"whole script on its own (and prints everything {job[1]} times); add --distributed before the script "
+            "to run its pipelines on the ranks"
+        )
 
 
 def _sweep_dead_writers() -> None:
