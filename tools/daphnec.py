@@ -474,6 +474,7 @@ def _run(p: ParsedArgs) -> int:
         return _report_exception(e, debug, PASS_ERROR)
     _resume_gc()
     t_exec0 = time.perf_counter()
+    progress = _progress_line(program)
     try:
         program.run()
     except KeyboardInterrupt:
@@ -484,6 +485,9 @@ def _run(p: ParsedArgs) -> int:
         return 0
     except Exception as e:
         return _report_exception(e, debug, EXECUTION_ERROR)
+    finally:
+        if progress is not None:
+            progress.stop()
     t_end = time.perf_counter()
     _flush_stdout()
 
@@ -496,6 +500,19 @@ def _run(p: ParsedArgs) -> int:
     if cfg.timing:
         _err(timing_json(*timing_parts(t_comp0 - _T0, t_exec0 - t_comp0, timings, t_end - t_exec0)))
     return 0
+
+
+def _progress_line(program: object):  # noqa: ANN202 - a tools.progress.ProgressLine or None
+    """Start the progress line of a long run (tools/progress.py) if stderr is a terminal."""
+    if not sys.stderr.isatty():
+        return None
+    from daphnec.compiler.host.program import HOST_FILENAME
+    from daphnec.tools.progress import progress_line
+
+    line = progress_line(program.host.line_locs, HOST_FILENAME)  # type: ignore[attr-defined]
+    if line is not None:
+        line.start()
+    return line
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -97,6 +97,7 @@ _ENV_IGNORED = frozenset(
         "DAPHNEC_JIT_LOG",
         "DAPHNEC_PROGRAM_CACHE_LOG",
         "DAPHNEC_NO_PROGRAM_CACHE",
+        "DAPHNEC_PROGRESS_AFTER",  # the command line's progress line: not the program
     }
 )
 
