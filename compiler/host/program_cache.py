@@ -58,6 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from daphnec.compiler.host.program import HostProgram
+from daphnec.runtime import testing_hooks  # the progress line's threshold does not change the program
 from daphnec.runtime.cache_files import cache_root, read_entry, sha256, trusted_folder, write_entry
 
 FORMAT = "daphnec-program-3"
@@ -90,14 +91,13 @@ _RUNTIME_ONLY = frozenset(
         "enable_profiling",
     }
 )
-_ENV_IGNORED = frozenset(
+_ENV_IGNORED = frozenset({testing_hooks.PROGRESS_AFTER}) | frozenset(
     {
         "DAPHNEC_CACHE_DIR",
         "DAPHNEC_PROGRAM_CACHE_DIR",
         "DAPHNEC_JIT_LOG",
         "DAPHNEC_PROGRAM_CACHE_LOG",
         "DAPHNEC_NO_PROGRAM_CACHE",
-        "DAPHNEC_PROGRESS_AFTER",  # the command line's progress line: not the program
     }
 )
 
