@@ -125,6 +125,7 @@ def op_builder(cls: type) -> Build:
     def build(b: Builder, args: list[SSAValue], loc: Loc) -> SSAValue | None:
         return b.op(cls, args, loc)
 
+    build.op_class = cls  # type: ignore[attr-defined]  # for docs/builtins.md (tools/builtins_doc.py)
     return build
 
 
