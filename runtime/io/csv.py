@@ -343,6 +343,16 @@ def quote_if_needed(s: str) -> str:
     return s
 
 
+def loses_digits(values: object) -> bool:
+    """Whether writing these values (an array, or a CSR matrix's stored values) with `%f` drops digits: a finite
+    value with more than the 6 decimals DAPHNE's CSV keeps (reading the file back gives another number)."""
+    a = getattr(values, "data", values) if not isinstance(values, np.ndarray) else values
+    if not isinstance(a, np.ndarray) or a.dtype.kind != "f" or a.size == 0:
+        return False
+    finite = a[np.isfinite(a)]
+    return bool(finite.size) and bool(np.any(np.round(finite, 6) != finite))
+
+
 def _float_cells(a: np.ndarray) -> tuple[str, list]:
     vals = a.tolist()
     neg_nan = np.isnan(a) & np.signbit(a)

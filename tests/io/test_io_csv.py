@@ -233,3 +233,21 @@ def test_more_rows_than_the_meta_says_warns_once(tmp_path, path_kind, capsys) ->
     assert f"daphnec: warning: readMatrix: '{path}' has more rows than its .meta says (\"numRows\": 2)" in err
     csv.read_matrix(_file(tmp_path, "1\n2\n\n\n", "blank.csv"), 2, 1, "f64")  # trailing blank lines are no rows
     assert capsys.readouterr().err == ""
+
+
+def test_a_csv_write_that_loses_digits_notes_it_once(tmp_path, capsys, monkeypatch) -> None:
+    """CSV keeps 6 decimals (DAPHNE's format, unchanged: byte-identical files); a write that drops digits says so
+    once per run, pointing to the exact formats; exactly written values say nothing."""
+    from daphnec.runtime.kernels import io as io_kernels
+
+    monkeypatch.setattr(io_kernels, "_NOTED_LOST_DIGITS", [])
+    io_kernels.write(np.array([[0.5, 2.0], [-1.25, np.nan]]), str(tmp_path / "exact.csv"))
+    assert capsys.readouterr().err == ""
+    lossy = np.array([[1 / 3, 2.0]])
+    io_kernels.write(lossy, str(tmp_path / "a.csv"))
+    io_kernels.write(lossy, str(tmp_path / "b.csv"))
+    err = capsys.readouterr().err
+    assert err.count("daphnec: note:") == 1
+    assert "keeps 6 decimals per value (DAPHNE's CSV format)" in err and ".parquet or .dbdf" in err
+    assert (tmp_path / "a.csv").read_text() == "0.333333,2.000000\n"
+    assert csv.loses_digits(sp.csr_array(lossy)) and not csv.loses_digits(np.arange(3))
