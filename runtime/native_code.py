@@ -265,6 +265,10 @@ def log(event: str, name: str, seconds: float, waited: float | None = None) -> N
         extra = f" waited={waited * 1000:.3f}" if waited is not None else ""
         with _LOG_LOCK, open(path, "a") as f:
             f.write(f"{event} {name} {seconds * 1000:.3f}{extra}\n")
+    logs = sys.modules.get("daphnec.runtime.logs")  # DAPHNE's loggers, if the user config set them up
+    if logs is not None and logs.enabled():
+        logs.log("runtime", "error" if event == "error" else "debug", f"native kernel {name}: {event} in "
+                 f"{seconds * 1000:.1f} ms")  # fmt: skip
 
 
 def log_error(e: BaseException) -> None:

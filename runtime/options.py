@@ -342,7 +342,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("daphnedsl_import_paths", "paths", {}, json=True,
            help="Directories searched for `import`; `default_dirs` after the importing script's own folder"),
     Option("logging", "logging", (), json=True, help="DAPHNE's loggers and `log-level-limit` (spdlog)"),
-    Option("log_level_limit", "str", "off", help="Set by the `log-level-limit` entry of `logging`"),
+    Option("log_level_limit", "str", "", help="Set by the `log-level-limit` entry of `logging` (empty: no limit)"),
     Option("args", "dict", {}, help="The script arguments (name -> DaphneDSL literal text), from the command line"),
     Option("kernel_catalog", "dict", (), help="The kernels of the --kernel-ext catalog (runtime/kernel_catalog.py)"),
 )  # fmt: skip

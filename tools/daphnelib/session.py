@@ -267,7 +267,7 @@ def compute(
 def _print_timing(generate: float, compile_wall: float, timings: dict[str, float], execution: float) -> None:
     """`timing=True`: `--timing`'s JSON line on stderr for this `compute()`: generating the program is its start-up,
     parsing and compilation are zero when the program came from the cache."""
-    from daphnec.tools.daphnec import timing_json, timing_parts
+    from daphnec.tools.timing import timing_json, timing_parts
 
     sys.stdout.flush()
     sys.stderr.write(timing_json(*timing_parts(generate, compile_wall, timings, execution)) + "\n")
