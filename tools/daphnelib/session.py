@@ -298,3 +298,33 @@ def writable(a: Any) -> Any:
         except ValueError:
             pass
     return a
+
+
+def inferred_matrix_type(root: Node, settings: Settings) -> tuple[int, int, str | None] | None:
+    """The rows, columns (-1: unknown) and value type the compiler infers for matrix `root`, without running it:
+    the type of what the generated program saves, in the compiled IR (the compile is cached like `compute()`'s).
+    None if the program has no such value (or its IR is not kept)."""
+    from daphnec.dialects.ops_daphnelib import SaveDaphneLibResultOp
+    from daphnec.dialects.types import MatrixType
+
+    with _LOCK:
+        gen = generate(root, "shared memory", tmpdir)
+        program = compile_program(gen, settings, Progress(False))
+    module = getattr(program, "module", None)
+    if module is None:
+        return None
+    for op in module.walk():
+        if isinstance(op, SaveDaphneLibResultOp) and isinstance(op.arg.type, MatrixType):
+            rows, cols = op.arg.type.shape
+            vt = _vt_name(op.arg.type.element_type)
+            return rows, cols, vt
+    return None
+
+
+def _vt_name(element_type: Any) -> str | None:
+    from daphnec.dialects.types import vt_name
+
+    try:
+        return vt_name(element_type)
+    except Exception:  # noqa: BLE001 - an unknown value type
+        return None
