@@ -259,16 +259,24 @@ def _set_once(p: ParsedArgs, o: Option, value: object) -> None:
     p.given.add(o.dest)
 
 
+def _option_hint(arg: str) -> str:
+    """For a daphnec option given after the script (where every argument is a script argument, as in DAPHNE)."""
+    if arg.startswith("-") and _BY_NAME.get(arg.lstrip("-").partition("=")[0]) is not None:
+        return f" ('{arg}' is a daphnec option: options go before the script, `{PROG} {arg} script.daph`)"
+    return ""
+
+
 def parse_script_args(pairs: list[str], into: dict[str, str]) -> None:
     """DAPHNE's parseScriptArgs, plus daphnec's check that the name is an identifier."""
     for pair in pairs:
         name, eq, value = pair.partition("=")
         if not eq:
-            raise UsageError(f"script arguments must be specified as name=value, but found '{pair}'")
+            hint = _option_hint(pair)
+            raise UsageError(f"script arguments must be specified as name=value, but found '{pair}'{hint}")
         if not name:
             raise UsageError(f"script argument '{pair}' has an empty name")
         if not name.isidentifier() or not name.isascii():
-            raise UsageError(f"script argument name '{name}' in '{pair}' is not a valid identifier")
+            raise UsageError(f"script argument name '{name}' in '{pair}' is not a valid identifier{_option_hint(pair)}")
         if name in into:
             raise UsageError(f"script argument: '{name}' was provided more than once")
         into[name] = value
