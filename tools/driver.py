@@ -93,14 +93,19 @@ def configure_runtime(config: DaphneConfig, unless_current: bool = False) -> Non
 
         statistics.ENABLED = statistics.ENABLED or config.statistics
         statistics.PARAMSERV_TABLES = True  # paramserv prints its per-epoch table of every call
-    if config.logging or "daphnec.runtime.logs" in sys.modules:  # DAPHNE's loggers (runtime/logs.py)
-        from daphnec.runtime import logs
-
-        logs.configure(config.logging, config.log_level_limit)
+    configure_logging(config)
     if config.use_distributed:  # the workers' local schedulers get these very flags (runtime/distributed)
         from daphnec.runtime.distributed.launch import ship_config
 
         ship_config(config.to_dict())
+
+
+def configure_logging(config: DaphneConfig) -> None:
+    """DAPHNE's loggers of the user config's `logging` key (runtime/logs.py; nothing is imported without it)."""
+    if config.logging or "daphnec.runtime.logs" in sys.modules:
+        from daphnec.runtime import logs
+
+        logs.configure(config.logging, config.log_level_limit)
 
 
 def configure_object_cache(config: DaphneConfig) -> None:
@@ -269,7 +274,7 @@ def _compile(
     from daphnec.dialects import make_context
 
     def build() -> Program:
-        configure_runtime(config)  # first: DAPHNE's loggers log the compilation too
+        configure_logging(config)  # first: DAPHNE's loggers log the compilation too
         t0 = time.perf_counter()
         module = parse_to_ir(path, script_args, config, sources, text)
         t1 = time.perf_counter()
@@ -280,6 +285,7 @@ def _compile(
             pm.trace = _pass_logger(pm.trace)
         pm.run_stages(module, HOST_STAGES)
         host = generate_host(module, compile_kernels(module, pm))  # the kernel stages, then the JIT
+        configure_runtime(config)
         timings["compilation_seconds"] = time.perf_counter() - t1
         _log("default", "info", f"{path}: compiled in {timings['compilation_seconds']:.3f} s")
         return Program(module, host)
