@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -17,16 +18,19 @@ def _blocks(kind: str) -> list[str]:
 
 def test_the_pandas_example_writes_what_the_page_shows(tmp_path: Path) -> None:
     example = next(b for b in _blocks("python") if "from_pandas(df).write" in b)
-    res = subprocess.run([sys.executable, "-c", example], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    env = {**os.environ, "TMPDIR": str(tmp_path)}  # the example's tempfile.mkdtemp() folder lands here
+    res = subprocess.run([sys.executable, "-c", example], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                         env=env)  # fmt: skip
     assert res.returncode == 0, res.stderr
+    (written,) = tmp_path.glob("*/people.csv")
     texts, jsons = _blocks("text"), _blocks("json")
-    assert (tmp_path / "people.csv").read_text() in texts
-    assert (tmp_path / "people.csv.meta").read_text() in [j.rstrip("\n") for j in jsons]
+    assert written.read_text() in texts
+    assert (written.parent / "people.csv.meta").read_text() in [j.rstrip("\n") for j in jsons]
     script = next(b for b in _blocks("daphne") if "people.csv" in b)
-    (tmp_path / "read.daph").write_text(script)
+    (written.parent / "read.daph").write_text(script)
     run = subprocess.run(
-        [sys.executable, "-m", "daphnec.tools.daphnec", "read.daph"], cwd=tmp_path, capture_output=True, text=True,
-        timeout=300,
+        [sys.executable, "-m", "daphnec.tools.daphnec", "read.daph"], cwd=written.parent, capture_output=True,
+        text=True, timeout=300,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert run.stdout in texts
