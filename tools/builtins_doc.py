@@ -120,18 +120,17 @@ def _description(name: str, b: object) -> str:
         return DESCRIPTIONS[name]
     if name.startswith("outer"):
         return f"The outer `{name[5:].lower()}` of a column `lhs` (m x 1) and a row `rhs` (1 x n): an m x n matrix."
-    for r in EW_UNARY.values():
-        if r.builtin == name:
-            return f"Element-wise `{name}` of a matrix (each cell) or a scalar."
-    for r in EW_BINARY.values():
-        if r.function == name:
-            return f"Element-wise `{name}` of two matrices, a matrix and a scalar (broadcast), or two scalars."
-    for r in AGGREGATIONS.values():
-        if r.builtin == name:
-            return f"`{name}` of all cells (a scalar), of each row (`axis=0`, a column) or each column (`axis=1`)."
-    for r in CUM_AGGREGATIONS.values():
-        if r.builtin == name:
-            return f"Cumulative `{name}` down each column."
+    families = (
+        ({r.builtin for r in EW_UNARY.values()}, "Element-wise `{}` of a matrix (each cell) or a scalar."),
+        ({r.function for r in EW_BINARY.values()}, "Element-wise `{}` of two matrices, a matrix and a scalar "
+         "(broadcast), or two scalars."),
+        ({r.builtin for r in AGGREGATIONS.values()}, "`{}` of all cells (a scalar), of each row (`axis=0`, a column) "
+         "or each column (`axis=1`)."),
+        ({r.builtin for r in CUM_AGGREGATIONS.values()}, "Cumulative `{}` down each column."),
+    )  # fmt: skip
+    for names, text in families:  # the kind records of dialects/op_kinds.py
+        if name in names:
+            return text.format(name)
     cls = getattr(b.build, "op_class", None)  # type: ignore[attr-defined]
     text = _first_sentence(cls.__doc__ if cls is not None else b.build.__doc__)  # type: ignore[attr-defined]
     return text.replace("|", "\\|")
