@@ -24,9 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from daphnec.runtime.scheduling.partitioning import SCHEMES
-from daphnec.runtime.scheduling.queues import LAYOUTS
-from daphnec.runtime.scheduling.victim_selection import STRATEGIES
+from daphnec.runtime.scheduling.config import LAYOUTS, SCHEMES, STRATEGIES  # not the scheduler: --help stays cheap
 
 # ---------------------------------------------------------------------------------------------------------------
 # Choices (DAPHNE's spellings)
@@ -344,7 +342,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("daphnedsl_import_paths", "paths", {}, json=True,
            help="Directories searched for `import`; `default_dirs` after the importing script's own folder"),
     Option("logging", "logging", (), json=True, help="DAPHNE's loggers and `log-level-limit` (spdlog)"),
-    Option("log_level_limit", "str", "off", help="Set by the `log-level-limit` entry of `logging`"),
+    Option("log_level_limit", "str", "", help="Set by the `log-level-limit` entry of `logging` (empty: no limit)"),
     Option("args", "dict", {}, help="The script arguments (name -> DaphneDSL literal text), from the command line"),
     Option("kernel_catalog", "dict", (), help="The kernels of the --kernel-ext catalog (runtime/kernel_catalog.py)"),
 )  # fmt: skip

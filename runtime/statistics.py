@@ -144,3 +144,11 @@ def report() -> str:
 def _body_name(body: object) -> str:
     """A pipeline body's name: its native kernel's (`PipelineBody.key`) or the generated Python function's."""
     return str(getattr(body, "key", None) or getattr(body, "__name__", "body"))
+
+
+def take_report() -> str:
+    """`report()`, then forget what was recorded (the Python API prints one table per `compute()`)."""
+    text = report()
+    with _LOCK:
+        _STATS.clear()
+    return text

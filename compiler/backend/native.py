@@ -207,6 +207,7 @@ def _kernel(job: KernelJob, lower: Callable[[], ModuleOp], background: bool, t0:
         return known
 
     def build() -> NativeKernel:
+        t_build = time.perf_counter()  # queued since t0 (behind other kernels, or the GIL of a compiling thread)
         key = jit.object_key(job.text)
         started: list[float] = []
 
@@ -216,7 +217,8 @@ def _kernel(job: KernelJob, lower: Callable[[], ModuleOp], background: bool, t0:
 
         native_code.obtain(key, job.symbols, compile_object)
         kernel = _KERNELS[job.name] = job.make(key)
-        log("compiled" if started else "loaded", job.name, time.perf_counter() - (started[0] if started else t0))
+        done = time.perf_counter()
+        log("compiled" if started else "loaded", job.name, done - (started[0] if started else t_build), t_build - t0)
         return kernel
 
     if not background:
