@@ -70,13 +70,13 @@ def lm_cg(X, y, icpt, maxi):
 
 
 def pca(X, K, scale):
-    n, m = X.shape
+    n = X.shape[0]
     X = X - X.mean(axis=0, keepdims=True)
     if scale:
         X = X / np.maximum(X.std(axis=0, keepdims=True), 1e-12)
     C = (X.T @ X) / (n - 1)
-    _, vecs = np.linalg.eigh(C)
-    V = vecs[:, m - K :][:, ::-1]
+    vals, vecs = np.linalg.eig(C)
+    V = np.real(vecs)[:, np.argsort(-np.real(vals), kind="stable")[:K]]
     return np.sum(np.abs(X @ V), axis=0, keepdims=True)
 
 
