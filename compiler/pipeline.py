@@ -162,6 +162,8 @@ class PassManager:
     """Pipeline options in force (see `pipeline_options`)."""
     pass_args: dict[str, dict[str, object]] = field(default_factory=dict)
     """Keyword arguments per pass name (see `pipeline_options`)."""
+    verified: dict[Operation, tuple] = field(default_factory=dict, repr=False, compare=False)
+    """The ops that verified after an earlier pass, with their signatures (`compiler.verify`'s memo)."""
 
     @classmethod
     def for_config(cls, ctx: Context, config: object, explain: frozenset[str] = frozenset()) -> PassManager:
@@ -175,7 +177,7 @@ class PassManager:
         try:
             p.apply(self.ctx, module)
             if self.verify_each:
-                verify_module(module)  # module.verify(), linear in the IR (compiler/verify.py)
+                verify_module(module, self.verified)  # module.verify(), linear, memoized (compiler/verify.py)
         except DaphneError:
             raise
         except (VerifyException, DiagnosticException) as e:
