@@ -341,9 +341,12 @@ def write_script_inputs(data: dict[str, object], folder: Path) -> tuple[dict[str
     return paths, arrays
 
 
-def bench_script(name: str, sc, scale: float, repeat: int, folder: Path, configs: dict[str, list[str]]):
-    """One library-style script: numpy in-process, each daphnec configuration and the pyarrow + numpy peer process,
-    in interleaved rounds; round 0 (untimed) runs with a cold program cache and gives the first-run compile time."""
+def bench_script(
+    name: str, sc, scale: float, repeat: int, folder: Path, configs: dict[str, list[str]], before: str = ""
+) -> dict[str, object]:
+    """One library-style script: numpy in-process, each daphnec configuration (`before ...`: of the installation
+    whose python is `before`) and the pyarrow + numpy peer process, in interleaved rounds; round 0 (untimed) runs
+    with nothing cached and gives the cold compile time."""
     from daphnec.runtime.kernels.io import read_matrix
 
     rng = np.random.default_rng(sum(name.encode()))
@@ -368,13 +371,17 @@ def bench_script(name: str, sc, scale: float, repeat: int, folder: Path, configs
         for cfg, flags in configs.items():
             if round_ and res[cfg] and "failed" in res[cfg][0]:
                 continue
+            py = before if cfg.startswith("before") else ""
             try:
-                run = run_daphnec(sc.flags + flags, SCRIPTS_DIR / sc.script, args, env=None if round_ else cold)
+                run = run_daphnec(sc.flags + flags, SCRIPTS_DIR / sc.script, args, py, None if round_ else cold)
                 if round_ == 1:  # a program-cache miss (one more, unused, argument) with the kernels cached
-                    first = run_daphnec(sc.flags + flags, SCRIPTS_DIR / sc.script, {**args, "nonce": time.time_ns()})
+                    nonce = {**args, "nonce": time.time_ns()}
+                    first = run_daphnec(sc.flags + flags, SCRIPTS_DIR / sc.script, nonce, py)
                     t = first["timing"]
                     res["first compile"][cfg] = (
-                        res["first compile"][cfg], t.get("parsing_seconds", 0) + t.get("compilation_seconds", 0))
+                        res["first compile"][cfg],
+                        t.get("parsing_seconds", 0) + t.get("compilation_seconds", 0),
+                    )
             except RuntimeError as e:
                 res[cfg] = [{"failed": str(e).splitlines()[-1].replace(f"{ROOT}/", "")}]
                 continue
@@ -386,7 +393,7 @@ def bench_script(name: str, sc, scale: float, repeat: int, folder: Path, configs
                 res["first compile"][cfg] = t.get("parsing_seconds", 0) + t.get("compilation_seconds", 0)
                 for cache in folder.glob("cold-cache*"):
                     shutil.rmtree(cache, ignore_errors=True)
-                run_daphnec(sc.flags + flags, SCRIPTS_DIR / sc.script, args)  # fills this user's caches
+                run_daphnec(sc.flags + flags, SCRIPTS_DIR / sc.script, args, py)  # fills this user's caches
     return res
 
 
@@ -453,8 +460,12 @@ def main() -> None:
     ap.add_argument("--json", default="", help="also write the raw measurements to this file")
     ap.add_argument("--before", default="", help="another installation's python: its plain and 2-thread runs too")
     ap.add_argument("--configs", default="", help="comma-separated configurations (plain, vec 1T, vec 2T); default all")
-    ap.add_argument("--suite", choices=("classic", "scripts"), default="classic",
-                    help="classic: bench/algorithms/*.daph on .dbdf; scripts: the library-style bench/scripts/")
+    ap.add_argument(
+        "--suite",
+        choices=("classic", "scripts"),
+        default="classic",
+        help="classic: bench/algorithms/*.daph on .dbdf; scripts: the library-style bench/scripts/",
+    )
     a = ap.parse_args()
     if a.suite == "scripts":
         return main_scripts(a)
@@ -484,16 +495,19 @@ def main_scripts(a: argparse.Namespace) -> None:
     from script_steps import SCRIPTS
 
     names = [n for n in (a.only.split(",") if a.only else SCRIPTS) if n]
-    configs = {c: f for c, f in CONFIGS.items() if not a.configs or c in a.configs.split(",")}
+    configs = configs_of(a.before, a.configs)
     print(f"scale {a.scale}, best of {a.repeat}; kernel = now() around the call; numpy/x, peer/x > 1: daphnec faster")
-    print("| script | run | kernel ms | numpy/x | plain/x | whole s | peer/x | compile s cold / new / cached | max rel err |")
+    print(
+        "| script | run | kernel ms | numpy/x | plain/x | whole s | peer/x | compile s cold / new / cached "
+        "| max rel err |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|---|---|")
     raw = {}
     for name in names:
         folder = Path(a.keep or tempfile.mkdtemp(prefix="daphnec-scripts-"))
         folder.mkdir(parents=True, exist_ok=True)
         try:
-            raw[name] = bench_script(name, SCRIPTS[name], a.scale, a.repeat, folder, configs)
+            raw[name] = bench_script(name, SCRIPTS[name], a.scale, a.repeat, folder, configs, a.before)
             print("\n".join(summarise_script(name, raw[name], SCRIPTS[name].rtol)), flush=True)
         finally:
             if not a.keep:

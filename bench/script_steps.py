@@ -84,10 +84,9 @@ def pagerank(G, maxi):
     n = G.shape[0]
     w = 1.0 / np.maximum(np.asarray(G.sum(axis=1)).reshape(n, 1), 1.0)
     p = np.full((n, 1), 1.0 / n)
-    GT = G.T.tocsr()  # DAPHNE's t(G) of a CSR matrix is a CSR matrix
     i, delta = 0, 1.0 + 1e-12
     while i < maxi and delta > 1e-12:
-        q = 0.85 * (GT @ (w * p)) + 0.15 / n
+        q = 0.85 * (G.T @ (w * p)) + 0.15 / n  # scipy's G.T is a CSC view: no copy
         delta = np.sum(np.abs(q - p))
         p = q
         i += 1
@@ -257,7 +256,7 @@ def _classes(rng, n, d, k):
 
 def _binned(rng, n, d, nbins):
     X = rng.integers(0, nbins, (n, d)).astype(np.float64)
-    y = ((X[:, :1] > nbins / 2) * 2.0 + (X[:, 1:2] < 3) * 1.5 + X[:, 2:3] * 0.1 + 0.3 * rng.standard_normal((n, 1)))
+    y = (X[:, :1] > nbins / 2) * 2.0 + (X[:, 1:2] < 3) * 1.5 + X[:, 2:3] * 0.1 + 0.3 * rng.standard_normal((n, 1))
     return {"X": X, "y": y}
 
 
@@ -298,28 +297,44 @@ SCRIPTS: dict[str, Script] = {
     "lmCG icpt=2": Script(
         "lm_cg.daph", lambda r, s: _regression(r, _rows(100_000, s), 50), lm_cg, {"icpt": 2, "maxi": 20}, rtol=1e-6
     ),
-    "PCA": Script("pca.daph", lambda r, s: {"X": r.random((_rows(100_000, s), 50))}, pca, {"K": 5, "scale": False},
-                  rtol=1e-6),
-    "PCA scaled": Script("pca.daph", lambda r, s: {"X": r.random((_rows(100_000, s), 50))}, pca,
-                         {"K": 5, "scale": True}, rtol=1e-6),
-    "PageRank": Script("pagerank.daph", lambda r, s: _graph(0.25 * s), pagerank, {"maxi": 30},
-                       ["--select-matrix-repr"]),
-    "components": Script("components.daph", lambda r, s: _graph(0.25 * s), components, {}, ["--select-matrix-repr"],
-                         rtol=0.0),
+    "PCA": Script(
+        "pca.daph", lambda r, s: {"X": r.random((_rows(100_000, s), 50))}, pca, {"K": 5, "scale": False}, rtol=1e-6
+    ),
+    "PCA scaled": Script(
+        "pca.daph", lambda r, s: {"X": r.random((_rows(100_000, s), 50))}, pca, {"K": 5, "scale": True}, rtol=1e-6
+    ),
+    "PageRank": Script(
+        "pagerank.daph", lambda r, s: _graph(0.25 * s), pagerank, {"maxi": 30}, ["--select-matrix-repr"]
+    ),
+    "components": Script(
+        "components.daph", lambda r, s: _graph(0.25 * s), components, {}, ["--select-matrix-repr"], rtol=0.0
+    ),
     "GNMF": Script(
         "gnmf.daph",
-        lambda r, s: {"X": r.random((_rows(10_000, s), 300)), "W": r.random((_rows(10_000, s), 20)),
-                      "H": r.random((20, 300))},
+        lambda r, s: {
+            "X": r.random((_rows(10_000, s), 300)),
+            "W": r.random((_rows(10_000, s), 20)),
+            "H": r.random((20, 300)),
+        },
         gnmf,
         {"maxi": 20},
         rtol=1e-6,
     ),
-    "multiLogReg": Script("multilogreg.daph", lambda r, s: _classes(r, _rows(100_000, s), 20, 5), multilogreg,
-                          {"k": 5, "maxi": 30}),
-    "decisionTree": Script("decision_tree.daph", lambda r, s: _binned(r, _rows(50_000, s), 10, 16), decision_tree,
-                           {"depth": 5, "nbins": 16}),
-    "randomForest": Script("random_forest.daph", lambda r, s: _forest(r, _rows(20_000, s), 10, 16, 8),
-                           random_forest, {"depth": 4, "nbins": 16}),
+    "multiLogReg": Script(
+        "multilogreg.daph", lambda r, s: _classes(r, _rows(100_000, s), 20, 5), multilogreg, {"k": 5, "maxi": 30}
+    ),
+    "decisionTree": Script(
+        "decision_tree.daph",
+        lambda r, s: _binned(r, _rows(50_000, s), 10, 16),
+        decision_tree,
+        {"depth": 5, "nbins": 16},
+    ),
+    "randomForest": Script(
+        "random_forest.daph",
+        lambda r, s: _forest(r, _rows(20_000, s), 10, 16, 8),
+        random_forest,
+        {"depth": 4, "nbins": 16},
+    ),
     "RDP": Script("rdp.daph", lambda r, s: _polyline(r, _rows(100_000, s)), rdp, {"eps": 20.0}, rtol=0.0),
     "VW": Script("vw.daph", lambda r, s: _polyline(r, _rows(10_000, s)), vw, {"k": 500}, rtol=0.0),
 }

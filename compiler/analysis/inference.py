@@ -106,6 +106,12 @@ def insert_merge_cast(v: SSAValue, t: Attribute, before: Operation) -> SSAValue:
     return cast.res
 
 
+def _refined(declared: Attribute, given: Attribute) -> Attribute:
+    """A declared `matrix<vt>` type refined by a value of that value type: its shape, sparsity, representation."""
+    same = isinstance(declared, MatrixType) and isinstance(given, MatrixType)
+    return given if same and given.element_type == declared.element_type else declared
+
+
 def _merged_source(v: SSAValue) -> SSAValue:
     """The value a merge cast (a coercion to a declared or joined type) was made from, else `v`."""
     owner = v.owner
@@ -125,6 +131,8 @@ class Inference:
         self.specializations: dict[tuple[str, tuple[Attribute, ...], Constants], func.FuncOp] = {}
         self.constant_clones: dict[str, int] = {}
         self.property_clones: dict[str, int] = {}
+        self.property_specs: set[func.FuncOp] = set()
+        """The clones made for call sites' matrix properties (their declared results are refined the same way)."""
         """Typed functions cloned for their call sites' matrix properties, and how many clones each has."""
         self.in_progress: set[str] = set()
         self.inferred: set[str] = set()
@@ -170,6 +178,8 @@ class Inference:
         if isinstance(ret, func.ReturnOp):
             declared = f.attributes.get(DECLARED_RESULTS_ATTR) is not None
             if declared:
+                if f in self.property_specs:  # a clone for known properties returns what its body computes
+                    outputs = [_refined(o, v.type) for o, v in zip(outputs, ret.arguments)]
                 new_args = [coerce(v, t, ret) for v, t in zip(ret.arguments, outputs)]
                 ret.operands = new_args
             else:
@@ -179,7 +189,11 @@ class Inference:
         f.function_type = FunctionType.from_lists(inputs, outputs)
 
     def _specialization(
-        self, callee: func.FuncOp, arg_types: tuple[Attribute, ...], consts: Constants = ()
+        self,
+        callee: func.FuncOp,
+        arg_types: tuple[Attribute, ...],
+        consts: Constants = (),
+        property_clone: bool = False,
     ) -> func.FuncOp:
         """The clone of `callee` for these argument types, with the constant arguments `consts` ((position,
         value) pairs) inlined into its body."""
@@ -204,6 +218,8 @@ class Inference:
         else:
             self.functions()[spec.sym_name.data] = spec
         self.specializations[key] = spec
+        if property_clone:
+            self.property_specs.add(spec)
         self.infer_function(spec)
         return spec
 
@@ -225,6 +241,10 @@ class Inference:
         self.constant_clones[callee.sym_name.data] = self.constant_clones.get(callee.sym_name.data, 0) + 1
         return consts
 
+    def _property_specialization(self, callee: func.FuncOp, types: tuple[Attribute, ...]) -> func.FuncOp:
+        """The clone of a typed function for its call sites' matrix properties (see `_refined_types`)."""
+        return self._specialization(callee, types, property_clone=True)
+
     def _refined_types(self, callee: func.FuncOp, arg_types: tuple[Attribute, ...]) -> tuple[Attribute, ...] | None:
         """Parameter types of a typed function refined by a call site: a `matrix<vt>` parameter given a matrix of
         that value type takes the argument's shape, sparsity and representation (a declared type names the value
@@ -239,10 +259,7 @@ class Inference:
         if name in self.in_progress or self.property_clones.get(name, 0) >= _MAX_PROPERTY_CLONES:
             return None
         declared = tuple(callee.function_type.inputs.data)
-        refined = tuple(
-            a if isinstance(p, MatrixType) and isinstance(a, MatrixType) and a.element_type == p.element_type else p
-            for p, a in zip(declared, arg_types)
-        )
+        refined = tuple(_refined(p, a) for p, a in zip(declared, arg_types))
         if refined == declared:
             return None
         if (name, refined, ()) not in self.specializations:
@@ -251,20 +268,26 @@ class Inference:
 
     def _drop_unused_generics(self) -> None:
         """Remove generic functions no specialized code calls (their clones took over), and typed functions whose
-        every call now goes to a clone with inlined constants."""
-        self._functions = None  # module order
-        used: set[str] = set()
-        for f in self.functions().values():
-            if is_generic(f):
-                continue
-            for op in preorder(f):  # xDSL's walk is quadratic in the nesting depth (compiler/ir_walk.py)
-                used.update(callees(op))
-        for f in list(self.functions().values()):
-            name = f.sym_name.data
-            cloned = (name in self.constant_clones or name in self.property_clones) and name != "main"
-            if (is_generic(f) or cloned) and name not in used:
-                f.detach()
-                f.erase()
+        every call now goes to a clone (with inlined constants, or for the call sites' matrix properties); repeated,
+        since a dropped function may have been the last caller of another."""
+        while True:
+            self._functions = None  # module order
+            used: set[str] = set()
+            for f in self.functions().values():
+                if is_generic(f):
+                    continue
+                for op in preorder(f):  # xDSL's walk is quadratic in the nesting depth (compiler/ir_walk.py)
+                    used.update(callees(op))
+            dropped = False
+            for f in list(self.functions().values()):
+                name = f.sym_name.data
+                cloned = (name in self.constant_clones or name in self.property_clones) and name != "main"
+                if (is_generic(f) or cloned) and name not in used:
+                    f.detach()
+                    f.erase()
+                    dropped = True
+            if not dropped:
+                break
         self._functions = None
 
     # -- blocks and ops -------------------------------------------------------------------------------------------
@@ -309,7 +332,7 @@ class Inference:
             if refined is not None:
                 declared = callee.function_type.inputs.data
                 op.operands = [g if r != d else a for a, g, r, d in zip(op.arguments, given, refined, declared)]
-                callee = self._specialization(callee, refined)
+                callee = self._property_specialization(callee, refined)
                 op.callee = SymbolRefAttr(callee.sym_name.data)
         op.operands = [coerce(a, t, op) for a, t in zip(op.arguments, callee.function_type.inputs.data)]
         for r, t in zip(op.results, callee.function_type.outputs.data):
@@ -330,7 +353,7 @@ class Inference:
             spec = self._specialization(callee, types, consts)
             args = [coerce(a, t, op) for a, t in zip(op.args, types)]
         elif (refined := self._refined_types(callee, arg_types)) is not None:
-            spec = self._specialization(callee, refined)
+            spec = self._property_specialization(callee, refined)
             args = [coerce(a, t, op) for a, t in zip(op.args, refined)]
         else:  # typed parameters, inferred results: call it directly once its body is inferred
             if callee.sym_name.data not in self.in_progress and callee.sym_name.data not in self.inferred:
