@@ -92,6 +92,10 @@ KERNEL_STAGES = STAGES[-2:]
 KERNEL_SLOTS = frozenset(slot for _, slot in KERNEL_STAGES if slot is not None)
 
 
+def _vec_min_cells(config: object) -> int:
+    return int(getattr(config, "vec_min_cells", 0) or 0)
+
+
 def pipeline_options(config: object) -> tuple[frozenset[str], dict[str, dict[str, object]]]:
     """The options a user config turns on (which optional passes run, see `STAGES`) and the arguments it gives
     passes, both derived here, each setting read once:
@@ -131,6 +135,8 @@ def pipeline_options(config: object) -> tuple[frozenset[str], dict[str, dict[str
         "specialize": {"ipa": bool(getattr(config, "use_ipa_const_propa", True))},
         "select-kernels": {"catalog": tuple(getattr(config, "kernel_catalog", ()))},
         "fuse-filter-agg": {"ordered": not vectorized},
+        # the cost model: every pipeline of a distributed run is shipped to the workers, whatever its size
+        "vectorize": {"min_cells": 0 if getattr(config, "use_distributed", False) else _vec_min_cells(config)},
         "lower-matmul-to-loops": _matmul_pass_args(config) if codegen else {},
     }
     return frozenset(opts), pass_args
