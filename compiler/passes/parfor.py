@@ -177,6 +177,9 @@ def check_parfor(loop: ParForOp, functions: dict[str, func.FuncOp]) -> None:
         reads: list[CompileError] = []
         versions = _versions(info, loop, j, arg, result, inserts, reads)
         yielded = y.arguments[j]
+        structural = [e for e in reads if getattr(e, "structural", False)]
+        if structural:  # the result flows into a nested parfor or a while: say so, not that it is reassigned
+            raise structural[0]
         if yielded not in versions or not is_matrix(arg.type):
             at = _owner(yielded)
             raise CompileError(
@@ -306,7 +309,9 @@ def _read_error(name: str, user: Operation, parent: Operation | None = None) -> 
     else:
         why = (f"'{name}' is read in the body, while other iterations write it at the same time; a parfor body may "
                f"only write a result matrix ({name}[i, ...] = ...)")  # fmt: skip
-    return CompileError(f"parfor iterations are not independent: {why}", loc_of(user))
+    error = CompileError(f"parfor iterations are not independent: {why}", loc_of(user))
+    error.structural = parent is not None or isinstance(user, ParForOp)  # type: ignore[attr-defined]
+    return error
 
 
 def _check_effects(loop: ParForOp, functions: dict[str, func.FuncOp]) -> None:
@@ -324,11 +329,11 @@ def _no_effect(op: Operation, via: ParForOp | None = None) -> None:
     name = EFFECTS.get(type(op))
     if name is None:
         return
-    where = "a function called in a parfor body" if via is not None else "a parfor body"
+    where = f"a function called in the parfor body of line {_line(via)}" if via is not None else "a parfor body"
     raise CompileError(
         f"'{name}' in {where}: the iterations run in no fixed order, so its effect would not be that of the for "
         "loop; move it after the loop",
-        loc_of(op) if via is None else loc_of(via),
+        loc_of(op),
     )
 
 
