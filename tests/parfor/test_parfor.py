@@ -111,7 +111,8 @@ def test_empty_range_keeps_the_value_before_the_loop():
 
 def test_the_value_before_the_loop_is_not_changed():
     text = "A = fill(1.0, 4, 1);\nR = A;\nparfor (i in 0:3) R[i, 0] = i;\nprint(A);\nprint(R);\n"
-    assert _run(text, numberOfThreads=2) == "DenseMatrix(4x1, double)\n1\n1\n1\n1\nDenseMatrix(4x1, double)\n0\n1\n2\n3\n"
+    expected = "DenseMatrix(4x1, double)\n1\n1\n1\n1\nDenseMatrix(4x1, double)\n0\n1\n2\n3\n"
+    assert _run(text, numberOfThreads=2) == expected
 
 
 def test_run_time_error_is_the_first_failing_iteration():
@@ -245,7 +246,9 @@ def test_mpi_dynamic_scheduling_moves_iterations_off_a_slow_rank(mpi_script: tup
 
 def test_mpi_run_time_error_is_located(tmp_path: Path):
     path = tmp_path / "bad.daph"
-    path.write_text("X = fill(1.0, 10, 2);\nR = fill(0.0, 10, 1);\nparfor (i in 0:9)\n    R[i, 0] = sum(X[, 0:i]);\nprint(R);\n")
+    path.write_text(
+        "X = fill(1.0, 10, 2);\nR = fill(0.0, 10, 1);\nparfor (i in 0:9)\n    R[i, 0] = sum(X[, 0:i]);\nprint(R);\n"
+    )
     r = run_mpi(3, "--distributed", str(path))
     assert r.returncode == 3
     assert f"{path}:4:" in r.stderr and "Traceback" not in r.stderr
