@@ -14,10 +14,13 @@
    whichever rank asks first).
 
 Every configuration runs once per round, rounds interleaved (a change of machine load hits all of them); the table
-shows the best of the rounds and the ratios of those. Each run also reports CPU seconds / wall seconds of the whole
-process (user + system of the child): a parfor that runs its iterations on two cores shows about 2 where the `for`
-loop shows about 1, whatever the load on the machine does to the wall time. The outputs of `for` and `parfor` must
-be identical (checked).
+shows the best of the rounds and the ratios of those. Each run also reports the loop's *parallelism*: summed over
+the process's threads, the time each spent running or waiting for a CPU during the loop, divided by the loop's
+wall time (`/proc/<pid>/task/*/schedstat`, sampled). A thread blocked on Python's interpreter lock counts in
+neither, so a loop bound by the lock shows 1 and one whose 2 workers compute in GIL-free kernels shows about 2,
+whatever the load of a shared machine does to the wall time (there, "parallelism" is the speed-up idle cores would
+give). OpenBLAS's own threads count too (they spin while waiting for work). The outputs of `for` and `parfor`
+must be identical (checked).
 
 Goal (issue 23): parfor >= 1.7x the `for` loop at 2 threads on both scripts; dynamic schemes beat STATIC with one
 slowed rank.
@@ -28,10 +31,10 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -48,19 +51,51 @@ def instantiate(folder: Path, name: str, loop: str) -> Path:
     return path
 
 
+Samples = list[tuple[int, dict[str, int]]]
+
+
+def _sample(pid: int, samples: Samples, stop: threading.Event) -> None:
+    """Every 5 ms: per thread of process `pid`, nanoseconds it ran plus nanoseconds it waited for a CPU
+    (/proc/<pid>/task/<tid>/schedstat). A thread blocked on the interpreter lock counts in neither."""
+    while not stop.is_set():
+        now = time.time_ns()
+        demand: dict[str, int] = {}
+        try:
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{tid}/schedstat", encoding="ascii") as f:
+                    run_ns, wait_ns, _ = f.read().split()
+                demand[tid] = int(run_ns) + int(wait_ns)
+        except (OSError, ValueError):
+            pass
+        samples.append((now, demand))
+        time.sleep(0.005)
+
+
+def _parallelism(samples: Samples, t0: int, t1: int) -> float:
+    """Sum over threads of (running + waiting for a CPU) during [t0, t1] / (t1 - t0): how many threads wanted a
+    core at once, on average. The machine's load changes how long they wait, not whether they want to run, so
+    this is the speed-up the loop would see on idle cores (1 for a loop bound by the interpreter lock)."""
+    before = next((d for t, d in reversed(samples) if t <= t0), {})
+    after = next((d for t, d in reversed(samples) if t <= t1), {})
+    return sum(v - before.get(tid, 0) for tid, v in after.items()) / max(t1 - t0, 1)
+
+
 def run(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
-    """(kernel seconds, CPU seconds / wall seconds of the process, output without the timing line)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    r = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=3600)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if r.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{r.stderr}")
-    m = re.search(r"kernel_seconds (\S+)", r.stdout)
-    assert m is not None, r.stdout
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return float(m.group(1)), cpu / wall, r.stdout[: m.start()]
+    """(kernel seconds, parallelism of the loop (`_parallelism`), output without the timing line)."""
+    samples: Samples = []
+    stop = threading.Event()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env={**os.environ, **(env or {})})  # fmt: skip
+    sampler = threading.Thread(target=_sample, args=(p.pid, samples, stop), daemon=True)
+    sampler.start()
+    out, err = p.communicate(timeout=3600)
+    stop.set()
+    sampler.join()
+    if p.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{err}")
+    m = re.search(r"kernel_seconds (\S+) interval (\d+) (\d+)", out)
+    assert m is not None, out
+    return float(m.group(1)), _parallelism(samples, int(m.group(2)), int(m.group(3))), out[: m.start()]
 
 
 def threads_table(folder: Path, rounds: int, cv: list[str], cols: list[str]) -> None:
@@ -76,7 +111,7 @@ def threads_table(folder: Path, rounds: int, cv: list[str], cols: list[str]) -> 
                 outputs[(case, label)] = out
                 if (case, label) not in best or secs < best[(case, label)][0]:
                     best[(case, label)] = (secs, cpu)
-    print(f"## parfor vs for, 2 threads (best of {rounds} interleaved rounds; kernel seconds, CPU/wall of the process)")
+    print(f"## parfor vs for, 2 threads (best of {rounds} interleaved rounds; kernel seconds (parallelism))")
     print("| script | arguments | for | for (BLAS 1) | parfor | for / parfor | for (BLAS 1) / parfor |")
     print("|---|---|---:|---:|---:|---:|---:|")
     for case, args in cases.items():
