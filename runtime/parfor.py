@@ -9,8 +9,8 @@ iteration holds exactly what the `for` loop would have computed, bit for bit.
 Threads: the iterations `[lo, hi)` are the "rows" of `runtime.scheduling.workers.schedule`, cut into tasks by the
 configured `--partitioning` scheme and drained by the worker threads with work stealing. An iteration spends its
 time in kernels (numpy, BLAS, native loops) that release the GIL, so two workers use two cores; the kernels' own
-parallelism is off inside a parfor task (one level of parallelism: BLAS threads compete with the workers for the
-same cores, see `_one_blas_thread`). A parfor inside a parfor task runs serially on that task's thread.
+parallelism is off while a parfor runs (one level of parallelism: BLAS threads would compete with the workers for
+the same cores, see `_one_blas_thread`). A parfor inside a parfor task runs serially on that task's thread.
 
 MPI (`--distributed`): the coordinator sends each rank the loop as IR text (a `func.func @dist` over a block of
 iteration numbers) and its inputs once, then hands out blocks of iterations with the configured scheme (STATIC:
@@ -55,22 +55,20 @@ def run_parfor(body: Callable[..., object], lo: int, hi: int, inits: Sequence[ob
     failed: list[tuple[int, BaseException]] = []
     first_failure = [hi]
     serial = getattr(_STATE, "inside", False)
-    blas = [] if serial else _blas_thread_setters()
 
     def run_task(a: int, b: int) -> None:
         outer = getattr(_STATE, "inside", False)
         _STATE.inside = True
         try:
-            with _one_blas_thread(blas):
-                for k in range(lo + a, lo + b):
-                    if k > first_failure[0]:  # a later iteration than one that failed: its result is not needed
-                        return
-                    try:
-                        body(k, *buffers)
-                    except BaseException as e:  # noqa: BLE001 - re-raised below, the first in loop order
-                        failed.append((k, e))
-                        first_failure[0] = min(first_failure[0], k)
-                        return
+            for k in range(lo + a, lo + b):
+                if k > first_failure[0]:  # a later iteration than one that failed: its result is not needed
+                    return
+                try:
+                    body(k, *buffers)
+                except BaseException as e:  # noqa: BLE001 - re-raised below, the first in loop order
+                    failed.append((k, e))
+                    first_failure[0] = min(first_failure[0], k)
+                    return
         finally:
             _STATE.inside = outer
 
@@ -79,7 +77,8 @@ def run_parfor(body: Callable[..., object], lo: int, hi: int, inits: Sequence[ob
     else:
         from daphnec.runtime.vectorized.pipeline import schedule_tasks
 
-        schedule_tasks(("parfor", body.__code__), n, run_task, serial=n == 1)
+        with _one_blas_thread():
+            schedule_tasks(("parfor", body.__code__), n, run_task, serial=n == 1)
     if failed:
         raise min(failed, key=lambda f: f[0])[1]
     return tuple(buffers)
@@ -137,11 +136,14 @@ def parfor_delta(final: object, init: object) -> tuple[np.ndarray, np.ndarray]:
 
 
 @contextlib.contextmanager
-def _one_blas_thread(setters: Sequence[Callable[[int], int]]) -> Iterator[None]:
-    """This thread's BLAS/LAPACK calls (`@`, `solve`, `syrk`) use one thread while it runs a parfor task: the
-    parfor's workers are the parallelism, and OpenBLAS threads started by every worker would compete for the same
-    cores. `setters` set OpenBLAS's per-thread count (`openblas_set_num_threads_local`) and return the old one."""
-    saved = [(put, put(1)) for put in setters]
+def _one_blas_thread() -> Iterator[None]:
+    """While a parfor's workers run, OpenBLAS (numpy's and scipy's, each bundles one) uses one thread: the workers
+    are the parallelism. Process-wide, not per calling thread: OpenBLAS's per-thread count
+    (`openblas_set_num_threads_local`) leaves its pool threads spinning between calls, and on the CV bench a
+    2-worker parfor then spent 4x the user time of a 1-worker one (1.0x with the pool at one thread)."""
+    saved = [(put, get()) for get, put in _blas_thread_counts()]
+    for put, _ in saved:
+        put(1)
     try:
         yield
     finally:
@@ -149,10 +151,9 @@ def _one_blas_thread(setters: Sequence[Callable[[int], int]]) -> Iterator[None]:
             put(old)
 
 
-def _blas_thread_setters() -> list[Callable[[int], int]]:
-    """`openblas_set_num_threads_local` of every OpenBLAS this process has loaded (numpy's and scipy's bundle one
-    each); empty where there is none or it is older than 0.3.27."""
-    found: list[Callable[[int], int]] = []
+def _blas_thread_counts() -> list[tuple[Callable[[], int], Callable[[int], None]]]:
+    """(get, set) of the thread count of every OpenBLAS this process has loaded; empty where there is none."""
+    found: list[tuple[Callable[[], int], Callable[[int], None]]] = []
     try:
         with open("/proc/self/maps", encoding="utf-8") as f:
             maps = [line.split() for line in f]
@@ -160,18 +161,30 @@ def _blas_thread_setters() -> list[Callable[[int], int]]:
     except OSError:
         return found
     for path in paths:
-        fn = _BLAS_SETTERS.get(path)
-        if path not in _BLAS_SETTERS:
-            try:
-                lib = ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 0))
-                fn = lib.openblas_set_num_threads_local
-                fn.argtypes, fn.restype = [ctypes.c_int], ctypes.c_int
-            except (OSError, AttributeError):
-                fn = None
-            _BLAS_SETTERS[path] = fn
-        if fn is not None:
-            found.append(fn)
+        if path not in _BLAS_COUNTS:
+            _BLAS_COUNTS[path] = _thread_count_functions(path)
+        pair = _BLAS_COUNTS[path]
+        if pair is not None:
+            found.append(pair)
     return found
 
 
-_BLAS_SETTERS: dict[str, Callable[[int], int] | None] = {}
+def _thread_count_functions(path: str) -> tuple[Callable[[], int], Callable[[int], None]] | None:
+    """OpenBLAS's `openblas_get/set_num_threads` in a loaded library, under the prefixes and suffixes the Python
+    wheels' builds give them (`scipy_openblas_set_num_threads64_`)."""
+    try:
+        lib = ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 0))
+    except OSError:
+        return None
+    for prefix in ("", "scipy_"):
+        for suffix in ("", "64_", "_64"):
+            get = getattr(lib, f"{prefix}openblas_get_num_threads{suffix}", None)
+            put = getattr(lib, f"{prefix}openblas_set_num_threads{suffix}", None)
+            if get is not None and put is not None:
+                get.argtypes, get.restype = [], ctypes.c_int
+                put.argtypes, put.restype = [ctypes.c_int], None
+                return (lambda g=get: int(g())), (lambda n, p=put: p(int(n)))
+    return None
+
+
+_BLAS_COUNTS: dict[str, tuple[Callable[[], int], Callable[[int], None]] | None] = {}
