@@ -4,9 +4,9 @@
 
 1. Threads: two scripts written the way analysis scripts are, each with `for` and with `parfor` (the same file
    otherwise: bench/parfor/*.daph, `LOOP` replaced), at `--num-threads=2`, kernel time = the `now()` interval
-   around the loop. `for (BLAS 1)` runs the `for` loop with OpenBLAS at one thread (OPENBLAS_NUM_THREADS=1), as
-   every parfor task does (runtime/parfor.py): it tells how much of the ratio is parallel iterations and how much
-   is BLAS's own threads.
+   around the loop. `for (BLAS 1)` runs the `for` loop with OpenBLAS at one thread (OPENBLAS_NUM_THREADS=1): it
+   tells how much of the ratio is parallel iterations and how much is BLAS's own threads (a parfor keeps BLAS's
+   thread count, so that its products round as the `for` loop's do).
    - 10-fold cross-validation of lmDS (normal equations with a ridge term, one fold per iteration),
    - per-column statistics (mean, standard deviation, min, max, median by sorting), one column per iteration.
 2. MPI: the per-column statistics with `mpiexec -n 3 daphnec --distributed` (2 workers x 1 thread), rank 2 slowed

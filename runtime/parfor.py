@@ -8,9 +8,10 @@ iteration holds exactly what the `for` loop would have computed, bit for bit.
 
 Threads: the iterations `[lo, hi)` are the "rows" of `runtime.scheduling.workers.schedule`, cut into tasks by the
 configured `--partitioning` scheme and drained by the worker threads with work stealing. An iteration spends its
-time in kernels (numpy, BLAS, native loops) that release the GIL, so two workers use two cores; the kernels' own
-parallelism is off while a parfor runs (one level of parallelism: BLAS threads would compete with the workers for
-the same cores, see `_one_blas_thread`). A parfor inside a parfor task runs serially on that task's thread.
+time in kernels (numpy, BLAS, native loops) that release the GIL, so two workers use two cores. BLAS keeps its own
+thread count: OpenBLAS's products and reductions round differently with another count (`t(X) @ X` of a 30000 x 100
+matrix differs by 4e-12 between one and two threads), and a parfor gives the `for` loop's bits. A parfor inside a
+parfor task runs serially on that task's thread.
 
 MPI (`--distributed`): the coordinator sends each rank the loop as IR text (a `func.func @dist` over a block of
 iteration numbers) and its inputs once, then hands out blocks of iterations with the configured scheme (STATIC:
@@ -23,11 +24,8 @@ Errors: the error of the first failing iteration in loop order is raised, as the
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -77,8 +75,7 @@ def run_parfor(body: Callable[..., object], lo: int, hi: int, inits: Sequence[ob
     else:
         from daphnec.runtime.vectorized.pipeline import schedule_tasks
 
-        with _one_blas_thread():
-            schedule_tasks(("parfor", body.__code__), n, run_task, serial=n == 1)
+        schedule_tasks(("parfor", body.__code__), n, run_task, serial=n == 1)
     if failed:
         raise min(failed, key=lambda f: f[0])[1]
     return tuple(buffers)
@@ -133,58 +130,3 @@ def parfor_delta(final: object, init: object) -> tuple[np.ndarray, np.ndarray]:
             changed = f.reshape(-1).view(bits) != i.reshape(-1).view(bits)
     positions = np.flatnonzero(changed).astype(np.int64)
     return positions.reshape(-1, 1), f.reshape(-1)[positions].reshape(-1, 1)
-
-
-@contextlib.contextmanager
-def _one_blas_thread() -> Iterator[None]:
-    """While a parfor's workers run, OpenBLAS (numpy's and scipy's, each bundles one) uses one thread: the workers
-    are the parallelism. Process-wide, not per calling thread: OpenBLAS's per-thread count
-    (`openblas_set_num_threads_local`) leaves its pool threads spinning between calls, and on the CV bench a
-    2-worker parfor then spent 4x the user time of a 1-worker one (1.0x with the pool at one thread)."""
-    saved = [(put, get()) for get, put in _blas_thread_counts()]
-    for put, _ in saved:
-        put(1)
-    try:
-        yield
-    finally:
-        for put, old in saved:
-            put(old)
-
-
-def _blas_thread_counts() -> list[tuple[Callable[[], int], Callable[[int], None]]]:
-    """(get, set) of the thread count of every OpenBLAS this process has loaded; empty where there is none."""
-    found: list[tuple[Callable[[], int], Callable[[int], None]]] = []
-    try:
-        with open("/proc/self/maps", encoding="utf-8") as f:
-            maps = [line.split() for line in f]
-        paths = sorted({m[-1] for m in maps if len(m) >= 6 and "openblas" in os.path.basename(m[-1])})
-    except OSError:
-        return found
-    for path in paths:
-        if path not in _BLAS_COUNTS:
-            _BLAS_COUNTS[path] = _thread_count_functions(path)
-        pair = _BLAS_COUNTS[path]
-        if pair is not None:
-            found.append(pair)
-    return found
-
-
-def _thread_count_functions(path: str) -> tuple[Callable[[], int], Callable[[int], None]] | None:
-    """OpenBLAS's `openblas_get/set_num_threads` in a loaded library, under the prefixes and suffixes the Python
-    wheels' builds give them (`scipy_openblas_set_num_threads64_`)."""
-    try:
-        lib = ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 0))
-    except OSError:
-        return None
-    for prefix in ("", "scipy_"):
-        for suffix in ("", "64_", "_64"):
-            get = getattr(lib, f"{prefix}openblas_get_num_threads{suffix}", None)
-            put = getattr(lib, f"{prefix}openblas_set_num_threads{suffix}", None)
-            if get is not None and put is not None:
-                get.argtypes, get.restype = [], ctypes.c_int
-                put.argtypes, put.restype = [ctypes.c_int], None
-                return (lambda g=get: int(g())), (lambda n, p=put: p(int(n)))
-    return None
-
-
-_BLAS_COUNTS: dict[str, tuple[Callable[[], int], Callable[[int], None]] | None] = {}

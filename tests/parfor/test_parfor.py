@@ -99,6 +99,36 @@ def test_parfor_with_vectorized_pipelines_in_the_body(serial_for: str):
     assert _run(PROGRAM, numberOfThreads=2, use_vectorized_exec=True) == serial_for
 
 
+CV = """
+X = rand(3000, 40, -1.0, 1.0, 1.0, 42);
+y = X @ rand(40, 1, -1.0, 1.0, 1.0, 7) + rand(3000, 1, -0.1, 0.1, 1.0, 3);
+err = fill(0.0, 10, 1);
+B = fill(0.0, 40, 10);
+parfor (f in 0:9) {
+    lo = f * 300;
+    Xtr = rbind(X[0:lo, ], X[lo + 300:3000, ]);
+    ytr = rbind(y[0:lo, ], y[lo + 300:3000, ]);
+    beta = solve(t(Xtr) @ Xtr + diagMatrix(fill(0.001, 40, 1)), t(Xtr) @ ytr);
+    r = X[lo:lo + 300, ] @ beta - y[lo:lo + 300, ];
+    err[f, 0] = sum(r * r);
+    B[, f] = beta;
+}
+writeMatrix(err, "OUT/err.dbdf");
+writeMatrix(B, "OUT/beta.dbdf");
+"""
+
+
+@pytest.mark.parametrize("scheme", ["STATIC", "SS", "GSS"])
+def test_products_and_solves_are_bit_identical_to_for(tmp_path: Path, scheme: str):
+    # binary files: every bit of the cross-validation's errors and coefficients (BLAS products, LAPACK solves)
+    (tmp_path / "for").mkdir()
+    (tmp_path / "parfor").mkdir()
+    _run(CV.replace("parfor (", "for (").replace("OUT", str(tmp_path / "for")))
+    _run(CV.replace("OUT", str(tmp_path / "parfor")), numberOfThreads=2, taskPartitioningScheme=scheme)
+    for name in ("err.dbdf", "beta.dbdf"):
+        assert (tmp_path / "parfor" / name).read_bytes() == (tmp_path / "for" / name).read_bytes()
+
+
 def test_expected_values():
     out = _run("R = fill(0, 1, 5);\nparfor (i in 0:4) R[0, i] = i * i;\nprint(R);\n", numberOfThreads=2)
     assert out == "DenseMatrix(1x5, int64_t)\n0 1 4 9 16\n"
