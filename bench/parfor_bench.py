@@ -120,7 +120,8 @@ def threads_table(folder: Path, rounds: int, cv: list[str], cols: list[str]) -> 
         assert outputs[(case, "for")] == outputs[(case, "parfor")], f"{case}: parfor's output differs from for's"
         f, p, f1, p1 = (best[(case, v)] for v in variants)
         print(f"| {case} | {' '.join(args)} | {f[0]:.3f} ({f[1]:.2f}) | {p[0]:.3f} ({p[1]:.2f}) | "
-              f"{f[0] / p[0]:.2f}x | {f1[0]:.3f} ({f1[1]:.2f}) | {p1[0]:.3f} ({p1[1]:.2f}) | {f1[0] / p1[0]:.2f}x |")  # fmt: skip
+              f"{f[0] / p[0]:.2f}x | {f1[0]:.3f} ({f1[1]:.2f}) | {p1[0]:.3f} ({p1[1]:.2f}) | "
+              f"{f1[0] / p1[0]:.2f}x |")  # fmt: skip
 
 
 def mpi_table(folder: Path, rounds: int, cols: list[str]) -> None:
