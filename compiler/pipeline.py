@@ -76,7 +76,10 @@ STAGES: tuple[Stage, ...] = (
         "select_matrix_repr",
     ),
     ((), "transfer_data_props"),
-    (("select-kernels", ("fold-transpose", "phy_op_selection")), "phy_op_selection"),
+    (
+        ("sufficient-factors", "wait-free-backprop", "select-kernels", ("fold-transpose", "phy_op_selection")),
+        "phy_op_selection",
+    ),
     ((), "type_adaptation"),
     ((("fuse-filter-agg", "fuse_filter_agg"), ("fuse-sums", "fuse_sums"), ("fuse-maps", "fuse_maps")), None),
     (

@@ -190,8 +190,8 @@ def _describe_token(tok: Token) -> str:
         return f"identifier '{tok}'"
     if tok.type == "NUMBER":
         return f"number '{tok}'"
-    if tok.type == "STRING":
-        return f"string {tok}"
+    if tok.type == "STRING":  # a string spanning lines shows its first line: messages stay on one line
+        return f"string {tok}" if "\n" not in tok else f"string {tok.split(chr(10), 1)[0]}..."
     return f"'{tok}'"
 
 

@@ -69,3 +69,12 @@ def test_layers_import_only_under_daphnec(tmp_path: Path) -> None:
     )
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip()
+
+
+def test_every_file_of_the_shipped_dsl_library_is_package_data() -> None:
+    """`import "nn/networks/lenet.daph"` resolves from an installation only if the wheel carries the file."""
+    patterns = _setuptools()["package-data"]["daphnec.lib"]
+    lib = REPO / "lib"
+    files = {p.relative_to(lib) for p in lib.rglob("*.daph")}
+    assert files and all(any(len(f.parts) == len(Path(p).parts) and f.match(p) for p in patterns) for f in files)
+    assert Path("nn/networks/lenet.daph") in files

@@ -265,6 +265,10 @@ class Inference:
         if consts:
             callee = self._specialization(callee, tuple(callee.function_type.inputs.data), consts)
             op.callee = SymbolRefAttr(callee.sym_name.data)
+        elif callee.sym_name.data not in self.in_progress and callee.sym_name.data not in self.inferred:
+            # A re-run (the second `specialize`) may refine the callee's results (a size folded to a constant by
+            # canonicalize): infer it before the call takes its result types.
+            self.infer_function(callee)
         op.operands = [coerce(a, t, op) for a, t in zip(op.arguments, callee.function_type.inputs.data)]
         for r, t in zip(op.results, callee.function_type.outputs.data):
             set_type(r, t)

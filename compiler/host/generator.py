@@ -260,6 +260,7 @@ class HostCodegen:
             out = e.define(op.res)
             named = [f"{n}={e.ref(v)}" for n, v in zip(op.names, op.args)]
             udfs = [f"{role}={py_function_name(sym)}" for role, sym in op.udfs]
+            udfs += [f"factored={op.factored_positions!r}"] if op.factors is not None else []
             shipped = repr(shipped_udfs(self.module, op))
             e.emit(f"{out} = {e.bind(spec.fn, spec.name)}({', '.join(named + udfs)}, shipped={shipped})", op)
             return

@@ -113,6 +113,18 @@ def _convert_to_llvm() -> type[ModulePass]:
     return ConvertToLLVMPass
 
 
+def _sufficient_factors() -> type[ModulePass]:
+    from daphnec.compiler.passes.sufficient_factors import SufficientFactorsPass
+
+    return SufficientFactorsPass
+
+
+def _wait_free_backprop() -> type[ModulePass]:
+    from daphnec.compiler.passes.wait_free_backprop import WaitFreeBackpropPass
+
+    return WaitFreeBackpropPass
+
+
 def _distribute() -> type[ModulePass]:
     from daphnec.compiler.passes.distribute import DistributePass
 
@@ -153,6 +165,8 @@ PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
     "columnar": _columnar,
     "select-matrix-repr": _select_matrix_repr,
     "select-kernels": _select_kernels,
+    "sufficient-factors": _sufficient_factors,
+    "wait-free-backprop": _wait_free_backprop,
     "vectorize": _vectorize,
     "distribute": _distribute,
     "parfor": _parfor,

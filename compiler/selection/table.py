@@ -17,7 +17,7 @@ from daphnec.compiler.selection import core, frame, io, matrix, sql
 from daphnec.compiler.selection.core import is_noop_cast
 from daphnec.compiler.selection.naming import op_types
 from daphnec.compiler.selection.representations import meet_representations
-from daphnec.compiler.selection.spec import Kernel, KernelSpec, fixed, result_typed
+from daphnec.compiler.selection.spec import Kernel, KernelSpec, fixed, result_typed, with_properties
 from daphnec.dialects import ops, ops_daphnelib, ops_frame, ops_io, ops_paramserv, ops_parfor, ops_relational
 from daphnec.dialects import ops_columnar as oc
 from daphnec.dialects import ops_matrix as om
@@ -101,6 +101,11 @@ KERNELS: dict[type[Operation], Kernel] = {
     om.ReluForwardOp: fixed("dnn.relu"),
     om.SoftmaxOp: fixed("dnn.softmax"),
     om.AffineForwardOp: fixed("dnn.affine"),
+    om.Conv2DBackwardFilterOp: fixed("dnn.conv2d_backward_filter"),
+    om.Conv2DBackwardDataOp: fixed("dnn.conv2d_backward_data"),
+    om.AvgPoolBackwardOp: fixed("dnn.avg_pool2d_backward"),
+    om.MaxPoolBackwardOp: fixed("dnn.max_pool2d_backward"),
+    om.BatchNorm2DBackwardOp: fixed("dnn.batch_norm2d_backward"),
     # --- conversions and preprocessing -------------------------------------------------------------------------------
     om.QuantizeOp: fixed("conversions.quantize"),
     om.OneHotOp: fixed("preprocessing.one_hot"),
@@ -157,6 +162,7 @@ KERNELS: dict[type[Operation], Kernel] = {
     ops_io.ReadOp: Kernel(io.select_read),
     ops_io.WriteOp: Kernel(io.select_write, csr=True),
     ops_paramserv.ParamservOp: fixed("paramserv.paramserv"),
+    ops_paramserv.GradientReadyOp: with_properties("paramserv.gradient_ready", "position"),
     # --- the Python API's data exchange ------------------------------------------------------------------------------
     ops_daphnelib.ReceiveFromNumpyOp: fixed("daphnelib.receive"),
     ops_daphnelib.SaveDaphneLibResultOp: fixed("daphnelib.save_result"),

@@ -117,6 +117,42 @@ CASES: list[tuple[str, str, int, str | None, str]] = [
         "1:11",
         "the input must be 1x16",
     ),
+    # --- DNN backward builtins ---
+    (
+        "conv2d_backward_filter_arity",
+        "print(conv2d_backward_filter(fill(1.0, 1, 16), fill(1.0, 1, 9), 1, 1));",
+        1,
+        "1:7",
+        "'conv2d_backward_filter' expects 14 argument(s)",
+    ),
+    (
+        "batch_norm2d_backward_two_targets",
+        "g = fill(1.0, 1, 1);\na, b = batch_norm2d_backward(g, g, fill(1.0, 2, 4), fill(1.0, 2, 4), g, 0.1);",
+        1,
+        "2:8",
+        "returns 3 value(s)",
+    ),
+    (
+        "conv2d_backward_data_int_filter",
+        "print(conv2d_backward_data(fill(1, 1, 4), fill(1.0, 1, 9), 1, 1, 0, 0, 1, 1, 4, 4, 1, 1, 2, 2));",
+        2,
+        "1:7",
+        "f32 or f64",
+    ),
+    (
+        "max_pool2d_backward_dout_shape",
+        "print(max_pool2d_backward(fill(1.0, 1, 16), fill(1.0, 1, 3), 1, 1, 4, 4, 2, 2, 2, 2, 0, 0));",
+        3,
+        "1:7",
+        "dOut must be 1x4",
+    ),
+    (
+        "conv2d_backward_filter_channels",
+        "print(conv2d_backward_filter(fill(1.0, 1, 16), fill(1.0, 1, 9), 1, 1, 0, 0, 1, 1, 4, 4, 1, 2, 2, 2));",
+        3,
+        "1:7",
+        "filterNumChannels (2) must equal inputNumChannels (1)",
+    ),
 ]
 
 
