@@ -69,7 +69,7 @@ STAGES: tuple[Stage, ...] = (
     ((), "parsing"),
     (("canonicalize", "cse"), "parsing_simplified"),
     (("sql",), "sql"),
-    (("specialize", "canonicalize", "specialize", "dce"), "property_inference"),
+    (("specialize", "canonicalize", "specialize", "dce", "parfor"), "property_inference"),
     ((("columnar", "columnar"), ("infer", "columnar"), ("canonicalize", "columnar"), ("cse", "columnar")), "columnar"),
     (
         (("fold-positions", "columnar"), ("dce", "columnar"), ("select-matrix-repr", "select_matrix_repr")),
@@ -82,7 +82,11 @@ STAGES: tuple[Stage, ...] = (
     ),
     ((), "type_adaptation"),
     ((("fuse-filter-agg", "fuse_filter_agg"), ("fuse-sums", "fuse_sums"), ("fuse-maps", "fuse_maps")), None),
-    ((("vectorize", "vec"), ("canonicalize", "vec"), ("dce", "vec"), ("distribute", "distributed")), "vectorized"),
+    (
+        (("vectorize", "vec"), ("canonicalize", "vec"), ("dce", "vec"), ("distribute-parfor", "distributed"),
+         ("distribute", "distributed")),
+        "vectorized",
+    ),
     ((), "obj_ref_mgnt"),
     ((), "codegen_before"),
     ((("codegen", "codegen"),), "codegen"),

@@ -216,6 +216,12 @@ def _schedule(key: object, n: int, run_task: Callable[[int, int], R], batch: int
     return out
 
 
+def schedule_tasks(key: object, n: int, run_task: Callable[[int, int], R], serial: bool = False) -> list[tuple[int, R]]:
+    """Tasks over [0, n) with the configured scheme (ADAPTIVE per `key`), each task run on its own: the parfor
+    executor's entry (runtime/parfor.py), whose "rows" are iterations."""
+    return _schedule(key, n, run_task, 1, serial)
+
+
 # The distributed coordinator (runtime/distributed) counts rows and combines its workers' results with exactly
 # these functions, so a distributed run combines like a local one.
 row_count = _row_count
