@@ -76,7 +76,17 @@ STAGES: tuple[Stage, ...] = (
         "select_matrix_repr",
     ),
     ((), "transfer_data_props"),
-    (("select-kernels", ("fold-transpose", "phy_op_selection")), "phy_op_selection"),
+    (
+        (
+            "simplify-algebra",
+            ("reorder-matmul-chains", "reassociate"),
+            ("fuse-x-once", "reassociate"),
+            "dce",
+            "select-kernels",
+            ("fold-transpose", "phy_op_selection"),
+        ),
+        "phy_op_selection",
+    ),
     ((), "type_adaptation"),
     ((("fuse-filter-agg", "fuse_filter_agg"), ("fuse-sums", "fuse_sums"), ("fuse-maps", "fuse_maps")), None),
     ((("vectorize", "vec"), ("canonicalize", "vec"), ("dce", "vec"), ("distribute", "distributed")), "vectorized"),
@@ -120,6 +130,9 @@ def pipeline_options(config: object) -> tuple[frozenset[str], dict[str, dict[str
             opts |= {"native", "native_matmul"}  # compiler/lowering/lower_matmul_to_loops.py
     if getattr(config, "use_distributed", False):
         opts.add("distributed")  # every vectorized pipeline becomes a daphne.distributedPipeline
+    reassociate = bool(getattr(config, "use_reassociating_rewrites", True))
+    if reassociate:
+        opts.add("reassociate")  # rewrites that re-associate float sums (`--no-reassociate` turns them off)
     if getattr(config, "use_phy_op_selection", True):
         opts.add("phy_op_selection")  # `--no-phy-op-selection` keeps matMul's operands as written
     if getattr(config, "select_matrix_repr", False):
@@ -131,6 +144,7 @@ def pipeline_options(config: object) -> tuple[frozenset[str], dict[str, dict[str
         "specialize": {"ipa": bool(getattr(config, "use_ipa_const_propa", True))},
         "select-kernels": {"catalog": tuple(getattr(config, "kernel_catalog", ()))},
         "fuse-filter-agg": {"ordered": not vectorized},
+        "simplify-algebra": {"reassociate": reassociate},
         "lower-matmul-to-loops": _matmul_pass_args(config) if codegen else {},
     }
     return frozenset(opts), pass_args
