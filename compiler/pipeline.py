@@ -78,8 +78,8 @@ STAGES: tuple[Stage, ...] = (
     ((), "transfer_data_props"),
     (
         (
-            "simplify-algebra",
             ("reorder-matmul-chains", "reassociate"),
+            "simplify-algebra",
             ("fuse-x-once", "reassociate"),
             "dce",
             "select-kernels",

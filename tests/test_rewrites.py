@@ -195,3 +195,89 @@ def test_rewritten_errors_point_at_the_written_expression(shape, tmp_path):
     out = subprocess.run([sys.executable, "-m", "daphnec.tools.daphnec", str(script)], capture_output=True, text=True)
     assert out.returncode == 2
     assert "bad.daph:3:" in out.stderr and "Traceback" not in out.stderr
+
+
+# --- reorder-matmul-chains --------------------------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(dims=st.lists(st.integers(1, 30), min_size=4, max_size=6), seed=st.integers(0, 2**16))
+def test_matmul_chain_order(dims, seed):
+    """Any chain gives the written product's value; the cheapest order never costs more than the written one."""
+    from daphnec.compiler.passes.reorder_matmul_chains import Factor, chain_cost, cheapest
+
+    ins = [matrix(seed + i, dims[i], dims[i + 1]) for i in range(len(dims) - 1)]
+    expr = " @ ".join(f"M{i}" for i in range(len(ins)))
+    src = receive(ins) + f"R = {expr};\nsaveDaphneLibResult(R);\n"
+    want, _ = run(src, ins, reassociate=False)
+    got, _ = run(src, ins, reassociate=True)
+    scale = max(1.0, float(np.max(np.abs(want))))
+    assert np.allclose(got, want, rtol=1e-12, atol=1e-12 * scale * max(dims) ** 2)
+
+    class V:  # a stand-in SSA value with a matrix type
+        def __init__(self, r, c):
+            from daphnec.dialects.types import F64, MatrixType
+
+            self.type = MatrixType(F64, r, c)
+
+    fs = [Factor(V(dims[i], dims[i + 1])) for i in range(len(dims) - 1)]  # type: ignore[arg-type]
+    left: object = 0
+    for i in range(1, len(fs)):
+        left = (left, i)
+    assert chain_cost(fs, cheapest(fs)) <= chain_cost(fs, left)  # type: ignore[arg-type]
+
+
+def test_gram_chain_becomes_one_pass():
+    """`(t(X) @ X) @ v` is reordered to `t(X) @ (X @ v)` and then read X once."""
+    x, v = matrix(3, 300, 20), matrix(4, 20, 1)
+    src = receive([x, v]) + "R = (t(M0) @ M0) @ M1;\nsaveDaphneLibResult(R);\n"
+    got, ir = run(src, [x, v], reassociate=True)
+    assert '"daphne.gramVector"' in ir and '"daphne.syrk"' not in ir
+    want, ir0 = run(src, [x, v], reassociate=False)
+    assert '"daphne.syrk"' in ir0
+    assert np.allclose(got, want, rtol=1e-12, atol=1e-10)
+
+
+# --- fuse-x-once and its kernel ---------------------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(n=st.integers(1, 3000), m=st.integers(1, 40), seed=st.integers(0, 2**16),
+       kind=st.sampled_from(["plain", "weighted", "residual"]))  # fmt: skip
+def test_fuse_x_once(n, m, seed, kind):
+    x, v, a = matrix(seed, n, m), matrix(seed + 1, m, 1), matrix(seed + 2, n, 1)
+    expr = {"plain": "t(M0) @ (M0 @ M1)", "weighted": "t(M0) @ (M2 * (M0 @ M1))",
+            "residual": "t(M0) @ ((M0 @ M1) - M2)"}[kind]  # fmt: skip
+    ins = [x, v] if kind == "plain" else [x, v, a]
+    check(expr, ins, r'"daphne\.matMul"', kept="daphne.gramVector" + {"plain": "", "weighted": "Weighted",
+                                                                        "residual": "Residual"}[kind])
+
+
+@pytest.mark.parametrize("csr", [False, True])
+@pytest.mark.parametrize("kind", ["plain", "weighted", "residual"])
+def test_gram_vector_kernel_independent_of_threads(csr, kind):
+    """The same bits for 1, 2 and 3 threads (tasks of fixed size, partials added in task order); within 1e-12 of
+    numpy's two products; dense and CSR."""
+    import scipy.sparse as sp
+
+    from daphnec.runtime.kernels.gram_vector import gram_vector
+
+    rng = np.random.default_rng(7)
+    n, m = 60_000, 23
+    X = sp.random(n, m, density=0.2, format="csr", random_state=3) if csr else rng.standard_normal((n, m))
+    v, a = rng.standard_normal((m, 1)), rng.random((n, 1))
+    u = X @ v
+    ref = X.T @ {"plain": u, "weighted": a * u, "residual": u - a}[kind]
+    results = [gram_vector(X, v, a, kind, threads=t) for t in (1, 2, 3)]
+    assert all(np.array_equal(results[0], r) for r in results[1:])
+    assert np.allclose(results[0], ref, rtol=1e-12, atol=1e-12 * float(np.max(np.abs(ref))))
+
+
+def test_gram_vector_kernel_shape_errors():
+    from daphnec.runtime.errors import DaphneRuntimeError
+    from daphnec.runtime.kernels.gram_vector import gram_vector
+
+    with pytest.raises(DaphneRuntimeError, match="shape mismatch"):
+        gram_vector(np.zeros((10, 3)), np.zeros((4, 1)))
+    with pytest.raises(DaphneRuntimeError, match="shape mismatch"):
+        gram_vector(np.zeros((10, 3)), np.zeros((3, 1)), np.zeros((9, 1)), "weighted")

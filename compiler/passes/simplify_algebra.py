@@ -202,9 +202,9 @@ class DiagOfProduct(Rule):
     """`diagVector(X @ Y)` -> `rowSums(X * t(Y))`: the diagonal's dot products only."""
 
     def rewrite(self, op: Operation, b: Builder) -> None:
-        if any(isinstance(u.operation, ops.SumAllOp) for u in op.res.uses):
-            return  # the trace: `TraceOfProduct` (the walker may visit the diagonal first)
-        if isinstance(op, DiagVectorOp) and (p := plain_product(op.arg)) is not None and not _sparse(p.lhs, p.rhs):
+        if not isinstance(op, DiagVectorOp) or any(isinstance(u.operation, ops.SumAllOp) for u in op.res.uses):
+            return  # a trace is `TraceOfProduct`'s (the walker may visit the diagonal first)
+        if (p := plain_product(op.arg)) is not None and not _sparse(p.lhs, p.rhs):
             b.done(b.agg(ops.SumRowOp, b.mul(p.lhs, b.t(p.rhs))))
 
 
