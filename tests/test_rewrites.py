@@ -281,3 +281,9 @@ def test_gram_vector_kernel_shape_errors():
         gram_vector(np.zeros((10, 3)), np.zeros((4, 1)))
     with pytest.raises(DaphneRuntimeError, match="shape mismatch"):
         gram_vector(np.zeros((10, 3)), np.zeros((3, 1)), np.zeros((9, 1)), "weighted")
+
+
+@SETTINGS
+@given(n=DIMS2, k=DIMS2, seed=st.integers(0, 2**16), axis=st.sampled_from(["", ", 0", ", 1"]))
+def test_aggregate_of_transpose(n, k, seed, axis):
+    check(f"sum(t(M0){axis})", [matrix(seed, n, k)], rf'"daphne\.transpose".*: \(!daphne\.Matrix<{n}x{k}xf64>\)')

@@ -186,6 +186,22 @@ class RowSumsOfProduct(Rule):
             b.done(b.mm(p.lhs, b.agg(ops.SumRowOp, p.rhs)))
 
 
+class AggregateOfTranspose(Rule):
+    """`sum(t(X))` -> `sum(X)`, `colSums(t(X))` -> `t(rowSums(X))`, `rowSums(t(X))` -> `t(colSums(X))`: the
+    transpose (a full copy) is never built (after `reorder-matmul-chains`, `sum(t(X) @ (X @ v))` meets it)."""
+
+    SWAP: ClassVar = {ops.SumAllOp: ops.SumAllOp, ops.SumColOp: ops.SumRowOp, ops.SumRowOp: ops.SumColOp}
+
+    def rewrite(self, op: Operation, b: Builder) -> None:
+        if type(op) not in self.SWAP or not isinstance(op.arg.owner, ops.TransposeOp):  # type: ignore[attr-defined]
+            return
+        x = op.arg.owner.arg  # type: ignore[attr-defined]
+        if not f64_matrix(x) or vt_name(op.results[0].type) != "f64":
+            return
+        agg = b.agg(self.SWAP[type(op)], x)
+        b.done(agg if isinstance(op, ops.SumAllOp) else b.t(agg))
+
+
 class TraceOfProduct(Rule):
     """`sum(diagVector(X @ Y))` (the trace) -> `sum(X * t(Y))`: only the diagonal's dot products, as one
     element-wise product (O(n*k) instead of O(n*n*k))."""
@@ -416,6 +432,7 @@ RULES: tuple[type[Rule], ...] = (
     DoubleTranspose,
     TraceOfProduct,
     SumOfProduct,
+    AggregateOfTranspose,
     ColSumsOfProduct,
     RowSumsOfProduct,
     DiagOfProduct,
