@@ -14,7 +14,8 @@ Each case also runs with `--no-reassociate` (the program as written, every re-as
 table shows what the rewrites themselves bring, and each result is checked against numpy's (relative error of the
 largest difference).
 
-Usage: `.venv/bin/python bench/optimizer_bench.py [--repeat 3] [--scale 1.0] [--only gram_chain,lm_cg]`.
+Usage: `.venv/bin/python bench/optimizer_bench.py [--repeat 3] [--scale 1.0] [--only gram_chain,lm_cg_loop]
+[--before /work/main/.venv/bin/python]` (`--before`: also run another installation's daphnec, interleaved).
 """
 
 from __future__ import annotations
@@ -91,6 +92,13 @@ def np_loop(X, v, w=None):
     return p
 
 
+def np_lm_ds_intercept(D):
+    X, y = D[:, :-1], D[:, -1:]
+    A = np.hstack([X, np.ones((X.shape[0], 1))])
+    G = A.T @ A + np.diag(np.full(A.shape[1], 0.001))
+    return np.linalg.solve(G, A.T @ y)
+
+
 CASES: dict[str, Case] = {
     "gram_chain": Case(
         "naive order",
@@ -135,6 +143,14 @@ CASES: dict[str, Case] = {
         lambda X: (lambda A: A.T @ A)(np.hstack([X, np.ones((X.shape[0], 1))])),
         lambda r, s: {"X": _dense(r, _n(400_000, s), 20)},
     ),
+    "lm_ds_intercept": Case(
+        "kernels",
+        "X = D[, 0:(ncol(D) - 1)];\ny = D[, ncol(D) - 1];\nA = cbind(X, fill(1.0, nrow(X), 1));\n"
+        "G = t(A) @ A + diagMatrix(fill(0.001, ncol(A), 1));\nR = solve(G, t(A) @ y);",
+        lambda D: np_lm_ds_intercept(D),
+        lambda r, s: {"D": _dense(r, _n(400_000, s), 51)},
+        rtol=1e-8,
+    ),
     "lm_cg_loop": Case(
         "kernels",
         LOOP_CG,
@@ -163,7 +179,7 @@ def script_of(case: Case, names: list[str]) -> str:
     return f"{reads}t0 = now();\n{case.dsl}\nt1 = now();\nprint(\"t=\" + (t1 - t0));\nwrite(R, $out);\n"
 
 
-def bench_case(name: str, case: Case, scale: float, repeat: int, folder: Path) -> dict[str, object]:
+def bench_case(name: str, case: Case, scale: float, repeat: int, folder: Path, before: str) -> dict[str, object]:
     from daphnec.runtime.kernels.io import read_matrix
 
     rng = np.random.default_rng(len(name))
@@ -174,15 +190,17 @@ def bench_case(name: str, case: Case, scale: float, repeat: int, folder: Path) -
     out = folder / f"{name}.out.dbdf"
     args = {**paths, "out": f'"{out}"'}
     want = case.numpy(**arrays)  # warm-up
-    res: dict[str, list[float]] = {"numpy": [], "daphnec": [], "as written": []}
+    configs = [("daphnec", [], ""), ("as written", ["--no-reassociate"], "")]
+    configs += [("before", [], before)] if before else []
+    res: dict[str, list[float]] = {"numpy": [], **{c: [] for c, _, _ in configs}}
     errors: dict[str, float] = {}
     for round_ in range(repeat + 1):  # round 0 fills the kernel caches and is not timed
         t0 = time.perf_counter()
         want = case.numpy(**arrays)
         if round_:
             res["numpy"].append(time.perf_counter() - t0)
-        for cfg, flags in (("daphnec", []), ("as written", ["--no-reassociate"])):
-            run = run_daphnec([*case.flags, *flags], script, args)
+        for cfg, flags, python in configs:
+            run = run_daphnec([*case.flags, *flags], script, args, python)
             errors[cfg] = max(errors.get(cfg, 0.0), rel_error(read_matrix(str(out), vt="f64"), want))
             if round_:
                 res[cfg].append(float(run["compute"]))  # type: ignore[arg-type]
@@ -194,20 +212,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--only", default="")
+    ap.add_argument("--before", default="", help="the Python of another installation (e.g. main's venv) to compare")
     a = ap.parse_args(argv)
     chosen = {k: c for k, c in CASES.items() if not a.only or k in a.only.split(",")}
     print("| group | case | numpy ms | daphnec ms | numpy / daphnec | as written ms | numpy / as written | "
-          "rewrites gain | rel. error |")  # fmt: skip
-    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+          "rewrites gain | before ms | numpy / before | rel. error |")  # fmt: skip
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     with tempfile.TemporaryDirectory(prefix="optimizer-bench-") as tmp:
         for name, case in chosen.items():
-            r = bench_case(name, case, a.scale, a.repeat, Path(tmp))
+            r = bench_case(name, case, a.scale, a.repeat, Path(tmp), a.before)
             t = {k: min(v) for k, v in r["times"].items()}  # type: ignore[union-attr]
             err = max(r["errors"].values())  # type: ignore[union-attr]
             ok = "ok" if err <= case.rtol else "WRONG"
+            tb = t.get("before")
+            before = f"{tb * 1e3:.1f} | {t['numpy'] / tb:.2f}x" if tb else "- | -"
             print(f"| {case.group} | {name} | {t['numpy'] * 1e3:.1f} | {t['daphnec'] * 1e3:.1f} | "
                   f"{t['numpy'] / t['daphnec']:.1f}x | {t['as written'] * 1e3:.1f} | "
-                  f"{t['numpy'] / t['as written']:.2f}x | {t['as written'] / t['daphnec']:.1f}x | {err:.1e} {ok} |",
+                  f"{t['numpy'] / t['as written']:.2f}x | {t['as written'] / t['daphnec']:.1f}x | {before} | "
+                  f"{err:.1e} {ok} |",
                   flush=True)  # fmt: skip
     return 0
 

@@ -3,7 +3,7 @@
 Each rule is one `RewritePattern` below, named by the expression it rewrites, with `EXACT` saying whether the
 rewritten program computes every bit the written one computes:
 
-- exact rules (`EXACT = True`) are always on: `t(t(X))` is `X`;
+- exact rules (`EXACT = True`) are always on: `t(t(X))` is `X`, `ncol(X)` of a known shape is its constant;
 - the other rules re-associate floating-point sums (a product's dot products summed in another order or
   grouping, a sum of products taken as a BLAS dot, a scalar factor applied after the sum instead of to every
   term). They apply to f64 matrices only, where the difference stays within the README's 1e-12 relative promise
@@ -156,6 +156,20 @@ class DoubleTranspose(Rule):
             x = op.arg.owner.arg
             if isinstance(x.type, MatrixType) and x.type == op.res.type:
                 b.done(x)
+
+
+class KnownDimension(Rule):
+    """`nrow(X)` / `ncol(X)` -> the constant inference knows: the dimension no longer keeps a value (such as
+    `cbind(X, 1)` in `ncol(cbind(X, 1))`) alive that the other rules removed from every other use."""
+
+    EXACT = True
+
+    def rewrite(self, op: Operation, b: Builder) -> None:
+        if not isinstance(op, (ops.NumRowsOp, ops.NumColsOp)) or not isinstance(op.arg.type, MatrixType):
+            return
+        n = op.count(*op.arg.type.shape)
+        if n >= 0 and vt_name(op.res.type) == "index":
+            b.done(b.const(n, "index"))
 
 
 # --- re-associating rules: aggregations pushed through products ------------------------------------------------------
@@ -430,6 +444,7 @@ def _sparse(*vs: SSAValue) -> bool:
 
 RULES: tuple[type[Rule], ...] = (
     DoubleTranspose,
+    KnownDimension,
     TraceOfProduct,
     SumOfProduct,
     AggregateOfTranspose,
