@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import UnitAttr
+from xdsl.dialects.builtin import ArrayAttr, IntAttr, UnitAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     irdl_op_definition,
     operand_def,
     opt_prop_def,
+    prop_def,
     result_def,
     traits_def,
     var_operand_def,
@@ -704,6 +705,41 @@ class ResidualGramVectorOp(GramVectorBase):
 
 
 @irdl_op_definition
+class MatMulChainOp(DaphneOp):
+    """`A1 @ A2 @ ... @ Ak` whose order the kernel decides at run time from the actual shapes (built by
+    `reorder-matmul-chains` for a chain with a shape unknown at compile time; runtime/kernels/matmul_chain.py).
+    `transposed` marks the factors read transposed (the `t(X)` of a `t(X) @ X`)."""
+
+    name = "daphne.matMulChain"
+    factors = var_operand_def(MATRIX)
+    transposed = prop_def(ArrayAttr[IntAttr])
+    res = result_def()
+    traits = traits_def(Pure())
+    DT_RULE: ClassVar = "mat"
+
+    def __init__(self, factors: Sequence[SSAValue], transposed: Sequence[bool]):
+        props = {"transposed": ArrayAttr([IntAttr(int(t)) for t in transposed])}
+        super().__init__(operands=[list(factors)], result_types=[UNKNOWN], properties=props)
+
+    def flags(self) -> list[bool]:
+        return [bool(a.data) for a in self.transposed.data]
+
+    @staticmethod
+    def _shape(op: MatMulChainOp) -> Shape:
+        flags = op.flags()
+        first, last = shape_of(op.factors[0].type), shape_of(op.factors[-1].type)
+        rows = first[1] if flags[0] else first[0]
+        cols = last[0] if flags[-1] else last[1]
+        return (rows, cols)
+
+    SHAPE: ClassVar = staticmethod(_shape)
+
+    def verify_(self) -> None:
+        if len(self.factors) < 2 or len(self.transposed.data) != len(self.factors):
+            raise VerifyException(f"{self.name}: needs at least two factors and one flag per factor")
+
+
+@irdl_op_definition
 class SolveOp(BinaryDaphneOp):
     """`solve(A, b)`: x with A @ x = b for square A (n x n) and b (n x 1)."""
 
@@ -1085,7 +1121,8 @@ OPS: list[type[Operation]] = [
     DiagMatrixOp, SampleOp, IsSymmetricOp, SparsityOp, *OUTER_OPS.values(), *IDX_OPS.values(), *CUM_OPS.values(),
     ColBindOp, RowBindOp, ReverseOp, OrderOp, EigenOp, Conv2DForwardOp, AvgPoolForwardOp, MaxPoolForwardOp,
     BatchNorm2DInferenceForwardOp, BiasAddOp, ReluForwardOp, SoftmaxOp, AffineForwardOp, DiagVectorOp, TriOp,
-    MatMulOp, SyrkOp, GemvOp, GramVectorOp, WeightedGramVectorOp, ResidualGramVectorOp, SolveOp, ReplaceOp, CTableOp,
+    MatMulOp, MatMulChainOp, SyrkOp, GemvOp, GramVectorOp, WeightedGramVectorOp, ResidualGramVectorOp, SolveOp,
+    ReplaceOp, CTableOp,
     QuantizeOp, OneHotOp, RecodeOp, BinOp,
 ]  # fmt: skip
 """The ops this module defines, registered in the dialect by dialects/daphne.py."""

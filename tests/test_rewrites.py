@@ -287,3 +287,36 @@ def test_gram_vector_kernel_shape_errors():
 @given(n=DIMS2, k=DIMS2, seed=st.integers(0, 2**16), axis=st.sampled_from(["", ", 0", ", 1"]))
 def test_aggregate_of_transpose(n, k, seed, axis):
     check(f"sum(t(M0){axis})", [matrix(seed, n, k)], rf'"daphne\.transpose".*: \(!daphne\.Matrix<{n}x{k}xf64>\)')
+
+
+@SETTINGS
+@given(dims=st.lists(st.integers(1, 30), min_size=4, max_size=6), seed=st.integers(0, 2**16))
+def test_matmul_chain_ordered_at_run_time(dims, seed):
+    """A chain whose first dimension is known only at run time: `daphne.matMulChain` equals the written product."""
+    ins = [matrix(seed + i, dims[i], dims[i + 1]) for i in range(len(dims) - 1)]
+    expr = " @ ".join(["M0[0:(as.si64(now() * 0) + nrow(M0)), ]", *(f"M{i}" for i in range(1, len(ins)))])
+    check(expr, ins, r'"daphne\.matMul"\(', kept="daphne.matMulChain")
+
+
+@pytest.mark.parametrize("csr", [False, True])
+def test_matmul_chain_kernel(csr):
+    """The run-time order: the cheapest one for the actual shapes (a CSR factor costs its non-zeros), a transposed
+    factor next to its matrix as one syrk, the value of the written product."""
+    import scipy.sparse as sp
+
+    from daphnec.runtime.kernels.matmul_chain import cheapest_order, density_of, matmul_chain, order_cost
+
+    rng = np.random.default_rng(5)
+    a = sp.random(400, 300, density=0.01, format="csr", random_state=1) if csr else rng.random((400, 300))
+    b, c = rng.random((300, 50)), rng.random((50, 2))
+    got = matmul_chain(a, b, c, transposed=(False, False, False))
+    assert np.allclose(got, (a @ b) @ c, rtol=1e-12)
+    dims, dens = [400, 300, 50, 2], [density_of(a), 1.0, 1.0]
+    best = cheapest_order(dims, dens)
+    assert best == (0, (1, 2)) and order_cost(dims, dens, best) <= order_cost(dims, dens, ((0, 1), 2))
+    x, v = rng.random((100, 7)), rng.random((7, 1))
+    assert np.allclose(matmul_chain(x, x, v, transposed=(True, False, False)), x.T @ (x @ v), rtol=1e-12)
+    from daphnec.runtime.errors import DaphneRuntimeError
+
+    with pytest.raises(DaphneRuntimeError, match="shape mismatch"):
+        matmul_chain(x, v, v, transposed=(False, False, False))

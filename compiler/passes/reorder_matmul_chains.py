@@ -10,8 +10,9 @@ one product is its multiply-adds: rows * inner * cols, or for a CSR operand its 
 a `t(X) @ X` pair that stays together becomes `syrk(X)` again.
 
 Re-associating the products changes the order of floating-point additions, so the pass is on by default and off
-with `--no-reassociate` (docs/language.md "Rewrites"). Chains with a shape known only at run time keep their
-written order.
+with `--no-reassociate` (docs/language.md "Rewrites"). A chain with a shape known only at run time becomes one
+`daphne.matMulChain` op, whose kernel runs the same dynamic program on the actual shapes and non-zeros
+(runtime/kernels/matmul_chain.py).
 """
 
 from __future__ import annotations
@@ -28,11 +29,9 @@ from daphnec.compiler.ir_walk import function_blocks
 from daphnec.compiler.passes.simplify_algebra import f64_matrix
 from daphnec.dialects import ops
 from daphnec.dialects.attr_names import KERNEL_CHOICE_ATTR
-from daphnec.dialects.ops_matrix import MatMulOp, SyrkOp
+from daphnec.dialects.ops_matrix import MatMulChainOp, MatMulOp, SyrkOp
 from daphnec.dialects.types import MatrixType
-
-Tree = int | tuple["Tree", "Tree"]
-"""A parenthesization: a factor's index, or the product of two subtrees."""
+from daphnec.runtime.kernels.matmul_chain import Tree, cheapest_order, order_cost
 
 
 @dataclass(frozen=True)
@@ -86,43 +85,18 @@ def _shift(t: Tree, n: int) -> Tree:
 
 
 def cheapest(fs: list[Factor]) -> Tree:
-    """The parenthesization of the chain with the fewest multiply-adds (dynamic programming over subchains)."""
-    k = len(fs)
-    dims = [fs[0].shape[0]] + [f.shape[1] for f in fs]
-    cost = [[0.0] * k for _ in range(k)]
-    split = [[0] * k for _ in range(k)]
-    for length in range(2, k + 1):
-        for i in range(k - length + 1):
-            j = i + length - 1
-            cost[i][j] = float("inf")
-            for s in range(i, j):
-                dl = fs[i].density if s == i else 1.0  # a CSR leaf costs its non-zeros times the other dimension
-                dr = fs[j].density if s + 1 == j else 1.0
-                c = cost[i][s] + cost[s + 1][j] + dims[i] * dims[s + 1] * dims[j + 1] * min(dl, dr)
-                if c < cost[i][j]:
-                    cost[i][j], split[i][j] = c, s
-
-    def build(i: int, j: int) -> Tree:
-        if i == j:
-            return i
-        s = split[i][j]
-        return (build(i, s), build(s + 1, j))
-
-    return build(0, k - 1)
+    """The parenthesization of the chain with the fewest multiply-adds (the runtime's dynamic program, so that a
+    chain ordered at compile time and one ordered at run time follow one cost model)."""
+    return cheapest_order(_dims(fs), [f.density for f in fs])
 
 
 def chain_cost(fs: list[Factor], t: Tree) -> float:
-    """The multiply-adds of evaluating the chain in the order `t` (the same cost model as `cheapest`)."""
+    """The multiply-adds of evaluating the chain in the order `t`."""
+    return order_cost(_dims(fs), [f.density for f in fs], t)
 
-    def walk(t: Tree) -> tuple[int, int, float, float]:  # rows, cols, cost, density of a leaf
-        if isinstance(t, int):
-            r, c = fs[t].shape
-            return r, c, 0.0, fs[t].density
-        lr, lc, lcost, ld = walk(t[0])
-        rr, rc, rcost, rd = walk(t[1])
-        return lr, rc, lcost + rcost + lr * lc * rc * min(ld, rd), 1.0
 
-    return walk(t)[2]
+def _dims(fs: list[Factor]) -> list[int]:
+    return [fs[0].shape[0]] + [f.shape[1] for f in fs]
 
 
 def _rebuild(fs: list[Factor], t: Tree, anchor: Operation) -> SSAValue:
@@ -148,6 +122,16 @@ def _rebuild(fs: list[Factor], t: Tree, anchor: Operation) -> SSAValue:
     return build(t)
 
 
+def _chain_at_run_time(fs: list[Factor], anchor: Operation) -> SSAValue:
+    """A `daphne.matMulChain` of the factors, inserted before `anchor`: its kernel orders the chain with the
+    shapes (and CSR non-zeros) the factors have at run time."""
+    op = MatMulChainOp([f.value for f in fs], [f.transposed for f in fs])
+    op.typed()
+    op.location = anchor.location
+    Rewriter.insert_op(op, InsertPoint.before(anchor))
+    return op.res
+
+
 def reorder_chains_in(root_op: Operation) -> None:
     for block in function_blocks(root_op):
         _reorder_block(block)
@@ -164,12 +148,15 @@ def _reorder_block(block) -> None:
         if any(_plain(u.operation) for u in op.res.uses) and op.res.has_one_use():  # type: ignore[attr-defined]
             continue  # an inner product of a longer chain: its root handles it
         fs, written = factors(op.res, root=True)  # type: ignore[attr-defined]
-        if len(fs) < 3 or any(d < 0 for f in fs for d in f.shape):
+        if len(fs) < 3:
             continue
-        best = cheapest(fs)
-        if chain_cost(fs, best) >= chain_cost(fs, written):
-            continue
-        new = _rebuild(fs, best, op)
+        if any(d < 0 for f in fs for d in f.shape):
+            new = _chain_at_run_time(fs, op)
+        else:
+            best = cheapest(fs)
+            if chain_cost(fs, best) >= chain_cost(fs, written):
+                continue
+            new = _rebuild(fs, best, op)
         if new.type != op.results[0].type:
             continue
         op.results[0].replace_all_uses_with(new)

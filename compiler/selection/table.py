@@ -68,6 +68,7 @@ KERNELS: dict[type[Operation], Kernel] = {
     ops.TransposeOp: fixed(reorg.transpose, csr=True),
     ops.ReshapeOp: fixed(reorg.reshape, csr=True),
     om.MatMulOp: Kernel(matrix.select_matmul, csr=True),
+    om.MatMulChainOp: Kernel(matrix.select_matmul_chain, csr=True),
     om.ColBindOp: Kernel(matrix.select_bind),
     om.RowBindOp: Kernel(matrix.select_bind),
     om.ReverseOp: fixed("reorg.reverse"),
