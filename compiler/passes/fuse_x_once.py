@@ -23,9 +23,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint
 
 from daphnec.compiler.ir_walk import LinearRewriteWalker
-from daphnec.compiler.passes.simplify_algebra import f64_matrix, plain_product
+from daphnec.compiler.passes.simplify_algebra import as_type, f64_matrix, plain_product
 from daphnec.dialects import ops
 from daphnec.dialects.attr_names import KERNEL_CHOICE_ATTR
 from daphnec.dialects.ops_matrix import (
@@ -79,10 +80,9 @@ class FuseGramVector(RewritePattern):
         if new is None:
             return
         new.typed()  # type: ignore[attr-defined]
-        if new.results[0].type != op.res.type:
-            return
         new.location = op.location
-        rewriter.replace(op, new)
+        rewriter.insert(new, InsertPoint.before(op))
+        rewriter.replace(op, [], [as_type(new.results[0], op.res.type, op)])
 
 
 @dataclass(frozen=True)

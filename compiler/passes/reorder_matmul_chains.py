@@ -26,7 +26,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from daphnec.compiler.ir_walk import function_blocks
-from daphnec.compiler.passes.simplify_algebra import f64_matrix
+from daphnec.compiler.passes.simplify_algebra import as_type, f64_matrix
 from daphnec.dialects import ops
 from daphnec.dialects.attr_names import KERNEL_CHOICE_ATTR
 from daphnec.dialects.ops_matrix import MatMulChainOp, MatMulOp, SyrkOp
@@ -157,9 +157,7 @@ def _reorder_block(block) -> None:
             if chain_cost(fs, best) >= chain_cost(fs, written):
                 continue
             new = _rebuild(fs, best, op)
-        if new.type != op.results[0].type:
-            continue
-        op.results[0].replace_all_uses_with(new)
+        op.results[0].replace_all_uses_with(as_type(new, op.results[0].type, op))
         _erase_dead(op)
 
 

@@ -27,7 +27,7 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -36,6 +36,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+from daphnec.compiler.analysis.inference import insert_merge_cast
 from daphnec.compiler.ir_walk import LinearRewriteWalker
 from daphnec.dialects import ops
 from daphnec.dialects.attr_names import KERNEL_CHOICE_ATTR
@@ -125,9 +126,20 @@ class Builder:
         return self.add(ops.ConstantOp.of(value, vt))
 
     def done(self, new: SSAValue) -> None:
-        """Replace the anchor's result by `new` (which must have the very same type)."""
-        assert new.type == self.anchor.results[0].type, (new.type, self.anchor.results[0].type)
-        self.rewriter.replace(self.anchor, [], [new])
+        """Replace the anchor's result by `new` (see `as_type`)."""
+        self.rewriter.replace(self.anchor, [], [as_type(new, self.anchor.results[0].type, self.anchor)])
+
+
+def as_type(new: SSAValue, want: Attribute, before: Operation) -> SSAValue:
+    """`new` with the type of the value it replaces: the same value, or, where only the representation or the
+    sparsity estimate differ (`select-matrix-repr` typed the written value), a merge cast to that type, so every
+    consumer keeps the type it was compiled for. Any other difference is a bug of the rule."""
+    if new.type == want:
+        return new
+    t = new.type
+    assert isinstance(t, MatrixType) and isinstance(want, MatrixType), (t, want)
+    assert t.element_type == want.element_type and t.shape == want.shape, (t, want)
+    return insert_merge_cast(new, want, before)
 
 
 class Rule(RewritePattern):
@@ -136,7 +148,7 @@ class Rule(RewritePattern):
     EXACT: ClassVar[bool] = False
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if op.results and all(r.type == op.results[0].type for r in op.results[:1]):
+        if len(op.results) == 1:
             self.rewrite(op, Builder(rewriter, op))
 
     def rewrite(self, op: Operation, b: Builder) -> None:
@@ -320,8 +332,7 @@ class SliceOfProduct(Rule):
         else:
             part = b.add(ops.SliceColOp.create(operands=[p.rhs, op.lower, op.upper], result_types=[ops.UNKNOWN]))
             new = b.mm(p.lhs, part)
-        if new.type == op.res.type:
-            b.done(new)
+        b.done(new)
 
 
 class ScalarOutOfProduct(Rule):
@@ -370,7 +381,7 @@ def _intercept(v: SSAValue) -> tuple[SSAValue, SSAValue] | None:
     f = cb.rhs.owner
     if not (isinstance(f, ops.FillOp) and isinstance(f.res.type, MatrixType) and f.res.type.shape[1] == 1):
         return None
-    if vt_name(f.arg.type) != "f64" or isinstance(cb.lhs.type, MatrixType) and cb.lhs.type.is_sparse:
+    if vt_name(f.arg.type) != "f64" or (isinstance(cb.lhs.type, MatrixType) and cb.lhs.type.is_sparse):
         return None
     return cb.lhs, f.arg
 
@@ -426,16 +437,17 @@ class ProductOfIntercept(Rule):
         if KERNEL_CHOICE_ATTR in op.attributes or not f64_matrix(op.rhs, dense=True):
             return
         xc = _intercept(op.lhs)
-        m = op.lhs.owner.lhs.type.shape[1] if xc is not None else -1  # type: ignore[union-attr]
-        if xc is None or m < 0:
+        if xc is None:
             return
         x, c = xc
+        m = x.type.shape[1]  # type: ignore[attr-defined]
+        if m < 0:
+            return
         lo, mid, hi = b.const(0, "si64"), b.const(m, "si64"), b.const(m + 1, "si64")
         head = b.add(ops.SliceRowOp.create(operands=[op.rhs, lo, mid], result_types=[ops.UNKNOWN]))
         last = b.add(ops.SliceRowOp.create(operands=[op.rhs, mid, hi], result_types=[ops.UNKNOWN]))
         new = b.add(ops.EwAddOp(b.mm(x, head), b.mul(last, c)))
-        if new.type == op.res.type:
-            b.done(new)
+        b.done(new)
 
 
 def _sparse(*vs: SSAValue) -> bool:
