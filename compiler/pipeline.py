@@ -77,7 +77,16 @@ STAGES: tuple[Stage, ...] = (
     ),
     ((), "transfer_data_props"),
     (
-        ("sufficient-factors", "wait-free-backprop", "select-kernels", ("fold-transpose", "phy_op_selection")),
+        (
+            "sufficient-factors",
+            "wait-free-backprop",
+            ("reorder-matmul-chains", "reassociate"),
+            "simplify-algebra",
+            ("fuse-x-once", "reassociate"),
+            "dce",
+            "select-kernels",
+            ("fold-transpose", "phy_op_selection"),
+        ),
         "phy_op_selection",
     ),
     ((), "type_adaptation"),
@@ -131,6 +140,9 @@ def pipeline_options(config: object) -> tuple[frozenset[str], dict[str, dict[str
             opts |= {"native", "native_matmul"}  # compiler/lowering/lower_matmul_to_loops.py
     if getattr(config, "use_distributed", False):
         opts.add("distributed")  # every vectorized pipeline becomes a daphne.distributedPipeline
+    reassociate = bool(getattr(config, "use_reassociating_rewrites", True))
+    if reassociate:
+        opts.add("reassociate")  # rewrites that re-associate float sums (`--no-reassociate` turns them off)
     if getattr(config, "use_phy_op_selection", True):
         opts.add("phy_op_selection")  # `--no-phy-op-selection` keeps matMul's operands as written
     if getattr(config, "select_matrix_repr", False):
@@ -144,6 +156,7 @@ def pipeline_options(config: object) -> tuple[frozenset[str], dict[str, dict[str
         "fuse-filter-agg": {"ordered": not vectorized},
         # the cost model: every pipeline of a distributed run is shipped to the workers, whatever its size
         "vectorize": {"min_cells": 0 if getattr(config, "use_distributed", False) else _vec_min_cells(config)},
+        "simplify-algebra": {"reassociate": reassociate},
         "lower-matmul-to-loops": _matmul_pass_args(config) if codegen else {},
     }
     return frozenset(opts), pass_args

@@ -12,13 +12,14 @@ import math
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import UnitAttr
+from xdsl.dialects.builtin import ArrayAttr, IntAttr, UnitAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     irdl_op_definition,
     operand_def,
     opt_prop_def,
+    prop_def,
     result_def,
     traits_def,
     var_operand_def,
@@ -637,6 +638,108 @@ class GemvOp(BinaryDaphneOp):
             raise _shape_mismatch(self, a, x, "A must be n x m and x n x 1")
 
 
+class GramVectorBase(DaphneOp):
+    """`t(X) @ s(X @ v)` computed in one pass over X (built by `fuse-x-once`, kernel runtime/kernels/gram_vector.py):
+    the inner loop of CG on the normal equations, Newton-CG logistic regression and GLMs. X is n x m, v m x 1 and
+    the third operand, if any, n x 1; the result is m x 1 (the pass builds these ops for f64 operands only)."""
+
+    DT_RULE: ClassVar = "mat"
+    KIND: ClassVar[str]
+    SHAPE: ClassVar = staticmethod(lambda op: (shape_of(op.operands[0].type)[1], 1))
+
+    def verify_(self) -> None:
+        x = self.operands[0].type
+        (n, m), (vr, vc) = shape_of(x), shape_of(self.operands[1].type)
+        if (_known(m, vr) and m != vr) or (vc >= 0 and vc != 1):
+            raise _shape_mismatch(self, x, self.operands[1].type, "X must be n x m and v m x 1")
+        if len(self.operands) == 3:
+            ar, ac = shape_of(self.operands[2].type)
+            if (_known(n, ar) and n != ar) or (ac >= 0 and ac != 1):
+                raise _shape_mismatch(self, x, self.operands[2].type, "X must be n x m and the vector n x 1")
+
+
+@irdl_op_definition
+class GramVectorOp(GramVectorBase):
+    """`t(X) @ (X @ v)`."""
+
+    name = "daphne.gramVector"
+    x = operand_def(MATRIX)
+    v = operand_def(MATRIX)
+    res = result_def()
+    traits = traits_def(Pure())
+    KIND: ClassVar = "plain"
+
+    def __init__(self, x: SSAValue, v: SSAValue):
+        super().__init__(operands=[x, v], result_types=[UNKNOWN])
+
+
+@irdl_op_definition
+class WeightedGramVectorOp(GramVectorBase):
+    """`t(X) @ (w * (X @ v))`."""
+
+    name = "daphne.gramVectorWeighted"
+    x = operand_def(MATRIX)
+    v = operand_def(MATRIX)
+    w = operand_def(MATRIX)
+    res = result_def()
+    traits = traits_def(Pure())
+    KIND: ClassVar = "weighted"
+
+    def __init__(self, x: SSAValue, v: SSAValue, w: SSAValue):
+        super().__init__(operands=[x, v, w], result_types=[UNKNOWN])
+
+
+@irdl_op_definition
+class ResidualGramVectorOp(GramVectorBase):
+    """`t(X) @ ((X @ v) - y)`."""
+
+    name = "daphne.gramVectorResidual"
+    x = operand_def(MATRIX)
+    v = operand_def(MATRIX)
+    y = operand_def(MATRIX)
+    res = result_def()
+    traits = traits_def(Pure())
+    KIND: ClassVar = "residual"
+
+    def __init__(self, x: SSAValue, v: SSAValue, y: SSAValue):
+        super().__init__(operands=[x, v, y], result_types=[UNKNOWN])
+
+
+@irdl_op_definition
+class MatMulChainOp(DaphneOp):
+    """`A1 @ A2 @ ... @ Ak` whose order the kernel decides at run time from the actual shapes (built by
+    `reorder-matmul-chains` for a chain with a shape unknown at compile time; runtime/kernels/matmul_chain.py).
+    `transposed` marks the factors read transposed (the `t(X)` of a `t(X) @ X`)."""
+
+    name = "daphne.matMulChain"
+    factors = var_operand_def(MATRIX)
+    transposed = prop_def(ArrayAttr[IntAttr])
+    res = result_def()
+    traits = traits_def(Pure())
+    DT_RULE: ClassVar = "mat"
+
+    def __init__(self, factors: Sequence[SSAValue], transposed: Sequence[bool]):
+        props = {"transposed": ArrayAttr([IntAttr(int(t)) for t in transposed])}
+        super().__init__(operands=[list(factors)], result_types=[UNKNOWN], properties=props)
+
+    def flags(self) -> list[bool]:
+        return [bool(a.data) for a in self.transposed.data]
+
+    @staticmethod
+    def _shape(op: MatMulChainOp) -> Shape:
+        flags = op.flags()
+        first, last = shape_of(op.factors[0].type), shape_of(op.factors[-1].type)
+        rows = first[1] if flags[0] else first[0]
+        cols = last[0] if flags[-1] else last[1]
+        return (rows, cols)
+
+    SHAPE: ClassVar = staticmethod(_shape)
+
+    def verify_(self) -> None:
+        if len(self.factors) < 2 or len(self.transposed.data) != len(self.factors):
+            raise VerifyException(f"{self.name}: needs at least two factors and one flag per factor")
+
+
 @irdl_op_definition
 class SolveOp(BinaryDaphneOp):
     """`solve(A, b)`: x with A @ x = b for square A (n x n) and b (n x 1)."""
@@ -1142,6 +1245,7 @@ OPS: list[type[Operation]] = [
     ColBindOp, RowBindOp, ReverseOp, OrderOp, EigenOp, Conv2DForwardOp, AvgPoolForwardOp, MaxPoolForwardOp,
     BatchNorm2DInferenceForwardOp, BiasAddOp, ReluForwardOp, SoftmaxOp, AffineForwardOp, Conv2DBackwardFilterOp,
     Conv2DBackwardDataOp, AvgPoolBackwardOp, MaxPoolBackwardOp, BatchNorm2DBackwardOp, DiagVectorOp, TriOp,
-    MatMulOp, SyrkOp, GemvOp, SolveOp, ReplaceOp, CTableOp, QuantizeOp, OneHotOp, RecodeOp, BinOp,
+    MatMulOp, MatMulChainOp, SyrkOp, GemvOp, GramVectorOp, WeightedGramVectorOp, ResidualGramVectorOp, SolveOp,
+    ReplaceOp, CTableOp, QuantizeOp, OneHotOp, RecodeOp, BinOp,
 ]  # fmt: skip
 """The ops this module defines, registered in the dialect by dialects/daphne.py."""

@@ -243,6 +243,10 @@ OPTIONS: tuple[Option, ...] = (
            help="Switch off inter-procedural constant propagation"),
     Option("use_phy_op_selection", "flag", True, cli="no-phy-op-selection", json=True, invert=True,
            group="compiler", help="Switch off physical operator selection, use default kernels for all operations"),
+    Option("use_reassociating_rewrites", "flag", True, cli="no-reassociate", invert=True, group="compiler",
+           help="Switch off the rewrites that re-associate floating-point sums (algebraic simplifications such as "
+                "sum(X @ Y), matrix-chain reordering, the one-pass t(X) @ (w * (X @ v)) kernel); results then keep "
+                "every bit of the program as written (docs/language.md, \"Rewrites\")"),
     Option("use_columnar", "flag", False, cli="columnar", json=True, apply=IF_SET, group="compiler",
            help="Use columnar operations for frames where possible"),
     Option("use_cuda", "flag", False, cli="cuda", json=True, apply=NEVER, group="compiler",

@@ -59,6 +59,24 @@ def _fuse_filter_agg() -> type[ModulePass]:
     return FuseFilterAggPass
 
 
+def _simplify_algebra() -> type[ModulePass]:
+    from daphnec.compiler.passes.simplify_algebra import SimplifyAlgebraPass
+
+    return SimplifyAlgebraPass
+
+
+def _reorder_matmul_chains() -> type[ModulePass]:
+    from daphnec.compiler.passes.reorder_matmul_chains import ReorderMatMulChainsPass
+
+    return ReorderMatMulChainsPass
+
+
+def _fuse_x_once() -> type[ModulePass]:
+    from daphnec.compiler.passes.fuse_x_once import FuseXOncePass
+
+    return FuseXOncePass
+
+
 def _infer() -> type[ModulePass]:
     from daphnec.compiler.passes.infer import InferPass
 
@@ -160,6 +178,9 @@ PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
     "fuse-sums": _fuse_sums,
     "fuse-maps": _fuse_maps,
     "fuse-filter-agg": _fuse_filter_agg,
+    "simplify-algebra": _simplify_algebra,
+    "reorder-matmul-chains": _reorder_matmul_chains,
+    "fuse-x-once": _fuse_x_once,
     "specialize": _specialize,
     "sql": _sql,
     "columnar": _columnar,

@@ -39,6 +39,14 @@ def select_matmul(op: Operation) -> KernelSpec:
     return KernelSpec(functools.partial(spec.fn, **flags), spec.arg_casts, spec.name) if flags else spec
 
 
+def select_matmul_chain(op: om.MatMulChainOp) -> KernelSpec:
+    """The run-time ordered chain, told which factors are read transposed and the result's value type."""
+    from daphnec.runtime.kernels.matmul_chain import matmul_chain
+
+    fn = functools.partial(matmul_chain, transposed=tuple(op.flags()), vt=known_vt(op, op.res.type))
+    return KernelSpec(fn, (None,) * len(op.operands), "matmul_chain")
+
+
 def select_outer(op: om.OuterBinaryOp) -> KernelSpec:
     _need_matrices(op)
     lvt, rvt, resvt = known_vt(op, op.lhs.type), known_vt(op, op.rhs.type), known_vt(op, op.res.type)

@@ -80,6 +80,7 @@ KERNELS: dict[type[Operation], Kernel] = {
     ops.TransposeOp: fixed(reorg.transpose, csr=True),
     ops.ReshapeOp: fixed(reorg.reshape, csr=True),
     om.MatMulOp: Kernel(matrix.select_matmul, csr=True),
+    om.MatMulChainOp: Kernel(matrix.select_matmul_chain, csr=True),
     om.ColBindOp: Kernel(matrix.select_bind),
     om.RowBindOp: Kernel(matrix.select_bind),
     om.ReverseOp: fixed("reorg.reverse"),
@@ -92,6 +93,9 @@ KERNELS: dict[type[Operation], Kernel] = {
     om.CTableOp: result_typed("matrix_ops.ctable"),
     om.SyrkOp: fixed("matrix_ops.syrk", csr=True),
     om.GemvOp: result_typed("matrix_ops.gemv", cast=2, vt_arg=False),
+    om.GramVectorOp: fixed("gram_vector.gram_vector_plain", csr=True),
+    om.WeightedGramVectorOp: fixed("gram_vector.gram_vector_weighted", csr=True),
+    om.ResidualGramVectorOp: fixed("gram_vector.gram_vector_residual", csr=True),
     # --- deep neural networks ----------------------------------------------------------------------------------------
     om.Conv2DForwardOp: fixed("dnn.conv2d"),
     om.AvgPoolForwardOp: fixed("dnn.avg_pool2d"),

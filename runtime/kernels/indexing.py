@@ -8,7 +8,8 @@ A selector is one of
 - an n x 1 (or 1 x n) position matrix: unsorted, repeats allowed.
 Float positions are truncated toward zero (runtime/kernels/positions.py).
 Out-of-bounds positions raise DaphneRuntimeError naming the offending position and the matrix shape. Results are
-always 2-D matrices (also 1x1) and never alias the input; `insert` is copy-on-write (returns a new matrix).
+always 2-D matrices (also 1x1); ranges of rows, and ranges of most columns, of a dense matrix are views of it (run-time
+values are immutable, so sharing cannot be observed); `insert` is copy-on-write (returns a new matrix).
 """
 
 from __future__ import annotations
@@ -97,16 +98,25 @@ def _select(X: np.ndarray, r, c) -> np.ndarray:
 def extract(X: np.ndarray, rows: Selector = None, cols: Selector = None) -> np.ndarray:
     """`X[rows, cols]`: a 2-D matrix (1x1 for two int positions). A range of rows with all columns of a
     C-ordered matrix is a view, as DAPHNE's `DenseMatrix::sliceRow` is (run-time values are never mutated in
-    place, so sharing is safe); anything else is copied."""
+    place, so sharing is safe). A range of at least half of its columns is a view too (`VIEW_MIN_COLUMN_SHARE`):
+    copying it would read and write nearly the whole matrix (the feature columns of a data set, `X = D[, 0:m]`),
+    while BLAS and numpy read a strided view directly. Anything else is copied (a few columns become compact)."""
     if isinstance(X, Frame):  # frames (also columns by label): runtime.kernels.frame_ops
         return frame_ops.extract(X, rows, cols)
     r = _normalize("extract", rows, 0, X)
     c = _normalize("extract", cols, 1, X)
     if is_csr(X):
         return _csr_extract(X, r, c)
-    if isinstance(r, slice) and isinstance(c, slice) and c == slice(0, X.shape[1]) and X.flags.c_contiguous:
-        return X[r]
+    if isinstance(r, slice) and isinstance(c, slice) and X.flags.c_contiguous and X.dtype != object:
+        if c == slice(0, X.shape[1]):
+            return X[r]
+        if (c.stop - c.start) >= VIEW_MIN_COLUMN_SHARE * X.shape[1] and r.stop > r.start:
+            return X[r, c]
     return np.array(_select(X, r, c), copy=True, order="C")
+
+
+VIEW_MIN_COLUMN_SHARE = 0.5
+"""A column range of at least this share of a dense matrix's columns is a view (see `extract`)."""
 
 
 def _csr_extract(X, r: slice | np.ndarray, c: slice | np.ndarray):

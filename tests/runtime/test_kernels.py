@@ -645,13 +645,18 @@ def test_extract_positions_ranges_and_lists():
     assert indexing.extract(X12, (1, 1), None).shape == (0, 4)
 
 
-def test_extract_shares_only_whole_row_ranges():
+def test_extract_shares_row_ranges_and_wide_column_ranges():
     """A range of rows with every column is a view, as DAPHNE's `DenseMatrix::sliceRow` (run-time values are
-    never written in place); columns, positions and non-C-ordered inputs give a C-ordered copy."""
+    never written in place), and so is a range of at least half of the columns (a strided view: copying it would
+    cost a pass over nearly the whole matrix); narrower column ranges, positions and non-C-ordered inputs give a
+    C-ordered copy."""
     for rows in [(None, None), (1, 3), 2]:
         r = indexing.extract(X12, rows, None)
         assert np.shares_memory(r, X12) and r.flags.c_contiguous
-    for rows, cols in [((1, 3), (0, 3)), (np.array([[0], [1]]), None), (None, 1)]:
+    for rows, cols in [((1, 3), (0, 3)), ((None, None), (1, 3))]:
+        r = indexing.extract(X12, rows, cols)
+        assert np.shares_memory(r, X12) and r.tolist() == X12[slice(*rows), slice(*cols)].tolist()
+    for rows, cols in [((1, 3), (0, 1)), (np.array([[0], [1]]), None), (None, 1)]:
         r = indexing.extract(X12, rows, cols)
         assert not np.shares_memory(r, X12) and r.flags.c_contiguous
     F = np.asfortranarray(X12)
