@@ -8,7 +8,8 @@ Which gradient is such a product only the IR knows, so this pass finds them in p
 - `upd` returns `createList(g_0, ..., g_{n-1})`; g_j qualifies when it is `matMul(t(A), B)` (or `matMul(A, B)
   {transa}`, as fold-transpose writes it) and A and B both have *the batch's rows*: they are the features or
   labels, or are computed from them row-wise (an element-wise op with such an operand, a product `X @ W` whose
-  left factor has them, a cast). Then the inner dimension of the product is the batch, and the factors are
+  left factor has them, a cast, or a DNN op of the nn layers on such images: conv2d, a pooling, relu, softmax,
+  bias_add, affine, whose output row i is image i's). So a conv network's affine layers (LeNet's) qualify too. Then the inner dimension of the product is the batch, and the factors are
   small exactly when the batch is;
 - for those positions it adds a variant of `upd`, `@<upd>.factors`, that returns A_j in place of g_j and all the
   B_j after the n gradients (the products are no longer computed), and records it on the paramserv op:
@@ -36,10 +37,21 @@ from xdsl.passes import ModulePass
 from daphnec.compiler.analysis.inference import set_type
 from daphnec.dialects.ops import CastOp, EwBinaryOp, EwUnaryOp, TransposeOp, constant_value
 from daphnec.dialects.ops_frame import CreateListOp
-from daphnec.dialects.ops_matrix import MatMulOp
+from daphnec.dialects.ops_matrix import (
+    AffineForwardOp,
+    BiasAddOp,
+    Conv2DForwardOp,
+    MatMulOp,
+    PoolForwardOp,
+    ReluForwardOp,
+    SoftmaxOp,
+)
 from daphnec.dialects.ops_paramserv import UPD_PARAMS, ParamservOp
 from daphnec.dialects.types import ListType, is_matrix, vt_name
 
+ROW_WISE_DNN = (Conv2DForwardOp, PoolForwardOp, ReluForwardOp, SoftmaxOp, BiasAddOp, AffineForwardOp)
+"""DNN ops whose output row i depends only on row i (image i) of their `input` (the other operands are the
+model's: filters, biases, weights)."""
 BATCH_PARAMS = tuple(UPD_PARAMS.index(p) for p in ("features", "labels"))
 """The arguments of `upd` whose rows are the batch."""
 FACTORS_SUFFIX = ".factors"
@@ -68,6 +80,8 @@ class BatchRows:
             return any(is_matrix(x.type) and self(x) for x in (op.lhs, op.rhs))
         if isinstance(op, (EwUnaryOp, CastOp)):
             return is_matrix(op.arg.type) and is_matrix(v.type) and self(op.arg)
+        if isinstance(op, ROW_WISE_DNN):
+            return v is op.results[0] and is_matrix(v.type) and self(op.input)
         return False
 
 
