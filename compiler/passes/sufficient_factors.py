@@ -9,8 +9,8 @@ Which gradient is such a product only the IR knows, so this pass finds them in p
   {transa}`, as fold-transpose writes it) and A and B both have *the batch's rows*: they are the features or
   labels, or are computed from them row-wise (an element-wise op with such an operand, a product `X @ W` whose
   left factor has them, a cast, or a DNN op of the nn layers on such images: conv2d, a pooling, relu, softmax,
-  bias_add, affine, whose output row i is image i's). So a conv network's affine layers (LeNet's) qualify too. Then the inner dimension of the product is the batch, and the factors are
-  small exactly when the batch is;
+  bias_add, affine, whose output row i is image i's: so a conv network's affine layers, LeNet's, qualify too).
+  Then the inner dimension of the product is the batch, and the factors are small exactly when the batch is;
 - for those positions it adds a variant of `upd`, `@<upd>.factors`, that returns A_j in place of g_j and all the
   B_j after the n gradients (the products are no longer computed), and records it on the paramserv op:
   `factors = "<upd>.factors"`, `factored = [j, ...]`.
