@@ -1,6 +1,6 @@
 """Distributed training over a real (emulated) network: paramserv's communication strategies on real MPI ranks.
 
-    .venv/bin/python bench/dist_train_bench.py [--ranks 3,4,5] [--rates 1gbit,10gbit] [--models fc]
+    .venv/bin/python bench/dist_train_bench.py [--ranks 3,4,5] [--rates 1gbit,10gbit] [--models fc,lenet]
         [--strategies NAME,...] [--repeat 1] [--baseline DIR | --no-baseline] [--no-systemds] [--rows 2048]
         [--json FILE]
 
@@ -421,7 +421,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ranks", default="3,4,5")
     ap.add_argument("--rates", default="1gbit,10gbit")
-    ap.add_argument("--models", default="fc")
+    ap.add_argument("--models", default="fc", help=f"comma-separated names from MODELS ({', '.join(MODELS)})")
     ap.add_argument("--strategies", default="", help="comma-separated names from STRATEGIES (default: all)")
     ap.add_argument("--rows", type=int, default=2048)
     ap.add_argument("--batch", type=int, default=64)
