@@ -59,3 +59,14 @@ TASK_KERNEL_ATTR = "daphne.task_kernel"
 """On a kernel function (what `convert-to-llvm` converts)."""
 ABI_ATTR = "daphne.abi"
 """On a kernel function and its entry: the kinds of its parameters (`compiler/lowering/abi.py: encode`)."""
+
+# --- parfor (compiler/passes/parfor.py, runtime/parfor.py) ----------------------------------------------------------
+
+IN_PLACE_ATTR = "daphne.in_place"
+"""On a `daphne.insert` into a parfor's result matrix: the host code writes into the parfor's private buffer of the
+result instead of copying it (the `parfor` pass proved that nothing else reads that buffer)."""
+PARFOR_WRITES_ATTR = "daphne.parfor_writes"
+"""On a `daphne.parfor` the `parfor` pass accepted: what each iteration writes of each result (`R[(i+1), _]`)."""
+PARFOR_SHIPPED_ATTR = "daphne.parfor_shipped"
+"""On a `daphne.parfor` under `--distributed`: the IR text of the `@dist` function MPI workers run per chunk of
+iterations (`compiler/passes/distribute_parfor.py`)."""

@@ -30,6 +30,7 @@ from daphnec.dialects.calls import Overload, choose_overload, overload_error
 from daphnec.dialects.errors import Loc, ParseError
 from daphnec.dialects.locations import to_attr
 from daphnec.dialects.op_kinds import BINARY_OPERATORS
+from daphnec.dialects.ops_parfor import ParForOp
 from daphnec.dialects.types import (
     STR,
     UNKNOWN,
@@ -515,7 +516,10 @@ class IRBuilder:
         bind[s.var] = i  # type: ignore[assignment]
         scope = self._region(body, body_stmts, bind, readonly=[s.var])
         self._yield(body, [scope.vars[n] for n in names], [v.type for v in inits], s.loc)  # type: ignore[union-attr]
-        op = scf.ForOp(zero, count, one, inits, body)  # type: ignore[arg-type]
+        if isinstance(s, ast.ParFor):  # the `parfor` pass checks that the iterations are independent
+            op: scf.ForOp = ParForOp(zero, count, one, inits, body, names)  # type: ignore[arg-type]
+        else:
+            op = scf.ForOp(zero, count, one, inits, body)  # type: ignore[arg-type]
         self.insert(op, s.loc)
         for n, r in zip(names, op.results):
             self.scope.assign(n, r)

@@ -65,6 +65,18 @@ def _infer() -> type[ModulePass]:
     return InferPass
 
 
+def _parfor() -> type[ModulePass]:
+    from daphnec.compiler.passes.parfor import ParForPass
+
+    return ParForPass
+
+
+def _distribute_parfor() -> type[ModulePass]:
+    from daphnec.compiler.passes.distribute_parfor import DistributeParForPass
+
+    return DistributeParForPass
+
+
 def _select_matrix_repr() -> type[ModulePass]:
     from daphnec.compiler.passes.select_matrix_repr import SelectMatrixReprPass
 
@@ -157,6 +169,8 @@ PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
     "wait-free-backprop": _wait_free_backprop,
     "vectorize": _vectorize,
     "distribute": _distribute,
+    "parfor": _parfor,
+    "distribute-parfor": _distribute_parfor,
     "lower-pipeline-to-loops": _lower_pipeline_to_loops,
     "lower-matmul-to-loops": _lower_matmul_to_loops,
     "convert-to-llvm": _convert_to_llvm,

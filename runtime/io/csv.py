@@ -35,6 +35,7 @@ import numpy as np
 
 from daphnec.runtime.columns import DictColumn
 from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.io.arrow_numpy import array_to_numpy, chunked_to_numpy
 from daphnec.runtime.memory import check_alloc
 from daphnec.runtime.values import FLOAT_VTS, dtype_of, object_matrix, parse_int, to_f32
 
@@ -142,7 +143,7 @@ def _cast_column(col: np.ndarray, vt: str) -> np.ndarray:
 
 
 def _chunk_to_numpy(chunk, vt: str) -> np.ndarray:
-    return _cast_column(chunk.to_numpy(zero_copy_only=False), vt)
+    return _cast_column(array_to_numpy(chunk), vt)
 
 
 @cache
@@ -277,7 +278,7 @@ def read_columns(
     if table is not None:
         return [
             DictColumn.from_arrow(table.column(j)) if vt == "str" and encode_str
-            else _cast_column(table.column(j).to_numpy(), vt)
+            else _cast_column(chunked_to_numpy(table.column(j)), vt)
             for j, vt in enumerate(vts)
         ]  # fmt: skip
     exact = [_exact_column_array(c, vt) for c, vt in zip(_exact_columns(path, vts, nrows, who), vts)]

@@ -251,3 +251,23 @@ def test_a_csv_write_that_loses_digits_notes_it_once(tmp_path, capsys, monkeypat
     assert "keeps 6 decimals per value (DAPHNE's CSV format)" in err and ".parquet or .dbdf" in err
     assert (tmp_path / "a.csv").read_text() == "0.333333,2.000000\n"
     assert csv.loses_digits(sp.csr_array(lossy)) and not csv.loses_digits(np.arange(3))
+
+
+def test_reading_a_csv_matrix_does_not_import_pandas(tmp_path) -> None:
+    """pyarrow's `to_numpy` imports pandas when it is installed (0.3-1.2 s of a process); the CSV reader views
+    arrow's numeric buffers instead (runtime/io/arrow_numpy.py). Checked in a fresh interpreter."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "m.csv"
+    path.write_text("1.5,2\n3,4.25\n")
+    (tmp_path / "m.csv.meta").write_text('{"numRows": 2, "numCols": 2, "valueType": "f64"}')
+    code = (
+        "import sys\n"
+        "from daphnec.runtime.io import csv\n"
+        f"m = csv.read_matrix({str(path)!r}, 2, 2, 'f64')\n"
+        "assert m.tolist() == [[1.5, 2.0], [3.0, 4.25]], m\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
