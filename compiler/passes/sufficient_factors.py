@@ -8,8 +8,10 @@ Which gradient is such a product only the IR knows, so this pass finds them in p
 - `upd` returns `createList(g_0, ..., g_{n-1})`; g_j qualifies when it is `matMul(t(A), B)` (or `matMul(A, B)
   {transa}`, as fold-transpose writes it) and A and B both have *the batch's rows*: they are the features or
   labels, or are computed from them row-wise (an element-wise op with such an operand, a product `X @ W` whose
-  left factor has them, a cast). Then the inner dimension of the product is the batch, and the factors are
-  small exactly when the batch is;
+  left factor has them, a cast, or a DNN op of the nn layers on such images: conv2d, a pooling, relu, softmax,
+  bias_add, affine, whose output row i is image i's; or a call of a function, e.g. an nn layer's forward or
+  backward, whose returned value is such, given which arguments have the rows: so LeNet's affine layers qualify).
+  Then the inner dimension of the product is the batch, and the factors are small exactly when the batch is;
 - for those positions it adds a variant of `upd`, `@<upd>.factors`, that returns A_j in place of g_j and all the
   B_j after the n gradients (the products are no longer computed), and records it on the paramserv op:
   `factors = "<upd>.factors"`, `factored = [j, ...]`.
@@ -36,10 +38,21 @@ from xdsl.passes import ModulePass
 from daphnec.compiler.analysis.inference import set_type
 from daphnec.dialects.ops import CastOp, EwBinaryOp, EwUnaryOp, TransposeOp, constant_value
 from daphnec.dialects.ops_frame import CreateListOp
-from daphnec.dialects.ops_matrix import MatMulOp
+from daphnec.dialects.ops_matrix import (
+    AffineForwardOp,
+    BiasAddOp,
+    Conv2DForwardOp,
+    MatMulOp,
+    PoolForwardOp,
+    ReluForwardOp,
+    SoftmaxOp,
+)
 from daphnec.dialects.ops_paramserv import UPD_PARAMS, ParamservOp
 from daphnec.dialects.types import ListType, is_matrix, vt_name
 
+ROW_WISE_DNN = (Conv2DForwardOp, PoolForwardOp, ReluForwardOp, SoftmaxOp, BiasAddOp, AffineForwardOp)
+"""DNN ops whose output row i depends only on row i (image i) of their `input` (the other operands are the
+model's: filters, biases, weights)."""
 BATCH_PARAMS = tuple(UPD_PARAMS.index(p) for p in ("features", "labels"))
 """The arguments of `upd` whose rows are the batch."""
 FACTORS_SUFFIX = ".factors"
@@ -48,8 +61,12 @@ FACTORS_SUFFIX = ".factors"
 class BatchRows:
     """Which values of one `upd` body have the batch's rows (memoised; see the module docstring)."""
 
-    def __init__(self, body: func.FuncOp):
-        self.args = {body.body.block.args[i] for i in BATCH_PARAMS}
+    def __init__(self, body: func.FuncOp, functions: dict[str, func.FuncOp], rows: tuple[int, ...] = BATCH_PARAMS,
+                 callees: dict[tuple[str, tuple[int, ...]], BatchRows] | None = None):  # fmt: skip
+        self.args = {body.body.block.args[i] for i in rows}
+        self.functions = functions
+        self.callees = {} if callees is None else callees
+        """One analysis per (function, arguments with the batch's rows), shared by every body it reaches."""
         self.memo: dict[SSAValue, bool] = {}
 
     def __call__(self, v: SSAValue) -> bool:
@@ -68,7 +85,28 @@ class BatchRows:
             return any(is_matrix(x.type) and self(x) for x in (op.lhs, op.rhs))
         if isinstance(op, (EwUnaryOp, CastOp)):
             return is_matrix(op.arg.type) and is_matrix(v.type) and self(op.arg)
+        if isinstance(op, ROW_WISE_DNN):
+            return v is op.results[0] and is_matrix(v.type) and self(op.input)
+        if isinstance(op, func.CallOp):
+            return self._returns_batch_rows(op, v)
         return False
+
+    def _returns_batch_rows(self, call: func.CallOp, v: SSAValue) -> bool:
+        """A function's result has the batch's rows when what it returns does, given which of its arguments have
+        them at this call (the nn layers' forward and backward functions, `relu.forward(X)`, are such calls)."""
+        callee = self.functions.get(call.callee.string_value())
+        if callee is None or len(callee.body.blocks) != 1:
+            return False
+        ret = callee.body.block.last_op
+        if not isinstance(ret, func.ReturnOp) or not is_matrix(v.type):
+            return False
+        rows = tuple(i for i, x in enumerate(call.arguments) if is_matrix(x.type) and self(x))
+        if not rows:
+            return False
+        key = (callee.sym_name.data, rows)
+        if key not in self.callees:  # stored before it runs: a recursive call finds it (its memo says False)
+            self.callees[key] = BatchRows(callee, self.functions, rows, self.callees)
+        return self.callees[key](ret.operands[v.index])
 
 
 def factors_of(g: SSAValue, batch: BatchRows) -> tuple[SSAValue, SSAValue] | None:
@@ -99,23 +137,25 @@ def returned_list(body: func.FuncOp) -> CreateListOp | None:
     return lst if isinstance(lst, CreateListOp) and lst.parent_block() is body.body.block else None
 
 
-def factored_positions(body: func.FuncOp) -> dict[int, tuple[SSAValue, SSAValue]]:
+def factored_positions(body: func.FuncOp, functions: dict[str, func.FuncOp]) -> dict[int, tuple[SSAValue, SSAValue]]:
     """{position: (A, B)} of the gradients of `upd` that are products over the batch."""
     lst = returned_list(body)
     if lst is None:
         return {}
-    batch = BatchRows(body)
+    batch = BatchRows(body, functions)
     found = {j: factors_of(g, batch) for j, g in enumerate(lst.elems)}
     return {j: ab for j, ab in found.items() if ab is not None}
 
 
-def factors_variant(body: func.FuncOp, positions: list[int], name: str) -> func.FuncOp:
+def factors_variant(
+    body: func.FuncOp, positions: list[int], name: str, functions: dict[str, func.FuncOp]
+) -> func.FuncOp:
     """A copy of `upd` returning A_j at each factored position j and the B_j after the gradients."""
     variant = body.clone()
     variant.sym_name = StringAttr(name)
     lst = returned_list(variant)
     assert lst is not None
-    found = factored_positions(variant)
+    found = factored_positions(variant, functions)
     elems = [found[j][0] if j in found else g for j, g in enumerate(lst.elems)]
     elems += [found[j][1] for j in positions]
     new = CreateListOp(elems)
@@ -161,12 +201,12 @@ class SufficientFactorsPass(ModulePass):
         for ps, body in calls_with(op, "sfb"):
             if ps.factors is not None:
                 continue
-            positions = sorted(factored_positions(body))
+            positions = sorted(factored_positions(body, functions))
             if not positions:
                 continue
             name = ps.upd.data + FACTORS_SUFFIX
             if name not in functions:
-                functions[name] = factors_variant(body, positions, name)
+                functions[name] = factors_variant(body, positions, name, functions)
                 op.body.block.insert_op_after(functions[name], body)
             ps.factors = StringAttr(name)
             ps.factored = ArrayAttr([IntAttr(j) for j in positions])
