@@ -72,7 +72,7 @@ STAGES: tuple[Stage, ...] = (
     (("specialize", "canonicalize", "specialize", "dce"), "property_inference"),
     ((("columnar", "columnar"), ("infer", "columnar"), ("canonicalize", "columnar"), ("cse", "columnar")), "columnar"),
     (
-        (("fold-positions", "columnar"), ("dce", "columnar"), ("select-matrix-repr", "select_matrix_repr")),
+        (("dce", "columnar"), ("select-matrix-repr", "select_matrix_repr")),
         "select_matrix_repr",
     ),
     ((), "transfer_data_props"),
@@ -131,6 +131,7 @@ def pipeline_options(config: object) -> tuple[frozenset[str], dict[str, dict[str
         "specialize": {"ipa": bool(getattr(config, "use_ipa_const_propa", True))},
         "select-kernels": {"catalog": tuple(getattr(config, "kernel_catalog", ()))},
         "fuse-filter-agg": {"ordered": not vectorized},
+        "columnar": {"optimistic_splitting": bool(getattr(config, "use_optimistic_splitting", False))},
         "lower-matmul-to-loops": _matmul_pass_args(config) if codegen else {},
     }
     return frozenset(opts), pass_args

@@ -31,6 +31,9 @@ class DaphneError(Exception):
     """A user-facing error: printed as `file:line:col: error: message` and mapped to DAPHNE's exit code."""
 
     def __init__(self, message: str, loc: Loc | None = None, code: int = PASS_ERROR):
+        if not isinstance(self, ScriptStopped):  # `stop`'s text is the user's own
+            message = name_ops_in_dsl_terms(message)  # every message, whoever raised it, names ops as a script does
+            message = _REPEATED_PREFIX.sub(r"\1", message)  # a layer that adds the builtin's name to a message that has it
         super().__init__(message)
         self.message = message
         self.loc = loc
@@ -83,8 +86,12 @@ _BUILTINS = {
     "read": "readMatrix/readFrame", "write": "writeMatrix/writeFrame", "cast": "cast", "constant": "literal",
     "generic_call": "function call", "forRange": "for",
 }  # fmt: skip
-_OP_NAME = re.compile(r"\bdaphne\.([A-Za-z_]+)(?=:)")
-"""An op named at the start of a verifier's message (`daphne.matMul: ...`)."""
+_OP_NAME = re.compile(r"(?<![\w.!\"])daphne\.([A-Za-z_]+)\b(?![\w.\"])")
+"""An op named in a message (`daphne.matMul: ...`, `operation 'daphne.ewAbs'`); not a type (`!daphne.Matrix`) nor a
+quoted IR name (`"daphne.cast"`) nor an attribute (`daphne.native_kernel`, lower case with an underscore)."""
+_UNKNOWN_TYPE = re.compile(r"!daphne\.Unknown\b")
+_REPEATED_PREFIX = re.compile(r"^([\w.`@/-]+: )(?:\1)+")
+"""`readMatrix: readMatrix: ...`: the builtin named twice, by the kernel and by the layer that located its error."""
 _UNKNOWN_SIZE = re.compile(r"(?<![\w-])-1(?=x)|(?<=\dx)-1\b|(?<=\?x)-1\b")
 
 
@@ -111,7 +118,22 @@ def dsl_name(mnemonic: str) -> str:
     return mnemonic  # most builtins are spelled like their op (reshape, solve, oneHot, ...)
 
 
+def _dsl_op(m: re.Match[str]) -> str:
+    mnemonic = m.group(1)
+    if "_" in mnemonic and mnemonic.islower():  # an attribute name (`daphne.native_kernel`), not an op
+        return m.group(0)
+    return dsl_name(mnemonic)
+
+
+def name_ops_in_dsl_terms(message: str) -> str:
+    """`message` with every IR op (`daphne.ewAbs`) named as a DaphneDSL script spells it (`abs`) and the unknown
+    type named in words: the one place that keeps the compiler's names out of what users read, whichever pass or
+    kernel wrote the message."""
+    if "daphne." not in message:
+        return message
+    return _UNKNOWN_TYPE.sub("an unknown type", _OP_NAME.sub(_dsl_op, message))
+
+
 def in_dsl_terms(message: str) -> str:
     """A verifier's message as a DaphneDSL user reads it: ops named as the script spells them, unknown sizes `?`."""
-    message = _OP_NAME.sub(lambda m: dsl_name(m.group(1)), message)
-    return _UNKNOWN_SIZE.sub("?", message)
+    return _UNKNOWN_SIZE.sub("?", name_ops_in_dsl_terms(message))
