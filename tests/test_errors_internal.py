@@ -121,3 +121,16 @@ def test_unforeseen_kernel_failures_keep_their_words_without_the_exception_class
         "cannot reshape array of size 1 into shape (1,2)"
     )
     assert unforeseen_message(KeyError()) == "the operation failed"
+
+
+def test_python_api_reports_results_larger_than_memory_in_daphnedsl_terms() -> None:
+    from daphnec.tools.daphnelib import DaphneContext
+    from daphnec.tools.daphnelib.errors import DaphneExecutionError
+
+    dc = DaphneContext()
+    a, b = dc.fill(1.0, 100000, 1), dc.fill(1.0, 1, 100000)
+    for node, op in ((a @ b, "@"), (a.outerAdd(b), "outerAdd")):
+        with pytest.raises(DaphneExecutionError) as e:
+            node.sum().compute()
+        assert re.search(rf"error: {re.escape(op)}: a 100000x100000 f64 result " + GIB_MSG, str(e.value)), e.value
+        assert "MemoryError" not in str(e.value)
