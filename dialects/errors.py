@@ -33,7 +33,9 @@ class DaphneError(Exception):
     def __init__(self, message: str, loc: Loc | None = None, code: int = PASS_ERROR):
         if not isinstance(self, ScriptStopped):  # `stop`'s text is the user's own
             message = name_ops_in_dsl_terms(message)  # every message, whoever raised it, names ops as a script does
-            message = _REPEATED_PREFIX.sub(r"\1", message)  # a layer that adds the builtin's name to a message that has it
+            message = _REPEATED_PREFIX.sub(
+                r"\1", message
+            )  # a layer that adds the builtin's name to a message that has it
         super().__init__(message)
         self.message = message
         self.loc = loc
@@ -90,6 +92,8 @@ _OP_NAME = re.compile(r"(?<![\w.!\"])daphne\.([A-Za-z_]+)\b(?![\w.\"])")
 """An op named in a message (`daphne.matMul: ...`, `operation 'daphne.ewAbs'`); not a type (`!daphne.Matrix`) nor a
 quoted IR name (`"daphne.cast"`) nor an attribute (`daphne.native_kernel`, lower case with an underscore)."""
 _UNKNOWN_TYPE = re.compile(r"!daphne\.Unknown\b")
+_BARE_EW_OP = re.compile(r"(?<![\w.!\"`])(ew[A-Z][A-Za-z]*)(?=: )")
+"""A kernel's message that names its element-wise op without the dialect (`ewAbs: operation is not supported`)."""
 _REPEATED_PREFIX = re.compile(r"^([\w.`@/-]+: )(?:\1)+")
 """`readMatrix: readMatrix: ...`: the builtin named twice, by the kernel and by the layer that located its error."""
 _UNKNOWN_SIZE = re.compile(r"(?<![\w-])-1(?=x)|(?<=\dx)-1\b|(?<=\?x)-1\b")
@@ -129,9 +133,41 @@ def name_ops_in_dsl_terms(message: str) -> str:
     """`message` with every IR op (`daphne.ewAbs`) named as a DaphneDSL script spells it (`abs`) and the unknown
     type named in words: the one place that keeps the compiler's names out of what users read, whichever pass or
     kernel wrote the message."""
+    if "ew" in message:
+        message = _BARE_EW_OP.sub(lambda m: dsl_name(m.group(1)), message)
     if "daphne." not in message:
         return message
-    return _UNKNOWN_TYPE.sub("an unknown type", _OP_NAME.sub(_dsl_op, message))
+    return _ir_types_in_dsl_terms(_UNKNOWN_TYPE.sub("an unknown type", _OP_NAME.sub(_dsl_op, message)))
+
+
+_IR_TYPE = re.compile(r"!daphne\.(Matrix|Frame|List|String|Column)\b")
+_DSL_DATA_TYPE = {"Matrix": "matrix", "Frame": "frame", "List": "list", "String": "str", "Column": "column"}
+_MATRIX_VT = re.compile(r"(?<=x)(f64|f32|si64|si32|si8|ui64|ui32|ui8|i1|index)\b")
+
+
+def _ir_types_in_dsl_terms(message: str) -> str:
+    """IR types (`!daphne.Matrix<3x1xf64>`, `!daphne.Frame<2x[si64], ["a"]>`) as a script writes them
+    (`matrix<f64>`, `frame`); the type's parameters are skipped with their nested brackets."""
+    out, pos = [], 0
+    for m in _IR_TYPE.finditer(message):
+        if m.start() < pos:
+            continue  # inside a type already replaced
+        out.append(message[pos : m.start()])
+        end, params = m.end(), ""
+        if end < len(message) and message[end] == "<":
+            depth, i = 0, end
+            while i < len(message):
+                depth += {"<": 1, ">": -1}.get(message[i], 0)
+                i += 1
+                if depth == 0:
+                    break
+            params, end = message[m.end() + 1 : i - 1], i
+        name = _DSL_DATA_TYPE[m.group(1)]
+        vt = _MATRIX_VT.search(params) if m.group(1) == "Matrix" else None
+        out.append(f"{name}<{'bool' if vt.group(1) == 'i1' else vt.group(1)}>" if vt else name)
+        pos = end
+    out.append(message[pos:])
+    return "".join(out)
 
 
 def in_dsl_terms(message: str) -> str:

@@ -148,9 +148,12 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--show", type=int, default=20, help="list at most this many findings of each kind")
+    ap.add_argument("--keep", type=Path, help="write the mutants into this folder and keep them (to re-run findings)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        f = fuzz(args.seed, args.count, Path(tmp), args.jobs, args.timeout)
+        folder = args.keep or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        f = fuzz(args.seed, args.count, folder, args.jobs, args.timeout)
         print(f.summary())
         for kind in ("tracebacks", "hangs", "bad_codes", "off_format", "unlocated", "internal"):
             for item in getattr(f, kind)[: args.show]:
