@@ -5,8 +5,8 @@ a fresh process) and allocations that cannot fit refused up front in DaphneDSL t
 from __future__ import annotations
 
 import hashlib
-import re
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
