@@ -12,7 +12,13 @@ access).
 
 from __future__ import annotations
 
+import os as _os
+
 __version__ = "0.1.0"
+
+LIBRARY_DIR = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "lib")
+"""daphnec's own DaphneDSL library (`lib/nn/`: layers and optimizers), shipped with the package: an `import` that
+finds its file nowhere else finds it here (`import "nn/layers/conv2d.daph" as "conv2d";`, frontend/imports.py)."""
 
 _API = frozenset(
     {

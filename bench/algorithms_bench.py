@@ -16,12 +16,22 @@ largest difference; the sums add in other orders, so not bit for bit). Ratios > 
 Usage: `.venv/bin/python bench/algorithms_bench.py [--repeat 1] [--scale 1.0] [--only lm_cg,kmeans] [--keep DIR]`.
 Goals (issue "speed everywhere"): plain >= 1.0x numpy on every workload; `--vec` never slower than plain; `--vec`
 at 2 threads >= 1.5x numpy on the element-wise/aggregation-heavy ones.
+
+`--suite scripts` runs the library-style scripts of `bench/scripts/` instead (`bench/script_steps.py`): each one
+imports its algorithm from a module (`import "lib/lm.daph" as "lm";`), reads CSV + `.meta` (graphs: Matrix Market)
+and times the call between two `now()`; besides the kernel ratio (numpy doing the same steps on in-memory data /
+daphnec) it reports the whole process (read + compile + compute + write) against a Python process that reads the
+same files with pyarrow and computes with numpy (`peer/x` > 1: daphnec's whole process is faster). The first
+(untimed) round of each script is also reported as the first-run compile time (`--timing` parse + compile, cold
+program cache). Goals (issue "real analysis scripts faster than numpy"): kernel plain >= 1.0x numpy, `--vec` >=
+plain, whole process >= 1/1.5 of the peer, first-run compile <= 0.25 s.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -35,6 +45,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 ALGOS = ROOT / "bench" / "algorithms"
+SCRIPTS_DIR = ROOT / "bench" / "scripts"
 CONFIGS: dict[str, list[str]] = {
     "plain": [],
     "vec 1T": ["--vec", "--num-threads=1"],
@@ -248,20 +259,24 @@ sys.exit(os.waitstatus_to_exitcode(status))
 """
 
 
-def measured(cmd: list[str]) -> tuple[int, str, str, float, float]:
-    """Exit code, stdout, stderr, wall seconds and peak RSS (MiB) of `cmd` (a process of its own)."""
-    res = subprocess.run([sys.executable, "-c", MEASURE, *cmd], capture_output=True, text=True, cwd=ROOT)
+def measured(cmd: list[str], env: dict[str, str] | None = None) -> tuple[int, str, str, float, float]:
+    """Exit code, stdout, stderr, wall seconds and peak RSS (MiB) of `cmd` (a process of its own; `env`: extra
+    environment variables)."""
+    env = {**os.environ, **env} if env else None
+    res = subprocess.run([sys.executable, "-c", MEASURE, *cmd], capture_output=True, text=True, cwd=ROOT, env=env)
     head, _, tail = res.stderr.rpartition("\nMEASURED ")
     wall, rss_kb = tail.split()[:2] if tail else ("nan", "nan")
     return res.returncode, res.stdout, head, float(wall), float(rss_kb) / 1024
 
 
-def run_daphnec(flags: list[str], script: Path, args: dict[str, object], python: str = "") -> dict[str, object]:
+def run_daphnec(
+    flags: list[str], script: Path, args: dict[str, object], python: str = "", env: dict[str, str] | None = None
+) -> dict[str, object]:
     """One process (of `python`'s installation, default this one): compute seconds (`t=` line), wall seconds, peak
     RSS (MiB) and the `--timing` JSON."""
     cmd = [python or sys.executable, "-m", "daphnec.tools.daphnec", "--timing", *flags, str(script)]
     cmd += [f"{k}={v}" for k, v in args.items()]
-    code, stdout, stderr, wall, rss = measured(cmd)
+    code, stdout, stderr, wall, rss = measured(cmd, env)
     if code != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({code}):\n{stderr[-2000:]}")
     compute = next(int(x[2:]) / 1e9 for x in stdout.splitlines() if x.startswith("t="))
@@ -311,6 +326,109 @@ def bench_workload(
     return res
 
 
+def write_script_inputs(data: dict[str, object], folder: Path) -> tuple[dict[str, str], dict[str, object]]:
+    """The library scripts' inputs as CSV + `.meta` (graphs as Matrix Market); numpy gets the values read back (CSV
+    holds 6 decimals)."""
+    from daphnec.runtime.kernels.io import read_matrix, write
+
+    csv = {k: v for k, v in data.items() if not isinstance(v, tuple)}
+    paths, arrays = write_inputs({k: v for k, v in data.items() if isinstance(v, tuple)}, folder)
+    for name, value in csv.items():
+        path = folder / f"{name}.csv"
+        write(value, str(path))
+        arrays[name] = read_matrix(str(path), vt="f64")
+        paths[name] = f'"{path}"'
+    return paths, arrays
+
+
+def bench_script(
+    name: str, sc, scale: float, repeat: int, folder: Path, configs: dict[str, list[str]], before: str = ""
+) -> dict[str, object]:
+    """One library-style script: numpy in-process, each daphnec configuration (`before ...`: of the installation
+    whose python is `before`) and the pyarrow + numpy peer process, in interleaved rounds; round 0 (untimed) runs
+    with nothing cached and gives the cold compile time."""
+    from daphnec.runtime.kernels.io import read_matrix
+
+    rng = np.random.default_rng(sum(name.encode()))
+    paths, arrays = write_script_inputs(sc.make(rng, scale), folder)
+    out = folder / "out.dbdf"
+    args = {**paths, **{k: str(v).lower() if isinstance(v, bool) else v for k, v in sc.args.items()}, "out": f'"{out}"'}
+    peer_out = folder / "peer.npy"
+    peer_cmd = [sys.executable, str(ROOT / "bench" / "script_steps.py"), name, str(peer_out)]
+    peer_cmd += [f"{k}={v.strip(chr(34)) if isinstance(v, str) else v}" for k, v in {**paths, **sc.args}.items()]
+    res: dict[str, object] = {"numpy": [], "peer": [], "first compile": {}, **{c: [] for c in configs}}
+    cold = {"DAPHNEC_CACHE_DIR": str(folder / "cold-cache")}  # round 0: nothing cached (kernels, programs)
+    want = sc.numpy(**arrays, **sc.args)
+    for round_ in range(repeat + 1):
+        if round_:
+            t0 = time.perf_counter()
+            want = sc.numpy(**arrays, **sc.args)
+            res["numpy"].append(time.perf_counter() - t0)
+            code, _, err, wall, _ = measured(peer_cmd)
+            if code != 0:
+                raise RuntimeError(f"peer failed: {err[-2000:]}")
+            res["peer"].append({"wall": wall, "error": rel_error(np.load(peer_out), want)})
+        for cfg, flags in configs.items():
+            if round_ and res[cfg] and "failed" in res[cfg][0]:
+                continue
+            py = before if cfg.startswith("before") else ""
+            try:
+                run = run_daphnec(sc.flags + flags, SCRIPTS_DIR / sc.script, args, py, None if round_ else cold)
+                if round_ == 1:  # a program-cache miss (one more, unused, argument) with the kernels cached
+                    nonce = {**args, "nonce": time.time_ns()}
+                    first = run_daphnec(sc.flags + flags, SCRIPTS_DIR / sc.script, nonce, py)
+                    t = first["timing"]
+                    res["first compile"][cfg] = (
+                        res["first compile"][cfg],
+                        t.get("parsing_seconds", 0) + t.get("compilation_seconds", 0),
+                    )
+            except RuntimeError as e:
+                res[cfg] = [{"failed": str(e).splitlines()[-1].replace(f"{ROOT}/", "")}]
+                continue
+            run["error"] = rel_error(read_matrix(str(out), vt="f64"), want)
+            if round_:
+                res[cfg].append(run)
+            else:
+                t = run["timing"]
+                res["first compile"][cfg] = t.get("parsing_seconds", 0) + t.get("compilation_seconds", 0)
+                for cache in folder.glob("cold-cache*"):
+                    shutil.rmtree(cache, ignore_errors=True)
+                run_daphnec(sc.flags + flags, SCRIPTS_DIR / sc.script, args, py)  # fills this user's caches
+    return res
+
+
+def _compiles(first: object) -> str:
+    """`cold / new-program` compile seconds of the first runs."""
+    if not isinstance(first, tuple):
+        return "?"
+    return f"{first[0]:4.2f} / {first[1]:4.2f}"
+
+
+def summarise_script(name: str, res: dict[str, object], rtol: float) -> list[str]:
+    np_s = min(res["numpy"])
+    peer = min(r["wall"] for r in res["peer"])
+    plain = min((r.get("compute", np.inf) for r in res.get("plain", [])), default=np.inf)
+    lines = []
+    for cfg in (c for c in res if c not in ("numpy", "peer", "first compile")):
+        if not res[cfg] or "failed" in res[cfg][0]:
+            lines.append(f"| {name} | {cfg} | failed: {res[cfg][0]['failed'] if res[cfg] else '?'} | | | | | | |")
+            continue
+        best = min(res[cfg], key=lambda r: r["compute"])
+        walls = min(r["wall"] for r in res[cfg])
+        t = best["timing"]
+        err = max(r["error"] for r in res[cfg])
+        ok = "ok" if err <= max(rtol, 1e-12) else "WRONG"
+        lines.append(
+            f"| {name} | {cfg} | {best['compute'] * 1e3:8.1f} | {np_s / best['compute']:5.2f}x | "
+            f"{plain / best['compute']:5.2f}x | {walls:5.2f} | {peer / walls:5.2f}x | "
+            f"{_compiles(res['first compile'].get(cfg))} / "
+            f"{t.get('compilation_seconds', 0) + t.get('parsing_seconds', 0):4.2f} | {err:.1e} {ok} |"
+        )
+    perr = max(r["error"] for r in res["peer"])
+    lines.append(f"| {name} | numpy / peer | {np_s * 1e3:8.1f} | 1.00x | | {peer:5.2f} | 1.00x | | {perr:.1e} |")
+    return lines
+
+
 def summarise(name: str, res: dict[str, object], rtol: float) -> list[str]:
     np_s = min(res["numpy"])
     lines = []
@@ -342,7 +460,15 @@ def main() -> None:
     ap.add_argument("--json", default="", help="also write the raw measurements to this file")
     ap.add_argument("--before", default="", help="another installation's python: its plain and 2-thread runs too")
     ap.add_argument("--configs", default="", help="comma-separated configurations (plain, vec 1T, vec 2T); default all")
+    ap.add_argument(
+        "--suite",
+        choices=("classic", "scripts"),
+        default="classic",
+        help="classic: bench/algorithms/*.daph on .dbdf; scripts: the library-style bench/scripts/",
+    )
     a = ap.parse_args()
+    if a.suite == "scripts":
+        return main_scripts(a)
     names = [n for n in (a.only.split(",") if a.only else WORKLOADS) if n]
     folder = Path(a.keep or tempfile.mkdtemp(prefix="daphnec-algos-"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -361,6 +487,31 @@ def main() -> None:
     finally:
         if not a.keep:
             shutil.rmtree(folder, ignore_errors=True)
+    if a.json:
+        Path(a.json).write_text(json.dumps(raw, indent=1))
+
+
+def main_scripts(a: argparse.Namespace) -> None:
+    from script_steps import SCRIPTS
+
+    names = [n for n in (a.only.split(",") if a.only else SCRIPTS) if n]
+    configs = configs_of(a.before, a.configs)
+    print(f"scale {a.scale}, best of {a.repeat}; kernel = now() around the call; numpy/x, peer/x > 1: daphnec faster")
+    print(
+        "| script | run | kernel ms | numpy/x | plain/x | whole s | peer/x | compile s cold / new / cached "
+        "| max rel err |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---|---|")
+    raw = {}
+    for name in names:
+        folder = Path(a.keep or tempfile.mkdtemp(prefix="daphnec-scripts-"))
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            raw[name] = bench_script(name, SCRIPTS[name], a.scale, a.repeat, folder, configs, a.before)
+            print("\n".join(summarise_script(name, raw[name], SCRIPTS[name].rtol)), flush=True)
+        finally:
+            if not a.keep:
+                shutil.rmtree(folder, ignore_errors=True)
     if a.json:
         Path(a.json).write_text(json.dumps(raw, indent=1))
 

@@ -4,6 +4,8 @@
 
 1. Overhead of `compute()` on a cached small DAG (3 ops on a 100 x 100 matrix, `sqrt(X * 2 + 1)`): the same node
    computed again, and a DAG of the same shape built anew each call (new data). Goal: <= 2 ms per call.
+1b. A Python number changing in a loop: `((Z + i) @ Z).sum().compute()` for new `i` each call (one compile for the
+   loop; goal <= 0.2 ms per call), against the same node again and numpy.
 2. `X = dc.from_numpy(a); ((X - X.mean(axis=1)) / X.stddev(axis=1)).compute()` on 10^7 doubles (rows x 10)
    against the same numpy expression `(a - a.mean(axis=0)) / a.std(axis=0)`, with the default options and with
    `vec=True` (1 and 2 threads). Goal: faster than numpy, and no input copy (checked: the program's matrix is the
@@ -65,6 +67,42 @@ def overhead(repeat: int, calls: int) -> None:
     print(f"   overhead over numpy      {(t_new - t_np) * 1e3:8.3f} ms per call")
 
 
+def number_loop(repeat: int, calls: int) -> None:
+    """A Python number changing in a loop (issue 25): `((Z + i) @ Z).sum().compute()` for i = 0, 1, 2, ...: the
+    number is an input of the program, so the loop compiles once."""
+    from daphnec import DaphneContext
+    from daphnec.tools.daphnelib import session
+
+    dc = DaphneContext()
+    z = np.random.default_rng(2).random((10, 10))
+    Z = dc.from_numpy(z)
+    ((Z + 0.5) @ Z).sum().compute()
+    ((Z + 1) @ Z).sum().compute()
+    before = session.stats()["compiles"]
+
+    def new_number() -> None:
+        for i in range(calls):
+            ((Z + i) @ Z).sum().compute()
+
+    same = ((Z + 1) @ Z).sum()
+
+    def same_node() -> None:
+        for _ in range(calls):
+            same.compute()
+
+    def numpy() -> None:
+        for i in range(calls):
+            ((z + i) @ z).sum()
+
+    t_new, t_same, t_np = (best(f, repeat) / calls for f in (new_number, same_node, numpy))
+    compiles = session.stats()["compiles"] - before
+    print("\n1b. a Python number changing in a loop, ((Z + i) @ Z).sum() on 10 x 10 (goal: 1 compile, <= 0.2 ms)")
+    print(f"   compiles for {repeat * calls} calls with new numbers: {compiles}")
+    print(f"   new number each call     {t_new * 1e3:8.3f} ms per call")
+    print(f"   same node again          {t_same * 1e3:8.3f} ms per call")
+    print(f"   numpy, same expression   {t_np * 1e3:8.3f} ms per call")
+
+
 def shift_and_scale(repeat: int, rows: int) -> np.ndarray:
     from daphnec import DaphneContext
 
@@ -115,6 +153,7 @@ def main() -> None:
     p.add_argument("--calls", type=int, default=2000)
     args = p.parse_args()
     overhead(args.repeat, args.calls)
+    number_loop(args.repeat, args.calls)
     a = shift_and_scale(args.repeat, args.rows)
     files(args.repeat, a)
 

@@ -69,17 +69,24 @@ STAGES: tuple[Stage, ...] = (
     ((), "parsing"),
     (("canonicalize", "cse"), "parsing_simplified"),
     (("sql",), "sql"),
-    (("specialize", "canonicalize", "specialize", "dce"), "property_inference"),
+    (("specialize", "canonicalize", "specialize", "dce", "parfor"), "property_inference"),
     ((("columnar", "columnar"), ("infer", "columnar"), ("canonicalize", "columnar"), ("cse", "columnar")), "columnar"),
     (
         (("dce", "columnar"), ("select-matrix-repr", "select_matrix_repr")),
         "select_matrix_repr",
     ),
     ((), "transfer_data_props"),
-    (("select-kernels", ("fold-transpose", "phy_op_selection")), "phy_op_selection"),
+    (
+        ("sufficient-factors", "wait-free-backprop", "select-kernels", ("fold-transpose", "phy_op_selection")),
+        "phy_op_selection",
+    ),
     ((), "type_adaptation"),
     ((("fuse-filter-agg", "fuse_filter_agg"), ("fuse-sums", "fuse_sums"), ("fuse-maps", "fuse_maps")), None),
-    ((("vectorize", "vec"), ("canonicalize", "vec"), ("dce", "vec"), ("distribute", "distributed")), "vectorized"),
+    (
+        (("vectorize", "vec"), ("canonicalize", "vec"), ("dce", "vec"), ("distribute-parfor", "distributed"),
+         ("distribute", "distributed")),
+        "vectorized",
+    ),
     ((), "obj_ref_mgnt"),
     ((), "codegen_before"),
     ((("codegen", "codegen"),), "codegen"),
@@ -90,6 +97,10 @@ HOST_STAGES = STAGES[:-2]
 KERNEL_STAGES = STAGES[-2:]
 """The stages that turn vectorized pipelines into native kernels (see the module docstring)."""
 KERNEL_SLOTS = frozenset(slot for _, slot in KERNEL_STAGES if slot is not None)
+
+
+def _vec_min_cells(config: object) -> int:
+    return int(getattr(config, "vec_min_cells", 0) or 0)
 
 
 def pipeline_options(config: object) -> tuple[frozenset[str], dict[str, dict[str, object]]]:
@@ -132,6 +143,8 @@ def pipeline_options(config: object) -> tuple[frozenset[str], dict[str, dict[str
         "select-kernels": {"catalog": tuple(getattr(config, "kernel_catalog", ()))},
         "fuse-filter-agg": {"ordered": not vectorized},
         "columnar": {"optimistic_splitting": bool(getattr(config, "use_optimistic_splitting", False))},
+        # the cost model: every pipeline of a distributed run is shipped to the workers, whatever its size
+        "vectorize": {"min_cells": 0 if getattr(config, "use_distributed", False) else _vec_min_cells(config)},
         "lower-matmul-to-loops": _matmul_pass_args(config) if codegen else {},
     }
     return frozenset(opts), pass_args
@@ -163,6 +176,8 @@ class PassManager:
     """Pipeline options in force (see `pipeline_options`)."""
     pass_args: dict[str, dict[str, object]] = field(default_factory=dict)
     """Keyword arguments per pass name (see `pipeline_options`)."""
+    verified: dict[Operation, tuple] = field(default_factory=dict, repr=False, compare=False)
+    """The ops that verified after an earlier pass, with their signatures (`compiler.verify`'s memo)."""
 
     @classmethod
     def for_config(cls, ctx: Context, config: object, explain: frozenset[str] = frozenset()) -> PassManager:
@@ -176,7 +191,7 @@ class PassManager:
         try:
             p.apply(self.ctx, module)
             if self.verify_each:
-                verify_module(module)  # module.verify(), linear in the IR (compiler/verify.py)
+                verify_module(module, self.verified)  # module.verify(), linear, memoized (compiler/verify.py)
         except DaphneError:
             raise
         except (VerifyException, DiagnosticException) as e:

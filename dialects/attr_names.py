@@ -22,6 +22,10 @@ the `.meta` at run time and converts the data to that value type (`compiler/anal
 MERGE_CAST_ATTR = "daphne.merge"
 """On a `daphne.cast` to a fixed type chosen by its creator (a control-flow merge, a typed parameter): inference
 keeps its result type instead of recomputing it from the operand."""
+SCALAR_ROLE_ATTR = "daphne.scalar_role"
+"""On a `daphne.cast` to a scalar that the frontend inserted where DaphneDSL needs a scalar (the condition of `if` or
+`while`, `print`'s `newline`): what that scalar is, so that a matrix of a known shape other than 1 x 1 is reported
+in those terms (`the condition of 'if' must be a scalar ...`) instead of as a failing `as.scalar`."""
 OVERLOADS_ATTR = "daphne.overloads"
 """On a `daphne.generic_call` whose callee is one of several overloads that fit the argument types known when the
 call was built (an untyped argument fits every parameter): the symbols of all of them, in definition order.
@@ -55,3 +59,14 @@ TASK_KERNEL_ATTR = "daphne.task_kernel"
 """On a kernel function (what `convert-to-llvm` converts)."""
 ABI_ATTR = "daphne.abi"
 """On a kernel function and its entry: the kinds of its parameters (`compiler/lowering/abi.py: encode`)."""
+
+# --- parfor (compiler/passes/parfor.py, runtime/parfor.py) ----------------------------------------------------------
+
+IN_PLACE_ATTR = "daphne.in_place"
+"""On a `daphne.insert` into a parfor's result matrix: the host code writes into the parfor's private buffer of the
+result instead of copying it (the `parfor` pass proved that nothing else reads that buffer)."""
+PARFOR_WRITES_ATTR = "daphne.parfor_writes"
+"""On a `daphne.parfor` the `parfor` pass accepted: what each iteration writes of each result (`R[(i+1), _]`)."""
+PARFOR_SHIPPED_ATTR = "daphne.parfor_shipped"
+"""On a `daphne.parfor` under `--distributed`: the IR text of the `@dist` function MPI workers run per chunk of
+iterations (`compiler/passes/distribute_parfor.py`)."""

@@ -13,6 +13,7 @@ from daphnec.dialects import (
     ops_io,
     ops_matrix,
     ops_paramserv,
+    ops_parfor,
     ops_pipeline,
     ops_relational,
 )
@@ -26,6 +27,7 @@ DAPHNE_OPS = [
     *ops_pipeline.OPS,
     *ops_distributed.OPS,
     *ops_paramserv.OPS,
+    *ops_parfor.OPS,
     *ops_daphnelib.OPS,
     *ops_relational.OPS,
     *ops_columnar.OPS,

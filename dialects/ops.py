@@ -36,7 +36,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from xdsl.traits import ConstantLike, HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from daphnec.dialects.attr_names import MERGE_CAST_ATTR
+from daphnec.dialects.attr_names import MERGE_CAST_ATTR, SCALAR_ROLE_ATTR
 from daphnec.dialects.constraints import MATRIX, MATRIX_OR_FRAME, SCALAR, type_error
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.folding import evaluate
@@ -314,6 +314,13 @@ class CastOp(DaphneOp, HasFolderInterface):
 
     def verify_(self) -> None:
         src, dt = self.arg.type, self.target_dt.data if self.target_dt else None
+        role = self.attributes.get(SCALAR_ROLE_ATTR)
+        if isinstance(role, StringAttr) and is_matrix(src) and dt == "scalar":
+            rows, cols = shape_of(src)
+            if rows >= 0 and cols >= 0 and (rows, cols) != (1, 1):
+                raise VerifyException(
+                    f"{role.data} must be a scalar (or a 1x1 matrix), but it is a {rows}x{cols} matrix"
+                )
         if not isinstance(src, FrameType) or MERGE_CAST_ATTR in self.attributes:
             return
         vts = [vt_name(t) for t in src.column_types.data]

@@ -8,6 +8,7 @@ for shapes unknown at compile time.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -699,7 +700,8 @@ class _DnnOp(DaphneOp):
 
     traits = traits_def(Pure())
     ROLES: ClassVar = dict.fromkeys(
-        ("input", "filter", "bias", "gamma", "beta", "ema_mean", "ema_var", "weights"), "every data argument"
+        ("input", "filter", "bias", "gamma", "beta", "ema_mean", "ema_var", "weights", "dout", "mean", "inv_var"),
+        "every data argument",
     )
 
     def _check_float_inputs(self, n: int) -> None:
@@ -855,6 +857,127 @@ class AffineForwardOp(_DnnOp):
         it, wt = self.input.type, self.weights.type
         if is_matrix(it) and is_matrix(wt) and _known(it.shape[1], wt.shape[0]) and it.shape[1] != wt.shape[0]:
             raise _shape_mismatch(self, it, wt, "#cols of inputData must equal #rows of weightData")
+
+
+def _const_product(*vals: SSAValue) -> int:
+    """The product of constant sizes, -1 if one is unknown."""
+    dims = [_const_dim(v) for v in vals]
+    return -1 if min(dims) < 0 else math.prod(dims)
+
+
+class _ConvBackwardOp(_DnnOp):
+    """`conv2d_backward_filter` / `conv2d_backward_data`: a data matrix, the gradient of conv2d's output, then
+    strideH, strideW, padH, padW, inputBatchSize, inputNumChannels, inputH, inputW, filterNumFilters,
+    filterNumChannels, filterH, filterW (DAPHNE's DaphneDSLBuiltins.cpp and DaphneOps.td)."""
+
+    dout = operand_def(MATRIX)
+    stride_h = operand_def()
+    stride_w = operand_def()
+    pad_h = operand_def()
+    pad_w = operand_def()
+    batch = operand_def()
+    channels = operand_def()
+    img_h = operand_def()
+    img_w = operand_def()
+    num_filters = operand_def()
+    filter_channels = operand_def()
+    filter_h = operand_def()
+    filter_w = operand_def()
+    res = result_def()
+
+    def verify_(self) -> None:
+        self._check_float_inputs(2)
+
+
+@irdl_op_definition
+class Conv2DBackwardFilterOp(_ConvBackwardOp):
+    """`conv2d_backward_filter(input, output, ...)`: d loss / d filter, filterNumFilters x
+    filterNumChannels*filterH*filterW, in the value type of `output` (the gradient of conv2d's output)."""
+
+    name = "daphne.conv2DBackwardFilter"
+    input = operand_def(MATRIX)
+
+    def infer(self) -> tuple[Attribute, ...]:
+        rows = _const_dim(self.num_filters)
+        cols = _const_product(self.filter_channels, self.filter_h, self.filter_w)
+        return (_mat(vt_name(self.dout.type), rows, cols),)
+
+
+@irdl_op_definition
+class Conv2DBackwardDataOp(_ConvBackwardOp):
+    """`conv2d_backward_data(filter, output, ...)`: d loss / d input, inputBatchSize x
+    inputNumChannels*inputH*inputW, in the value type of `output`."""
+
+    name = "daphne.conv2DBackwardData"
+    filter = operand_def(MATRIX)
+
+    def infer(self) -> tuple[Attribute, ...]:
+        rows = _const_dim(self.batch)
+        return (_mat(vt_name(self.dout.type), rows, _const_product(self.channels, self.img_h, self.img_w)),)
+
+
+class PoolBackwardOp(_DnnOp):
+    """`avg_pool2d_backward` / `max_pool2d_backward(input, dOut, batchSize, numChannels, imgH, imgW, poolH, poolW,
+    strideH, strideW, padH, padW)`: d loss / d input, batchSize x numChannels*imgH*imgW, in dOut's value type."""
+
+    input = operand_def(MATRIX)
+    dout = operand_def(MATRIX)
+    batch = operand_def()
+    channels = operand_def()
+    img_h = operand_def()
+    img_w = operand_def()
+    pool_h = operand_def()
+    pool_w = operand_def()
+    stride_h = operand_def()
+    stride_w = operand_def()
+    pad_h = operand_def()
+    pad_w = operand_def()
+    res = result_def()
+
+    def infer(self) -> tuple[Attribute, ...]:
+        rows = _const_dim(self.batch)
+        return (_mat(vt_name(self.dout.type), rows, _const_product(self.channels, self.img_h, self.img_w)),)
+
+    def verify_(self) -> None:
+        self._check_float_inputs(2)
+
+
+@irdl_op_definition
+class AvgPoolBackwardOp(PoolBackwardOp):
+    name = "daphne.avgPoolBackward"
+
+
+@irdl_op_definition
+class MaxPoolBackwardOp(PoolBackwardOp):
+    name = "daphne.maxPoolBackward"
+
+
+@irdl_op_definition
+class BatchNorm2DBackwardOp(_DnnOp):
+    """`dX, dGamma, dBeta = batch_norm2d_backward(mean, invVar, input, dout, gamma, eps)`: the gradients of
+    training-mode batch normalisation; dX has dout's shape, dGamma and dBeta gamma's (one row per channel)."""
+
+    name = "daphne.batchNorm2DBackward"
+    mean = operand_def(MATRIX)
+    inv_var = operand_def(MATRIX)
+    input = operand_def(MATRIX)
+    dout = operand_def(MATRIX)
+    gamma = operand_def(MATRIX)
+    eps = operand_def()
+    d_x = result_def()
+    d_gamma = result_def()
+    d_beta = result_def()
+
+    def infer(self) -> tuple[Attribute, ...]:
+        vt = vt_name(self.dout.type)
+        return (
+            _mat(vt, *shape_of(self.dout.type)),
+            _mat(vt, shape_of(self.gamma.type)[0], 1),
+            _mat(vt, shape_of(self.gamma.type)[0], 1),
+        )
+
+    def verify_(self) -> None:
+        self._check_float_inputs(5)
 
 
 # --- other matrix operations ---------------------------------------------------------------------------------------
@@ -1017,7 +1140,8 @@ class BinOp(DaphneOp):
 OPS: list[type[Operation]] = [
     DiagMatrixOp, SampleOp, IsSymmetricOp, SparsityOp, *OUTER_OPS.values(), *IDX_OPS.values(), *CUM_OPS.values(),
     ColBindOp, RowBindOp, ReverseOp, OrderOp, EigenOp, Conv2DForwardOp, AvgPoolForwardOp, MaxPoolForwardOp,
-    BatchNorm2DInferenceForwardOp, BiasAddOp, ReluForwardOp, SoftmaxOp, AffineForwardOp, DiagVectorOp, TriOp,
+    BatchNorm2DInferenceForwardOp, BiasAddOp, ReluForwardOp, SoftmaxOp, AffineForwardOp, Conv2DBackwardFilterOp,
+    Conv2DBackwardDataOp, AvgPoolBackwardOp, MaxPoolBackwardOp, BatchNorm2DBackwardOp, DiagVectorOp, TriOp,
     MatMulOp, SyrkOp, GemvOp, SolveOp, ReplaceOp, CTableOp, QuantizeOp, OneHotOp, RecodeOp, BinOp,
 ]  # fmt: skip
 """The ops this module defines, registered in the dialect by dialects/daphne.py."""

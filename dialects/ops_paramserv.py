@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import ArrayAttr, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.irdl import irdl_op_definition, opt_prop_def, prop_def, result_def, var_operand_def
+from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, var_operand_def
 from xdsl.utils.exceptions import VerifyException
 
 from daphnec.dialects.ops import DaphneOp
@@ -22,11 +22,17 @@ from daphnec.dialects.types import UNKNOWN, ListType, StringType, is_matrix, is_
 
 LIST_ARGS: tuple[str, ...] = ("model", "hyperparams")
 MATRIX_ARGS: tuple[str, ...] = ("features", "labels", "val_features", "val_labels")
-STRING_ARGS: tuple[str, ...] = ("mode", "utype", "freq", "scheme", "compression")
-INT_ARGS: tuple[str, ...] = ("epochs", "batchsize", "k", "staleness", "backup_workers", "nbatches", "period", "seed")
+STRING_ARGS: tuple[str, ...] = ("mode", "utype", "freq", "scheme", "compression", "allreduce", "topology")
+INT_ARGS: tuple[str, ...] = ("epochs", "batchsize", "k", "staleness", "backup_workers", "nbatches", "period", "seed",
+                             "servers", "threads", "bucket")  # fmt: skip
+FLOAT_ARGS: tuple[str, ...] = ("alpha", "delta_max")
+BOOL_ARGS: tuple[str, ...] = ("colocated", "sfb", "overlap")
 FUNCTION_ARGS: tuple[str, ...] = ("upd", "agg", "val")
 REQUIRED: tuple[str, ...] = ("model", "features", "labels")
-VALUE_ARGS: tuple[str, ...] = LIST_ARGS + MATRIX_ARGS + STRING_ARGS + INT_ARGS
+VALUE_ARGS: tuple[str, ...] = LIST_ARGS + MATRIX_ARGS + STRING_ARGS + INT_ARGS + FLOAT_ARGS + BOOL_ARGS
+SCALAR_CASTS: dict[str, str] = {**dict.fromkeys(INT_ARGS, "si64"), **dict.fromkeys(FLOAT_ARGS, "f64"),
+                                **dict.fromkeys(BOOL_ARGS, "bool")}  # fmt: skip
+"""The value type each numeric named argument is cast to (whole numbers si64, coefficients f64, flags bool)."""
 """Every named argument that is a value (an operand); `upd`/`agg` are function names instead."""
 
 UPD_PARAMS = ("model", "hyperparams", "features", "labels")
@@ -46,6 +52,10 @@ class ParamservOp(DaphneOp):
     agg = prop_def(StringAttr)
     val = opt_prop_def(StringAttr)
     """Optional: the validation-loss function, evaluated on each epoch's model (the statistics show it)."""
+    factors = opt_prop_def(StringAttr)
+    """Set by `sufficient-factors`: a variant of `upd` that returns, for the positions `factored`, the sufficient
+    factors A and B of the gradient t(A) @ B instead of the product (Poseidon's SFB; used with `sfb=true`)."""
+    factored = opt_prop_def(ArrayAttr[IntAttr])
     res = result_def()
 
     def __init__(self, args: Sequence[SSAValue], names: Sequence[str], upd: str, agg: str, val: str | None = None):
@@ -62,7 +72,13 @@ class ParamservOp(DaphneOp):
     def udfs(self) -> tuple[tuple[str, str], ...]:
         """(role, function symbol) of every function the call runs: upd, agg and, if given, val."""
         roles = [("upd", self.upd.data), ("agg", self.agg.data)]
-        return tuple(roles + ([("val", self.val.data)] if self.val is not None else []))
+        roles += [("val", self.val.data)] if self.val is not None else []
+        return tuple(roles + ([("factors", self.factors.data)] if self.factors is not None else []))
+
+    @property
+    def factored_positions(self) -> tuple[int, ...]:
+        """The gradient positions `factors` returns as sufficient factors (empty without `factors`)."""
+        return tuple(a.data for a in self.factored.data) if self.factored is not None else ()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -90,6 +106,8 @@ class ParamservOp(DaphneOp):
             raise VerifyException(f"{self.name}: missing argument(s) {', '.join(missing)}")
         if self.val is not None and not {"val_features", "val_labels"} <= set(names):
             raise VerifyException(f"{self.name}: val needs val_features and val_labels")
+        if (self.factors is None) != (self.factored is None):
+            raise VerifyException(f"{self.name}: factors and factored go together")
 
 
 def _check_arg(op: Operation, name: str, t: Attribute) -> None:
@@ -104,10 +122,28 @@ def _check_arg(op: Operation, name: str, t: Attribute) -> None:
     elif name in STRING_ARGS:
         ok, want = isinstance(t, StringType), "a string"
     else:
-        ok, want = is_scalar(t) and not isinstance(t, StringType), "a number"
+        ok = is_scalar(t) and not isinstance(t, StringType)
+        want = "true or false" if name in BOOL_ARGS else "a number"
     if not ok:
         raise VerifyException(f"{op.name}: argument '{name}' must be {want}, got {t}")
 
 
-OPS: list[type[Operation]] = [ParamservOp]
+@irdl_op_definition
+class GradientReadyOp(DaphneOp):
+    """`upd`'s gradient at `position` is final here (set by `wait-free-backprop`): with `overlap=true` its
+    all-reduce starts now, beside the rest of the backward pass (Poseidon's wait-free backpropagation); anywhere
+    else it does nothing. Not pure, so that no pass moves or removes it."""
+
+    name = "daphne.gradientReady"
+    grad = operand_def()
+    position = prop_def(IntAttr)
+
+    def __init__(self, grad: SSAValue, position: int):
+        super().__init__(operands=[grad], result_types=[], properties={"position": IntAttr(position)})
+
+    def infer(self) -> tuple[Attribute, ...]:
+        return ()
+
+
+OPS: list[type[Operation]] = [ParamservOp, GradientReadyOp]
 """The ops this module defines, registered in the dialect by dialects/daphne.py."""

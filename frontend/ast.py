@@ -328,6 +328,12 @@ class For:
 
 
 @dataclass(frozen=True, eq=False)
+class ParFor(For):
+    """`parfor (var in start:stop[:step]) body`: a `for` whose iterations are independent and run in parallel
+    (a subclass, so that every walk over loops treats it as the loop it is)."""
+
+
+@dataclass(frozen=True, eq=False)
 class Param:
     """A function parameter; type is None when untyped."""
 

@@ -37,7 +37,9 @@ class Builder(Protocol):
 
     def cast(self, v: SSAValue, vt: str | None, dt: str | None, loc: Loc) -> SSAValue: ...
 
-    def as_bool(self, v: SSAValue, loc: Loc) -> SSAValue: ...
+    def as_bool(self, v: SSAValue, loc: Loc, role: str | None = None) -> SSAValue:
+        """`v` as a bool scalar; `role` names the argument in the error for a matrix that is not 1 x 1."""
+        ...
 
     def frame(self, cols: list[SSAValue], labels: list[SSAValue], loc: Loc) -> SSAValue: ...
 
@@ -125,6 +127,7 @@ def op_builder(cls: type) -> Build:
     def build(b: Builder, args: list[SSAValue], loc: Loc) -> SSAValue | None:
         return b.op(cls, args, loc)
 
+    build.op_class = cls  # type: ignore[attr-defined]  # for docs/builtins.md (tools/builtins_doc.py)
     return build
 
 

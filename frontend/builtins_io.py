@@ -29,7 +29,8 @@ def _write(b: Builder, args: list[SSAValue], loc: Loc) -> None:
 
 
 def _print(b: Builder, args: list[SSAValue], loc: Loc) -> None:
-    b.op(PrintOp, [args[0], b.as_bool(args[1], loc), b.as_bool(args[2], loc)], loc)
+    newline = b.as_bool(args[1], loc, "print's second argument (newline)")
+    b.op(PrintOp, [args[0], newline, b.as_bool(args[2], loc, "print's third argument (toStderr)")], loc)
 
 
 BUILTINS: dict[str, Builtin] = {

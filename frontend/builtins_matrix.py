@@ -2,8 +2,8 @@
 
 Parameter names are Builtins.md's, so keyword arguments work (`sample(range=10, size=3, withReplacement=false,
 seed=1)`). Size-typed parameters are cast to `index` and flags to `bool`, as DAPHNE's DaphneDSLBuiltins.cpp does.
-Builtins with several results (`eigen`, `recode`, `conv2d`, pooling) return a list of SSA values, used as
-`a, b = eigen(X);`.
+Builtins with several results (`eigen`, `recode`, `conv2d`, pooling, `batch_norm2d_backward`) return a list of SSA
+values, used as `a, b = eigen(X);`.
 """
 
 from __future__ import annotations
@@ -146,6 +146,25 @@ _CONV = (
     ("bias", None),
 )
 
+_CONV_BACKWARD = (
+    "output",
+    "strideH",
+    "strideW",
+    "padH",
+    "padW",
+    "inputBatchSize",
+    "inputNumChannels",
+    "inputH",
+    "inputW",
+    "filterNumFilters",
+    "filterNumChannels",
+    "filterH",
+    "filterW",
+)
+_POOL_BACKWARD = params(
+    "input", "dOut", "batchSize", "numChannels", "imgH", "imgW", "poolH", "poolW", "strideH", "strideW", "padH", "padW"
+)
+
 BUILTINS: dict[str, Builtin] = {
     # data generation
     "diagMatrix": Builtin(params("arg"), op_builder(om.DiagMatrixOp)),
@@ -173,6 +192,18 @@ BUILTINS: dict[str, Builtin] = {
     "conv2d": Builtin(_CONV, _conv2d),
     "relu": Builtin(params("inputData"), op_builder(om.ReluForwardOp)),
     "softmax": Builtin(params("inputData"), op_builder(om.SoftmaxOp)),
+    # their backward passes (DAPHNE's parameter names; sizes cast to index, as DaphneDSLBuiltins.cpp does)
+    "conv2d_backward_filter": Builtin(
+        params("input", *_CONV_BACKWARD), _casts(om.Conv2DBackwardFilterOp, "--ssssssssssss")
+    ),
+    "conv2d_backward_data": Builtin(
+        params("filter", *_CONV_BACKWARD), _casts(om.Conv2DBackwardDataOp, "--ssssssssssss")
+    ),
+    "avg_pool2d_backward": Builtin(_POOL_BACKWARD, _casts(om.AvgPoolBackwardOp, "--ssssssssss")),
+    "max_pool2d_backward": Builtin(_POOL_BACKWARD, _casts(om.MaxPoolBackwardOp, "--ssssssssss")),
+    "batch_norm2d_backward": Builtin(
+        params("mean", "invVar", "input", "dout", "gamma", "eps"), _casts(om.BatchNorm2DBackwardOp, "", multi=True)
+    ),
     # other matrix operations
     "diagVector": Builtin(params("arg"), op_builder(om.DiagVectorOp)),
     "lowerTri": Builtin(params("arg", "diag", "values"), _tri(False)),

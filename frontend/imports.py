@@ -5,6 +5,10 @@ src/parser/daphnedsl/DaphneDSLVisitor.cpp `visitImportStatement`).
   `daphnedsl_import_paths` has `default_dirs`, each of them is tried too (relative to the working directory), the
   last one holding the file wins, and a file found both beside the importer and in a default directory (two
   different files) is an ambiguous import. An absolute path is used as it is.
+- A file import found neither beside the importer nor in a default directory is looked up in daphnec's own
+  library (`daphnec.lib.LIBRARY_DIR`, the package's `lib/` folder: `import "nn/layers/conv2d.daph" as "conv2d";`
+  works from any installation without configuration; a file of the same path beside the importer or in a default
+  directory wins).
 - `import "algorithms";` (no extension) names a library: a key of `daphnedsl_import_paths` whose (first) directory
   holds the files to import, each under the prefix `algorithms.<file stem>.`.
 - The prefix of a file import is its alias, else the file's stem. A prefix already taken by an earlier import of
@@ -25,6 +29,7 @@ from dataclasses import dataclass
 from daphnec.dialects.errors import ParseError
 from daphnec.frontend import ast
 from daphnec.frontend.sources import SourceFiles
+from daphnec.lib import LIBRARY_DIR
 
 DEFAULT_DIRS = "default_dirs"
 """The key of `daphnedsl_import_paths` listing the folders searched for file imports."""
@@ -91,6 +96,10 @@ class ImportResolver:
                     imp.loc,
                 )
             found = os.path.abspath(candidate)
+        if not self.sources.is_file(found):
+            shipped = os.path.join(LIBRARY_DIR, imp.path)
+            if self.sources.is_file(shipped):
+                return os.path.realpath(shipped)
         return found
 
     def _library_files(self, folder: str) -> list[str]:

@@ -19,11 +19,18 @@ from xdsl.dialects.builtin import ArrayAttr, FunctionType, IndexType, IntegerAtt
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from daphnec.dialects import ops, ops_frame, ops_matrix
-from daphnec.dialects.attr_names import DECLARED_RESULTS_ATTR, KERNEL_HINT_ATTR, MERGE_CAST_ATTR, OVERLOADS_ATTR
+from daphnec.dialects.attr_names import (
+    DECLARED_RESULTS_ATTR,
+    KERNEL_HINT_ATTR,
+    MERGE_CAST_ATTR,
+    OVERLOADS_ATTR,
+    SCALAR_ROLE_ATTR,
+)
 from daphnec.dialects.calls import Overload, choose_overload, overload_error
 from daphnec.dialects.errors import Loc, ParseError
 from daphnec.dialects.locations import to_attr
 from daphnec.dialects.op_kinds import BINARY_OPERATORS
+from daphnec.dialects.ops_parfor import ParForOp
 from daphnec.dialects.types import (
     STR,
     UNKNOWN,
@@ -296,13 +303,18 @@ class IRBuilder:
             )
         return self.insert(ops.ConstantOp.of(v, vt), loc).results[0]  # type: ignore[arg-type]
 
-    def cast(self, v: SSAValue, vt: str | None, dt: str | None, loc: Loc) -> SSAValue:
+    def cast(self, v: SSAValue, vt: str | None, dt: str | None, loc: Loc, role: str | None = None) -> SSAValue:
+        """`as.<dt><vt>(v)`; `role` names what the scalar is for (`the condition of 'if'`) in the error for a
+        matrix that is not 1 x 1 (dialects/attr_names.py: SCALAR_ROLE_ATTR)."""
         if vt is not None and dt == "scalar" and v.type == value_type(vt):
             return v
-        return self.insert(ops.CastOp(v, vt, dt), loc).results[0]
+        op = self.insert(ops.CastOp(v, vt, dt), loc)
+        if role is not None and is_matrix(v.type):
+            op.attributes[SCALAR_ROLE_ATTR] = StringAttr(role)
+        return op.results[0]
 
-    def as_bool(self, v: SSAValue, loc: Loc) -> SSAValue:
-        return self.cast(v, "bool", "scalar", loc)
+    def as_bool(self, v: SSAValue, loc: Loc, role: str | None = None) -> SSAValue:
+        return self.cast(v, "bool", "scalar", loc, role)
 
     # -- statements -----------------------------------------------------------------------------------------------
 
@@ -411,7 +423,7 @@ class IRBuilder:
     def _if(self, s: ast.If, returning: bool = False) -> list[SSAValue] | None:
         cond = self.expr(s.cond)
         if is_matrix(cond.type):
-            cond = self.cast(cond, None, "scalar", s.cond.loc)
+            cond = self.cast(cond, None, "scalar", s.cond.loc, "the condition of 'if'")
         cond = self.as_bool(cond, s.cond.loc)
         then_stmts, else_stmts = _stmts(s.then), _stmts(s.else_)
         names = [] if returning else self._carried(then_stmts + else_stmts)
@@ -465,7 +477,8 @@ class IRBuilder:
         try:
             c = self.expr(cond_e)
             if is_matrix(c.type):
-                c = self.cast(c, None, "scalar", cond_e.loc)
+                role = f"the condition of '{'do-while' if do_while else 'while'}'"
+                c = self.cast(c, None, "scalar", cond_e.loc, role)
             c = self.as_bool(c, cond_e.loc)
         finally:
             self.block, self.scope = outer_block, outer_scope
@@ -503,7 +516,10 @@ class IRBuilder:
         bind[s.var] = i  # type: ignore[assignment]
         scope = self._region(body, body_stmts, bind, readonly=[s.var])
         self._yield(body, [scope.vars[n] for n in names], [v.type for v in inits], s.loc)  # type: ignore[union-attr]
-        op = scf.ForOp(zero, count, one, inits, body)  # type: ignore[arg-type]
+        if isinstance(s, ast.ParFor):  # the `parfor` pass checks that the iterations are independent
+            op: scf.ForOp = ParForOp(zero, count, one, inits, body, names)  # type: ignore[arg-type]
+        else:
+            op = scf.ForOp(zero, count, one, inits, body)  # type: ignore[arg-type]
         self.insert(op, s.loc)
         for n, r in zip(names, op.results):
             self.scope.assign(n, r)
@@ -815,8 +831,16 @@ class IRBuilder:
         udf = e.args[1]
         fs = self.user_functions(udf.name) if isinstance(udf, ast.Ident) else []
         if not fs:
-            name = udf.name if isinstance(udf, ast.Ident) else "this expression"
-            raise ParseError(f"map: '{name}' is not a user-defined function", udf.loc)
+            if isinstance(udf, ast.StrLit):  # `map(X, "f")`: the name is written bare, as a function is called
+                known = bool(self.user_functions(udf.value))
+                hint = f"write map(X, {udf.value})" if known else f"and '{udf.value}' is not a user-defined function"
+                raise ParseError(
+                    f"map: the second argument is the bare name of a user-defined function, not a string ({hint})",
+                    udf.loc,
+                )
+            if isinstance(udf, ast.Ident):
+                raise ParseError(f"map: '{udf.name}' is not a user-defined function", udf.loc)
+            raise ParseError("map: the second argument must be the name of a user-defined function", udf.loc)
         x = self.expr(e.args[0])
         elem = x.type.element_type if isinstance(x.type, MatrixType) else UNKNOWN
         unary = [f for f in fs if len(f.node.params) == 1]

@@ -4,7 +4,8 @@ Named arguments only, in the spirit of SystemDS's `paramserv` (docs/paramserv.md
 optional `val` name user-defined functions, as `map`'s second argument does: a bare function name, or a string
 literal holding one (SystemDS writes `upd="./fns.dml::gradients"`; here `upd="gradients"` or `upd=mod.gradients`
 after an import).
-Whole-number arguments become `si64` scalars; the rest is checked by the op's verifier and, for values known only
+Whole-number arguments become `si64` scalars, coefficients (`alpha`, `delta_max`) `f64`, flags (`colocated`)
+`bool`; the rest is checked by the op's verifier and, for values known only
 at run time, by the runtime (runtime/paramserv/options.py).
 """
 
@@ -13,7 +14,8 @@ from __future__ import annotations
 from xdsl.ir import SSAValue
 
 from daphnec.dialects.errors import CompileError, ParseError
-from daphnec.dialects.ops_paramserv import FUNCTION_ARGS, INT_ARGS, VALUE_ARGS, ParamservOp
+from daphnec.dialects.ops_paramserv import FUNCTION_ARGS, SCALAR_CASTS, VALUE_ARGS, ParamservOp
+from daphnec.dialects.types import StringType
 from daphnec.frontend import ast
 from daphnec.frontend.builtins_base import Builder
 
@@ -36,7 +38,10 @@ def build_paramserv(b: Builder, e: ast.Call) -> SSAValue:
         elif name in VALUE_ARGS:
             v = b.expr(value)
             names.append(name)
-            values.append(b.cast(v, "si64", "scalar", value.loc) if name in INT_ARGS else v)
+            vt = SCALAR_CASTS.get(name)
+            if vt is not None and not isinstance(v.type, StringType):  # a string is the verifier's error to report
+                v = b.cast(v, vt, "scalar", value.loc)
+            values.append(v)
         else:
             known = ", ".join(sorted((*VALUE_ARGS, *FUNCTION_ARGS)))
             raise CompileError(f"paramserv: unknown argument '{name}' (expected one of {known})", e.loc)

@@ -145,7 +145,7 @@ _EXPR_START = {
     "as",
     "::",
 }
-_STMT_START = _EXPR_START | {"if", "while", "do", "for", "def", "return", "import"}
+_STMT_START = _EXPR_START | {"if", "while", "do", "for", "parfor", "def", "return", "import"}
 _OPERATORS = {"@", "^", "%", "*", "/", "+", "-", "==", "!=", "<", "<=", ">", ">=", "&&", "||", "?", "[", "[["}
 _VALUE_TYPES = set(VALUE_TYPE_NAMES) - {"index"}  # DaphneDSL spells every value type but the size type
 _TYPES = _VALUE_TYPES | {"matrix", "frame", "scalar"}
@@ -190,8 +190,8 @@ def _describe_token(tok: Token) -> str:
         return f"identifier '{tok}'"
     if tok.type == "NUMBER":
         return f"number '{tok}'"
-    if tok.type == "STRING":
-        return f"string {tok}"
+    if tok.type == "STRING":  # a string spanning lines shows its first line: messages stay on one line
+        return f"string {tok}" if "\n" not in tok else f"string {tok.split(chr(10), 1)[0]}..."
     return f"'{tok}'"
 
 
@@ -420,6 +420,11 @@ class _AstBuilder(Transformer_NonRecursive):
     def for_stmt(self, meta: Meta, children: list[Any]) -> ast.For:
         var, start, stop, step, body = children
         return ast.For(str(var), start, stop, step, body, self._loc(meta))
+
+    @_meta
+    def parfor_stmt(self, meta: Meta, children: list[Any]) -> ast.ParFor:
+        var, start, stop, step, body = children
+        return ast.ParFor(str(var), start, stop, step, body, self._loc(meta))
 
     @_meta
     def func_def(self, meta: Meta, children: list[Any]) -> ast.FuncDef:

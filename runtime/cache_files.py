@@ -26,13 +26,20 @@ whoever may write the folder may run code as this user anyway; docs/architecture
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+try:  # CPython's own SHA-256 (the same digests as hashlib's): `hashlib` loads OpenSSL, ~2 ms of every start-up
+    from _sha256 import sha256  # Python 3.11
+except ImportError:  # pragma: no cover - other Pythons
+    try:
+        from _sha2 import sha256  # type: ignore[no-redef]  # Python >= 3.12
+    except ImportError:
+        from hashlib import sha256  # type: ignore[no-redef]
 
 
 @dataclass
@@ -270,7 +277,7 @@ def read_entry(path: Path, magic: bytes, limit: int) -> bytes:
         raw = f.read(limit + head + 1)
     if len(raw) > limit + head:
         raise ValueError(f"cache entry {path} is larger than {limit} bytes")
-    if raw[: len(magic)] != magic or hashlib.sha256(raw[head:]).digest() != raw[len(magic) : head]:
+    if raw[: len(magic)] != magic or sha256(raw[head:]).digest() != raw[len(magic) : head]:
         raise ValueError(f"damaged cache entry {path}")
     return raw[head:]
 
@@ -286,7 +293,7 @@ def write_entry(path: Path, magic: bytes, payload: bytes) -> None:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=folder.fd)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(magic + hashlib.sha256(payload).digest() + payload)
+            f.write(magic + sha256(payload).digest() + payload)
         os.replace(tmp, name, src_dir_fd=folder.fd, dst_dir_fd=folder.fd)
     except BaseException:
         os.unlink(tmp, dir_fd=folder.fd)
@@ -326,7 +333,7 @@ def lark_parser(grammar_path: str, options: dict[str, Any], **load_options: Any)
 
     with open(grammar_path, "rb") as f:
         grammar = f.read()
-    digest = hashlib.sha256(grammar + repr((sorted(options.items()), lark.__version__)).encode()).hexdigest()
+    digest = sha256(grammar + repr((sorted(options.items()), lark.__version__)).encode()).hexdigest()
     entry = _shipped_tables(grammar_path, _grammar_digest(grammar, options), lark.__version__)
     if entry is not None:
         try:
@@ -370,7 +377,7 @@ def shipped_tables_path(grammar_path: str) -> Path:
 
 
 def _grammar_digest(grammar: bytes, options: dict[str, Any]) -> str:
-    return hashlib.sha256(grammar + repr(sorted(options.items())).encode()).hexdigest()
+    return sha256(grammar + repr(sorted(options.items())).encode()).hexdigest()
 
 
 def _shipped_tables(grammar_path: str, grammar_digest: str, lark_version: str) -> dict[str, Any] | None:

@@ -22,7 +22,6 @@ This module imports only the standard library and runtime.options (runtime/ laye
 from __future__ import annotations
 
 import copy
-import json
 import math
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import field, fields, make_dataclass
@@ -287,6 +286,8 @@ def _apply_logging(cfg: Any, key: str, v: Any) -> None:
 def _as_enum(o: Option) -> Callable[[str, Any], str]:
     def parse(key: str, v: Any) -> str:
         if not isinstance(v, str) or v not in o.json_choices:
+            import json
+
             raise ConfigError(
                 f"Invalid value for enum \"{o.enum_name}\": {json.dumps(v)} in config key '{key}' "
                 f"(valid values: {', '.join(o.json_choices)})"
@@ -359,6 +360,8 @@ def _reject_constant(name: str) -> Any:
 
 def parse_user_config(text: str, filename: str = "<config>", base: Any = None) -> Any:
     """Parse the text of a JSON user config onto `base` (default: a fresh `DaphneConfig`) and return it."""
+    import json  # only with a config file: not on every run's start-up
+
     try:
         data = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as e:

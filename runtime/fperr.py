@@ -10,13 +10,13 @@ thread (a context variable), so one thread's setting never leaks into another's.
 
 from __future__ import annotations
 
+import _thread  # not `threading` (start-up): `threading.local` is `_thread._local`
 import contextlib
-import threading
 from collections.abc import Iterator
 
 import numpy as np
 
-_STATE = threading.local()
+_STATE = _thread._local()
 _NOTHING = contextlib.nullcontext()
 
 

@@ -13,7 +13,6 @@ backends (`CUDA`, ...) are read but never run. A bad catalog or priority is a pa
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -62,6 +61,8 @@ def split_kernel_ext(spec: str) -> tuple[str, int]:
 
 def load_kernel_ext(spec: str) -> tuple[KernelInfo, ...]:
     """The kernels of the catalog `spec` (`catalog.json[:priority]`) names."""
+    import json  # only with --kernel-ext: not on every run's start-up
+
     path, priority = split_kernel_ext(spec)
     try:
         with open(path, encoding="utf-8") as f:

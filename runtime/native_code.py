@@ -25,7 +25,8 @@ failure raises `BadObjectCode`, and the entry is dropped (the next build compile
 Object code is loaded once per key (loading the same symbols twice would clash).
 
 `DAPHNEC_JIT_LOG=<file>` appends one line per compiler-made kernel (`compiled`, `loaded`, `fallback` or `error`,
-the kernel name or reason, milliseconds), for tests and benchmarks.
+the kernel name or reason, milliseconds of the work itself, and for background builds `waited=<ms>` spent queued
+before it), for tests and benchmarks.
 """
 
 from __future__ import annotations
@@ -256,12 +257,18 @@ def store_loaded(key: str) -> bool:
 _LOG_LOCK = threading.Lock()
 
 
-def log(event: str, name: str, seconds: float) -> None:
-    """One line of `DAPHNEC_JIT_LOG` (if set)."""
+def log(event: str, name: str, seconds: float, waited: float | None = None) -> None:
+    """One line of `DAPHNEC_JIT_LOG` (if set): the work's own milliseconds, then (`waited=`) how long the request
+    waited before the work began (a background build queues behind other kernels and the compiling thread)."""
     path = os.environ.get("DAPHNEC_JIT_LOG")
     if path:
+        extra = f" waited={waited * 1000:.3f}" if waited is not None else ""
         with _LOG_LOCK, open(path, "a") as f:
-            f.write(f"{event} {name} {seconds * 1000:.3f}\n")
+            f.write(f"{event} {name} {seconds * 1000:.3f}{extra}\n")
+    logs = sys.modules.get("daphnec.runtime.logs")  # DAPHNE's loggers, if the user config set them up
+    if logs is not None and logs.enabled():
+        logs.log("runtime", "error" if event == "error" else "debug", f"native kernel {name}: {event} in "
+                 f"{seconds * 1000:.1f} ms")  # fmt: skip
 
 
 def log_error(e: BaseException) -> None:

@@ -24,9 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from daphnec.runtime.scheduling.partitioning import SCHEMES
-from daphnec.runtime.scheduling.queues import LAYOUTS
-from daphnec.runtime.scheduling.victim_selection import STRATEGIES
+from daphnec.runtime.scheduling.config import LAYOUTS, SCHEMES, STRATEGIES  # not the scheduler: --help stays cheap
 
 # ---------------------------------------------------------------------------------------------------------------
 # Choices (DAPHNE's spellings)
@@ -287,6 +285,10 @@ OPTIONS: tuple[Option, ...] = (
            help="Enable vectorized execution engine"),
     Option("use_vectorized_restricted", "flag", False, cli="vec-restricted", json=True, apply=IF_SET, group="sched",
            help="Only vectorize operations marked with `vec=true`" + _VEC),
+    Option("vec_min_cells", "uint", 128, cli="vec-min-cells", group="sched", metavar="cells",
+           help="Cost model of the vectorizer: ops whose row-split inputs have sizes known at compile time and "
+                "together fewer cells than this are not fused into a pipeline but run as plain kernels; 0 fuses "
+                "every candidate, as DAPHNE does (default is 128; always 0 with --distributed)" + _VEC),
     Option("numberOfThreads", "int", -1, cli="num-threads", json=True, apply=IF_SET, group="sched", metavar="int",
            help="Define the number of the CPU threads used by the vectorized execution engine (default is equal to "
                 "the number of physical cores)" + _VEC),
@@ -346,7 +348,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("daphnedsl_import_paths", "paths", {}, json=True,
            help="Directories searched for `import`; `default_dirs` after the importing script's own folder"),
     Option("logging", "logging", (), json=True, help="DAPHNE's loggers and `log-level-limit` (spdlog)"),
-    Option("log_level_limit", "str", "off", help="Set by the `log-level-limit` entry of `logging`"),
+    Option("log_level_limit", "str", "", help="Set by the `log-level-limit` entry of `logging` (empty: no limit)"),
     Option("args", "dict", {}, help="The script arguments (name -> DaphneDSL literal text), from the command line"),
     Option("kernel_catalog", "dict", (), help="The kernels of the --kernel-ext catalog (runtime/kernel_catalog.py)"),
 )  # fmt: skip

@@ -9,12 +9,12 @@ registered, and the original limit comes back when the last one leaves, whatever
 
 from __future__ import annotations
 
+import _thread  # not `threading`: this module is on every cached run's start-up path
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-_LOCK = threading.Lock()
+_LOCK = _thread.allocate_lock()
 _WANTED: list[int] = []
 _BASE: list[int] = []
 """The limit before the first registration (empty while none is registered)."""

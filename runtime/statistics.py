@@ -4,7 +4,9 @@ DAPHNE (`src/runtime/local/instrumentation/KernelInstrumentation.cpp`, `src/util
 kernel call when `--statistics` is given and prints, after the run, one line per operator (kernel at a source
 location): its total time, call count, average time and `File:Line:Column`, most expensive first. daphnec does
 the same for the kernels its host code calls (a vectorized pipeline counts as one operator, `pipeline(<kernel>)`,
-so its fused body is timed as a whole) and adds the bytes of the results the calls produced.
+so its fused body is timed as a whole) and adds the bytes of the results the calls produced. An op inside
+daphnec's `nn` library is charged to the line that called into its library file (`_where`), so the table shows
+the time of each layer's ops (docs/deep-learning.md).
 
 `instrument(globals, line_locs, host_file)` wraps the callables of a host program's globals; each call is charged
 to the generated line that made it, hence to that line's DaphneDSL location. The report goes to stderr (stdout is
@@ -13,6 +15,7 @@ the script's), as a table under DAPHNE's header line.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import threading
@@ -20,6 +23,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from daphnec.lib import LIBRARY_DIR
 
 MAX_ROWS = 10
 """DAPHNE's `Statistics::MAX_STATS_COUNT`: the rows printed (most expensive first)."""
@@ -55,12 +60,46 @@ def instrument(glob: dict[str, object], line_locs: list[Any], host_file: str) ->
     return out
 
 
+def _loc_of(frame: Any, line_locs: list[Any], host_file: str) -> Any:
+    line = frame.f_lineno if frame.f_code.co_filename == host_file else 0
+    return line_locs[line - 1] if 0 < line <= len(line_locs) else None
+
+
+def _where(frame: Any, line_locs: list[Any], host_file: str) -> str:
+    """`File:Line:Column` of the DaphneDSL line that made the call. A call inside daphnec's own library (`lib/nn`:
+    a layer's conv2d) is charged to the line outside the op's library file that called into it, the library's
+    line after it (`train.daph:40:5 (nn/layers/conv2d.daph:23:10)`, or for a layer that the shipped LeNet calls
+    `nn/networks/lenet.daph:53:23 (nn/layers/conv2d.daph:14:23)`), so each layer of a network is its own row."""
+    loc = _loc_of(frame, line_locs, host_file)
+    if loc is None:
+        return "-"
+    if not _in_library(loc.file):
+        return f"{loc.file}:{loc.line}:{loc.col}"
+    inner = f"{_shown(loc.file)}:{loc.line}:{loc.col}"
+    caller = frame.f_back
+    while caller is not None:
+        outer = _loc_of(caller, line_locs, host_file)
+        if outer is not None and os.path.abspath(outer.file) != os.path.abspath(loc.file):
+            return f"{_shown(outer.file)}:{outer.line}:{outer.col} ({inner})"
+        caller = caller.f_back
+    return inner
+
+
+def _in_library(file: str) -> bool:
+    return os.path.abspath(file).startswith(_LIBRARY)
+
+
+def _shown(file: str) -> str:
+    """A library file by its import path (`nn/layers/conv2d.daph`), any other file as the script named it."""
+    return os.path.relpath(os.path.abspath(file), LIBRARY_DIR) if _in_library(file) else file
+
+
+_LIBRARY = os.path.join(LIBRARY_DIR, "")
+
+
 def _timed(name: str, fn: Callable[..., Any], line_locs: list[Any], host_file: str) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
-        frame = sys._getframe(1)
-        line = frame.f_lineno if frame.f_code.co_filename == host_file else 0
-        loc = line_locs[line - 1] if 0 < line <= len(line_locs) else None
-        where = f"{loc.file}:{loc.line}:{loc.col}" if loc is not None else "-"
+        where = _where(sys._getframe(1), line_locs, host_file)
         op = f"pipeline({_body_name(args[0])})" if name == "run_pipeline" and args else name
         t0 = time.perf_counter()
         result = fn(*args, **kwargs)
@@ -105,3 +144,11 @@ def report() -> str:
 def _body_name(body: object) -> str:
     """A pipeline body's name: its native kernel's (`PipelineBody.key`) or the generated Python function's."""
     return str(getattr(body, "key", None) or getattr(body, "__name__", "body"))
+
+
+def take_report() -> str:
+    """`report()`, then forget what was recorded (the Python API prints one table per `compute()`)."""
+    text = report()
+    with _LOCK:
+        _STATS.clear()
+    return text

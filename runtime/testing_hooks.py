@@ -21,6 +21,8 @@ hook set for `mpiexec ... daphnec` acts on every rank.
 - `DAPHNEC_NO_SHIPPED_TABLES=1` (`no_shipped_tables`, runtime/cache_files.py): the parser ignores the LALR tables
   shipped next to its grammar, so that the cache folder's parser entries are written and read as for a grammar
   without shipped tables (tests/test_cache_safety.py attacks those entries).
+- `DAPHNEC_PROGRESS_AFTER=<seconds>` (`progress_after`, tools/progress.py): the command line's progress line on a
+  terminal appears after this many seconds instead of 5, so that a test on a pseudo-terminal need not run for 5 s.
 
 This module imports only the standard library.
 """
@@ -36,6 +38,7 @@ DIST_PING_INTERVAL = "DAPHNEC_DIST_PING_INTERVAL"
 DIST_DEADLINE = "DAPHNEC_DIST_DEADLINE"
 NO_SHIPPED_TABLES = "DAPHNEC_NO_SHIPPED_TABLES"
 NAMED_TEMPORARIES = "DAPHNEC_NAMED_TEMPORARIES"
+PROGRESS_AFTER = "DAPHNEC_PROGRESS_AFTER"
 
 #: Every hook variable (tests/runtime/test_testing_hooks.py checks that no other module of daphnec names one).
 HOOKS: tuple[str, ...] = (
@@ -46,6 +49,7 @@ HOOKS: tuple[str, ...] = (
     DIST_DEADLINE,
     NO_SHIPPED_TABLES,
     NAMED_TEMPORARIES,
+    PROGRESS_AFTER,
 )
 
 
@@ -98,3 +102,8 @@ def no_shipped_tables() -> bool:
 def named_temporaries() -> bool:
     """Whether file writes must use named temporary files (no `O_TMPFILE`)."""
     return os.environ.get(NAMED_TEMPORARIES) == "1"
+
+
+def progress_after(default: float) -> float:
+    """Seconds of running before the command line's progress line appears (on a terminal)."""
+    return _seconds(PROGRESS_AFTER, default)

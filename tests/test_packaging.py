@@ -69,3 +69,34 @@ def test_layers_import_only_under_daphnec(tmp_path: Path) -> None:
     )
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip()
+
+
+def test_every_file_of_the_shipped_dsl_library_is_package_data() -> None:
+    """`import "nn/networks/lenet.daph"` resolves from an installation only if the wheel carries the file."""
+    patterns = _setuptools()["package-data"]["daphnec.lib"]
+    lib = REPO / "lib"
+    files = {p.relative_to(lib) for p in lib.rglob("*.daph")}
+    assert files and all(any(len(f.parts) == len(Path(p).parts) and f.match(p) for p in patterns) for f in files)
+    assert Path("nn/networks/lenet.daph") in files
+
+
+def test_the_license_file_the_metadata_names_exists() -> None:
+    """pyproject.toml says Apache-2.0: the repository ships that license's text (setuptools includes LICENSE)."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert project["license"] == {"text": "Apache-2.0"}
+    text = (REPO / "LICENSE").read_text()
+    assert "Apache License" in text and "Version 2.0, January 2004" in text
+    assert "TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION" in text
+    assert "END OF TERMS AND CONDITIONS" in text
+
+
+def test_python_dash_m_daphnec_runs_the_command_line() -> None:
+    """`python -m daphnec` is the `daphnec` command: same output, same exit codes."""
+    hello = REPO / "examples" / "hello.daph"
+    via_m = subprocess.run([sys.executable, "-m", "daphnec", str(hello)], capture_output=True, text=True, timeout=300)
+    assert via_m.returncode == 0, via_m.stderr
+    assert via_m.stdout.startswith("Hello, DAPHNE!\nDenseMatrix(2x3, int64_t)\n1 2 3\n4 5 6\n21")
+    version = subprocess.run([sys.executable, "-m", "daphnec", "--version"], capture_output=True, text=True, timeout=60)
+    assert version.returncode == 0 and version.stdout.startswith("daphnec ")
+    bad = subprocess.run([sys.executable, "-m", "daphnec"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1 and "Not enough positional command line arguments" in bad.stderr

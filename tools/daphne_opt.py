@@ -1,6 +1,7 @@
 """`daphne-opt`: xDSL's opt driver with the daphne dialect, daphnec's passes and a DaphneDSL frontend.
 
 daphne-opt script.daph                        # IR right after parsing
+daphne-opt script.daph k=3 s=\"abc\"          # with script arguments (read as $k, $s), as for daphnec
 daphne-opt script.daph -p specialize,canonicalize,dce
 daphne-opt ir.mlir -p infer --print-op-generic
 daphne-opt script.daph -p specialize -t host   # the generated Python host code
@@ -8,7 +9,9 @@ daphne-opt pipeline.mlir -p lower-pipeline-to-loops,convert-to-llvm    # the ker
 daphne-opt --list-passes
 
 Targets are the ones that apply to daphnec IR: `mlir` (the default), `host` and `llvm` (LLVM IR of a module the
-kernel stages lowered to the llvm dialect). Bad input is reported like `daphnec` does, without a traceback: a
+kernel stages lowered to the llvm dialect). `-t host` first runs the `sql` pass on a module that still holds SQL
+queries (host code has no kernel for a query: the pass turns it into relational ops, as daphnec's pipeline does).
+`--list-passes` lists the passes `-p` takes. Bad input is reported like `daphnec` does, without a traceback: a
 missing or unreadable input file or an unknown pass exits 1, an error in a pass or a target 2.
 """
 
@@ -32,6 +35,8 @@ PROG = "daphne-opt"
 
 class DaphneOptMain(xDSLOptMain):
     """xDSLOptMain restricted to the dialects daphnec IR uses, with `.daph` input and a `host` target."""
+
+    script_args: dict[str, str] = {}  # noqa: RUF012 - set per run by `main` (script arguments after the input)
 
     def register_all_dialects(self) -> None:
         from xdsl.dialects.arith import Arith
@@ -66,7 +71,7 @@ class DaphneOptMain(xDSLOptMain):
             from daphnec.frontend.sources import decode_source
 
             name = self.get_input_name()
-            return build_module(parse_source(decode_source(io.read(), name), name), name)
+            return build_module(parse_source(decode_source(io.read(), name), name), name, self.script_args)
 
         self.available_frontends["daph"] = parse_daph
         self.available_frontends["daphne"] = parse_daph
@@ -104,15 +109,69 @@ class DaphneOptMain(xDSLOptMain):
 
         def emit_host(module: ModuleOp, out: IO[str]) -> None:
             from daphnec.compiler.host.generator import generate_host
+            from daphnec.dialects.ops_relational import SqlOp
 
+            if any(isinstance(op, SqlOp) for op in module.walk()):  # queries become relational ops first
+                from daphnec.compiler.passes import ALL_PASSES
+
+                ALL_PASSES["sql"]().apply(self.ctx, module)
             out.write(generate_host(module).source)
 
         self.available_targets["host"] = emit_host
 
 
+def list_passes() -> str:
+    """`--list-passes`: every pass `-p` takes, with the first line of its docstring."""
+    from daphnec.compiler.passes import ALL_PASSES, PASS_FACTORIES
+
+    lines = ["Passes (-p name[,name...]):"]
+    width = max(len(n) for n in PASS_FACTORIES)
+    for name in sorted(PASS_FACTORIES):
+        cls = ALL_PASSES[name]
+        doc = " ".join((cls.__doc__ or "").split())
+        if not doc or doc.startswith(f"{cls.__name__}("):  # a dataclass's generated docstring: the module's
+            doc = " ".join((sys.modules[cls.__module__].__doc__ or "").split())
+        first = doc.split(". ")[0].rstrip(".")
+        if len(first) > 90:
+            first = first[:89] + "…"
+        lines.append(f"  {name:<{width}}  {first}" if first else f"  {name}")
+    return "\n".join(lines) + "\n"
+
+
+_VALUE_OPTIONS = frozenset({"-p", "--passes", "-t", "--target", "-o", "--output-file", "-f", "--frontend"})
+"""xDSL's options that take their value as the next argument."""
+
+
+def split_script_args(argv: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The arguments for xDSL's parser, and the script arguments (`name=value` after the input file), checked as
+    daphnec checks them."""
+    from daphnec.tools.daphnec import parse_script_args
+
+    rest, pairs = [], []
+    takes_value = False  # the previous argument was an option whose value follows (`-p a{x=1},b`)
+    for a in argv:
+        if takes_value or a.startswith("-") or "=" not in a:
+            rest.append(a)
+            takes_value = a in _VALUE_OPTIONS
+        else:
+            pairs.append(a)
+    script_args: dict[str, str] = {}
+    parse_script_args(pairs, script_args)
+    return rest, script_args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--list-passes" in args:
+        sys.stdout.write(list_passes())
+        return 0
     try:
-        DaphneOptMain(args=argv).run()
+        args, DaphneOptMain.script_args = split_script_args(args)
+    except Exception as e:  # noqa: BLE001 - daphnec's UsageError: a bad script argument
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1
+    try:
+        DaphneOptMain(args=args).run()
     except DaphneError as e:
         print(e.render(), file=sys.stderr)
         return e.code

@@ -33,6 +33,7 @@ EXECUTION_ERROR = 3
 # The options are runtime/options.py's table (it imports only the standard library, so this stays cheap).
 from daphnec.runtime.memory import reuse_freed_memory  # noqa: E402
 from daphnec.runtime.options import EXPLAIN_ALIASES, EXPLAIN_VALUES, GROUPS, OPTIONS, Option  # noqa: E402
+from daphnec.tools.timing import timing_json, timing_parts  # noqa: E402 - shared with the Python API
 
 
 class UsageError(Exception):
@@ -258,16 +259,24 @@ def _set_once(p: ParsedArgs, o: Option, value: object) -> None:
     p.given.add(o.dest)
 
 
+def _option_hint(arg: str) -> str:
+    """For a daphnec option given after the script (where every argument is a script argument, as in DAPHNE)."""
+    if arg.startswith("-") and _BY_NAME.get(arg.lstrip("-").partition("=")[0]) is not None:
+        return f" ('{arg}' is a daphnec option: options go before the script, `{PROG} {arg} script.daph`)"
+    return ""
+
+
 def parse_script_args(pairs: list[str], into: dict[str, str]) -> None:
     """DAPHNE's parseScriptArgs, plus daphnec's check that the name is an identifier."""
     for pair in pairs:
         name, eq, value = pair.partition("=")
         if not eq:
-            raise UsageError(f"script arguments must be specified as name=value, but found '{pair}'")
+            hint = _option_hint(pair)
+            raise UsageError(f"script arguments must be specified as name=value, but found '{pair}'{hint}")
         if not name:
             raise UsageError(f"script argument '{pair}' has an empty name")
         if not name.isidentifier() or not name.isascii():
-            raise UsageError(f"script argument name '{name}' in '{pair}' is not a valid identifier")
+            raise UsageError(f"script argument name '{name}' in '{pair}' is not a valid identifier{_option_hint(pair)}")
         if name in into:
             raise UsageError(f"script argument: '{name}' was provided more than once")
         into[name] = value
@@ -299,37 +308,6 @@ def build_config(p: ParsedArgs):
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _fmt_seconds(x: float) -> str:
-    """C++ `std::ostream << double` with default flags: 6 significant digits, like `%g`."""
-    return f"{x:g}"
-
-
-def timing_json(startup: float, parsing: float, compilation: float, execution: float, total: float) -> str:
-    return (
-        "{"
-        f'"startup_seconds": {_fmt_seconds(startup)}, '
-        f'"parsing_seconds": {_fmt_seconds(parsing)}, '
-        f'"compilation_seconds": {_fmt_seconds(compilation)}, '
-        f'"execution_seconds": {_fmt_seconds(execution)}, '
-        f'"total_seconds": {_fmt_seconds(total)}'
-        "}"
-    )
-
-
-def timing_parts(
-    startup: float, compile_wall: float, timings: dict[str, float], execution: float
-) -> tuple[float, float, float, float, float]:
-    """`--timing`'s parts, which add up to the total: parsing as the frontend measured it, compilation the rest of
-    the time between start-up and execution (imports, passes, host code, the JIT). A program served from the
-    whole-program cache was not parsed or compiled: loading it counts as start-up."""
-    if timings.get("program_cache_hit"):
-        startup, parsing, compilation = startup + compile_wall, 0.0, 0.0
-    else:
-        parsing = min(float(timings.get("parsing_seconds", 0.0)), compile_wall)
-        compilation = compile_wall - parsing
-    return startup, parsing, compilation, execution, startup + parsing + compilation + execution
-
-
 def _flush_stdout() -> None:
     try:
         sys.stdout.flush()
@@ -352,10 +330,11 @@ def _silence_stdout() -> None:
 def _default_sigpipe() -> None:
     # Like a C++ program (DAPHNE), die quietly when stdout is a closed pipe (`daphnec s.daph | head`)
     # instead of raising BrokenPipeError somewhere inside the generated code.
+    # `_signal`, not `signal`: the latter builds its IntEnums at import (~1.5 ms of a cached run's start-up).
     try:
-        import signal
+        import _signal
 
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        _signal.signal(_signal.SIGPIPE, _signal.SIG_DFL)
     except (ImportError, AttributeError, ValueError, OSError):  # no SIGPIPE (Windows) or not the main thread
         pass
 
@@ -473,6 +452,7 @@ def _run(p: ParsedArgs) -> int:
         return _report_exception(e, debug, PASS_ERROR)
     _resume_gc()
     t_exec0 = time.perf_counter()
+    progress = _progress_line(program)
     try:
         program.run()
     except KeyboardInterrupt:
@@ -483,6 +463,9 @@ def _run(p: ParsedArgs) -> int:
         return 0
     except Exception as e:
         return _report_exception(e, debug, EXECUTION_ERROR)
+    finally:
+        if progress is not None:
+            progress.stop()
     t_end = time.perf_counter()
     _flush_stdout()
 
@@ -495,6 +478,19 @@ def _run(p: ParsedArgs) -> int:
     if cfg.timing:
         _err(timing_json(*timing_parts(t_comp0 - _T0, t_exec0 - t_comp0, timings, t_end - t_exec0)))
     return 0
+
+
+def _progress_line(program: object):  # noqa: ANN202 - a tools.progress.ProgressLine or None
+    """Start the progress line of a long run (tools/progress.py) if stderr is a terminal."""
+    if not sys.stderr.isatty():
+        return None
+    from daphnec.compiler.host.program import HOST_FILENAME
+    from daphnec.tools.progress import progress_line
+
+    line = progress_line(program.host.line_locs, HOST_FILENAME)  # type: ignore[attr-defined]
+    if line is not None:
+        line.start()
+    return line
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -535,6 +531,7 @@ def main(argv: list[str] | None = None) -> int:
         if p.values.get("distributed"):
             code = _run_distributed(p)
         else:
+            _warn_ranks_without_distributed()
             _pause_gc()
             code = _run(p)
     except KeyboardInterrupt:
@@ -543,6 +540,31 @@ def main(argv: list[str] | None = None) -> int:
         _resume_gc()
     _flush_stdout()
     return code
+
+
+def _mpi_rank_and_size() -> tuple[int, int] | None:
+    """This process's rank and the job's size when a process manager started it (mpich's hydra: PMI_RANK and
+    PMI_SIZE; Open MPI: OMPI_COMM_WORLD_*), read from the environment: no MPI is initialised for this."""
+    env = os.environ
+    for rank, size in (("PMI_RANK", "PMI_SIZE"), ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE")):
+        if rank in env and size in env:
+            try:
+                return int(env[rank]), int(env[size])
+            except ValueError:
+                return None
+    return None
+
+
+def _warn_ranks_without_distributed() -> None:
+    """`mpiexec -n 2 daphnec s.daph` without `--distributed`: every rank runs the whole script on its own and
+    prints everything once per rank. Almost always a forgotten flag, so rank 0 (only) says so."""
+    job = _mpi_rank_and_size()
+    if job is not None and job[0] == 0 and job[1] >= 2:
+        _err(
+            f"{PROG}: warning: started by mpiexec with {job[1]} ranks but without --distributed: every rank runs the "
+            f"whole script on its own (and prints everything {job[1]} times); add --distributed before the script "
+            "to run its pipelines on the ranks"
+        )
 
 
 def _sweep_dead_writers() -> None:

@@ -5,8 +5,8 @@ It lives in `tools/` because it is the one place that joins the frontend, the co
 
 from __future__ import annotations
 
+import _thread
 import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,10 +42,12 @@ class Program:
     """The host program compiled to Python (on the first run); later runs reuse it (the Python API's cache)."""
 
     def run(self) -> None:
+        t0 = time.perf_counter()
         try:
             if self.runner is None:
                 self.runner = self.host.runner()
             self.runner()
+            _log("default", "info", f"executed in {time.perf_counter() - t0:.3f} s")
         finally:
             finish_background_kernels()
             if self.after_run is not None:
@@ -60,8 +62,17 @@ def finish_background_kernels() -> None:
         jit.finish_background()
 
 
-def configure_runtime(config: DaphneConfig) -> None:
-    """Hand the user config's engine knobs to the runtime (the vectorized executor and the task scheduler)."""
+_CONFIGURED: list[DaphneConfig | None] = [None]
+"""The config whose knobs the runtime holds (the last `configure_runtime`)."""
+
+
+def configure_runtime(config: DaphneConfig, unless_current: bool = False) -> None:
+    """Hand the user config's engine knobs to the runtime (the vectorized executor and the task scheduler).
+    `unless_current`: nothing to do if `config` (the very object, never changed in place by the Python API) was
+    the last one handed over (the API's runs of a cached program: ~20 us of each `compute()`)."""
+    if unless_current and _CONFIGURED[0] is config:
+        return
+    _CONFIGURED[0] = config
     from daphnec.runtime.scheduling.config import SchedulerConfig  # the knobs only: not the scheduler or the engine
     from daphnec.runtime.vectorized.settings import SETTINGS
 
@@ -82,10 +93,19 @@ def configure_runtime(config: DaphneConfig) -> None:
 
         statistics.ENABLED = statistics.ENABLED or config.statistics
         statistics.PARAMSERV_TABLES = True  # paramserv prints its per-epoch table of every call
+    configure_logging(config)
     if config.use_distributed:  # the workers' local schedulers get these very flags (runtime/distributed)
         from daphnec.runtime.distributed.launch import ship_config
 
         ship_config(config.to_dict())
+
+
+def configure_logging(config: DaphneConfig) -> None:
+    """DAPHNE's loggers of the user config's `logging` key (runtime/logs.py; nothing is imported without it)."""
+    if config.logging or "daphnec.runtime.logs" in sys.modules:
+        from daphnec.runtime import logs
+
+        logs.configure(config.logging, config.log_level_limit)
 
 
 def configure_object_cache(config: DaphneConfig) -> None:
@@ -141,6 +161,7 @@ def compile_script(
                 configure_runtime(config)
                 timings["parsing_seconds"] = timings["compilation_seconds"] = 0.0
                 timings["program_cache_hit"] = time.perf_counter() - t0  # loading, not compiling (`--timing`)
+                _log("default", "info", f"{path}: program cache hit, loaded in {timings['program_cache_hit']:.3f} s")
                 return Program(None, host)
         else:
             pcache.log("skip", reason)
@@ -203,7 +224,7 @@ def run_bound(program: Program, inputs: list[object]) -> list[object]:
 DEEP_STACK_BYTES = 1 << 30
 """The compile thread's stack (virtual memory: only the pages a deep program touches are used)."""
 DEEP_RECURSION_LIMIT = 400_000
-_STACK_SIZE_LOCK = threading.Lock()
+_STACK_SIZE_LOCK = _thread.allocate_lock()  # `threading` is imported only to compile (start-up)
 
 
 def with_deep_stack(fn: Callable[[], T]) -> T:
@@ -219,6 +240,8 @@ def with_deep_stack(fn: Callable[[], T]) -> T:
             result.append(fn())
         except BaseException as e:  # noqa: BLE001 - re-raised on the calling thread
             error.append(e)
+
+    import threading
 
     from daphnec.runtime import recursion_limit
 
@@ -251,18 +274,51 @@ def _compile(
     from daphnec.dialects import make_context
 
     def build() -> Program:
+        configure_logging(config)  # first: DAPHNE's loggers log the compilation too
         t0 = time.perf_counter()
         module = parse_to_ir(path, script_args, config, sources, text)
         t1 = time.perf_counter()
         timings["parsing_seconds"] = t1 - t0
+        _log("default", "info", f"{path}: parsed in {t1 - t0:.3f} s")
         pm = PassManager.for_config(make_context(), config, explain=frozenset(config.explain))
+        if _logging():
+            pm.trace = _pass_logger(pm.trace)
         pm.run_stages(module, HOST_STAGES)
         host = generate_host(module, compile_kernels(module, pm))  # the kernel stages, then the JIT
         configure_runtime(config)
         timings["compilation_seconds"] = time.perf_counter() - t1
+        _log("default", "info", f"{path}: compiled in {timings['compilation_seconds']:.3f} s")
         return Program(module, host)
 
     return with_deep_stack(build)
+
+
+def _logging() -> bool:
+    logs = sys.modules.get("daphnec.runtime.logs")
+    return logs is not None and logs.enabled()  # type: ignore[no-any-return]
+
+
+def _log(name: str, level: str, message: str) -> None:
+    """A message for DAPHNE's logger `name` (runtime/logs.py), if the user config set up logging."""
+    if _logging():
+        from daphnec.runtime import logs
+
+        logs.log(name, level, message)
+
+
+def _pass_logger(trace: Callable[[str], None] | None) -> Callable[[str], None]:
+    """The pass manager's trace hook, logging each pass and the time since the previous one on `compiler`."""
+    last = [time.perf_counter(), ""]
+
+    def traced(name: str) -> None:
+        now = time.perf_counter()
+        if last[1]:
+            _log("compiler", "debug", f"pass {last[1]}: {(now - last[0]) * 1000:.1f} ms")  # type: ignore[operator]
+        last[0], last[1] = now, name
+        if trace is not None:
+            trace(name)
+
+    return traced
 
 
 def configure_worker(settings: dict[str, object]) -> None:

@@ -1,6 +1,6 @@
 """Generate a synthetic undirected graph the size of SNAP's amazon0601-like `amazon` graph as a Matrix Market file.
 
-    python -m tools.gen_graph out.mtx [--vertices 403394] [--edges 3387388] [--seed 42]
+    python -m daphnec.tools.gen_graph out.mtx [--vertices 403394] [--edges 3387388] [--seed 42]
 
 The adjacency matrix is symmetric with no self loops and no repeated edges; `--edges` is the number of non-zeros of
 the stored (symmetrised) matrix, i.e. twice the number of undirected edges, so the default graph has 1,693,694
@@ -70,7 +70,7 @@ def write_graph(path: str, n: int, nnz: int, seed: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m tools.gen_graph", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m daphnec.tools.gen_graph", description=__doc__.split("\n\n")[0])
     p.add_argument("out", help="output file (.mtx); a .meta is written next to it")
     p.add_argument("--vertices", type=int, default=AMAZON_VERTICES, help="number of vertices (rows = columns)")
     p.add_argument(

@@ -37,6 +37,9 @@ from daphnec.dialects.types import (
 
 _MAX_ROUNDS = 16
 _MAX_CONSTANT_CLONES = 16
+_MAX_PROPERTY_CLONES = 8
+"""Clones of one typed function for the shapes and representations of its call sites (`_refined_types`); later
+call sites with new properties call the function as declared."""
 
 Constants = tuple[tuple[int, object], ...]
 """Constant arguments inlined into a specialization: (parameter position, value) pairs."""
@@ -103,6 +106,20 @@ def insert_merge_cast(v: SSAValue, t: Attribute, before: Operation) -> SSAValue:
     return cast.res
 
 
+def _refined(declared: Attribute, given: Attribute) -> Attribute:
+    """A declared `matrix<vt>` type refined by a value of that value type: its shape, sparsity, representation."""
+    same = isinstance(declared, MatrixType) and isinstance(given, MatrixType)
+    return given if same and given.element_type == declared.element_type else declared
+
+
+def _merged_source(v: SSAValue) -> SSAValue:
+    """The value a merge cast (a coercion to a declared or joined type) was made from, else `v`."""
+    owner = v.owner
+    if isinstance(owner, CastOp) and MERGE_CAST_ATTR in owner.attributes:
+        return owner.arg
+    return v
+
+
 class Inference:
     """One inference run over a module; `specialize=True` also clones untyped functions per call site."""
 
@@ -113,6 +130,10 @@ class Inference:
         """Propagate constant file names into the functions that read files (see `_constant_args`)."""
         self.specializations: dict[tuple[str, tuple[Attribute, ...], Constants], func.FuncOp] = {}
         self.constant_clones: dict[str, int] = {}
+        self.property_clones: dict[str, int] = {}
+        self.property_specs: set[func.FuncOp] = set()
+        """The clones made for call sites' matrix properties (their declared results are refined the same way)."""
+        """Typed functions cloned for their call sites' matrix properties, and how many clones each has."""
         self.in_progress: set[str] = set()
         self.inferred: set[str] = set()
         self.counter = 0
@@ -157,6 +178,8 @@ class Inference:
         if isinstance(ret, func.ReturnOp):
             declared = f.attributes.get(DECLARED_RESULTS_ATTR) is not None
             if declared:
+                if f in self.property_specs:  # a clone for known properties returns what its body computes
+                    outputs = [_refined(o, v.type) for o, v in zip(outputs, ret.arguments)]
                 new_args = [coerce(v, t, ret) for v, t in zip(ret.arguments, outputs)]
                 ret.operands = new_args
             else:
@@ -166,7 +189,11 @@ class Inference:
         f.function_type = FunctionType.from_lists(inputs, outputs)
 
     def _specialization(
-        self, callee: func.FuncOp, arg_types: tuple[Attribute, ...], consts: Constants = ()
+        self,
+        callee: func.FuncOp,
+        arg_types: tuple[Attribute, ...],
+        consts: Constants = (),
+        property_clone: bool = False,
     ) -> func.FuncOp:
         """The clone of `callee` for these argument types, with the constant arguments `consts` ((position,
         value) pairs) inlined into its body."""
@@ -191,6 +218,8 @@ class Inference:
         else:
             self.functions()[spec.sym_name.data] = spec
         self.specializations[key] = spec
+        if property_clone:
+            self.property_specs.add(spec)
         self.infer_function(spec)
         return spec
 
@@ -212,21 +241,53 @@ class Inference:
         self.constant_clones[callee.sym_name.data] = self.constant_clones.get(callee.sym_name.data, 0) + 1
         return consts
 
+    def _property_specialization(self, callee: func.FuncOp, types: tuple[Attribute, ...]) -> func.FuncOp:
+        """The clone of a typed function for its call sites' matrix properties (see `_refined_types`)."""
+        return self._specialization(callee, types, property_clone=True)
+
+    def _refined_types(self, callee: func.FuncOp, arg_types: tuple[Attribute, ...]) -> tuple[Attribute, ...] | None:
+        """Parameter types of a typed function refined by a call site: a `matrix<vt>` parameter given a matrix of
+        that value type takes the argument's shape, sparsity and representation (a declared type names the value
+        type only). None when nothing is refined, for a recursive call, or when the function has its
+        `_MAX_PROPERTY_CLONES` clones already.
+
+        Why: library functions (`def lmDS(X:matrix<f64>, ...)`) would otherwise compile their bodies for unknown
+        shapes and dense inputs: a CSR graph passed to `pageRank(G:matrix<f64>, ...)` was densified by every
+        kernel of the body (1000x slower than scipy), and no pass could use the sizes the `.meta` files gave.
+        The clone computes the same values; it is what DAPHNE's specialization does for untyped parameters."""
+        name = callee.sym_name.data
+        if name in self.in_progress or self.property_clones.get(name, 0) >= _MAX_PROPERTY_CLONES:
+            return None
+        declared = tuple(callee.function_type.inputs.data)
+        refined = tuple(_refined(p, a) for p, a in zip(declared, arg_types))
+        if refined == declared:
+            return None
+        if (name, refined, ()) not in self.specializations:
+            self.property_clones[name] = self.property_clones.get(name, 0) + 1
+        return refined
+
     def _drop_unused_generics(self) -> None:
         """Remove generic functions no specialized code calls (their clones took over), and typed functions whose
-        every call now goes to a clone with inlined constants."""
-        self._functions = None  # module order
-        used: set[str] = set()
-        for f in self.functions().values():
-            if is_generic(f):
-                continue
-            for op in preorder(f):  # xDSL's walk is quadratic in the nesting depth (compiler/ir_walk.py)
-                used.update(callees(op))
-        for f in list(self.functions().values()):
-            cloned = f.sym_name.data in self.constant_clones and f.sym_name.data != "main"
-            if (is_generic(f) or cloned) and f.sym_name.data not in used:
-                f.detach()
-                f.erase()
+        every call now goes to a clone (with inlined constants, or for the call sites' matrix properties); repeated,
+        since a dropped function may have been the last caller of another."""
+        while True:
+            self._functions = None  # module order
+            used: set[str] = set()
+            for f in self.functions().values():
+                if is_generic(f):
+                    continue
+                for op in preorder(f):  # xDSL's walk is quadratic in the nesting depth (compiler/ir_walk.py)
+                    used.update(callees(op))
+            dropped = False
+            for f in list(self.functions().values()):
+                name = f.sym_name.data
+                cloned = (name in self.constant_clones or name in self.property_clones) and name != "main"
+                if (is_generic(f) or cloned) and name not in used:
+                    f.detach()
+                    f.erase()
+                    dropped = True
+            if not dropped:
+                break
         self._functions = None
 
     # -- blocks and ops -------------------------------------------------------------------------------------------
@@ -274,6 +335,18 @@ class Inference:
         if consts:
             callee = self._specialization(callee, tuple(callee.function_type.inputs.data), consts)
             op.callee = SymbolRefAttr(callee.sym_name.data)
+        else:
+            given = [_merged_source(a) for a in op.arguments]  # what the frontend's casts to the declared types got
+            refined = self._refined_types(callee, tuple(g.type for g in given)) if self.specialize else None
+            if refined is not None:
+                declared = callee.function_type.inputs.data
+                op.operands = [g if r != d else a for a, g, r, d in zip(op.arguments, given, refined, declared)]
+                callee = self._property_specialization(callee, refined)
+                op.callee = SymbolRefAttr(callee.sym_name.data)
+            elif callee.sym_name.data not in self.in_progress and callee.sym_name.data not in self.inferred:
+                # A re-run (the second `specialize`) may refine the callee's results (a size folded to a constant by
+                # canonicalize): infer it before the call takes its result types.
+                self.infer_function(callee)
         op.operands = [coerce(a, t, op) for a, t in zip(op.arguments, callee.function_type.inputs.data)]
         for r, t in zip(op.results, callee.function_type.outputs.data):
             set_type(r, t)
@@ -292,6 +365,9 @@ class Inference:
             types = arg_types if is_generic(callee) else tuple(callee.function_type.inputs.data)
             spec = self._specialization(callee, types, consts)
             args = [coerce(a, t, op) for a, t in zip(op.args, types)]
+        elif (refined := self._refined_types(callee, arg_types)) is not None:
+            spec = self._property_specialization(callee, refined)
+            args = [coerce(a, t, op) for a, t in zip(op.args, refined)]
         else:  # typed parameters, inferred results: call it directly once its body is inferred
             if callee.sym_name.data not in self.in_progress and callee.sym_name.data not in self.inferred:
                 self.infer_function(callee)

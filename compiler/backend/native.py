@@ -31,19 +31,16 @@ from __future__ import annotations
 import functools
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
 
 from daphnec.compiler.backend import jit
 from daphnec.compiler.backend.wrapper import entry_symbols, make_kernel
 from daphnec.compiler.lowering import abi
-from daphnec.compiler.lowering import lower_matmul_to_loops as matmul
-from daphnec.compiler.lowering import lower_pipeline_to_loops as pipelines
-from daphnec.compiler.lowering.kernel_plan import KernelPlan
-from daphnec.compiler.lowering.matmul_loops import MatMulKernel, kernel_params
+from daphnec.compiler.lowering.kernel_plan import KernelPlan, plan_pipelines
 from daphnec.compiler.passes import ALL_PASSES
 from daphnec.compiler.pipeline import KERNEL_SLOTS, KERNEL_STAGES, PassManager
 from daphnec.dialects.errors import DaphneError
@@ -54,6 +51,16 @@ from daphnec.runtime import native_code
 from daphnec.runtime.kernels.native_matmul import matmul_factory
 from daphnec.runtime.native_code import log, log_error
 from daphnec.runtime.vectorized.kernel import EntryPoint, NativeKernel, PendingKernel
+
+if TYPE_CHECKING:
+    from xdsl.passes import ModulePass
+
+    from daphnec.compiler.lowering.lower_matmul_to_loops import MatMulSettings
+    from daphnec.compiler.lowering.matmul_loops import MatMulKernel
+
+# The lowering modules (compiler/lowering/lower_*_to_loops.py, matmul_loops.py) are imported only where a kernel
+# is lowered or a product planned: they import xDSL's llvm, arith, vector, math and memref dialects, ~0.1-0.2 s
+# that a run whose kernels all come from the kernel cache never needs.
 
 Kernel = NativeKernel | PendingKernel
 
@@ -98,8 +105,10 @@ def plan_kernels(module: ModuleOp, pm: PassManager) -> Plans:
     outside pipelines, naming each kernel on its op (or saying why there is none)."""
     plans = Plans()
     if "native" in pm.options:
-        plans.pipelines = pipelines.plan_pipelines(module)
+        plans.pipelines = plan_pipelines(module)
     if "native_matmul" in pm.options:
+        from daphnec.compiler.lowering import lower_matmul_to_loops as matmul
+
         plans.products = matmul.plan_products(module, _settings(pm))
     for op in [*plans.pipelines, *plans.products]:
         why = abi.fallback_reason(op)
@@ -143,38 +152,28 @@ def lower_alone(job: KernelJob, pm: PassManager) -> ModuleOp:
     return kernel_module
 
 
-def _settings(pm: PassManager) -> matmul.MatMulSettings:
+def _settings(pm: PassManager) -> MatMulSettings:
+    from daphnec.compiler.lowering import lower_matmul_to_loops as matmul
+
     return matmul.MatMulSettings(**pm.pass_args.get(matmul.LowerMatMulToLoopsPass.name, {}))  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True)
-class _PlannedPipelines(pipelines.LowerPipelineToLoopsPass):
-    """`lower-pipeline-to-loops` with the plans the backend made."""
-
-    planned: Mapping[VectorizedPipelineOp, KernelPlan | None] = field(default_factory=dict)
-
-    def plans(self, op: ModuleOp) -> pipelines.PipelinePlans:
-        return self.planned
-
-
-@dataclass(frozen=True)
-class _PlannedProducts(matmul.LowerMatMulToLoopsPass):
-    """`lower-matmul-to-loops` with the plans the backend made."""
-
-    planned: Mapping[MatMulOp, MatMulKernel | None] = field(default_factory=dict)
-
-    def plans(self, op: ModuleOp) -> matmul.ProductPlans:
-        return self.planned
 
 
 def _planned_passes(plans: Plans, pm: PassManager) -> dict[str, ModulePass]:
     """The lowering passes of the kernel stages, given the plans (the products' pass also its `--matmul-*`
     settings, which it prints with)."""
-    settings = pm.pass_args.get(_PlannedProducts.name, {})
+    from daphnec.compiler.backend.planned_passes import PlannedPipelines, PlannedProducts
+
+    settings = pm.pass_args.get(PlannedProducts.name, {})
     return {
-        _PlannedPipelines.name: _PlannedPipelines(planned=plans.pipelines),
-        _PlannedProducts.name: _PlannedProducts(**settings, planned=plans.products),  # type: ignore[arg-type]
+        PlannedPipelines.name: PlannedPipelines(planned=plans.pipelines),
+        PlannedProducts.name: PlannedProducts(**settings, planned=plans.products),  # type: ignore[arg-type]
     }
+
+
+def _pipeline_kernel_module(pipe: VectorizedPipelineOp, plan: KernelPlan) -> ModuleOp:
+    from daphnec.compiler.lowering.lower_pipeline_to_loops import kernel_module
+
+    return kernel_module(pipe, plan)
 
 
 def _pipeline_job(pipe: VectorizedPipelineOp, plan: KernelPlan) -> KernelJob:
@@ -182,13 +181,16 @@ def _pipeline_job(pipe: VectorizedPipelineOp, plan: KernelPlan) -> KernelJob:
         plan.name,
         plan.text,
         entry_symbols(plan),
-        functools.partial(pipelines.kernel_module, pipe, plan),
+        functools.partial(_pipeline_kernel_module, pipe, plan),
         functools.partial(make_kernel, pipe, plan),
     )
 
 
 def _matmul_job(spec: MatMulKernel) -> KernelJob:
     """A product's kernel (compiler/lowering/lower_matmul_to_loops.py), run by runtime/kernels/native_matmul.py."""
+    from daphnec.compiler.lowering import lower_matmul_to_loops as matmul
+    from daphnec.compiler.lowering.matmul_loops import kernel_params
+
     symbol = spec.name + abi.ENTRY_SUFFIX
     kinds = tuple(p.kind for p in kernel_params(spec.vt))
     entry = EntryPoint("entry", symbol, abi.STATUS.ctype, tuple(abi.ctypes_types(kinds)))
@@ -207,6 +209,7 @@ def _kernel(job: KernelJob, lower: Callable[[], ModuleOp], background: bool, t0:
         return known
 
     def build() -> NativeKernel:
+        t_build = time.perf_counter()  # queued since t0 (behind other kernels, or the GIL of a compiling thread)
         key = jit.object_key(job.text)
         started: list[float] = []
 
@@ -216,7 +219,8 @@ def _kernel(job: KernelJob, lower: Callable[[], ModuleOp], background: bool, t0:
 
         native_code.obtain(key, job.symbols, compile_object)
         kernel = _KERNELS[job.name] = job.make(key)
-        log("compiled" if started else "loaded", job.name, time.perf_counter() - (started[0] if started else t0))
+        done = time.perf_counter()
+        log("compiled" if started else "loaded", job.name, done - (started[0] if started else t_build), t_build - t0)
         return kernel
 
     if not background:

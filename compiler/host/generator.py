@@ -22,24 +22,27 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 from daphnec.compiler.analysis.free_values import free_values
 from daphnec.compiler.host.paramserv_udfs import shipped_udfs
 from daphnec.compiler.host.program import HostProgram
 from daphnec.compiler.lowering.abi import kernel_symbol
+from daphnec.compiler.passes.distribute_parfor import shipped_inputs
 from daphnec.compiler.selection.table import is_noop_cast, select_kernel
-from daphnec.dialects.attr_names import CODEGEN_ATTR, ORDERED_ATTR
+from daphnec.dialects.attr_names import CODEGEN_ATTR, ORDERED_ATTR, PARFOR_SHIPPED_ATTR, PARFOR_WRITES_ATTR
 from daphnec.dialects.errors import CompileError, Loc
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops import ConstantOp, DaphneOp, MapOp
 from daphnec.dialects.ops_distributed import DistributedPipelineOp
 from daphnec.dialects.ops_matrix import MatMulOp
 from daphnec.dialects.ops_paramserv import ParamservOp
+from daphnec.dialects.ops_parfor import ParForOp
 from daphnec.dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
 from daphnec.dialects.types import MatrixType, vt_name
 from daphnec.runtime.kernels.native_matmul import run_native
+from daphnec.runtime.parfor import run_parfor, run_parfor_distributed
 from daphnec.runtime.values import as_dense, to_csr
 from daphnec.runtime.vectorized.kernel import NativeKernel, PendingKernel
 from daphnec.runtime.vectorized.pipeline import run_pipeline
@@ -257,6 +260,7 @@ class HostCodegen:
             out = e.define(op.res)
             named = [f"{n}={e.ref(v)}" for n, v in zip(op.names, op.args)]
             udfs = [f"{role}={py_function_name(sym)}" for role, sym in op.udfs]
+            udfs += [f"factored={op.factored_positions!r}"] if op.factors is not None else []
             shipped = repr(shipped_udfs(self.module, op))
             e.emit(f"{out} = {e.bind(spec.fn, spec.name)}({', '.join(named + udfs)}, shipped={shipped})", op)
             return
@@ -349,6 +353,9 @@ class HostCodegen:
         e.indent -= 1
 
     def _for(self, op: scf.ForOp) -> None:
+        if isinstance(op, ParForOp) and PARFOR_WRITES_ATTR in op.attributes:  # the `parfor` pass accepted it
+            self._parfor(op)
+            return
         e = self.e
         block = op.body.block
         iv = e.define(block.args[0])
@@ -364,6 +371,33 @@ class HostCodegen:
         e.indent -= 1
         for r, name in zip(op.results, carried):
             e.names[r] = name
+
+    def _parfor(self, op: ParForOp) -> None:
+        """The body becomes a local function of the iteration number and the results' buffers, which it writes in
+        place; the executor runs it for every iteration on the task scheduler (`runtime/parfor.py`). Under
+        `--distributed` the loop's shipped IR and inputs go to the MPI workers instead."""
+        e = self.e
+        block = op.body.block
+        inits = "".join(e.ref(v) + ", " for v in op.iter_args)
+        bounds = f"{e.ref(op.lb)}, {e.ref(op.ub)}"
+        shipped = op.attributes.get(PARFOR_SHIPPED_ATTR)
+        if isinstance(shipped, StringAttr):
+            inputs = "".join(e.ref(v) + ", " for v in shipped_inputs(op))
+            ir = e.bind(shipped.data, "parfor_ir")
+            call = f"{e.bind(run_parfor_distributed, 'run_parfor_distributed')}({ir}, {bounds}, ({inits}), ({inputs}))"
+        else:
+            name = e.fresh("parfor")
+            e.emit(f"def {name}({', '.join(e.define(a) for a in block.args)}):", op)
+            e.indent += 1
+            self._block(block)
+            e.emit("pass")
+            e.indent -= 1
+            call = f"{e.bind(run_parfor, 'run_parfor')}({name}, {bounds}, ({inits}))"
+        outs = [e.define(r) for r in op.results]
+        e.emit(f"{''.join(o + ', ' for o in outs)}= {call}" if outs else call, op)
+        for o, r in zip(outs, op.results):  # the buffers are dense: the representation the IR promises
+            if isinstance(r.type, MatrixType) and r.type.is_sparse:
+                e.emit(f"{o} = {e.bind(to_csr, 'to_csr')}({o})", op)
 
     def _while(self, op: scf.WhileOp) -> None:
         e = self.e

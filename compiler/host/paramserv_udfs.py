@@ -29,18 +29,22 @@ def paramserv_functions(module: Operation) -> set[str]:
     return {f.sym_name.data for f in reachable_functions(_functions(module), roots)}
 
 
-def shipped_udfs(module: Operation, op: ParamservOp) -> tuple[str, str, str] | None:
-    """What the kernel hands MPI workers: (IR text of the UDFs, upd symbol, agg symbol); None when the call is
-    LOCAL for sure (`mode` omitted or the constant "LOCAL"), so that local runs never print IR."""
+def shipped_udfs(module: Operation, op: ParamservOp) -> tuple[str, str, str, str] | None:
+    """What the kernel hands MPI workers: (IR text of the UDFs, upd symbol, agg symbol, symbol of upd's factors
+    variant or ""); None when the call is LOCAL for sure (`mode` omitted or the constant "LOCAL"), so that local
+    runs never print IR."""
     mode = op.arg("mode")
     if mode is None or str(constant_value(mode)).upper() == "LOCAL":
         return None
-    return udf_module_text(module, op), op.upd.data, op.agg.data
+    factors = op.factors.data if op.factors is not None else ""
+    return udf_module_text(module, op), op.upd.data, op.agg.data, factors
 
 
 def udf_module_text(module: Operation, op: ParamservOp) -> str:
-    """`module { upd, agg and their callees }` as generic IR text with locations (parses back exactly)."""
-    fns = reachable_functions(_functions(module), [op.upd.data, op.agg.data])
+    """`module { upd, agg, upd's factors variant and their callees }` as generic IR text with locations (parses
+    back exactly)."""
+    roots = [op.upd.data, op.agg.data] + ([op.factors.data] if op.factors is not None else [])
+    fns = reachable_functions(_functions(module), roots)
     shipped = ModuleOp([f.clone() for f in fns])
     shipped.verify()
     return module_text(shipped, locations=True)

@@ -48,7 +48,6 @@ runs before anything else).
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import pickle
@@ -59,7 +58,8 @@ from pathlib import Path
 from typing import Any
 
 from daphnec.compiler.host.program import HostProgram
-from daphnec.runtime.cache_files import cache_root, read_entry, trusted_folder, write_entry
+from daphnec.runtime import testing_hooks  # the progress line's threshold does not change the program
+from daphnec.runtime.cache_files import cache_root, read_entry, sha256, trusted_folder, write_entry
 
 FORMAT = "daphnec-program-3"
 _MAGIC = (FORMAT + "\n").encode()
@@ -91,7 +91,7 @@ _RUNTIME_ONLY = frozenset(
         "enable_profiling",
     }
 )
-_ENV_IGNORED = frozenset(
+_ENV_IGNORED = frozenset({testing_hooks.PROGRESS_AFTER}) | frozenset(
     {
         "DAPHNEC_CACHE_DIR",
         "DAPHNEC_PROGRAM_CACHE_DIR",
@@ -157,13 +157,22 @@ def code_signature() -> str:
     global _CODE_SIGNATURE
     if _CODE_SIGNATURE is None:
         parts: list[str] = []
-        for pkg in _PACKAGES:
-            for folder, dirs, files in os.walk(_ROOT / pkg):
-                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-                for name in sorted(files):
-                    if name.endswith((".py", ".lark")):
-                        st = os.stat(os.path.join(folder, name))
-                        parts.append(f"{folder}/{name}:{st.st_size}:{st.st_mtime_ns}")
+        folders = [str(_ROOT / pkg) for pkg in reversed(_PACKAGES)]
+        while folders:  # os.scandir, not os.walk: ~300 files on every cached run's start-up
+            folder = folders.pop()
+            try:
+                with os.scandir(folder) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError:
+                parts.append(f"{folder}:?")
+                continue
+            for e in reversed(entries):
+                if e.is_dir(follow_symlinks=False) and e.name != "__pycache__":
+                    folders.append(e.path)
+            for e in entries:
+                if e.name.endswith((".py", ".lark")):
+                    st = e.stat()
+                    parts.append(f"{e.path}:{st.st_size}:{st.st_mtime_ns}")
         from importlib.util import find_spec
 
         for lib in _LIBRARIES:
@@ -174,7 +183,7 @@ def code_signature() -> str:
                 parts.append(f"{lib}:{origin}:{st.st_size}:{st.st_mtime_ns}" if st else f"{lib}:-")
             except (ImportError, ValueError, OSError):
                 parts.append(f"{lib}:?")
-        _CODE_SIGNATURE = hashlib.sha256("\n".join(parts).encode()).hexdigest()
+        _CODE_SIGNATURE = sha256("\n".join(parts).encode()).hexdigest()
     return _CODE_SIGNATURE
 
 
@@ -183,7 +192,7 @@ def lookup_key(script: str, script_args: dict[str, str], config: Any) -> str:
     cfg = config.to_dict() if hasattr(config, "to_dict") else dict(vars(config))
     cfg_items = sorted((k, v) for k, v in cfg.items() if k not in _RUNTIME_ONLY)
     env = sorted((k, v) for k, v in os.environ.items() if k.startswith("DAPHNEC_") and k not in _ENV_IGNORED)
-    h = hashlib.sha256()
+    h = sha256()
     for part in (
         FORMAT,
         sys.version,
@@ -226,7 +235,7 @@ def file_digest(path: str) -> str | None:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return None
         with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
+            return sha256(f.read()).hexdigest()
     except (OSError, ValueError):
         return None
 

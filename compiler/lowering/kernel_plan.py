@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import ArrayAttr, StringAttr, SymbolRefAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.printer import Printer
 
+from daphnec.compiler.ir_walk import preorder
 from daphnec.compiler.lowering import abi, ew_kinds
 from daphnec.dialects import ops
 from daphnec.dialects.attr_names import NATIVE_FALLBACK_ATTR, NATIVE_KERNEL_ATTR, OPAQUE_ATTR
@@ -192,6 +193,22 @@ def try_plan(op: VectorizedPipelineOp) -> tuple[KernelPlan | None, str]:
         return plan_pipeline(op), ""
     except Unsupported as e:
         return None, str(e)
+
+
+PipelinePlans = Mapping[VectorizedPipelineOp, KernelPlan | None]
+"""Each pipeline's plan (None: it keeps its Python body)."""
+
+
+def plan_pipelines(module: Operation) -> dict[VectorizedPipelineOp, KernelPlan | None]:
+    """Plan every pipeline of the module, naming its kernel module on it or saying why it has none (`annotate`).
+    Here, not beside the lowering, because planning needs no lowering dialect: a run whose kernels are all in the
+    kernel cache never imports xDSL's llvm, arith, vector and math dialects (~0.1-0.2 s of start-up)."""
+    plans: dict[VectorizedPipelineOp, KernelPlan | None] = {}
+    for pipe in [p for p in preorder(module) if isinstance(p, VectorizedPipelineOp)]:
+        plan, why = try_plan(pipe)
+        annotate(pipe, plan, why)
+        plans[pipe] = plan
+    return plans
 
 
 def plan_pipeline(op: VectorizedPipelineOp) -> KernelPlan:

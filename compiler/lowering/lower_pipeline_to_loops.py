@@ -31,7 +31,7 @@ Python body; the pass records why in a `daphne.native` attribute.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -48,10 +48,18 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from daphnec.compiler.ir_walk import preorder
 from daphnec.compiler.lowering import abi
 from daphnec.compiler.lowering import elementwise as ew
-from daphnec.compiler.lowering.kernel_plan import KernelPlan, Kind, Stage, Unsupported, annotate, stage_params, try_plan
+from daphnec.compiler.lowering.kernel_plan import (
+    KernelPlan,
+    Kind,
+    PipelinePlans,
+    Stage,
+    Unsupported,
+    annotate,
+    plan_pipelines,
+    stage_params,
+)
 from daphnec.compiler.lowering.sparse_aggregations import SparseAggregations
 from daphnec.dialects import ops
 from daphnec.dialects.attr_names import ABI_ATTR, ORDERED_ATTR, TASK_KERNEL_ATTR
@@ -536,20 +544,6 @@ def kernel_module(op: VectorizedPipelineOp, plan: KernelPlan) -> ModuleOp:
     """`builtin.module @vp_<hash>` with the pipeline's stage kernels: what the JIT compiles into one object. Reads
     the pipeline only (the backend builds it on the compile thread while host code is generated)."""
     return ModuleOp(build_kernels(op, plan), sym_name=StringAttr(plan.name))
-
-
-PipelinePlans = Mapping[VectorizedPipelineOp, KernelPlan | None]
-"""Each pipeline's plan (None: it keeps its Python body)."""
-
-
-def plan_pipelines(module: ModuleOp) -> dict[VectorizedPipelineOp, KernelPlan | None]:
-    """Plan every pipeline of the module, naming its kernel module on it or saying why it has none (`annotate`)."""
-    plans: dict[VectorizedPipelineOp, KernelPlan | None] = {}
-    for pipe in [p for p in preorder(module) if isinstance(p, VectorizedPipelineOp)]:
-        plan, why = try_plan(pipe)
-        annotate(pipe, plan, why)
-        plans[pipe] = plan
-    return plans
 
 
 def add_kernel_modules(module: ModuleOp, plans: PipelinePlans) -> None:

@@ -65,6 +65,18 @@ def _infer() -> type[ModulePass]:
     return InferPass
 
 
+def _parfor() -> type[ModulePass]:
+    from daphnec.compiler.passes.parfor import ParForPass
+
+    return ParForPass
+
+
+def _distribute_parfor() -> type[ModulePass]:
+    from daphnec.compiler.passes.distribute_parfor import DistributeParForPass
+
+    return DistributeParForPass
+
+
 def _select_matrix_repr() -> type[ModulePass]:
     from daphnec.compiler.passes.select_matrix_repr import SelectMatrixReprPass
 
@@ -99,6 +111,18 @@ def _convert_to_llvm() -> type[ModulePass]:
     from daphnec.compiler.lowering.convert_to_llvm import ConvertToLLVMPass
 
     return ConvertToLLVMPass
+
+
+def _sufficient_factors() -> type[ModulePass]:
+    from daphnec.compiler.passes.sufficient_factors import SufficientFactorsPass
+
+    return SufficientFactorsPass
+
+
+def _wait_free_backprop() -> type[ModulePass]:
+    from daphnec.compiler.passes.wait_free_backprop import WaitFreeBackpropPass
+
+    return WaitFreeBackpropPass
 
 
 def _distribute() -> type[ModulePass]:
@@ -141,8 +165,12 @@ PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
     "columnar": _columnar,
     "select-matrix-repr": _select_matrix_repr,
     "select-kernels": _select_kernels,
+    "sufficient-factors": _sufficient_factors,
+    "wait-free-backprop": _wait_free_backprop,
     "vectorize": _vectorize,
     "distribute": _distribute,
+    "parfor": _parfor,
+    "distribute-parfor": _distribute_parfor,
     "lower-pipeline-to-loops": _lower_pipeline_to_loops,
     "lower-matmul-to-loops": _lower_matmul_to_loops,
     "convert-to-llvm": _convert_to_llvm,

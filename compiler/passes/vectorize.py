@@ -9,6 +9,15 @@ order of effects always hold. Horizontal fusion then merges independent pipeline
 
 A pipeline is placed where its first member was; the ops between its members that it depends on move before it.
 Constants used by members are cloned into the body, so the body is self-contained (it can be shipped as text).
+
+The cost model (`min_cells` > 0; the CLI's `--vec-min-cells`, on by default except with `--distributed`; issue 23
+part 6, "--vec never slower than plain"): a candidate pipeline is not formed, and its ops stay plain kernels, when
+the sizes of its row-split inputs are all known at compile time (shapes from `.meta` files, literals and
+inference, which clones library functions for their call sites' shapes) and add up to fewer than `min_cells`
+cells: a pipeline costs tens of microseconds to run, the plain kernels of a few thousand cells cost microseconds,
+and loops of small per-iteration matrices (decision trees, row-by-row geometry, 1-row slices) run such pipelines
+thousands of times. A pipeline whose input sizes are unknown is formed; the executor runs small inputs in one call
+on the calling thread. (Products never join pipelines: compiler/analysis/vectorizable.py.)
 """
 
 from __future__ import annotations
@@ -240,15 +249,42 @@ def _reinfer_rows(body: Block) -> None:
             set_type(r, new.with_representation(old.representation.data, old.sparsity_estimate))
 
 
-def vectorize_block(block: Block) -> None:
+def row_split_cells(members: set[Operation]) -> int | None:
+    """The cells of the matrices a candidate pipeline would split by rows (each input once), or None if any size
+    is unknown at compile time."""
+    seen: set[SSAValue] = set()
+    cells = 0
+    for m in members:
+        for v, split in zip(m.operands, splits(m)):
+            t = v.type
+            if v.owner in members or split != Split.ROWS or not isinstance(t, MatrixType) or v in seen:
+                continue
+            seen.add(v)
+            rows, cols = t.rows.data, t.cols.data
+            if rows < 0 or cols < 0:
+                return None
+            cells += rows * cols
+    return cells
+
+
+def worth_forming(members: set[Operation], min_cells: int) -> bool:
+    """The cost model (see the module docstring): whether a legal candidate pipeline should be formed."""
+    if min_cells <= 0:
+        return True
+    cells = row_split_cells(members)
+    return cells is None or cells >= min_cells
+
+
+def vectorize_block(block: Block, min_cells: int = 0) -> None:
     for op in list(block.ops):  # nested regions first (loop bodies hold most pipelines)
         if isinstance(op, VectorizedPipelineOp):
             continue  # built by an earlier pass (`fuse-filter-agg`): its body is one pipeline already
         for region in op.regions:
             for b in region.blocks:
-                vectorize_block(b)
+                vectorize_block(b, min_cells)
     info = _Block(block)
-    for members in sorted(_find_pipelines(info), key=lambda g: min(info.pos[m] for m in g)):
+    chosen = [g for g in _find_pipelines(info) if worth_forming(g, min_cells)]
+    for members in sorted(chosen, key=lambda g: min(info.pos[m] for m in g)):
         _build(_Block(block), members)
     _horizontal_fusion(block)
 
@@ -333,8 +369,11 @@ def _fuse(a: VectorizedPipelineOp, b: VectorizedPipelineOp) -> None:
 
 @dataclass(frozen=True)
 class VectorizePass(ModulePass):
+    """DAPHNE's fusion rule; with `min_cells` > 0 also the cost model (see the module docstring)."""
+
     name = "vectorize"
+    min_cells: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for block in function_blocks(op):
-            vectorize_block(block)
+            vectorize_block(block, self.min_cells)

@@ -113,6 +113,17 @@ def fixed(ref: KernelRef, name: str | None = None, csr: bool = False) -> Kernel:
     return Kernel(lambda op: KernelSpec(_resolve(ref), (None,) * len(op.operands), label), csr)
 
 
+def with_properties(ref: KernelRef, *props: str) -> Kernel:
+    """One kernel for every instance of the op, told the op's integer properties `props` as keywords."""
+    label = _name(ref)
+
+    def select(op: Operation) -> KernelSpec:
+        kw = {p: getattr(op, p).data for p in props}
+        return KernelSpec(functools.partial(_resolve(ref), **kw), (None,) * len(op.operands), label)
+
+    return Kernel(select)
+
+
 def result_typed(
     ref: KernelRef, name: str | None = None, cast: int = 0, vt_arg: bool = True, csr: bool = False
 ) -> Kernel:

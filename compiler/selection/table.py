@@ -17,24 +17,35 @@ from daphnec.compiler.selection import core, frame, io, matrix, sql
 from daphnec.compiler.selection.core import is_noop_cast
 from daphnec.compiler.selection.naming import op_types
 from daphnec.compiler.selection.representations import meet_representations
-from daphnec.compiler.selection.spec import Kernel, KernelSpec, fixed, result_typed
-from daphnec.dialects import ops, ops_daphnelib, ops_frame, ops_io, ops_paramserv, ops_relational
+from daphnec.compiler.selection.spec import Kernel, KernelSpec, fixed, result_typed, with_properties
+from daphnec.dialects import ops, ops_daphnelib, ops_frame, ops_io, ops_paramserv, ops_parfor, ops_relational
 from daphnec.dialects import ops_columnar as oc
 from daphnec.dialects import ops_matrix as om
-from daphnec.dialects.attr_names import KERNEL_BACKEND_ATTR, KERNEL_CHOICE_ATTR, KERNEL_HINT_ATTR, KERNEL_LIB_ATTR
+from daphnec.dialects.attr_names import (
+    IN_PLACE_ATTR,
+    KERNEL_BACKEND_ATTR,
+    KERNEL_CHOICE_ATTR,
+    KERNEL_HINT_ATTR,
+    KERNEL_LIB_ATTR,
+)
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
-from daphnec.runtime import printing
+from daphnec.runtime import parfor, printing
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.kernels import control, datagen, indexing, meta, misc, reorg, secondorder
 
 __all__ = ["KERNELS", "evaluate_constant", "is_noop_cast", "kernel_of", "select_kernel"]
+
+_INSERT = {False: (indexing.insert_range, "insert"), True: (indexing.insert_range_in_place, "insert_in_place")}
+"""Left indexing copies the matrix, except into a parfor's result buffer (`daphne.in_place`, runtime/parfor.py)."""
 
 KERNELS: dict[type[Operation], Kernel] = {
     # --- constants, casts, control ---------------------------------------------------------------------------------
     ops.CastOp: Kernel(core.select_cast, csr=core.is_matrix_cast),
     ops.CondOp: Kernel(core.select_cond),
     ops.ForRangeOp: fixed(control.for_range),
+    ops_parfor.ParForChunkOp: fixed(parfor.parfor_chunk),
+    ops_parfor.ParForDeltaOp: fixed(parfor.parfor_delta),
     # --- element-wise and aggregation (per KIND and value types) -----------------------------------------------------
     ops.EwBinaryOp: Kernel(core.select_ew_binary, csr=True),
     ops.EwUnaryOp: Kernel(core.select_ew_unary, csr=True),
@@ -63,7 +74,8 @@ KERNELS: dict[type[Operation], Kernel] = {
     ops.ExtractColOp: fixed(indexing.extract_col, csr=True),
     ops.FilterRowOp: fixed(indexing.filter_rows, "filter_row"),
     ops.FilterColOp: fixed(indexing.filter_cols, "filter_col"),
-    ops.InsertOp: fixed(indexing.insert_range, "insert"),
+    ops.InsertOp: Kernel(lambda op: KernelSpec(_INSERT[IN_PLACE_ATTR in op.attributes][0], (None,) * 6,
+                                               _INSERT[IN_PLACE_ATTR in op.attributes][1])),
     # --- reorganisation and linear algebra ---------------------------------------------------------------------------
     ops.TransposeOp: fixed(reorg.transpose, csr=True),
     ops.ReshapeOp: fixed(reorg.reshape, csr=True),
@@ -89,6 +101,11 @@ KERNELS: dict[type[Operation], Kernel] = {
     om.ReluForwardOp: fixed("dnn.relu"),
     om.SoftmaxOp: fixed("dnn.softmax"),
     om.AffineForwardOp: fixed("dnn.affine"),
+    om.Conv2DBackwardFilterOp: fixed("dnn.conv2d_backward_filter"),
+    om.Conv2DBackwardDataOp: fixed("dnn.conv2d_backward_data"),
+    om.AvgPoolBackwardOp: fixed("dnn.avg_pool2d_backward"),
+    om.MaxPoolBackwardOp: fixed("dnn.max_pool2d_backward"),
+    om.BatchNorm2DBackwardOp: fixed("dnn.batch_norm2d_backward"),
     # --- conversions and preprocessing -------------------------------------------------------------------------------
     om.QuantizeOp: fixed("conversions.quantize"),
     om.OneHotOp: fixed("preprocessing.one_hot"),
@@ -145,6 +162,7 @@ KERNELS: dict[type[Operation], Kernel] = {
     ops_io.ReadOp: Kernel(io.select_read),
     ops_io.WriteOp: Kernel(io.select_write, csr=True),
     ops_paramserv.ParamservOp: fixed("paramserv.paramserv"),
+    ops_paramserv.GradientReadyOp: with_properties("paramserv.gradient_ready", "position"),
     # --- the Python API's data exchange ------------------------------------------------------------------------------
     ops_daphnelib.ReceiveFromNumpyOp: fixed("daphnelib.receive"),
     ops_daphnelib.SaveDaphneLibResultOp: fixed("daphnelib.save_result"),

@@ -31,6 +31,11 @@ Tags (DAPHNE's MPIHelper.h numbers in brackets where the meaning is the same):
 | PS_DONE 33 / PS_ERROR 34 | W->C | a worker's end of a paramserv call: its statistics (+ final model) / failure |
 | PS_DATA 35 | data | paramserv: model, hyperparameters and the worker's partition rows |
 | PS_GRAD 36 / PS_WEIGHTS 37 / PS_FINAL 38 | data | paramserv: gradients (packed) / models (packed) / final model |
+| PS_ABORT 39 | C->W | paramserv: another rank of the call failed; stop (answer every pull with STOP) |
+
+The paramserv messages between worker ranks (all-reduce, gossip) and to server shards on worker ranks use the
+same tags (PS_PUSH/PS_MODEL/PS_GRAD/PS_WEIGHTS between a worker and a shard) or a communicator of their own
+(runtime/paramserv/collectives.py).
 """
 
 from __future__ import annotations
@@ -75,6 +80,7 @@ class Tag(IntEnum):
     PS_GRAD = 36
     PS_WEIGHTS = 37
     PS_FINAL = 38
+    PS_ABORT = 39
 
 
 @dataclass(frozen=True)

@@ -293,10 +293,10 @@ def _signals_held() -> Iterator[None]:
         yield
         return
     installed = {}
+    _Interrupts.pending = None  # before the handlers: a signal that arrives while they are installed is kept
     for sig in (signal.SIGINT, *_TERMINATIONS):
         if signal.getsignal(sig) == (signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL):
             installed[sig] = signal.signal(sig, _handler)
-    _Interrupts.pending = None
     try:
         yield
     finally:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import csv as pycsv
 import mmap
 import re
+import sys
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
@@ -34,6 +35,7 @@ import numpy as np
 
 from daphnec.runtime.columns import DictColumn
 from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.io.arrow_numpy import array_to_numpy, chunked_to_numpy
 from daphnec.runtime.memory import check_alloc
 from daphnec.runtime.values import FLOAT_VTS, dtype_of, object_matrix, parse_int, to_f32
 
@@ -88,7 +90,7 @@ def _blank_lines_only_at_end(path: str) -> bool:
         return False
 
 
-def _arrow_table(path: str, vts: Sequence[str], nrows: int):
+def _arrow_table(path: str, vts: Sequence[str], nrows: int, who: str):
     """The file as a pyarrow table with `len(vts)` typed columns and at least `nrows` rows, or None if pyarrow
     rejects it (the exact path then finds out why). Empty lines are rows (DAPHNE reads one line per row), except
     that blank lines after the last row, which pyarrow would reject, are skipped."""
@@ -99,7 +101,33 @@ def _arrow_table(path: str, vts: Sequence[str], nrows: int):
         ok = table is not None and table.num_columns == len(vts) and table.num_rows >= nrows
     if not ok:
         return None
-    return table.slice(0, nrows) if table.num_rows > nrows else table
+    if table.num_rows > nrows:
+        if _blank_lines_only_at_end(path):  # trailing blank lines are no rows: count without them (rare)
+            counted = _pyarrow_read(path, vts, skip_empty_lines=True)
+            extra = counted is None or counted.num_rows > nrows
+        else:
+            extra = True
+        if extra:
+            _warn_extra_rows(who, path, nrows)
+        return table.slice(0, nrows)
+    return table
+
+
+_WARNED_EXTRA_ROWS: set[str] = set()
+
+
+def _warn_extra_rows(who: str, path: str, nrows: int) -> None:
+    """A CSV file longer than its `.meta` says is read as DAPHNE reads it (its first `numRows` rows), but silently
+    cutting data is a trap (a `.meta` left from an older file): say so, once per file and run."""
+    if path in _WARNED_EXTRA_ROWS:
+        return
+    _WARNED_EXTRA_ROWS.add(path)
+    sys.stdout.flush()  # after whatever the script printed so far
+    sys.stderr.write(
+        f"daphnec: warning: {who}: '{path}' has more rows than its .meta says (\"numRows\": {nrows}); only the "
+        f"first {nrows} are read\n"
+    )
+    sys.stderr.flush()
 
 
 def _cast_column(col: np.ndarray, vt: str) -> np.ndarray:
@@ -115,7 +143,7 @@ def _cast_column(col: np.ndarray, vt: str) -> np.ndarray:
 
 
 def _chunk_to_numpy(chunk, vt: str) -> np.ndarray:
-    return _cast_column(chunk.to_numpy(zero_copy_only=False), vt)
+    return _cast_column(array_to_numpy(chunk), vt)
 
 
 @cache
@@ -146,8 +174,24 @@ def _table_to_matrix(table, vt: str) -> np.ndarray:
 
 
 def _bad_cell(who: str, path: str, line: int, col: int, text: str, vt: str) -> DaphneRuntimeError:
+    """The error for the cell at `line` and 0-based column `col` (both shown 1-based, as editors count), with a
+    hint for the two things pandas' default `to_csv` writes that DAPHNE's CSV has not: a header row and NaN as an
+    empty field."""
     shown = text if len(text) <= 40 else text[:37] + "..."
-    return DaphneRuntimeError(f"{who}: '{path}' line {line}, column {col}: cannot read '{shown}' as {vt}")
+    hint = ""
+    if vt != "str" and not text.strip():
+        hint = (
+            " (an empty field: write NaN as `nan`, e.g. pandas' `to_csv(..., na_rep='nan')`)"
+            if vt in FLOAT_VTS
+            else " (an empty field: integer and bool columns have no missing values)"
+        )
+    elif vt != "str" and line == 1 and _NUMBER_LIKE.search(text) is None:
+        hint = " (a header row? DAPHNE's CSV has none: the column names go into the .meta; pandas: `header=False`)"
+    return DaphneRuntimeError(f"{who}: '{path}' line {line}, column {col + 1}: cannot read '{shown}' as {vt}{hint}")
+
+
+_NUMBER_LIKE = re.compile(r"^\s*[-+]?(\d|\.\d|nan|inf)", re.IGNORECASE)
+"""A cell that starts like a number (a header cell does not)."""
 
 
 def _parse_cell(text: str, vt: str) -> object:
@@ -197,9 +241,19 @@ def _exact_columns(path: str, vts: Sequence[str], nrows: int, who: str) -> list[
                     raise _bad_cell(who, path, start, j, text, vt) from None
             count += 1
             start = reader.line_num + 1
+        if count == nrows and nrows > 0 and _more_records(reader):
+            _warn_extra_rows(who, path, nrows)
     if count < nrows:
         raise DaphneRuntimeError(f"{who}: '{path}' has {count} row(s), but its .meta says \"numRows\": {nrows}")
     return cols
+
+
+def _more_records(reader: Iterator[list[str]]) -> bool:
+    """Whether a non-blank record follows (the rows a `.meta` does not count)."""
+    try:
+        return any(any(cell.strip() for cell in rec) for rec in reader)
+    except pycsv.Error:
+        return True
 
 
 def _exact_column_array(values: list, vt: str) -> np.ndarray:
@@ -220,11 +274,11 @@ def read_columns(
     columns dictionary-encoded (runtime/columns.py: a frame's strings are hashed once, when read)."""
     if nrows == 0 or not vts:
         return [_exact_column_array([], vt) for vt in vts]
-    table = _arrow_table(path, vts, nrows)
+    table = _arrow_table(path, vts, nrows, who)
     if table is not None:
         return [
             DictColumn.from_arrow(table.column(j)) if vt == "str" and encode_str
-            else _cast_column(table.column(j).to_numpy(), vt)
+            else _cast_column(chunked_to_numpy(table.column(j)), vt)
             for j, vt in enumerate(vts)
         ]  # fmt: skip
     exact = [_exact_column_array(c, vt) for c, vt in zip(_exact_columns(path, vts, nrows, who), vts)]
@@ -237,7 +291,7 @@ def read_matrix(path: str, rows: int, cols: int, vt: str, who: str = "readMatrix
         return np.empty((rows, cols), dtype=dtype_of(vt))
     check_alloc(who, rows, cols, vt)
     vts = [vt] * cols
-    table = _arrow_table(path, vts, rows)
+    table = _arrow_table(path, vts, rows, who)
     if table is not None:
         return _table_to_matrix(table, vt)
     columns = [_exact_column_array(c, vt) for c in _exact_columns(path, vts, rows, who)]
@@ -288,6 +342,16 @@ def quote_if_needed(s: str) -> str:
     if "," in s or '"' in s or "\n" in s or "\r" in s:
         return '"' + s.replace('"', '""') + '"'
     return s
+
+
+def loses_digits(values: object) -> bool:
+    """Whether writing these values (an array, or a CSR matrix's stored values) with `%f` drops digits: a finite
+    value with more than the 6 decimals DAPHNE's CSV keeps (reading the file back gives another number)."""
+    a = getattr(values, "data", values) if not isinstance(values, np.ndarray) else values
+    if not isinstance(a, np.ndarray) or a.dtype.kind != "f" or a.size == 0:
+        return False
+    finite = a[np.isfinite(a)]
+    return bool(finite.size) and bool(np.any(np.round(finite, 6) != finite))
 
 
 def _float_cells(a: np.ndarray) -> tuple[str, list]:

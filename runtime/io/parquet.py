@@ -17,6 +17,7 @@ import numpy as np
 
 from daphnec.dialects.value_types import DTYPES, most_general
 from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.io.arrow_numpy import chunked_to_numpy
 from daphnec.runtime.io.meta import FileMeta, MetaDataError
 
 EXTENSION = ".parquet"
@@ -86,7 +87,7 @@ def _column(chunked, vt: str) -> np.ndarray:  # noqa: ANN001 - a pyarrow Chunked
         values = np.empty(len(chunked), dtype=object)
         values[:] = chunked.to_pylist()
         return values
-    return chunked.to_numpy().astype(DTYPES[vt], copy=False)
+    return chunked_to_numpy(chunked).astype(DTYPES[vt], copy=False)
 
 
 def read_matrix(filename: str, rows: int, cols: int, vt: str, who: str = "readMatrix") -> np.ndarray:

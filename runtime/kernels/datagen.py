@@ -12,7 +12,6 @@ exactly std::mt19937's once the state is seeded with the same `init_genrand`.
 from __future__ import annotations
 
 import math
-import secrets
 import time
 from collections.abc import Iterator
 
@@ -311,7 +310,7 @@ def rand(rows: int, cols: int, min_, max_, sparsity: float, seed: int, vt: str) 
     lo, hi = cast_scalar(min_, vt), cast_scalar(max_, vt)
     check_rand_args(rows, cols, lo, hi, sparsity, vt)
     if seed == -1:
-        seed = secrets.randbits(63)
+        seed = _random_seed()
     gen_val = MT19937(seed)
     n = rows * cols
     dense = sparsity >= 0.5
@@ -415,7 +414,7 @@ def sample(range_, size: int, with_replacement: bool, seed: int, vt: str) -> np.
         raise DaphneRuntimeError(f"sample: without replacement, range ({range_}) must be >= size ({size})")
     check_alloc("sample", size, 1, vt)
     if seed == -1:
-        seed = secrets.randbits(63)
+        seed = _random_seed()
     gen = MT19937(seed)
     if is_float:
         return _sample_reals(gen, float(range_), size, bool(with_replacement), vt)
@@ -476,3 +475,11 @@ def diag_matrix(arg) -> np.ndarray:
         res = np.zeros((r, r), dtype=arg.dtype)
     res[np.arange(r), np.arange(r)] = arg[:, 0]
     return res
+
+
+def _random_seed() -> int:
+    """A fresh seed for `seed = -1` (imported here: `secrets` pulls in OpenSSL's hashes, which a run without
+    random data does not need at start-up)."""
+    import secrets
+
+    return secrets.randbits(63)

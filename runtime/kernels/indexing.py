@@ -146,8 +146,16 @@ def insert_range(X: np.ndarray, value: object, rl: object, rh: object, cl: objec
     return insert(X, (rl, rh), (cl, ch), value)  # type: ignore[arg-type]
 
 
-def insert(X: np.ndarray, rows: Selector, cols: Selector, value) -> np.ndarray:
-    """`X[rows, cols] = value` (copy-on-write): returns a NEW matrix; `value`'s shape must match the region.
+def insert_range_in_place(X: np.ndarray, value: object, rl: object, rh: object, cl: object, ch: object) -> np.ndarray:
+    """`X[rl:rh, cl:ch] = value` written into X itself, which is returned: only for a parfor's result matrix, a
+    private buffer of the parfor (runtime/parfor.py) that nothing else reads (the `parfor` pass checked it), whose
+    iterations each write their own cells. Checks and casts are those of `insert`."""
+    return insert(X, (rl, rh), (cl, ch), value, in_place=True)  # type: ignore[arg-type]
+
+
+def insert(X: np.ndarray, rows: Selector, cols: Selector, value, in_place: bool = False) -> np.ndarray:
+    """`X[rows, cols] = value` (copy-on-write): returns a NEW matrix (X itself with `in_place`, see
+    `insert_range_in_place`); `value`'s shape must match the region.
 
     A scalar `value` is broadcast over the region; the value is cast to X's value type.
     """
@@ -166,7 +174,7 @@ def insert(X: np.ndarray, rows: Selector, cols: Selector, value) -> np.ndarray:
         v = cast_matrix(value, vt)
     else:
         v = cast_scalar(value, vt)
-    res = X.copy(order="C")
+    res = X if in_place else X.copy(order="C")
     if isinstance(r, np.ndarray) and isinstance(c, np.ndarray):
         res[np.ix_(r, c)] = v
     else:

@@ -170,6 +170,8 @@ def write(arg, filename: str) -> None:
             raise _unsupported("write", filename, FRAME_EXTS) from None
         meta = frame_meta_json(arg.nrow, arg.labels, [vt_of(c) for c in arg.columns])
         atomic.write_files([(filename, lambda f: frame_writer(arg, f)), (filename + ".meta", _text(meta))], meta)
+        if frame_writer is csv.write_frame and any(csv.loses_digits(c) for c in arg.columns):
+            _note_lost_digits(filename)
         return
     if not (isinstance(arg, np.ndarray) or is_csr(arg)):
         raise DaphneRuntimeError(f"write: expects a matrix or a frame, got a {type(arg).__name__}")
@@ -179,6 +181,25 @@ def write(arg, filename: str) -> None:
         raise _unsupported("write", filename, WRITE_MATRIX_EXTS)
     meta = matrix_meta_json(arg.shape[0], arg.shape[1], vt_of(arg))
     atomic.write_files([(filename, lambda f: writer(arg, f)), (filename + ".meta", _text(meta))], meta)
+    if writer is csv.write_matrix and csv.loses_digits(arg):
+        _note_lost_digits(filename)
+
+
+_NOTED_LOST_DIGITS: list[bool] = []
+
+
+def _note_lost_digits(filename: str) -> None:
+    """Once per run: CSV keeps 6 decimals (DAPHNE's format, kept byte-identical), which silently loses precision;
+    say so, and where exact values go."""
+    if _NOTED_LOST_DIGITS:
+        return
+    _NOTED_LOST_DIGITS.append(True)
+    sys.stdout.flush()
+    sys.stderr.write(
+        f"daphnec: note: '{filename}' keeps 6 decimals per value (DAPHNE's CSV format), so some values lost digits; "
+        "write to a .parquet or .dbdf file for exact values\n"
+    )
+    sys.stderr.flush()
 
 
 def _text(s: str) -> atomic.Writer:

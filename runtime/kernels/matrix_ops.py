@@ -79,7 +79,8 @@ def solve(A, b) -> np.ndarray:
             x = np.linalg.solve(A, b)
     except np.linalg.LinAlgError:
         raise DaphneRuntimeError(
-            "solve: A factor Ui is exactly singular, so the solution could not be computed"
+            f"solve: the {A.shape[0]}x{A.shape[0]} matrix A is singular (not invertible), so A @ x = b has no unique "
+            "solution"
         ) from None
     return np.ascontiguousarray(x.astype(A.dtype, copy=False))
 

@@ -1,8 +1,9 @@
 """`paramserv(...)`: the kernel behind `daphne.paramserv` (the engine is runtime/paramserv/).
 
 The generated host code passes the script's named arguments as keywords, the compiled update/aggregation
-(/validation) functions as `upd`/`agg`(/`val`), and `shipped` = (IR text of the UDFs, upd symbol, agg symbol)
-for MPI workers.
+(/validation) functions as `upd`/`agg`(/`val`), upd's sufficient-factor variant as `factors` with the factored
+positions as `factored` (compiler/passes/sufficient_factors.py), and `shipped` = (IR text of the UDFs, upd symbol,
+agg symbol, factors symbol or "") for MPI workers.
 Omitted options take `PSOptions`' defaults, the one place they are defined.
 """
 
@@ -21,7 +22,8 @@ def paramserv(
     upd: Callable[..., object],
     agg: Callable[..., object],
     val: Callable[..., object] | None = None,
-    shipped: tuple[str, str, str] | None = None,
+    factors: Callable[..., object] | None = None,
+    shipped: tuple[str, ...] | None = None,
     hyperparams: tuple | None = None,
     val_features: object = None,
     val_labels: object = None,
@@ -32,4 +34,12 @@ def paramserv(
 
     hp = hyperparams if hyperparams is not None else DaphneList((), EMPTY_KIND)
     opts = PSOptions(hyperparams=hp, **options)  # type: ignore[arg-type]
-    return train(model, features, labels, upd, agg, opts, val_features, val_labels, shipped, val)
+    return train(model, features, labels, upd, agg, opts, val_features, val_labels, shipped, val, factors)
+
+
+def gradient_ready(grad: object, *, position: int) -> None:
+    """`daphne.gradientReady`: `upd`'s gradient at `position` is final (compiler/passes/wait_free_backprop.py);
+    with `overlap=true` over MPI its bucket's all-reduce may start now, anywhere else nothing happens."""
+    from daphnec.runtime.paramserv.overlap import gradient_ready as ready
+
+    ready(grad, position)

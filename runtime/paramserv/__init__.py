@@ -9,11 +9,16 @@ Pure runtime (the compiler side is the lead's `paramserv` builtin). Modules, one
 |---|---|
 | options.py | `PSOptions`: the named arguments, defaults, validation |
 | partition.py | the data partitioning schemes and the batch/clock plan |
-| udf.py | calling `upd`/`agg`, checking their results, deterministic gradient sums |
-| server.py | the server strategies BSP, SSP, ASP, SBP (transport-agnostic) |
-| worker.py | the worker loops (server strategies, ALLREDUCE, LOCALSGD), the slow-worker test hook |
-| local.py | LOCAL mode: worker threads, the locked server hub, the barrier reducer |
-| mpi.py | MPI mode: rank 0 serves, worker ranks run the same loops; the MPI all-gather reducer |
+| udf.py | calling `upd`/`agg`, checking their results |
+| reduction.py | the one summation order (a binomial tree over the workers) and the schedules that follow it |
+| topology.py | GOSSIP's neighbourhoods |
+| server.py | the server strategies BSP, SSP, ASP, SBP, EASGD's master, shards (transport-agnostic) |
+| worker.py | the worker loops (server strategies, ALLREDUCE, LOCALSGD, GOSSIP, EASGD), the sharded endpoint |
+| local.py | LOCAL mode: worker threads, the locked server hubs, the barrier reducer and mixer |
+| mpi.py | MPI mode, rank 0: jobs out, serving shard 0, results in |
+| mpi_worker.py | MPI mode, the other ranks: worker loops, dedicated and co-located server shards |
+| collectives.py | MPI mode: the all-reduce algorithms and gossip exchanges among worker ranks, byte by byte |
+| netbytes.py | the bytes a rank really sent over TCP |
 | compression.py | top-k / int8 gradient compression with error feedback |
 | stats.py | per-call, per-epoch statistics and their report |
 
@@ -34,13 +39,22 @@ from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.kernels.lists import DaphneList, element_kind
 from daphnec.runtime.paramserv import mpi
 from daphnec.runtime.paramserv import stats as _stats
-from daphnec.runtime.paramserv.local import LocalHub, LocalReducer, run_threads
+from daphnec.runtime.paramserv.local import AbortGroup, LocalHub, LocalMixer, LocalReducer, run_threads
 from daphnec.runtime.paramserv.options import PSOptions
 from daphnec.runtime.paramserv.partition import Partition, partition, plans
-from daphnec.runtime.paramserv.server import make_server
+from daphnec.runtime.paramserv.server import make_shard, model_shards
 from daphnec.runtime.paramserv.stats import STATS, CallStats, EpochLog, collect, new_call
 from daphnec.runtime.paramserv.udf import as_list
-from daphnec.runtime.paramserv.worker import Job, run_allreduce_worker, run_localsgd_worker, run_server_worker
+from daphnec.runtime.paramserv.worker import (
+    Endpoint,
+    Job,
+    ShardedEndpoint,
+    run_allreduce_worker,
+    run_easgd_worker,
+    run_gossip_worker,
+    run_localsgd_worker,
+    run_server_worker,
+)
 from daphnec.runtime.values import is_csr
 
 __all__ = ["paramserv", "PSOptions", "STATS"]
@@ -48,11 +62,13 @@ __all__ = ["paramserv", "PSOptions", "STATS"]
 
 def paramserv(model: tuple, features: object, labels: object, upd: Callable[..., object],
               agg: Callable[..., object], options: PSOptions, val_features: object = None,
-              val_labels: object = None, shipped: tuple[str, str, str] | None = None,
-              val: Callable[..., object] | None = None) -> DaphneList:  # fmt: skip
+              val_labels: object = None, shipped: tuple[str, ...] | None = None,
+              val: Callable[..., object] | None = None, factors: Callable[..., object] | None = None
+              ) -> DaphneList:  # fmt: skip
     """Train `model` (a list of matrices) with `upd`/`agg` on (features, labels); see the module docstring.
     `val(model, hyperparams, val_features, val_labels) -> loss`, if given, is evaluated on the model at the end
-    of every epoch after the run (the "val loss" column of the statistics; it does not slow training down)."""
+    of every epoch after the run (the "val loss" column of the statistics; it does not slow training down).
+    `factors` (with `options.factored`): upd's sufficient-factor variant, used with `sfb=true`."""
     t0 = time.perf_counter()
     model_list = check_inputs(model, features, labels, val_features, val_labels)
     if val is not None and val_features is None:
@@ -65,7 +81,7 @@ def paramserv(model: tuple, features: object, labels: object, upd: Callable[...,
             result, call = mpi.run_server(runtime, model_list, features, labels, upd, agg, hp, options, shipped)
     if result is None:
         options.validate(features.shape[0])  # type: ignore[attr-defined]
-        result, call = run_local(model_list, features, labels, upd, agg, hp, options)
+        result, call = run_local(model_list, features, labels, (upd, factors), agg, hp, options)
     assert call is not None
     call.seconds = time.perf_counter() - t0
     if val is not None:
@@ -134,41 +150,71 @@ def hyperparams_list(hp: object) -> DaphneList:
     return hp if isinstance(hp, DaphneList) else as_list(tuple(hp or ()))  # type: ignore[arg-type]
 
 
-def make_jobs(model: DaphneList, parts: list[Partition], upd: Callable[..., object], agg: Callable[..., object],
-              hp: DaphneList, opts: PSOptions) -> list[Job]:  # fmt: skip
+Udfs = tuple[Callable[..., object], Callable[..., object] | None]
+"""`upd` and its sufficient-factor variant (None without one)."""
+
+
+def make_jobs(model: DaphneList, parts: list[Partition], udfs: Udfs,
+              agg: Callable[..., object], hp: DaphneList, opts: PSOptions) -> list[Job]:  # fmt: skip
+    """One job per worker; `udfs` = (upd, its factors function or None)."""
     ps = plans([p.rows for p in parts], opts.batchsize, opts.freq, opts.nbatches)
     pushes = [p.pushes for p in ps]
-    return [Job(i, model, hp, upd, agg, parts[i], ps[i], pushes, opts) for i in range(len(parts))]
+    upd, factors = udfs
+    factors = factors if opts.sfb else None
+    return [Job(i, model, hp, upd, agg, parts[i], ps[i], pushes, opts, factors=factors) for i in range(len(parts))]
 
 
-def run_local(model: DaphneList, X: object, y: object, upd: Callable[..., object], agg: Callable[..., object],
-              hp: DaphneList, opts: PSOptions) -> tuple[DaphneList, CallStats]:  # fmt: skip
-    """LOCAL mode: k worker threads (local.py)."""
+def run_local(model: DaphneList, X: object, y: object, udfs: Udfs,
+              agg: Callable[..., object], hp: DaphneList, opts: PSOptions) -> tuple[DaphneList, CallStats]:  # fmt: skip
+    """LOCAL mode: k (* threads) worker threads (local.py); `udfs` = (upd, its factors function or None)."""
     n = X.shape[0]  # type: ignore[attr-defined]
     k = opts.workers(n)
     parts = partition(X, y, k, opts.scheme, opts.effective_seed)
-    jobs = make_jobs(model, parts, upd, agg, hp, opts)
+    jobs = make_jobs(model, parts, udfs, agg, hp, opts)
     call = new_call(opts, "LOCAL", k)
     t0 = time.perf_counter()
     if opts.has_server:
-        log = EpochLog(opts.epochs)
-        server = make_server(opts.utype, model, hp, agg, log, jobs[0].pushes, opts.epochs, opts.staleness,
-                             opts.backup_workers)  # fmt: skip
-        hub = LocalHub(server)
-        for j in jobs:
-            j.aborted = hub.aborted
-        try:
-            run_threads(k, lambda i: run_server_worker(jobs[i], hub), hub.abort)
-        finally:
-            server.finish()
-        collect(
-            call, [log.epochs] + [j.log.epochs for j in jobs], t0, server.epoch_ends, opts.epochs, server.epoch_models
-        )
-        return server.model, call
+        return _run_local_servers(model, hp, agg, opts, jobs, call, t0)
     reducer = LocalReducer(k)
     for j in jobs:
         j.aborted = reducer.aborted
-    loop = run_allreduce_worker if opts.utype == "ALLREDUCE" else run_localsgd_worker
-    results = run_threads(k, lambda i: loop(jobs[i], reducer), reducer.abort)
+    if opts.utype == "GOSSIP":
+        mixer = LocalMixer(reducer, opts.neighbourhood, opts.effective_seed)
+        results = run_threads(k, lambda i: run_gossip_worker(jobs[i], mixer, reducer), reducer.abort)
+    else:
+        loop = run_allreduce_worker if opts.utype == "ALLREDUCE" else run_localsgd_worker
+        results = run_threads(k, lambda i: loop(jobs[i], reducer), reducer.abort)
     collect(call, [j.log.epochs for j in jobs], t0, jobs[0].epoch_ends, opts.epochs, jobs[0].epoch_models)
     return results[0], call  # type: ignore[return-value]
+
+
+def _run_local_servers(model: DaphneList, hp: DaphneList, agg: Callable[..., object], opts: PSOptions,
+                       jobs: list[Job], call: CallStats, t0: float) -> tuple[DaphneList, CallStats]:  # fmt: skip
+    """Server strategies in LOCAL mode: one hub per shard, shared by the worker threads."""
+    k = len(jobs)
+    ranges = model_shards(model, opts, k)
+    logs = [EpochLog(opts.epochs) for _ in ranges]
+    servers = [make_shard(opts, model, hp, agg, jobs[0].pushes, r, log) for r, log in zip(ranges, logs)]
+    group = AbortGroup()
+    hubs = [LocalHub(s, group) for s in servers]
+    for j in jobs:
+        j.aborted = group.aborted
+    loop = run_easgd_worker if opts.utype == "EASGD" else run_server_worker
+
+    def endpoint() -> Endpoint:
+        return hubs[0] if len(hubs) == 1 else ShardedEndpoint(hubs, ranges, model)  # type: ignore[return-value]
+
+    try:
+        run_threads(k, lambda i: loop(jobs[i], endpoint()), group.abort)
+    finally:
+        for s in servers:
+            s.finish()
+    ends = [max(s.epoch_ends[e] for s in servers) for e in range(opts.epochs)]
+    models = [joined(model, [s.epoch_models[e] for s in servers]) for e in range(opts.epochs)]
+    collect(call, [logs[0].epochs] + [j.log.epochs for j in jobs], t0, ends, opts.epochs, models)
+    return joined(model, [s.model for s in servers]), call
+
+
+def joined(model: DaphneList, parts: list[DaphneList]) -> DaphneList:
+    """The model from its shards' matrices (in shard order)."""
+    return DaphneList(tuple(m for p in parts for m in p), model.elem_kind)

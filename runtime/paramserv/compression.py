@@ -13,6 +13,12 @@ send is added to the new gradient; after compressing, the residual becomes what 
 Only floating-point dense gradients are compressed; others (integer, CSR) go as they are. In LOCAL mode the
 server receives the decoded gradient (the bytes are what a transport would send); in MPI mode `Payload.buffers`
 is what really travels.
+
+A payload may also carry a gradient as its *sufficient factors* (Poseidon's SFB): an affine layer's weight
+gradient over a batch of K rows is t(A) @ B with A (K x M) and B (K x N), so A and B (K (M + N) values) can travel
+instead of the M x N matrix and the receiver rebuilds the product (`factors`, kind "sf"). Nothing produces such
+payloads yet: this is the hook through which a worker that knows the factors (the compiler recognising
+`t(A) @ B` in `upd`) sends them; every transport of a push (servers, shards) already decodes them.
 """
 
 from __future__ import annotations
@@ -74,8 +80,26 @@ def encode(c: Compression, g: np.ndarray) -> tuple[Payload, np.ndarray]:
     return p, decode(p.desc, p.buffers)
 
 
+PAYLOAD_KINDS = ("topk", "int8", "sf")
+"""The `k` of a description that is a payload (else it is a plain value of serialization.py)."""
+
+
+def factors(A: np.ndarray, B: np.ndarray) -> Payload:
+    """The gradient t(A) @ B as its sufficient factors (K x M and K x N; decoded as t(A) @ B, M x N)."""
+    if A.ndim != 2 or B.ndim != 2 or A.shape[0] != B.shape[0] or A.dtype != B.dtype:
+        raise ValueError(f"sufficient factors need K x M and K x N of one type, got {A.shape} and {B.shape}")
+    A, B = np.ascontiguousarray(A), np.ascontiguousarray(B)
+    desc = {"k": "sf", "shape": [A.shape[1], B.shape[1]], "dtype": A.dtype.str, "rows": A.shape[0]}
+    return Payload(desc, [A, B])
+
+
 def decode(desc: dict[str, Any], buffers: list[np.ndarray]) -> np.ndarray:
     shape, dtype = tuple(desc["shape"]), np.dtype(desc["dtype"])
+    if desc["k"] == "sf":
+        K = desc["rows"]
+        A = buffers[0].view(dtype).reshape(K, shape[0])
+        B = buffers[1].view(dtype).reshape(K, shape[1])
+        return A.T @ B
     if desc["k"] == "topk":
         vals, idx = buffers
         out = np.zeros(int(np.prod(shape)), dtype=dtype)
@@ -86,8 +110,11 @@ def decode(desc: dict[str, Any], buffers: list[np.ndarray]) -> np.ndarray:
 
 
 def allocate(desc: dict[str, Any]) -> list[np.ndarray]:
-    """Receive buffers for a compressed payload."""
+    """Receive buffers for a payload."""
     dtype = np.dtype(desc["dtype"])
+    if desc["k"] == "sf":
+        K, (M, N) = desc["rows"], desc["shape"]
+        return [np.empty((K, M), dtype=dtype), np.empty((K, N), dtype=dtype)]
     if desc["k"] == "topk":
         return [np.empty(desc["m"], dtype=dtype), np.empty(desc["m"], dtype=np.int32)]
     return [np.empty(int(np.prod(desc["shape"])), dtype=np.int8)]

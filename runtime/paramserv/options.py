@@ -16,15 +16,34 @@ import numbers
 import os
 from dataclasses import dataclass, field, fields
 
+import numpy as np
+
 from daphnec.runtime.errors import DaphneRuntimeError
 
 MODES = ("LOCAL", "MPI")
-UTYPES = ("BSP", "ASP", "SSP", "SBP", "ALLREDUCE", "LOCALSGD")
+UTYPES = ("BSP", "ASP", "SSP", "SBP", "ALLREDUCE", "LOCALSGD", "GOSSIP", "EASGD")
 FREQS = ("BATCH", "EPOCH", "NBATCHES")
 SCHEMES = ("DISJOINT_CONTIGUOUS", "DISJOINT_ROUND_ROBIN", "DISJOINT_RANDOM", "OVERLAP_RESHUFFLE")
 
-SERVER_UTYPES = ("BSP", "ASP", "SSP", "SBP")
-"""Strategies with a parameter server; ALLREDUCE and LOCALSGD are decentralised (model replicas on the workers)."""
+ALLREDUCES = ("ALLGATHER", "RING", "TREE", "MASTER")
+"""The all-reduce algorithms (`allreduce=`) of ALLREDUCE and LOCALSGD (reduction.py, collectives.py)."""
+TOPOLOGIES = ("RING", "RANDOM")
+"""GOSSIP's neighbourhoods: a fixed ring, or a seeded random pairing at every step."""
+
+SERVER_UTYPES = ("BSP", "ASP", "SSP", "SBP", "EASGD")
+"""Strategies with a parameter server (EASGD's is the master model); ALLREDUCE, LOCALSGD and GOSSIP are
+decentralised (model replicas on the workers)."""
+SHARDABLE_UTYPES = ("BSP", "SSP", "ASP", "EASGD")
+"""Server strategies whose model can be split over several servers (SBP's backup sets would differ per shard)."""
+HIERARCHICAL_UTYPES = ("ALLREDUCE",)
+"""Strategies whose workers' gradients a rank sums before they leave it (`threads` > 1: BAGUA's hierarchical
+all-reduce)."""
+LOCAL_STEP_UTYPES = ("LOCALSGD", "GOSSIP", "EASGD")
+"""Strategies whose workers apply every batch to their own replica (they need freq=BATCH)."""
+
+DEFAULT_BUCKET = 4 << 20
+"""`overlap`'s bucket size in bytes (4 MiB: a few milliseconds of a 10 Gbit/s link, so that a message's start-up
+cost is small next to its transfer, yet a 1024 x 1024 f64 gradient travels in two chunks)."""
 
 DEFAULT_SEED = 0x5EED
 """The seed used when the script gives none (seed=-1): DISJOINT_RANDOM and OVERLAP_RESHUFFLE are reproducible."""
@@ -86,6 +105,32 @@ class PSOptions:
     """LOCALSGD: replicas are averaged every `period` local steps (and at the end)."""
     seed: int = -1
     compression: str = ""
+    allreduce: str = ""
+    """ALLREDUCE/LOCALSGD: the algorithm (ALLGATHER, RING, TREE, MASTER); "" = ALLGATHER."""
+    servers: int = 0
+    """Server strategies: model shards, each on its own server rank; 0 = 1 (or k with `colocated`)."""
+    colocated: bool = False
+    """Server strategies: the shards live on the worker ranks (every worker also serves its share)."""
+    topology: str = ""
+    """GOSSIP: RING (default) or RANDOM."""
+    alpha: float = -1.0
+    """EASGD: the elastic coefficient in (0, 1]; -1 = 0.9 / k (the paper's beta = k * alpha = 0.9)."""
+    delta_max: float = 0.0
+    """ASP: the value bound (0 = none): a worker keeps its model while no element of the server's differs from it
+    by Delta_max or more."""
+    threads: int = 1
+    """Workers per worker rank (MPI; LOCAL runs k * threads threads): a rank sums its threads' gradients first."""
+    sfb: bool = False
+    """ALLREDUCE: Poseidon's hybrid communication: a gradient the compiler found to be t(A) @ B over the batch
+    travels as its sufficient factors A and B wherever the cost model (costs.sfb_wins) says that is cheaper."""
+    overlap: bool = False
+    """ALLREDUCE over MPI: each gradient's all-reduce starts where `upd` finalises it (the `wait-free-backprop`
+    pass marks the places), on a communication thread beside the backward pass; buckets of `bucket` bytes."""
+    bucket: int = 0
+    """`overlap`: the size of a message (0 = DEFAULT_BUCKET): small matrices share a bucket, large ones are split."""
+    factored: tuple = ()
+    """Set by the compiler, not by scripts: the positions of `upd`'s gradients that its factors function
+    (`sufficient-factors` pass) returns as factors, in order (the factors follow the gradients)."""
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -96,6 +141,10 @@ class PSOptions:
                 setattr(self, f.name, int(v))
             elif f.type == "int" and isinstance(v, numbers.Real) and float(v).is_integer():
                 setattr(self, f.name, int(v))
+            elif f.type == "float" and isinstance(v, numbers.Real) and not isinstance(v, bool):
+                setattr(self, f.name, float(v))
+            elif f.type == "bool" and isinstance(v, (bool, np.bool_, numbers.Integral)):
+                setattr(self, f.name, bool(v))
 
     # -- derived -----------------------------------------------------------------------------------------------------
 
@@ -111,25 +160,53 @@ class PSOptions:
     def has_server(self) -> bool:
         return self.utype in SERVER_UTYPES
 
+    @property
+    def algorithm(self) -> str:
+        """The all-reduce algorithm (ALLGATHER unless `allreduce` names another; RING with `overlap`)."""
+        return self.allreduce or ("RING" if self.overlap else "ALLGATHER")
+
+    @property
+    def neighbourhood(self) -> str:
+        return self.topology or "RING"
+
+    @property
+    def shards(self) -> int:
+        """The number of dedicated model shards (servers): `servers` or 1 (co-located shards: server.model_shards)."""
+        return max(self.servers, 1)
+
+    def elastic(self, k: int) -> float:
+        """EASGD's alpha for k workers."""
+        return 0.9 / k if self.alpha == -1.0 else self.alpha
+
     def workers(self, nrows: int) -> int:
-        """The number of workers for LOCAL mode (k <= 0: one per core, at most one per row)."""
+        """The number of LOCAL worker threads: k * threads (k <= 0: one per core, at most one per row)."""
         if self.k > 0:
-            return self.k
+            return self.k * self.threads
         return max(1, min(os.cpu_count() or 1, nrows))
 
     # -- validation --------------------------------------------------------------------------------------------------
 
     def validate(self, nrows: int) -> None:
         """Raise `DaphneRuntimeError("paramserv: ...")` for options the engine cannot run on `nrows` rows."""
-        for name, allowed in (("mode", MODES), ("utype", UTYPES), ("freq", FREQS), ("scheme", SCHEMES)):
+        for name, allowed in (("mode", MODES), ("utype", UTYPES), ("freq", FREQS), ("scheme", SCHEMES),
+                              ("allreduce", ("", *ALLREDUCES)), ("topology", ("", *TOPOLOGIES))):  # fmt: skip
             v = getattr(self, name)
             if not isinstance(v, str) or v not in allowed:
-                raise DaphneRuntimeError(f"paramserv: unknown {name} '{v}' (expected one of {', '.join(allowed)})")
-        for name in ("nbatches", "epochs", "batchsize", "k", "staleness", "backup_workers", "period", "seed"):
+                shown = ", ".join(a for a in allowed if a)
+                raise DaphneRuntimeError(f"paramserv: unknown {name} '{v}' (expected one of {shown})")
+        for name in ("nbatches", "epochs", "batchsize", "k", "staleness", "backup_workers", "period", "seed",
+                     "servers", "threads", "bucket"):  # fmt: skip
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool):
                 raise DaphneRuntimeError(f"paramserv: {name} must be an integer, got {v!r}")
-        for name in ("epochs", "batchsize", "nbatches", "period"):
+        for name in ("alpha", "delta_max"):
+            v = getattr(self, name)
+            if not isinstance(v, float) or v != v:
+                raise DaphneRuntimeError(f"paramserv: {name} must be a number, got {v!r}")
+        for name in ("colocated", "sfb", "overlap"):
+            if not isinstance(getattr(self, name), bool):
+                raise DaphneRuntimeError(f"paramserv: {name} must be true or false, got {getattr(self, name)!r}")
+        for name in ("epochs", "batchsize", "nbatches", "period", "threads"):
             if getattr(self, name) <= 0:
                 raise DaphneRuntimeError(f"paramserv: {name} must be > 0, got {getattr(self, name)}")
         if nrows <= 0:
@@ -144,19 +221,82 @@ class PSOptions:
         if self.utype == "SBP" and self.backup_workers >= k:
             raise DaphneRuntimeError(f"paramserv: backup_workers={self.backup_workers} must be smaller than the "
                                      f"number of workers (k={k})")  # fmt: skip
-        if self.utype == "LOCALSGD" and self.freq != "BATCH":
-            raise DaphneRuntimeError(f"paramserv: utype=LOCALSGD applies every batch locally and averages every "
-                                     f"`period` batches; freq must be BATCH, got {self.freq}")  # fmt: skip
+        if self.utype in LOCAL_STEP_UTYPES and self.freq != "BATCH":
+            raise DaphneRuntimeError(f"paramserv: utype={self.utype} applies every batch to the worker's own model; "
+                                     f"freq must be BATCH, got {self.freq}")  # fmt: skip
+        self._validate_communication()
         if self.seed < -1:
             raise DaphneRuntimeError(f"paramserv: seed must be >= 0 (or -1 for the default), got {self.seed}")
         if not isinstance(self.compression, str):
             raise DaphneRuntimeError(f"paramserv: compression must be a string, got {self.compression!r}")
         parse_compression(self.compression)
 
+    def _validate_communication(self) -> None:
+        """The options of the communication architecture: each belongs to the strategies that use it."""
+        u = self.utype
+        if self.allreduce and u not in ("ALLREDUCE", "LOCALSGD"):
+            raise DaphneRuntimeError(f"paramserv: allreduce={self.allreduce} applies to utype ALLREDUCE or LOCALSGD, "
+                                     f"not {u}")  # fmt: skip
+        if self.compression and self.algorithm in ("RING", "TREE"):
+            raise DaphneRuntimeError(f"paramserv: compression needs allreduce=ALLGATHER or MASTER: allreduce="
+                                     f"{self.algorithm} sends partial sums, which are not compressed")  # fmt: skip
+        if self.servers < 0:
+            raise DaphneRuntimeError(f"paramserv: servers must be >= 1 (or 0 for the default), got {self.servers}")
+        if (self.servers > 1 or self.colocated) and u not in SHARDABLE_UTYPES:
+            raise DaphneRuntimeError(f"paramserv: sharded servers ({'colocated' if self.colocated else 'servers='}"
+                                     f"{'' if self.colocated else self.servers}) need utype "
+                                     f"{', '.join(SHARDABLE_UTYPES)}, not {u}")  # fmt: skip
+        if self.colocated and self.k > 0 and self.servers > self.k:
+            raise DaphneRuntimeError(f"paramserv: colocated servers live on the worker ranks: servers={self.servers} "
+                                     f"> k={self.k}")  # fmt: skip
+        if self.topology and u != "GOSSIP":
+            raise DaphneRuntimeError(f"paramserv: topology applies to utype GOSSIP, not {u}")
+        if self.alpha != -1.0:
+            if u != "EASGD":
+                raise DaphneRuntimeError(f"paramserv: alpha applies to utype EASGD, not {u}")
+            if not 0.0 < self.alpha <= 1.0:
+                raise DaphneRuntimeError(f"paramserv: alpha must be in (0, 1], got {self.alpha}")
+        if self.delta_max < 0.0:
+            raise DaphneRuntimeError(f"paramserv: delta_max must be >= 0, got {self.delta_max}")
+        if self.delta_max > 0.0 and u != "ASP":
+            raise DaphneRuntimeError(f"paramserv: delta_max (value-bounded asynchrony) applies to utype ASP, not {u}")
+        if self.threads > 1:
+            if u not in HIERARCHICAL_UTYPES:
+                raise DaphneRuntimeError(f"paramserv: threads={self.threads} (a rank sums its workers' gradients "
+                                         f"first) needs utype {' or '.join(HIERARCHICAL_UTYPES)}, not {u}")  # fmt: skip
+            if self.compression:
+                raise DaphneRuntimeError("paramserv: threads > 1 sums gradients on the rank before sending; it "
+                                         "cannot be combined with compression")  # fmt: skip
+            if self.servers > 1 or self.colocated:
+                raise DaphneRuntimeError("paramserv: threads > 1 cannot be combined with sharded servers")
+        if self.sfb:
+            if u != "ALLREDUCE":
+                raise DaphneRuntimeError(f"paramserv: sfb (sufficient-factor broadcasting) applies to utype ALLREDUCE, "
+                                         f"not {u}")  # fmt: skip
+            if self.freq != "BATCH":
+                raise DaphneRuntimeError(f"paramserv: sfb sends the factors of one batch per step; freq must be BATCH, "
+                                         f"got {self.freq}")  # fmt: skip
+            if self.compression or self.threads > 1:
+                raise DaphneRuntimeError("paramserv: sfb cannot be combined with compression or threads > 1")
+        if self.overlap:
+            if u != "ALLREDUCE":
+                raise DaphneRuntimeError(f"paramserv: overlap (each gradient's all-reduce beside the backward pass) "
+                                         f"applies to utype ALLREDUCE, not {u}")  # fmt: skip
+            if self.algorithm not in ("RING", "TREE"):
+                raise DaphneRuntimeError(f"paramserv: overlap reduces buckets of partial sums; it needs allreduce=RING "
+                                         f"or TREE, not {self.algorithm}")  # fmt: skip
+            if self.compression or self.threads > 1 or self.sfb:
+                raise DaphneRuntimeError("paramserv: overlap cannot be combined with compression, sfb or threads > 1")
+        if self.bucket < 0:
+            raise DaphneRuntimeError(f"paramserv: bucket must be >= 1 byte (or 0 for the default), got {self.bucket}")
+
     def to_dict(self) -> dict[str, object]:
         """The options as JSON (without the hyperparameters, which travel as matrices)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "hyperparams"}
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "hyperparams"}
+        d["factored"] = list(self.factored)
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, object], hyperparams: tuple = ()) -> PSOptions:
+        d = {**d, "factored": tuple(d.get("factored", ()))}  # type: ignore[arg-type]
         return cls(hyperparams=hyperparams, **d)  # type: ignore[arg-type]

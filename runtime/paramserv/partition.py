@@ -158,3 +158,18 @@ def participants(pushes: list[int], clock: int) -> list[int]:
     """Workers with a push at `clock` (in worker order)."""
     s = clock % max(pushes)
     return [i for i, p in enumerate(pushes) if p > s]
+
+
+def exchange_at(clock: int, period: int, total: int) -> bool:
+    """LOCALSGD's averaging and EASGD's elastic exchange: after every `period` clocks and after the last."""
+    return (clock + 1) % period == 0 or clock == total - 1
+
+
+def exchanges_per_epoch(epochs: int, clocks: int, period: int) -> list[int]:
+    """How many exchanges (`exchange_at`) fall into each epoch of `clocks` clocks."""
+    total = epochs * clocks
+    out = [0] * epochs
+    for clock in range(total):
+        if exchange_at(clock, period, total):
+            out[clock // clocks] += 1
+    return out

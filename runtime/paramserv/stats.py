@@ -12,12 +12,18 @@
 | push raw / push sent | bytes of the pushes before and after compression (equal without compression) |
 | pulled | bytes of the models sent to workers (pulls; ALLREDUCE: the gathered gradients a worker receives) |
 | wait s | seconds workers spent blocked waiting for others (pulls, barriers, collectives), summed over workers |
+| compute s | seconds workers spent in `upd` and `agg`, summed over workers |
+| comm s | seconds workers spent communicating (push to pull answer, collectives, exchanges), summed over workers |
 | val loss | `val(model, hyperparams, val_features, val_labels)` on the epoch's final model (only with `val=`; |
 |          | computed after the run, so it costs no training time) |
 
 LOCAL mode counts the bytes a transport would move (array sizes); MPI mode counts real message sizes (control
-messages and raw buffers). `STATS` collects every call of the process; `runtime.statistics.PARAMSERV_TABLES` (set by
-the driver from `--statistics`/`--timing`) makes the engine print `report()` on stderr after each call.
+messages and raw buffers). When the ranks talk over TCP (a cluster, or `mpiexec` with shared memory off), the
+table adds the bytes each rank of the call really sent, measured by the kernel on its sockets (netbytes.py): every
+message of the call, data, control and liveness, with its MPI headers.
+
+`STATS` collects every call of the process; `runtime.statistics.PARAMSERV_TABLES` (set by the driver from
+`--statistics`/`--timing`) makes the engine print `report()` on stderr after each call.
 """
 
 from __future__ import annotations
@@ -40,6 +46,8 @@ class EpochStats:
     push_sent: int = 0
     pulled: int = 0
     wait_seconds: float = 0.0
+    compute_seconds: float = 0.0
+    comm_seconds: float = 0.0
     val_loss: float = math.nan
 
     def merge(self, o: EpochStats) -> None:
@@ -82,6 +90,10 @@ class CallStats:
     compression: str
     epochs: list[EpochStats] = field(default_factory=list)
     seconds: float = 0.0
+    detail: str = ""
+    """The communication options that differ from the defaults (allreduce=RING, servers=3, ...)."""
+    wire: dict[int, int] = field(default_factory=dict)
+    """MPI over TCP: the bytes each rank of the call sent (measured), by rank."""
     epoch_models: list = field(default_factory=list, repr=False)
     """The model at the end of each epoch where the engine has it (server strategies, LOCAL replicas)."""
 
@@ -96,6 +108,17 @@ class CallStats:
     @property
     def max_staleness(self) -> int:
         return max((e.max_staleness for e in self.epochs), default=0)
+
+    def overlap(self, workers: int) -> float:
+        """The overlap coefficient alpha = (N + C - T) / min(N, C) over the whole call, with C and N the compute and
+        communication seconds per worker (`workers` of them) and T the wall time of the epochs; NaN when either
+        is zero."""
+        t = self.total
+        c, n = t.compute_seconds / workers, t.comm_seconds / workers
+        wall = sum(e.seconds for e in self.epochs)
+        if c <= 0.0 or n <= 0.0:
+            return math.nan
+        return (n + c - wall) / min(n, c)
 
 
 class Collector:
@@ -123,7 +146,27 @@ STATS = Collector()
 
 def new_call(opts: PSOptions, mode: str, k: int) -> CallStats:
     """The statistics of a call that is about to start."""
-    return CallStats(mode, opts.utype, k, opts.freq, opts.compressor.spec())
+    return CallStats(mode, opts.utype, k, opts.freq, opts.compressor.spec(), detail=describe(opts, mode))
+
+
+def describe(opts: PSOptions, mode: str) -> str:
+    """The communication options of a call that differ from the defaults, as `name=value` words."""
+    words = []
+    if opts.allreduce:
+        words.append(f"allreduce={opts.allreduce}")
+    if opts.servers > 1:
+        words.append(f"servers={opts.servers}")
+    if opts.colocated:
+        words.append("colocated")
+    if opts.utype == "GOSSIP":
+        words.append(f"topology={opts.neighbourhood}")
+    if opts.utype == "EASGD":
+        words.append(f"period={opts.period}" + (f" alpha={opts.alpha:g}" if opts.alpha != -1.0 else ""))
+    if opts.delta_max > 0.0:
+        words.append(f"delta_max={opts.delta_max:g}")
+    if opts.threads > 1:
+        words.append(f"threads={opts.threads}")
+    return " ".join(words)
 
 
 def epoch_seconds(t0: float, ends: list[float], epochs: int) -> list[float]:
@@ -153,25 +196,31 @@ def _mb(n: float) -> str:
 
 
 _HEADER = ("epoch", "seconds", "updates", "pushes", "dropped", "max stale", "push raw MB", "push sent MB",
-           "pulled MB", "wait s")  # fmt: skip
+           "pulled MB", "wait s", "compute s", "comm s")  # fmt: skip
 
 
 def _row(label: str, e: EpochStats, val: bool) -> tuple[str, ...]:
     row = (label, f"{e.seconds:.3f}", str(e.updates), str(e.pushes), str(e.dropped), str(e.max_staleness),
-           _mb(e.push_raw), _mb(e.push_sent), _mb(e.pulled), f"{e.wait_seconds:.3f}")  # fmt: skip
+           _mb(e.push_raw), _mb(e.push_sent), _mb(e.pulled), f"{e.wait_seconds:.3f}", f"{e.compute_seconds:.3f}",
+           f"{e.comm_seconds:.3f}")  # fmt: skip
     return (*row, "" if math.isnan(e.val_loss) else f"{e.val_loss:.6g}") if val else row
 
 
 def format_call(i: int, c: CallStats) -> str:
     comp = f", compression={c.compression}" if c.compression else ""
-    title = f"paramserv call {i}: mode={c.mode} utype={c.utype} freq={c.freq} k={c.k}{comp}, {c.seconds:.3f} s"
+    detail = f" {c.detail}" if c.detail else ""
+    title = (f"paramserv call {i}: mode={c.mode} utype={c.utype}{detail} freq={c.freq} k={c.k}{comp}, "
+             f"{c.seconds:.3f} s")  # fmt: skip
     val = any(not math.isnan(e.val_loss) for e in c.epochs)
-    header = (*_HEADER, "val loss") if val else _HEADER
+    header = _HEADER + (("val loss",) if val else ())
     total = c.total
     total.val_loss = math.nan
     rows = [header] + [_row(str(e + 1), s, val) for e, s in enumerate(c.epochs)] + [_row("total", total, val)]
     widths = [max(len(r[j]) for r in rows) for j in range(len(header))]
     lines = [title] + ["  " + "  ".join(v.rjust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
+    if c.wire:
+        per = ", ".join(f"rank {r} {_mb(b)}" for r, b in sorted(c.wire.items()))
+        lines.append(f"  sent over TCP (MB, measured): {per}; total {_mb(sum(c.wire.values()))}")
     return "\n".join(lines)
 
 

@@ -1,4 +1,4 @@
-"""Calling the update (`upd`) and aggregation (`agg`) functions, and summing gradients deterministically.
+"""Calling the update (`upd`) and aggregation (`agg`) functions and checking their results.
 
 `upd(model, hyperparams, X_batch, y_batch) -> gradients` and `agg(model, hyperparams, gradients) -> model` are
 compiled DaphneDSL functions (plain Python callables). Their list arguments are `DaphneList`s; a result may be a
@@ -15,6 +15,7 @@ import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.kernels.lists import EMPTY_KIND, DaphneList, element_kind
+from daphnec.runtime.paramserv.reduction import add_arrays
 from daphnec.runtime.values import is_csr
 
 
@@ -71,35 +72,5 @@ def call_agg(agg: Callable[..., object], model: DaphneList, hp: DaphneList, grad
 
 
 def add(acc: tuple, g: Sequence[object], owned: bool) -> tuple:
-    """acc + g element-wise; in place when `acc`'s arrays are ours (`owned`) and the result type allows."""
-    out = []
-    for a, b in zip(acc, g):
-        if owned and isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.result_type(a, b) == a.dtype:
-            np.add(a, b, out=a)
-            out.append(a)
-        else:
-            out.append(a + b)
-    return tuple(out)
-
-
-def sum_in_order(grads: Sequence[Sequence[object]]) -> tuple:
-    """The element-wise sum of gradient lists, folded left in the given (worker) order: ((g0 + g1) + g2) + ...
-    The same order every time, so the result does not depend on thread or message timing."""
-    acc = tuple(grads[0])
-    for i in range(1, len(grads)):
-        acc = add(acc, grads[i], owned=i > 1)
-    return acc
-
-
-def mean_in_order(models: Sequence[Sequence[object]]) -> tuple:
-    """Element-wise mean of model replicas (sum in worker order, then divided by their number)."""
-    s = sum_in_order(models)
-    n = len(models)
-    out = []
-    for x, ref in zip(s, models[0]):
-        m = x / n
-        dt = getattr(ref, "dtype", None)
-        if dt is not None and getattr(m, "dtype", dt) != dt:
-            m = m.astype(dt)
-        out.append(m)
-    return tuple(out)
+    """acc + g element-wise (a worker's batches of one push); in place when `acc`'s arrays are ours (`owned`)."""
+    return tuple(add_arrays(a, b, owned) for a, b in zip(acc, g))

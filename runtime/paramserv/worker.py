@@ -3,15 +3,22 @@
 A worker owns its partition (partition.py), walks it in batches, and per *push* (one batch, NBATCHES batches or an
 epoch) computes gradients with `upd`. When a push spans several batches the worker applies `agg` to its own copy
 of the model after each batch but the last and pushes the sum of the batches' gradients; then it pulls the
-server's model (its local updates are discarded). Three loops:
+server's model (its local updates are discarded). The loops:
 
-- `run_server_worker` (BSP, SSP, ASP, SBP): push gradients to the server, pull the model (an `Endpoint`).
+- `run_server_worker` (BSP, SSP, ASP, SBP): push gradients to the server, pull the model (an `Endpoint`; with
+  sharded servers a `ShardedEndpoint` over one endpoint per shard).
 - `run_allreduce_worker` (ALLREDUCE): no server; every worker keeps a replica. Each clock the workers' gradients
-  are summed in worker order by a `Reducer` (a barrier in LOCAL mode, an all-gather among the worker ranks in MPI
-  mode) and every worker applies `agg` to its replica, so the replicas stay identical and equal BSP's model.
-  A worker without a batch at a clock (a smaller partition) contributes nothing but still applies the update.
+  are summed in the canonical order (reduction.py) by a `Reducer` (a barrier in LOCAL mode, one of the all-reduce
+  algorithms among the worker ranks in MPI mode) and every worker applies `agg` to its replica, so the replicas
+  stay identical and equal BSP's model. A worker without a batch at a clock (a smaller partition) contributes
+  nothing but still applies the update.
 - `run_localsgd_worker` (LOCALSGD, period tau): every worker applies its own gradient after each batch; after every
   tau clocks (and at the end) the replicas are replaced by their element-wise mean (`Reducer.average`).
+- `run_gossip_worker` (GOSSIP, D-PSGD of Lian et al. 2017): every clock a worker computes its gradient on its own
+  replica, averages the replica with its neighbours' (`Mixer`: a ring, or a seeded random pairing per clock) and
+  applies the gradient to the average. No global model exists until the end, when the replicas are averaged.
+- `run_easgd_worker` (EASGD, period tau): plain SGD on the worker's own replica; every tau clocks (and at the end)
+  an elastic exchange with the server's master model (server.py, `ElasticServer`).
 
 A test hook (`runtime.testing_hooks.ps_slow_worker`) makes one worker sleep after each batch, a straggler: the
 tests and the benchmark use it to show that ASP and SBP do not wait for a slow worker.
@@ -25,14 +32,19 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import numpy as np
+
 from daphnec.runtime import testing_hooks
+from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.kernels.lists import DaphneList
-from daphnec.runtime.paramserv.compression import Compressor, Payload, raw_bytes
+from daphnec.runtime.paramserv import costs
+from daphnec.runtime.paramserv.compression import Compressor, Payload, decode, factors, raw_bytes
 from daphnec.runtime.paramserv.options import PSOptions
-from daphnec.runtime.paramserv.partition import Partition, Plan
+from daphnec.runtime.paramserv.partition import Partition, Plan, exchange_at
 from daphnec.runtime.paramserv.server import STOP, Pulled
 from daphnec.runtime.paramserv.stats import EpochLog, EpochStats
 from daphnec.runtime.paramserv.udf import add, call_agg, call_upd
+from daphnec.runtime.values import as_dense
 
 
 class Aborted(Exception):
@@ -51,14 +63,72 @@ class Contribution:
 
 
 class Endpoint(Protocol):
-    def push_pull(self, w: int, clock: int, used: int, nxt: int | None, c: Contribution,
-                  stats: EpochStats) -> Pulled: ...  # fmt: skip
+    """A worker's view of one server: `send` pushes a contribution (and asks for the model it needs next, `nxt`;
+    None: nothing, its last push), `receive` waits for the answer. Split so that a worker can push to every shard
+    before it waits for any of them."""
+
+    def send(self, w: int, clock: int, used: int, nxt: int | None, c: Contribution, stats: EpochStats) -> None: ...
+
+    def receive(self, w: int, nxt: int | None, used: int, stats: EpochStats) -> Pulled: ...
+
+    def close(self, w: int) -> None:
+        """The worker is done with this server (no more pushes)."""
 
 
 class Reducer(Protocol):
     def reduce(self, w: int, c: Contribution | None, stats: EpochStats) -> tuple: ...
 
     def average(self, w: int, model: DaphneList, stats: EpochStats) -> tuple: ...
+
+
+class Mixer(Protocol):
+    def mix(self, w: int, clock: int, model: DaphneList, stats: EpochStats) -> tuple:
+        """The mean of this worker's replica and its neighbours' at `clock` (GOSSIP)."""
+        ...
+
+
+def push_pull(endpoint: Endpoint, w: int, clock: int, used: int, nxt: int | None, c: Contribution,
+              stats: EpochStats) -> Pulled:  # fmt: skip
+    endpoint.send(w, clock, used, nxt, c, stats)
+    return endpoint.receive(w, nxt, used, stats)
+
+
+def slice_contribution(c: Contribution, a: int, b: int) -> Contribution:
+    """The part of a contribution a shard holding matrices a..b-1 receives."""
+    payloads = c.payloads[a:b] if c.payloads is not None else None
+    return Contribution(c.grads[a:b], payloads, 0, 0)
+
+
+class ShardedEndpoint:
+    """The servers of a sharded model: shard s holds matrices ranges[s]. A push sends each shard its slice, then
+    the answers of all shards are collected (every shard answers every push that asks, even after another shard
+    said STOP, so the conversation with each stays in step) and the model is put together again. Each shard has
+    its own version; the worker tells each the version of that shard's matrices it computed with."""
+
+    def __init__(self, endpoints: list[Endpoint], ranges: list[tuple[int, int]], model: DaphneList):
+        self.endpoints = endpoints
+        self.ranges = ranges
+        self.parts = [DaphneList(tuple(model[a:b]), model.elem_kind) for a, b in ranges]
+        self.versions = [0] * len(ranges)
+        self.kind = model.elem_kind
+
+    def send(self, w: int, clock: int, used: int, nxt: int | None, c: Contribution, stats: EpochStats) -> None:
+        for e, (a, b), v in zip(self.endpoints, self.ranges, self.versions):
+            e.send(w, clock, v, nxt, slice_contribution(c, a, b), stats)
+
+    def receive(self, w: int, nxt: int | None, used: int, stats: EpochStats) -> Pulled:
+        answers = [e.receive(w, nxt, v, stats) for e, v in zip(self.endpoints, self.versions)]
+        if nxt is None:
+            return None
+        if any(r is None or r == STOP for r in answers):
+            return STOP
+        for s, r in enumerate(answers):
+            self.parts[s], self.versions[s] = r  # type: ignore[misc]
+        return DaphneList(tuple(m for p in self.parts for m in p), self.kind), min(self.versions)
+
+    def close(self, w: int) -> None:
+        for e in self.endpoints:
+            e.close(w)
 
 
 @dataclass
@@ -79,10 +149,18 @@ class Job:
     compressor: Compressor | None = field(init=False)
     slow: float = field(init=False)
     aborted: Callable[[], bool] = lambda: False
+    transport_counts: bool = False
+    """The transport counts the bytes this worker sends (MPI collectives, whose sends are not the contribution)."""
     epoch_ends: list[float] = field(default_factory=list)
     """Decentralised strategies: when this worker finished each epoch (worker 0's are the call's epoch times)."""
     epoch_models: list[DaphneList] = field(default_factory=list)
     """Decentralised strategies: this worker's replica at the end of each epoch (for `val`)."""
+    factors: Callable[..., object] | None = None
+    """`sfb=true`: `upd`'s factors function (compiler/passes/sufficient_factors.py), same arguments as `upd`; it
+    returns the gradients with the positions `opts.factored` replaced by their A factors, then their B factors."""
+    rebuild: bool = True
+    """`sfb=true`: rebuild the worker's own factored gradients (LOCAL mode; an MPI collective rebuilds every
+    worker's factors itself)."""
 
     def __post_init__(self) -> None:
         self.log = EpochLog(self.opts.epochs)
@@ -90,6 +168,7 @@ class Job:
         self.compressor = Compressor(c) if c else None
         slow_index, seconds = testing_hooks.ps_slow_worker()
         self.slow = seconds if slow_index == self.index else 0.0
+        self.sf = sfb_positions(self.opts, self.model, len(self.pushes)) if self.factors is not None else ()
 
     @property
     def max_pushes(self) -> int:
@@ -97,8 +176,10 @@ class Job:
 
     # -- computing ---------------------------------------------------------------------------------------------------
 
-    def gradients(self, model: DaphneList, s: int) -> tuple:
-        """The gradients of the s-th push of an epoch, computed from `model`."""
+    def gradients(self, model: DaphneList, s: int, stats: EpochStats) -> tuple:
+        """The gradients of the s-th push of an epoch, computed from `model` (the seconds count as the epoch's
+        compute time)."""
+        t0 = time.perf_counter()
         ranges = self.plan.push_batches(s)
         last = len(ranges) - 1
         local, acc = model, None
@@ -113,10 +194,51 @@ class Job:
             if j < last:
                 local = call_agg(self.agg, local, self.hp, g)
         assert acc is not None
+        stats.compute_seconds += time.perf_counter() - t0
         return acc
 
-    def contribution(self, grads: tuple, stats: EpochStats) -> Contribution:
-        if self.compressor is None:
+    def push(self, model: DaphneList, s: int, stats: EpochStats) -> Contribution:
+        """The contribution of the s-th push of an epoch: its gradients, or with `sfb` the sufficient factors of
+        the positions `self.sf`."""
+        if not self.sf:
+            return self.contribution(self.gradients(model, s, stats), stats)
+        t0 = time.perf_counter()
+        if self.aborted():
+            raise Aborted
+        ((a, b),) = self.plan.push_batches(s)
+        X, y = self.part.batch(a, b)
+        assert self.factors is not None
+        grads, sf = split_factors(self.factors(model, self.hp, X, y), model, self.opts.factored)
+        payloads: list[Payload | None] = [None] * len(grads)
+        for j, (A, B) in sf.items():
+            if j in self.sf:
+                payloads[j] = factors(A, B)
+                grads[j] = decode(payloads[j].desc, payloads[j].buffers) if self.rebuild else None
+            else:
+                grads[j] = A.T @ B  # the cost model sends this one whole
+        if self.slow:
+            time.sleep(self.slow)
+        stats.compute_seconds += time.perf_counter() - t0
+        raw = sum(raw_bytes(m) for m in model)
+        sent = sum(raw_bytes(g) if p is None else p.nbytes for g, p in zip(grads, payloads))
+        c = Contribution(tuple(grads), payloads, raw, sent)
+        stats.pushes += 1
+        stats.push_raw += raw
+        if not self.transport_counts:
+            stats.push_sent += sent
+        return c
+
+    def local_step(self, model: DaphneList, s: int, stats: EpochStats) -> DaphneList:
+        """LOCALSGD/EASGD: the s-th push's gradients applied to the worker's own replica."""
+        g = self.gradients(model, s, stats)
+        t0 = time.perf_counter()
+        out = call_agg(self.agg, model, self.hp, g)
+        stats.compute_seconds += time.perf_counter() - t0
+        stats.updates += 1
+        return out
+
+    def contribution(self, grads: tuple, stats: EpochStats, compress: bool = True) -> Contribution:
+        if self.compressor is None or not compress:
             raw = sum(raw_bytes(g) for g in grads)
             c = Contribution(grads, None, raw, raw)
         else:
@@ -124,7 +246,8 @@ class Job:
             c = Contribution(tuple(decoded), payloads, raw, sent)
         stats.pushes += 1
         stats.push_raw += c.raw
-        stats.push_sent += c.sent
+        if not self.transport_counts:
+            stats.push_sent += c.sent
         return c
 
     # -- the push sequence -------------------------------------------------------------------------------------------
@@ -143,40 +266,92 @@ class Job:
             yield g, e, s
 
 
+def sfb_positions(opts: PSOptions, model: DaphneList, k: int) -> tuple[int, ...]:
+    """The factored positions whose factors travel (Poseidon's choice, costs.sfb_wins, for k workers and full
+    batches); the others' products are computed on the worker and reduced whole."""
+    if not opts.sfb:
+        return ()
+    out = []
+    for j in opts.factored:
+        m = model[j]
+        if len(m.shape) == 2 and costs.sfb_wins(opts.algorithm, k, opts.batchsize, m.shape, m.dtype.itemsize):
+            out.append(j)
+    return tuple(out)
+
+
+def split_factors(r: object, model: DaphneList, factored: tuple[int, ...]) -> tuple[list, dict[int, tuple]]:
+    """The factors function's result as (gradients with None at the factored positions, {position: (A, B)}),
+    checked: A is K x M, B is K x N for an M x N model matrix."""
+    while isinstance(r, (tuple, list)) and len(r) == 1 and isinstance(r[0], (tuple, list)):
+        r = r[0]
+    items = list(r)  # type: ignore[call-overload]
+    n = len(model)
+    if len(items) != n + len(factored):
+        raise DaphneRuntimeError(f"paramserv: the factors of upd returned {len(items)} matrices, expected "
+                                 f"{n + len(factored)}")  # fmt: skip
+    grads: list = items[:n]
+    sf: dict[int, tuple] = {}
+    for i, j in enumerate(factored):
+        A, B = np.asarray(as_dense(items[j])), np.asarray(as_dense(items[n + i]))
+        M, N = model[j].shape
+        if A.ndim != 2 or B.ndim != 2 or A.shape[0] != B.shape[0] or A.shape[1] != M or B.shape[1] != N:
+            raise DaphneRuntimeError(f"paramserv: upd's gradient at position {j} is t(A) @ B with A {A.shape} and B "
+                                     f"{B.shape}, not a {M}x{N} matrix")  # fmt: skip
+        grads[j] = None
+        sf[j] = (A, B)
+    return grads, sf
+
+
 def run_server_worker(job: Job, endpoint: Endpoint) -> None:
     """BSP/SSP/ASP/SBP: compute, push, pull, until the pushes run out or the server says STOP."""
     model, version = job.model, 0
     utype = job.opts.utype
     stream = job.clocks()
     cur = next(stream, None)
-    while cur is not None:
-        clock, e, s = cur
-        stats = job.log[e]
-        c = job.contribution(job.gradients(model, s), stats)
-        nxt_item = next(stream, None)
-        if utype in ("BSP", "SSP"):
-            tag, nxt = clock, (nxt_item[0] if nxt_item is not None else None)
-        elif utype == "SBP":
-            tag, nxt = version, version + 1
-        else:
-            tag, nxt = version, 0
-        r = endpoint.push_pull(job.index, tag, version, nxt, c, stats)
-        if r is None or r == STOP:
-            return
-        model, version = r  # type: ignore[misc]
-        cur = nxt_item
+    try:
+        while cur is not None:
+            clock, e, s = cur
+            stats = job.log[e]
+            c = job.contribution(job.gradients(model, s, stats), stats)
+            nxt_item = next(stream, None)
+            if utype in ("BSP", "SSP"):
+                tag, nxt = clock, (nxt_item[0] if nxt_item is not None else None)
+            elif utype == "SBP":
+                tag, nxt = version, version + 1
+            else:
+                tag, nxt = version, 0
+            t0 = time.perf_counter()
+            r = push_pull(endpoint, job.index, tag, version, nxt, c, stats)
+            stats.comm_seconds += time.perf_counter() - t0
+            if r is None or r == STOP:
+                return
+            model, version = r  # type: ignore[misc]
+            cur = nxt_item
+    finally:
+        endpoint.close(job.index)
 
 
 def run_allreduce_worker(job: Job, reducer: Reducer) -> DaphneList:
     """ALLREDUCE: every clock, sum the workers' gradients (in worker order) and apply them to the replica."""
     replica = job.model
     m, p = job.max_pushes, job.plan.pushes
+    begin = getattr(reducer, "begin", None)  # overlap.OverlapReducer: gradients go out while upd runs
     for clock in range(job.opts.epochs * m):
         e, s = divmod(clock, m)
         stats = job.log[e]
-        c = job.contribution(job.gradients(replica, s), stats) if s < p else None
+        if begin is not None and s < p:
+            begin(job.index)
+        c = job.push(replica, s, stats) if s < p else None
+        t0 = time.perf_counter()
         summed = reducer.reduce(job.index, c, stats)
+        t1 = time.perf_counter()
+        if begin is not None:  # communication time is the communication thread's; the rest was waiting
+            stats.comm_seconds += reducer.busy_seconds()  # type: ignore[attr-defined]
+            stats.wait_seconds += t1 - t0
+        else:
+            stats.comm_seconds += t1 - t0
         replica = call_agg(job.agg, replica, job.hp, summed)
+        stats.compute_seconds += time.perf_counter() - t1
         if job.index == 0:
             stats.updates += 1
         if s == m - 1:
@@ -187,19 +362,82 @@ def run_allreduce_worker(job: Job, reducer: Reducer) -> DaphneList:
 
 def run_localsgd_worker(job: Job, reducer: Reducer) -> DaphneList:
     """LOCALSGD: local updates every batch, replicas averaged every `period` clocks and at the end."""
-    replica = job.model
+
+    def average(replica: DaphneList, stats: EpochStats) -> DaphneList:
+        return DaphneList(reducer.average(job.index, replica, stats), replica.elem_kind)
+
+    result = local_steps(job, average)
+    assert result is not None
+    return result
+
+
+def local_steps(job: Job, exchange: Callable[[DaphneList, EpochStats], DaphneList | None]) -> DaphneList | None:
+    """Every batch applied to the worker's own replica; every `period` clocks and after the last the replica is
+    exchanged (LOCALSGD: averaged; EASGD: an elastic exchange). None if an exchange says the run is over."""
+    replica: DaphneList | None = job.model
     m, p, tau = job.max_pushes, job.plan.pushes, job.opts.period
     total = job.opts.epochs * m
     for clock in range(total):
         e, s = divmod(clock, m)
         stats = job.log[e]
         if s < p:
-            g = job.gradients(replica, s)
-            replica = call_agg(job.agg, replica, job.hp, g)
-            stats.updates += 1
-        if (clock + 1) % tau == 0 or clock == total - 1:
-            replica = DaphneList(reducer.average(job.index, replica, stats), replica.elem_kind)
+            replica = job.local_step(replica, s, stats)  # type: ignore[arg-type]
+        if exchange_at(clock, tau, total):
+            t0 = time.perf_counter()
+            replica = exchange(replica, stats)  # type: ignore[arg-type]
+            stats.comm_seconds += time.perf_counter() - t0
+            if replica is None:
+                return None
         if s == m - 1:
             job.epoch_ends.append(time.perf_counter())
             job.epoch_models.append(replica)
     return replica
+
+
+def run_gossip_worker(job: Job, mixer: Mixer, reducer: Reducer) -> DaphneList:
+    """GOSSIP (D-PSGD): gradient on the own replica, replica averaged with the neighbours', gradient applied to
+    the average; at the end the replicas' global mean is the result."""
+    replica = job.model
+    m, p = job.max_pushes, job.plan.pushes
+    total = job.opts.epochs * m
+    for clock in range(total):
+        e, s = divmod(clock, m)
+        stats = job.log[e]
+        g = job.gradients(replica, s, stats) if s < p else None
+        t0 = time.perf_counter()
+        mixed = DaphneList(mixer.mix(job.index, clock, replica, stats), replica.elem_kind)
+        t1 = time.perf_counter()
+        stats.comm_seconds += t1 - t0
+        if g is not None:
+            replica = call_agg(job.agg, mixed, job.hp, g)
+            stats.updates += 1
+            stats.compute_seconds += time.perf_counter() - t1
+        else:
+            replica = mixed
+        if s == m - 1:
+            job.epoch_ends.append(time.perf_counter())
+            job.epoch_models.append(replica)
+    t0 = time.perf_counter()
+    final = DaphneList(reducer.average(job.index, replica, job.log[job.opts.epochs - 1]), replica.elem_kind)
+    job.log[job.opts.epochs - 1].comm_seconds += time.perf_counter() - t0
+    if job.epoch_models:
+        job.epoch_models[-1] = final
+    return final
+
+
+def run_easgd_worker(job: Job, endpoint: Endpoint) -> None:
+    """EASGD: local SGD steps; every `period` clocks and at the end push the replica to the master, receive the
+    elastic difference e and subtract it."""
+
+    def elastic(replica: DaphneList, stats: EpochStats) -> DaphneList | None:
+        c = job.contribution(tuple(replica), stats, compress=False)
+        r = push_pull(endpoint, job.index, 0, -1, 0, c, stats)
+        if r is None or r == STOP:
+            return None
+        diff, _ = r  # type: ignore[misc]
+        return DaphneList(tuple(x - d for x, d in zip(replica, diff)), replica.elem_kind)
+
+    try:
+        local_steps(job, elastic)
+    finally:
+        endpoint.close(job.index)

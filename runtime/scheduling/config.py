@@ -9,6 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+SCHEMES = ("STATIC", "SS", "GSS", "TSS", "FAC2", "TFSS", "FISS", "VISS", "PLS", "MSTATIC", "MFSC", "PSS", "AUTO")
+"""The partitioning schemes of `partitioning.py` (here, so that the option table reads them without importing it)."""
+LAYOUTS = ("CENTRALIZED", "PERGROUP", "PERCPU")
+"""The queue layouts of `queues.py`."""
+STRATEGIES = ("SEQ", "SEQPRI", "RANDOM", "RANDOMPRI")
+"""The victim selections of `victim_selection.py`."""
+
 
 @dataclass
 class SchedulerConfig:

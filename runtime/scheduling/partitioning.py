@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 
-SCHEMES = ("STATIC", "SS", "GSS", "TSS", "FAC2", "TFSS", "FISS", "VISS", "PLS", "MSTATIC", "MFSC", "PSS", "AUTO")
+from daphnec.runtime.scheduling.config import SCHEMES
 
 
 def fiss_stages(n: int, p: int) -> int:

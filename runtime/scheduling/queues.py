@@ -6,9 +6,9 @@ from __future__ import annotations
 import threading
 from collections import deque
 
-Task = tuple[int, int]
+from daphnec.runtime.scheduling.config import LAYOUTS
 
-LAYOUTS = ("CENTRALIZED", "PERGROUP", "PERCPU")
+Task = tuple[int, int]
 
 
 class TaskQueue:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-STRATEGIES = ("SEQ", "SEQPRI", "RANDOM", "RANDOMPRI")
+from daphnec.runtime.scheduling.config import STRATEGIES
 
 
 def victim_order(

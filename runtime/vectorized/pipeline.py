@@ -203,6 +203,8 @@ def _schedule(key: object, n: int, run_task: Callable[[int, int], R], batch: int
     """Run the tasks with the configured scheme; `ADAPTIVE` picks it per pipeline (`key`) from earlier runs' timings.
     Consecutive small tasks of a queue run as one physical batch (`batch` rows); `serial`: one call on this
     thread."""
+    if serial and not SETTINGS.scheduler.debug_mt:  # the run-time side of the vectorizer's cost model: a small
+        return [(0, run_task(0, n))]  # pipeline costs one call here, not a scheduler configuration (~30-50 us)
     cfg = replace(SETTINGS.scheduler, coalesce_rows=batch)
     if serial or cfg.scheme != "ADAPTIVE":
         return schedule(n, run_task, cfg if cfg.scheme != "ADAPTIVE" else replace(cfg, scheme="STATIC"), serial)
@@ -212,6 +214,12 @@ def _schedule(key: object, n: int, run_task: Callable[[int, int], R], batch: int
     out = schedule(n, run_task, replace(cfg, scheme=scheme), finish=finish)
     ADAPTIVE.record(key, scheme, time.perf_counter() - t0, n, finish)  # type: ignore[arg-type]
     return out
+
+
+def schedule_tasks(key: object, n: int, run_task: Callable[[int, int], R], serial: bool = False) -> list[tuple[int, R]]:
+    """Tasks over [0, n) with the configured scheme (ADAPTIVE per `key`), each task run on its own: the parfor
+    executor's entry (runtime/parfor.py), whose "rows" are iterations."""
+    return _schedule(key, n, run_task, 1, serial)
 
 
 # The distributed coordinator (runtime/distributed) counts rows and combines its workers' results with exactly

@@ -27,6 +27,23 @@ def test_one_rank_under_mpiexec_runs_locally_too() -> None:
     assert "needs at least 2 MPI ranks" in res.stderr
 
 
+def test_ranks_without_distributed_warn_once() -> None:
+    """`mpiexec -n 2 daphnec s.daph` (issue 25): both ranks run the whole script (DAPHNE does the same), and rank 0
+    alone warns, once, that --distributed is missing; a single process or one rank does not warn."""
+    local = run_local("examples/hello.daph")
+    res = run_mpi(2, "examples/hello.daph")
+    assert res.returncode == 0, res.stderr
+    assert sorted(res.stdout.splitlines()) == sorted(local.stdout.splitlines() * 2)
+    warnings = [ln for ln in res.stderr.splitlines() if "without --distributed" in ln]
+    assert warnings == [
+        "daphnec: warning: started by mpiexec with 2 ranks but without --distributed: every rank runs the whole "
+        "script on its own (and prints everything 2 times); add --distributed before the script to run its "
+        "pipelines on the ranks"
+    ]
+    assert "--distributed" not in local.stderr
+    assert "--distributed" not in run_mpi(1, "examples/hello.daph").stderr
+
+
 def test_workers_take_the_coordinators_flags() -> None:
     """MPMD launch: only rank 0 gets --num-threads=3 --debug-mt, yet both workers run their rows on three threads
     and report it (on stderr: a worker's stdout goes to stderr); stdout is the program's output only."""

@@ -97,12 +97,12 @@ def test_zero_rows_reads_nothing(tmp_path) -> None:
     [
         ("1,2,3\n4,5\n", "f64", 2, 3, "line 2: expected 3 column(s)"),
         ("1,2\n4,5,6\n", "f64", 2, 2, "line 2: expected 2 column(s)"),
-        ("1,2\n3,abc\n", "f64", 2, 2, "line 2, column 1: cannot read 'abc' as f64"),
-        ("1,2\n3,\n", "si64", 2, 2, "line 2, column 1: cannot read '' as si64"),
-        ("1.5\n", "si64", 1, 1, "line 1, column 0: cannot read '1.5' as si64"),
+        ("1,2\n3,abc\n", "f64", 2, 2, "line 2, column 2: cannot read 'abc' as f64"),
+        ("1,2\n3,\n", "si64", 2, 2, "line 2, column 2: cannot read '' as si64 (an empty field: integer"),
+        ("1.5\n", "si64", 1, 1, "line 1, column 1: cannot read '1.5' as si64"),
         ("1,2\n", "f64", 3, 2, 'has 1 row(s), but its .meta says "numRows": 3'),
         ('a,"b\n2,3\n', "str", 2, 2, "has 1 row(s)"),  # an unterminated quote swallows the rest of the file
-        ("1\n2\n\n4\n", "f64", 4, 1, "line 3, column 0: cannot read '' as f64"),
+        ("1\n2\n\n4\n", "f64", 4, 1, "line 3, column 1: cannot read '' as f64 (an empty field: write NaN as `nan`"),
     ],
 )
 def test_bad_csv_names_the_line(tmp_path, path_kind, text, vt, rows, cols, fragment) -> None:
@@ -206,3 +206,68 @@ def test_trailing_blank_lines_keep_the_fast_path(tmp_path, monkeypatch) -> None:
     assert not csv._blank_lines_only_at_end(_file(tmp_path, "1,2\n\n3,4\n", "y.csv"))
     assert not csv._blank_lines_only_at_end(_file(tmp_path, "\n1,2\n", "z.csv"))
     assert not csv._blank_lines_only_at_end(_file(tmp_path, "", "e.csv"))
+
+
+# --- what pandas' default to_csv writes (issue 25) ------------------------------------------------------------------
+
+
+def test_a_header_row_gets_a_hint(tmp_path, path_kind) -> None:
+    with pytest.raises(DaphneRuntimeError) as e:
+        csv.read_matrix(_file(tmp_path, "id,score\n1,2\n"), 1, 2, "si64")
+    assert "line 1, column 1: cannot read 'id' as si64 (a header row? DAPHNE's CSV has none" in str(e.value)
+
+
+def test_nan_as_an_empty_field_gets_a_hint(tmp_path, path_kind) -> None:
+    with pytest.raises(DaphneRuntimeError) as e:
+        csv.read_matrix(_file(tmp_path, "1.5,2\n,3\n"), 2, 2, "f64")
+    assert "line 2, column 1: cannot read '' as f64 (an empty field: write NaN as `nan`" in str(e.value)
+    assert csv.read_matrix(_file(tmp_path, "1.5,2\nnan,3\n", "ok.csv"), 2, 2, "f64")[1, 0] != 0  # nan reads
+
+
+def test_more_rows_than_the_meta_says_warns_once(tmp_path, path_kind, capsys) -> None:
+    path = _file(tmp_path, "1\n2\n3\n")
+    for _ in range(2):
+        assert csv.read_matrix(path, 2, 1, "f64").tolist() == [[1.0], [2.0]]  # DAPHNE's reading: the first rows
+    err = capsys.readouterr().err
+    assert err.count("warning") == 1
+    assert f"daphnec: warning: readMatrix: '{path}' has more rows than its .meta says (\"numRows\": 2)" in err
+    csv.read_matrix(_file(tmp_path, "1\n2\n\n\n", "blank.csv"), 2, 1, "f64")  # trailing blank lines are no rows
+    assert capsys.readouterr().err == ""
+
+
+def test_a_csv_write_that_loses_digits_notes_it_once(tmp_path, capsys, monkeypatch) -> None:
+    """CSV keeps 6 decimals (DAPHNE's format, unchanged: byte-identical files); a write that drops digits says so
+    once per run, pointing to the exact formats; exactly written values say nothing."""
+    from daphnec.runtime.kernels import io as io_kernels
+
+    monkeypatch.setattr(io_kernels, "_NOTED_LOST_DIGITS", [])
+    io_kernels.write(np.array([[0.5, 2.0], [-1.25, np.nan]]), str(tmp_path / "exact.csv"))
+    assert capsys.readouterr().err == ""
+    lossy = np.array([[1 / 3, 2.0]])
+    io_kernels.write(lossy, str(tmp_path / "a.csv"))
+    io_kernels.write(lossy, str(tmp_path / "b.csv"))
+    err = capsys.readouterr().err
+    assert err.count("daphnec: note:") == 1
+    assert "keeps 6 decimals per value (DAPHNE's CSV format)" in err and ".parquet or .dbdf" in err
+    assert (tmp_path / "a.csv").read_text() == "0.333333,2.000000\n"
+    assert csv.loses_digits(sp.csr_array(lossy)) and not csv.loses_digits(np.arange(3))
+
+
+def test_reading_a_csv_matrix_does_not_import_pandas(tmp_path) -> None:
+    """pyarrow's `to_numpy` imports pandas when it is installed (0.3-1.2 s of a process); the CSV reader views
+    arrow's numeric buffers instead (runtime/io/arrow_numpy.py). Checked in a fresh interpreter."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "m.csv"
+    path.write_text("1.5,2\n3,4.25\n")
+    (tmp_path / "m.csv.meta").write_text('{"numRows": 2, "numCols": 2, "valueType": "f64"}')
+    code = (
+        "import sys\n"
+        "from daphnec.runtime.io import csv\n"
+        f"m = csv.read_matrix({str(path)!r}, 2, 2, 'f64')\n"
+        "assert m.tolist() == [[1.5, 2.0], [3.0, 4.25]], m\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -75,7 +75,7 @@ CASES: list[tuple[str, dict[str, str], str, int, str | None, str]] = [
         'print(readMatrix("x.csv"));',
         3,
         "1:7",
-        "'x.csv' line 2, column 1: cannot read 'five' as f64",
+        "'x.csv' line 2, column 2: cannot read 'five' as f64",
     ),
     (
         "csv_wrong_number_of_columns",
@@ -103,7 +103,7 @@ CASES: list[tuple[str, dict[str, str], str, int, str | None, str]] = [
         'F = readFrame("f.csv");\nprint(F);',
         3,
         "1:5",
-        "'f.csv' line 2, column 0: cannot read 'x' as si64",
+        "'f.csv' line 2, column 1: cannot read 'x' as si64",
     ),
     (
         "read_unknown_extension",

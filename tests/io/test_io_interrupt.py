@@ -69,9 +69,13 @@ def _check_pair(path: Path) -> str:
 def test_termination_cleans_up_like_sigint(tmp_path: Path, sig: int, delay: float) -> None:
     path = tmp_path / "x.csv"
     p = _start_writer(path)
-    time.sleep(delay)
-    p.send_signal(sig)
-    assert p.wait(timeout=60) == -sig  # the process still ends by the signal
+    try:
+        time.sleep(delay)
+        p.send_signal(sig)
+        assert p.wait(timeout=60) == -sig  # the process still ends by the signal
+    finally:
+        p.kill()  # a writer that lost the signal would loop forever
+        p.wait()
     assert _temps(tmp_path) == []
     assert _check_pair(path) in ("A", "B")
 

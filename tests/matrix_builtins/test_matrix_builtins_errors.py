@@ -95,7 +95,8 @@ CASES: list[tuple[str, str, int, str | None, str]] = [
         "1:47",
         "shape mismatch: lhs 2x2, rhs 3x1",
     ),
-    ("solve_singular", "print(solve(fill(1.0, 2, 2), fill(1.0, 2, 1)));", 3, "1:7", "exactly singular"),
+    ("solve_singular", "print(solve(fill(1.0, 2, 2), fill(1.0, 2, 1)));", 3, "1:7",
+     "solve: the 2x2 matrix A is singular (not invertible), so A @ x = b has no unique solution"),
     ("eigen_not_symmetric", "a, b = eigen([1.0, 2.0, 3.0, 4.0](2, 2));\nprint(a);", 3, "1:8", "must be symmetric"),
     ("sample_range_too_small", "print(sample(3, 5, false, 1));", 3, "1:7", "range (3) must be >= size (5)"),
     ("sample_zero_size", "print(sample(3, 0, true, 1));", 3, "1:7", "size must be > 0"),
@@ -116,6 +117,42 @@ CASES: list[tuple[str, str, int, str | None, str]] = [
         3,
         "1:11",
         "the input must be 1x16",
+    ),
+    # --- DNN backward builtins ---
+    (
+        "conv2d_backward_filter_arity",
+        "print(conv2d_backward_filter(fill(1.0, 1, 16), fill(1.0, 1, 9), 1, 1));",
+        1,
+        "1:7",
+        "'conv2d_backward_filter' expects 14 argument(s)",
+    ),
+    (
+        "batch_norm2d_backward_two_targets",
+        "g = fill(1.0, 1, 1);\na, b = batch_norm2d_backward(g, g, fill(1.0, 2, 4), fill(1.0, 2, 4), g, 0.1);",
+        1,
+        "2:8",
+        "returns 3 value(s)",
+    ),
+    (
+        "conv2d_backward_data_int_filter",
+        "print(conv2d_backward_data(fill(1, 1, 4), fill(1.0, 1, 9), 1, 1, 0, 0, 1, 1, 4, 4, 1, 1, 2, 2));",
+        2,
+        "1:7",
+        "f32 or f64",
+    ),
+    (
+        "max_pool2d_backward_dout_shape",
+        "print(max_pool2d_backward(fill(1.0, 1, 16), fill(1.0, 1, 3), 1, 1, 4, 4, 2, 2, 2, 2, 0, 0));",
+        3,
+        "1:7",
+        "dOut must be 1x4",
+    ),
+    (
+        "conv2d_backward_filter_channels",
+        "print(conv2d_backward_filter(fill(1.0, 1, 16), fill(1.0, 1, 9), 1, 1, 0, 0, 1, 1, 4, 4, 1, 2, 2, 2));",
+        3,
+        "1:7",
+        "filterNumChannels (2) must equal inputNumChannels (1)",
     ),
 ]
 

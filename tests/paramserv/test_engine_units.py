@@ -22,7 +22,8 @@ X, Y = lr.data(n=40)
 
 
 @pytest.mark.parametrize(("kw", "fragment"), [
-    ({"utype": "FOO"}, "paramserv: unknown utype 'FOO' (expected one of BSP, ASP, SSP, SBP, ALLREDUCE, LOCALSGD)"),
+    ({"utype": "FOO"},
+     "paramserv: unknown utype 'FOO' (expected one of BSP, ASP, SSP, SBP, ALLREDUCE, LOCALSGD, GOSSIP, EASGD)"),
     ({"scheme": "bogus"}, "paramserv: unknown scheme 'BOGUS' (expected one of DISJOINT_CONTIGUOUS"),
     ({"freq": "x"}, "paramserv: unknown freq 'X'"),
     ({"mode": "spark"}, "paramserv: unknown mode 'SPARK' (expected one of LOCAL, MPI)"),

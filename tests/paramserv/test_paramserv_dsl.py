@@ -233,7 +233,8 @@ def test_statistics_show_epochs_and_validation_loss(tmp_path: Path) -> None:
     lines = res.stderr.splitlines()
     assert lines[0].startswith("paramserv call 1: mode=LOCAL utype=SSP freq=BATCH k=2, ")
     assert lines[1].split() == ["epoch", "seconds", "updates", "pushes", "dropped", "max", "stale", "push", "raw",
-                                "MB", "push", "sent", "MB", "pulled", "MB", "wait", "s", "val", "loss"]  # fmt: skip
+                                "MB", "push", "sent", "MB", "pulled", "MB", "wait", "s", "compute", "s", "comm", "s",
+                                "val", "loss"]  # fmt: skip
     rows = [ln.split() for ln in lines[2:5]]
     assert [r[0] for r in rows] == ["1", "2", "3"] and lines[5].split()[0] == "total"
     assert all(int(r[3]) == 64 for r in rows)  # 2 workers x ceil(1000 / 32) pushes per epoch

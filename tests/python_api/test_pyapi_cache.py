@@ -104,3 +104,36 @@ def test_files_read_by_name_recompile_when_their_meta_changes(dc: DaphneContext,
     dc.fill(7, 4, 1).write(path).compute()
     r = dc.readMatrix(path).compute()
     assert r.shape == (4, 1) and r.dtype == np.int64
+
+
+def test_a_python_number_changing_in_a_loop_compiles_once(dc: DaphneContext) -> None:
+    """Issue 25: Python numbers are inputs of the program, not literals, so the DAG shape alone keys the cache: a
+    step counter or a learning rate in a Python loop compiles once (ints and floats are two programs: si64 and
+    f64 scalars), and every result is the value for that number."""
+    z = np.random.default_rng(5).random((6, 6))
+    Z = dc.from_numpy(z)
+    ((Z + 100) @ Z).sum().compute()
+    n = _compiles()
+    for i in range(-3, 7):
+        assert ((Z + i) @ Z).sum().compute() == pytest.approx(((z + i) @ z).sum(), rel=1e-12)
+    for lr in (0.5, 1e-3, -2.25, float("inf")):
+        np.testing.assert_array_equal((Z - lr * Z).compute(), z - lr * z)
+        np.testing.assert_array_equal((Z > lr).ifElse(lr, 2 * lr).compute(), np.where(z > lr, lr, 2 * lr))
+    for k in (2, 3):
+        np.testing.assert_allclose(Z.pow(k).compute(), z**k, rtol=1e-15)
+    # (Z + i) @ Z is cached; Z - lr * Z, the comparison with ifElse (f64) and pow (si64) compile once each
+    assert _compiles() == n + 3
+    text = generate(((Z + 7) @ Z).sum()._node).text
+    assert "7" not in text and 'as.scalar(receiveFromNumpy(1, 1, 1, "si64"))' in text
+
+
+def test_a_python_number_keeps_its_value_type(dc: DaphneContext) -> None:
+    """A number input has the literal's value type (an int stays si64, a numpy f32 scalar f32, a bool a literal),
+    so results are those of the literal in DaphneDSL."""
+    a = np.arange(6, dtype=np.int64).reshape(2, 3)
+    X = dc.from_numpy(a)
+    got = (X * 3).compute()
+    assert got.dtype == np.int64 and np.array_equal(got, a * 3)
+    f = dc.from_numpy(np.ones((2, 2), dtype=np.float32))
+    assert (f + np.float32(0.5)).compute().dtype == np.float32
+    assert "true" in generate((X == True)._node).text  # noqa: E712 - a DaphneDSL comparison with a bool literal

@@ -200,13 +200,29 @@ def test_while_and_if_merges() -> None:
     assert len(_merge_casts(module)) == 2  # each branch's yield converted to the merged dense type
 
 
-def test_function_boundaries_are_dense() -> None:
+def test_function_results_are_dense_and_parameters_follow_their_calls() -> None:
+    """A parameter every call passes a CSR matrix to stays CSR (no densifying at the call: a graph handed to a
+    library function); results are converted to dense at the return."""
     src = "def f(M) { return M * 2.0; }\nX = rand(4, 4, 1.0, 2.0, 0.1, 1);\nprint(f(X));\nprint(X);"
     module = compile_ir(src)
     result, x = printed(module)
     assert not result.is_sparse and x.is_sparse
     call = next(o for o in module.walk() if isinstance(o, func.CallOp))
-    assert not call.arguments[0].type.is_sparse
+    assert call.arguments[0].type.is_sparse
+    callee = next(o for o in module.walk() if isinstance(o, func.FuncOp) and o.sym_name.data != "main")
+    assert callee.function_type.inputs.data[0].is_sparse
+
+
+def test_a_parameter_called_with_dense_and_sparse_matrices_is_dense() -> None:
+    src = (
+        "def f(M:matrix<f64>) -> matrix<f64> { return M * 2.0; }\n"
+        "X = rand(4, 4, 1.0, 2.0, 0.1, 1);\nY = fill(1.0, 4, 4);\nprint(f(X));\nprint(f(Y));"
+    )
+    module = compile_ir(src)
+    callees = [o for o in module.walk() if isinstance(o, func.FuncOp) and o.sym_name.data != "main"]
+    assert callees and all(not f.function_type.inputs.data[0].is_sparse for f in callees)
+    for call in (o for o in module.walk() if isinstance(o, func.CallOp)):
+        assert not call.arguments[0].type.is_sparse  # the CSR argument converted at the call
 
 
 def test_daphne_opt_runs_the_pass_with_a_threshold() -> None:

@@ -175,6 +175,65 @@ class Matrix(Dimensions, OperationNode):
         t, e = self._operand(thenVal), self._operand(elseVal)
         return self._make(MATRIX, "ternary", "", (self._node, t, e), joint_vt(t, e), self._node.shape)
 
+    # -- numpy habits --------------------------------------------------------------------------------------------------
+
+    def _static_type(self) -> tuple[int, int, str | None]:
+        """Rows, columns (-1: unknown) and value type: the API's own rules, else the compiler's inference (the
+        program is compiled, not run; cached like compute())."""
+        (rows, cols), vt = self._node.shape, self._node.vt
+        if rows < 0 or cols < 0 or vt is None:
+            from daphnec.tools.daphnelib import session
+
+            inferred = session.inferred_matrix_type(self._node, self._ctx._settings_for({}))  # type: ignore[attr-defined]
+            if inferred is not None:
+                rows, cols = (a if a >= 0 else b for a, b in zip((rows, cols), inferred[:2]))
+                vt = vt or inferred[2]
+        return rows, cols, vt
+
+    @property
+    def shape(self) -> tuple[int | None, int | None]:
+        """`(rows, cols)` as far as they are known before running (None for a dimension only the run decides, such
+        as the rows of a filter); `compute().shape` is always complete."""
+        rows, cols, _ = self._static_type()
+        return (rows if rows >= 0 else None, cols if cols >= 0 else None)
+
+    @property
+    def ndim(self) -> int:
+        """Always 2: DAPHNE's matrices are 2-D (a numpy vector becomes an n x 1 matrix)."""
+        return 2
+
+    @property
+    def dtype(self) -> Any:
+        """The numpy dtype of the result if its value type is known before running, else None."""
+        from daphnec.dialects.value_types import DTYPES
+
+        vt = self._static_type()[2]
+        return DTYPES.get(vt) if vt is not None else None
+
+    def __len__(self) -> int:
+        """The number of rows (numpy's `len`); computed with `nrow()` if only the run knows it."""
+        rows = self.shape[0]
+        return rows if rows is not None else int(self.nrow().compute())
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        """`np.asarray(X)`, `np.mean(X)`, ...: computes the matrix (numpy's functions then work on the result)."""
+        import numpy as np
+
+        a = self.compute()
+        return np.asarray(a, dtype=dtype) if dtype is not None else a
+
+    def _repr_html_(self) -> str:
+        """A notebook cell's view of the lazy matrix: its type as far as known and the expression (not computed)."""
+        import html
+
+        rows, cols = (d if d is not None else "?" for d in self.shape)
+        vt = self._static_type()[2] or "?"
+        text = html.escape(repr(self).split(" lazy: ", 1)[-1])
+        return (
+            f"<div><b>DAPHNE Matrix</b> {rows} x {cols} <code>{vt}</code> (lazy: <code>compute()</code> runs it)"
+            f"<br><code>{text}</code></div>"
+        )
+
     # -- input/output -------------------------------------------------------------------------------------------------
 
     def print(self) -> OperationNode:
@@ -198,10 +257,25 @@ def cast(self: OperationNode, dtype: str | None, vtype: str | None) -> Any:
     return self._call(kind, name, vt=vtype or (self._node.vt if kind != FRAME else None), shape=shape)
 
 
+_NUMPY_CALL = object()
+"""The default of the keywords numpy's functions pass to a method (`np.mean(X)` calls `X.mean(axis=None,
+dtype=None, out=None)`): a call that gives them comes from numpy and gets numpy's semantics."""
+
+_NUMPY_NAMES = {"sum": "sum", "mean": "mean", "aggMin": "min", "aggMax": "max", "stddev": "std", "var": "var"}
+
+
 def _aggregation(record: AggKind) -> Any:
     name = record.builtin
 
-    def method(self: Matrix, axis: int | None = None) -> Any:
+    def method(
+        self: Matrix, axis: int | None = None, dtype: Any = _NUMPY_CALL, out: Any = _NUMPY_CALL, **kw: Any
+    ) -> Any:
+        if dtype is not _NUMPY_CALL or out is not _NUMPY_CALL or kw:  # called by numpy (np.mean(X), ...)
+            import numpy as np
+
+            fn = getattr(np, _NUMPY_NAMES.get(name, name))
+            numpy_kw = {k: v for k, v in (("dtype", dtype), ("out", out)) if v is not _NUMPY_CALL}
+            return fn(np.asarray(self), axis=axis, **numpy_kw, **kw)
         return self._aggregate(record, axis)
 
     method.__name__ = name

@@ -48,7 +48,11 @@ def _unary_method(record: EwUnaryKind) -> Callable[[OperationNode], Any]:
 def _binary_method(record: EwBinaryKind) -> Callable[[OperationNode, object], Any]:
     name = record.function
 
-    def method(self: OperationNode, other: object) -> Any:
+    def method(self: OperationNode, other: object = None, **numpy_kw: Any) -> Any:
+        if numpy_kw:  # `np.max(X)` calls `X.max(axis=None, out=None)`: numpy's reduction of the computed value
+            import numpy as np
+
+            return getattr(np, name)(np.asarray(self), **numpy_kw)
         o = self._operand(other)
         kind = MATRIX if self._node.kind == MATRIX or getattr(o, "kind", None) == MATRIX else SCALAR
         return self._call(kind, name, other, vt=rule_vt(record.vt_rule, self._node, o), shape=self._node.shape)

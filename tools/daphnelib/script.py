@@ -20,7 +20,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from daphnec.tools.daphnelib.dag import FRAME, MATRIX, NONE, Node, Span, format_literal, is_literal
+import numpy as np
+
+from daphnec.dialects.op_kinds import EW_BINARY
+from daphnec.dialects.value_types import DTYPES
+from daphnec.tools.daphnelib.dag import FRAME, MATRIX, NONE, Node, Span, format_literal, is_literal, literal_vt
+
+_NUMBERS = (int, float, np.integer, np.floating)
+_EW_FUNCTIONS = frozenset(r.function for r in EW_BINARY.values() if r.function and r.operands != "str")
+"""The element-wise binary builtins (`pow`, `min`, ...): their number arguments become input slots."""
 
 PROGRAM_NAME = "<daphnelib>"
 """The file name of generated programs in error locations."""
@@ -164,6 +172,17 @@ class Builder:
     def args(self, scope: Scope, args: tuple[Any, ...]) -> str:
         return ", ".join(self.arg(scope, a) for a in args)
 
+    def operand(self, scope: Scope, a: object) -> str:
+        """An operand of an element-wise operation: a Python number becomes an input slot, not a literal, so that
+        `(Z + i) @ Z` for another `i` is the same program text (one compile for a loop over `i`, docs/python-api.md
+        "Python numbers"). Booleans and strings stay literals (they choose code paths rather than values)."""
+        if not isinstance(a, _NUMBERS) or isinstance(a, (bool, np.bool_)):
+            return self.arg(scope, a)
+        vt = literal_vt(a)
+        slot = len(self.inputs)
+        self.inputs.append(np.full((1, 1), a, dtype=DTYPES[vt]))
+        return f'as.scalar(receiveFromNumpy({slot}, 1, 1, "{vt}"))'
+
     # -- statements -------------------------------------------------------------------------------------------------
 
     def _emit(self, scope: Scope, node: Node) -> None:
@@ -205,6 +224,8 @@ class Builder:
     def _call(self, scope: Scope, node: Node) -> str:
         if node.name in ("readMatrix", "readFrame") and isinstance(node.args[0], str):
             self.signature.append(_meta_of(node.args[0]))  # its type is compiled in from the file's .meta
+        if node.name in _EW_FUNCTIONS:  # `pow(X, 2)`, `min(X, lo)`: the numbers are operands, as of `X ^ 2`
+            return f"{node.name}({', '.join(self.operand(scope, a) for a in node.args)})"
         return f"{node.name}({self.args(scope, node.args)})"
 
     def _index(self, scope: Scope, node: Node) -> str:
@@ -240,9 +261,9 @@ class Builder:
 
 _ASSIGNING = {
     "call": Builder._call,
-    "binary": lambda b, s, n: f"{b.arg(s, n.args[0])} {n.name} {b.arg(s, n.args[1])}",
+    "binary": lambda b, s, n: f"{b.operand(s, n.args[0])} {n.name} {b.operand(s, n.args[1])}",
     "unary": lambda b, s, n: f"{n.name}{b.arg(s, n.args[0])}",
-    "ternary": lambda b, s, n: f"{b.arg(s, n.args[0])} ? {b.arg(s, n.args[1])} : {b.arg(s, n.args[2])}",
+    "ternary": lambda b, s, n: f"{b.arg(s, n.args[0])} ? {b.operand(s, n.args[1])} : {b.operand(s, n.args[2])}",
     "index": Builder._index,
     "receive": Builder._receive,
     "file": Builder._read_file,

@@ -164,8 +164,11 @@ def _fail(e: Exception, gen: Generated, settings: Settings, stage: type[DaphneLi
 # --- compute -------------------------------------------------------------------------------------------------------
 
 
-def compile_program(gen: Generated, settings: Settings, progress: Progress) -> Any:
-    """The compiled program of `gen` (from the cache unless `--explain` asks to see the IR)."""
+def compile_program(
+    gen: Generated, settings: Settings, progress: Progress, timings: dict[str, float] | None = None
+) -> Any:
+    """The compiled program of `gen` (from the cache unless `--explain` asks to see the IR); `timings` receives
+    the frontend's `parsing_seconds` when it compiles."""
     from daphnec.tools.driver import compile_source
 
     explain = bool(settings.config.explain)
@@ -177,7 +180,7 @@ def compile_program(gen: Generated, settings: Settings, progress: Progress) -> A
         return program
     progress.say("compiling the generated DaphneDSL program")
     try:
-        program = compile_source(gen.text, PROGRAM_NAME, settings.config, {})
+        program = compile_source(gen.text, PROGRAM_NAME, settings.config, {} if timings is None else timings)
     except Exception as e:  # noqa: BLE001 - every failure becomes one of the API's exceptions
         _fail(e, gen, settings, DaphneCompileError)
     _STATS["compiles"] += 1
@@ -191,16 +194,43 @@ def compile_program(gen: Generated, settings: Settings, progress: Progress) -> A
 def run_program(program: Any, gen: Generated, settings: Settings, progress: Progress) -> list[object]:
     from daphnec.tools.driver import configure_runtime, run_bound
 
-    configure_runtime(settings.config)  # every run: another context may have other knobs (costs ~10 us)
+    configure_runtime(settings.config, unless_current=True)  # another context may have other knobs
     progress.say("running")
     beat = progress.running()
     _STATS["runs"] += 1
     try:
+        if settings.config.statistics:
+            return _run_with_statistics(program, gen)
         return run_bound(program, gen.inputs)
     except Exception as e:  # noqa: BLE001 - every failure becomes one of the API's exceptions
         _fail(e, gen, settings, DaphneExecutionError)
     finally:
         progress.stop(beat)
+
+
+def _run_with_statistics(program: Any, gen: Generated) -> list[object]:
+    """`statistics=True`: one run of the program with its kernels timed (an instrumented copy of its host code;
+    the cached program itself stays uninstrumented), then DAPHNE's statistics table on stderr, as `--statistics`
+    prints it after a script. Kernel calls the program makes are charged to lines of the generated program."""
+    from daphnec.runtime import statistics
+    from daphnec.runtime.kernels.daphnelib import bound
+
+    was = statistics.ENABLED
+    statistics.ENABLED = True
+    try:
+        runner = program.host.runner()
+    finally:
+        statistics.ENABLED = was
+    try:
+        with bound(gen.inputs) as results:
+            runner()
+    finally:
+        table = statistics.take_report()
+        if table:
+            sys.stdout.flush()
+            sys.stderr.write(table)
+            sys.stderr.flush()
+    return results
 
 
 def compute(
@@ -215,10 +245,11 @@ def compute(
         raise RuntimeError(f"unknown way to transfer the data: '{transfer}'")
     prog = Progress(progress)
     t0 = time.perf_counter()
+    timings: dict[str, float] = {}
     with _LOCK:
         gen = generate(root, transfer, tmpdir)
         t1 = time.perf_counter()
-        program = compile_program(gen, settings, prog)
+        program = compile_program(gen, settings, prog, timings)
         t2 = time.perf_counter()
         results = run_program(program, gen, settings, prog)
         t3 = time.perf_counter()
@@ -227,8 +258,20 @@ def compute(
         print(f"compute(): time to generate the DaphneDSL program: {t1 - t0:.10f} seconds")
         print(f"compute(): time to compile (or find) the program: {t2 - t1:.10f} seconds")
         print(f"compute(): Python-side execution time of the execute() function: {t3 - t2:.10f} seconds")
+    if settings.config.timing:
+        _print_timing(t1 - t0, t2 - t1, timings, t3 - t2)
     prog.say("done")
     return result, gen
+
+
+def _print_timing(generate: float, compile_wall: float, timings: dict[str, float], execution: float) -> None:
+    """`timing=True`: `--timing`'s JSON line on stderr for this `compute()`: generating the program is its start-up,
+    parsing and compilation are zero when the program came from the cache."""
+    from daphnec.tools.timing import timing_json, timing_parts
+
+    sys.stdout.flush()
+    sys.stderr.write(timing_json(*timing_parts(generate, compile_wall, timings, execution)) + "\n")
+    sys.stderr.flush()
 
 
 def _result(root: Node, results: list[object], gen: Generated) -> object:
@@ -255,3 +298,33 @@ def writable(a: Any) -> Any:
         except ValueError:
             pass
     return a
+
+
+def inferred_matrix_type(root: Node, settings: Settings) -> tuple[int, int, str | None] | None:
+    """The rows, columns (-1: unknown) and value type the compiler infers for matrix `root`, without running it:
+    the type of what the generated program saves, in the compiled IR (the compile is cached like `compute()`'s).
+    None if the program has no such value (or its IR is not kept)."""
+    from daphnec.dialects.ops_daphnelib import SaveDaphneLibResultOp
+    from daphnec.dialects.types import MatrixType
+
+    with _LOCK:
+        gen = generate(root, "shared memory", tmpdir)
+        program = compile_program(gen, settings, Progress(False))
+    module = getattr(program, "module", None)
+    if module is None:
+        return None
+    for op in module.walk():
+        if isinstance(op, SaveDaphneLibResultOp) and isinstance(op.arg.type, MatrixType):
+            rows, cols = op.arg.type.shape
+            vt = _vt_name(op.arg.type.element_type)
+            return rows, cols, vt
+    return None
+
+
+def _vt_name(element_type: Any) -> str | None:
+    from daphnec.dialects.types import vt_name
+
+    try:
+        return vt_name(element_type)
+    except Exception:  # noqa: BLE001 - an unknown value type
+        return None

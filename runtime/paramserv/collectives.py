@@ -1,0 +1,348 @@
+"""MPI mode: the worker ranks of a call reduce, average and gossip among themselves.
+
+The k worker ranks of a decentralised call form a communicator of their own (ranks 0..k-1 = worker indices,
+`MPI_Comm_create_group`, cached). Every algorithm sums in the canonical order (reduction.py), so ALLREDUCE equals
+BSP bit for bit whichever algorithm runs, and every replica gets the same bits. |w| below is the size of the
+gradient (or model) in bytes; "sent" is what one rank hands to MPI per reduction (the statistics count it; with
+TCP the kernel's count is in the statistics too, netbytes.py).
+
+- ALLGATHER: one `Iallgather` of every contribution (fixed-size buffers with a flag, compressed if asked); every
+  rank sums all k itself. Sent per rank: (k-1) |w| (mpich's ring all-gather).
+- RING: a reduce-scatter along the tree (the vector cut into k chunks, chunk c reduced to worker c, each rank
+  sending each chunk it does not own once: `reduction.scatter_schedule`), then a ring all-gather (k-1 steps, each
+  passing one chunk on). Sent per rank: 2 (k-1)/k |w|.
+- TREE: a binomial-tree reduce to worker 0 (the same tree), then a binomial-tree broadcast. Sent: |w| by every
+  other worker in the reduce; in the broadcast |w| per child (worker 0: ceil(log2 k) |w|).
+- MASTER: every worker sends its contribution (compressed if asked) to worker 0, which sums and sends the sum to
+  each. Sent: |w| per worker, (k-1) |w| by worker 0.
+
+`Collective.average` (LOCALSGD's model averaging, GOSSIP's final mean) runs the same algorithms on the models
+and divides by k. `Collective.exchange` is GOSSIP's step: each rank sends its replica to its neighbours
+(topology.py) and receives theirs: |w| per neighbour.
+
+No call blocks: requests are polled (transport.Waiter), and rank 0's PS_ABORT (another worker failed) ends a wait
+with `Aborted`; receives still pending are cancelled, and the call's tags (transport.call_tag) keep a left-over
+message from matching a later call.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from daphnec.runtime.kernels.lists import DaphneList
+from daphnec.runtime.paramserv.layout import FactorLayout, FlatLayout, PayloadLayout
+from daphnec.runtime.paramserv.options import Compression
+from daphnec.runtime.paramserv.reduction import (
+    broadcast_schedule,
+    chunk_bounds,
+    mean_of_sum,
+    scatter_schedule,
+    tree_mean,
+    tree_sum,
+)
+from daphnec.runtime.paramserv.stats import EpochStats
+from daphnec.runtime.paramserv.topology import neighbourhood
+from daphnec.runtime.paramserv.transport import Waiter, call_tag, mpi
+from daphnec.runtime.paramserv.worker import Contribution
+
+_REDUCE, _GATHER, _BCAST, _MASTER, _GOSSIP = range(5)
+"""Message kinds (call_tag) of the algorithms."""
+
+
+class Counter:
+    """Bytes one rank sent and received in its collectives (what it handed to MPI)."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+        self.received = 0
+
+
+class Collective:
+    """One call's reductions among its k worker ranks (this rank is worker `me`)."""
+
+    def __init__(self, comm: Any, k: int, me: int, model: Sequence[object], compression: Compression,
+                 algorithm: str, call: int, waiter: Waiter, sf: Sequence[int] = (), batchsize: int = 0):  # fmt: skip
+        self.comm = comm
+        self.k = k
+        self.me = me
+        self.algorithm = algorithm
+        self.waiter = waiter
+        self.call = call
+        self.model = model
+        self.compression = compression
+        self._flat: FlatLayout | None = None
+        self._payload: PayloadLayout | None = None
+        self.sf = tuple(sf)
+        """`sfb=true`: the positions whose sufficient factors travel (worker.sfb_positions)."""
+        self.factors = FactorLayout(model, self.sf, batchsize) if self.sf else None
+        rest = [j for j in range(len(model)) if j not in self.sf]
+        self.whole = rest
+        self.others = (Collective(comm, k, me, [model[j] for j in rest], compression, algorithm, call, waiter)
+                       if self.sf and rest else None)  # fmt: skip
+        """`sfb=true`: the collective of the matrices that travel whole."""
+
+    @property
+    def flat(self) -> FlatLayout:
+        if self._flat is None:
+            self._flat = FlatLayout(self.model, f"allreduce={self.algorithm}")
+        return self._flat
+
+    @property
+    def payload(self) -> PayloadLayout:
+        if self._payload is None:
+            self._payload = PayloadLayout(self.model, self.compression)
+        return self._payload
+
+    # -- the reductions ----------------------------------------------------------------------------------------------
+
+    def reduce(self, c: Contribution | None, present: Sequence[bool], stats: EpochStats) -> tuple:
+        """The canonical sum of the present workers' gradients (this rank's is `c`, None if it has none)."""
+        t0 = time.perf_counter()
+        counter = Counter()
+        out = self._hybrid_sum(c, present, counter) if self.sf else self._sum(c, present, counter)
+        self._count(stats, counter, t0)
+        return out
+
+    def _sum(self, c: Contribution | None, present: Sequence[bool], counter: Counter) -> tuple:
+        if self.algorithm == "ALLGATHER":
+            return self._allgather_sum(c, present, counter)
+        if self.algorithm == "MASTER":
+            return self._master_sum(c, present, counter)
+        flat = self.flat.flatten(c.grads) if c is not None else None
+        return self.flat.unflatten(self.sum_flat(flat, present, counter))
+
+    def _hybrid_sum(self, c: Contribution | None, present: Sequence[bool], counter: Counter) -> tuple:
+        """Poseidon's hybrid communication: the factored positions' factors by one all-gather (every worker
+        rebuilds every product and sums them in the canonical order), the other matrices by the all-reduce."""
+        assert self.factors is not None
+        out: list[object] = [None] * len(self.model)
+        if self.others is not None:
+            mine = Contribution(tuple(c.grads[j] for j in self.whole), None, 0, 0) if c is not None else None
+            for j, g in zip(self.whole, self.others._sum(mine, present, counter)):
+                out[j] = g
+        parts = self._allgather(self.factors.encode(c), counter)
+        products = [self.factors.decode(p) if self.factors.flag(p) == 1 else None for p in parts]
+        for j, g in zip(self.sf, tree_sum(products)):
+            out[j] = g
+        return tuple(out)
+
+    def average(self, model: DaphneList, stats: EpochStats) -> tuple:
+        """The canonical mean of every worker's model (all present)."""
+        t0 = time.perf_counter()
+        counter = Counter()
+        everyone = [True] * self.k
+        if self.algorithm == "ALLGATHER":
+            parts = self._allgather(self.payload_models().encode(Contribution(tuple(model), None, 0, 0)), counter)
+            out = tree_mean([self.payload_models().decode(p) for p in parts])
+        else:
+            flat = self.flat.flatten(model)
+            total = self.flat.unflatten(self.sum_flat(flat, everyone, counter))
+            out = mean_of_sum(total, self.k, model)
+        self._count(stats, counter, t0)
+        stats.pushes += 1
+        stats.push_raw += sum(int(np.asarray(m).nbytes) for m in model)
+        return out
+
+    def payload_models(self) -> PayloadLayout:
+        """Models travel uncompressed."""
+        if self.compression:
+            return PayloadLayout(self.model, Compression())
+        return self.payload
+
+    def _count(self, stats: EpochStats, counter: Counter, t0: float) -> None:
+        stats.push_sent += counter.sent
+        stats.pulled += counter.received
+        stats.wait_seconds += time.perf_counter() - t0
+
+    # -- ALLGATHER and MASTER: every contribution travels whole ---------------------------------------------------
+
+    def _allgather(self, send: np.ndarray, counter: Counter) -> list[np.ndarray]:
+        MPI = mpi()
+        size = send.size
+        recv = np.empty(self.k * size, dtype=np.uint8)
+        req = self.comm.Iallgather([send, MPI.BYTE], [recv, MPI.BYTE])
+        self.waiter.requests([req])
+        counter.sent += (self.k - 1) * size
+        counter.received += (self.k - 1) * size
+        return [recv[i * size : (i + 1) * size] for i in range(self.k)]
+
+    def _allgather_sum(self, c: Contribution | None, present: Sequence[bool], counter: Counter) -> tuple:
+        lay = self.payload
+        parts = self._allgather(lay.encode(c), counter)
+        return tree_sum([lay.decode(p) if lay.flag(p) == 1 else None for p in parts])
+
+    def _master_sum(self, c: Contribution | None, present: Sequence[bool], counter: Counter) -> tuple:
+        """Contributions to worker 0, which sums them and sends the sum to every other worker."""
+        MPI = mpi()
+        lay, flat = self.payload, self.flat
+        tag_in, tag_out = call_tag(self.call, _MASTER), call_tag(self.call, _BCAST)
+        if self.me != 0:
+            reqs = []
+            if present[self.me]:
+                buf = lay.encode(c)
+                reqs.append(self.comm.Isend([buf, MPI.BYTE], dest=0, tag=tag_in))
+                counter.sent += buf.size
+            out = np.empty(flat.n, dtype=flat.dtype)
+            reqs.append(self.comm.Irecv([out, MPI.BYTE], source=0, tag=tag_out))
+            self.waiter.requests(reqs)
+            counter.received += out.nbytes
+            return flat.unflatten(out)
+        bufs = {j: np.empty(lay.size, dtype=np.uint8) for j in range(1, self.k) if present[j]}
+        self.waiter.requests([self.comm.Irecv([b, MPI.BYTE], source=j, tag=tag_in) for j, b in bufs.items()])
+        counter.received += sum(b.size for b in bufs.values())
+        parts: list[tuple | None] = [c.grads if c is not None else None]
+        parts += [lay.decode(bufs[j]) if j in bufs else None for j in range(1, self.k)]
+        total = flat.flatten(tree_sum(parts))
+        reqs = [self.comm.Isend([total, MPI.BYTE], dest=j, tag=tag_out) for j in range(1, self.k)]
+        counter.sent += (self.k - 1) * total.nbytes
+        self.waiter.requests(reqs)
+        return flat.unflatten(total)
+
+    # -- RING and TREE: partial sums travel along the tree ---------------------------------------------------------
+
+    def sum_flat(self, flat: np.ndarray | None, present: Sequence[bool], counter: Counter,
+                 n: int | None = None) -> np.ndarray:  # fmt: skip
+        """RING or TREE (ALLGATHER/MASTER use `reduce`): the canonical sum of the present workers' vectors (of the
+        model's value type; `n` values, default the whole flattened model: a bucket of it with `overlap`)."""
+        n = self.flat.n if n is None else n
+        if self.algorithm == "TREE":
+            return self._tree(flat, present, counter, n)
+        return self._ring(flat, present, counter, n)
+
+    def _scatter(self, flat: np.ndarray | None, present: Sequence[bool], owners: list[int],
+                 bounds: list[tuple[int, int]], out: np.ndarray, counter: Counter) -> None:  # fmt: skip
+        """Reduce-scatter along the tree: afterwards out[bounds[c]] is the sum of chunk c on worker owners[c]."""
+        MPI = mpi()
+        me, item = self.me, out.itemsize
+        tag = call_tag(self.call, _REDUCE)
+        combined = [False] * len(owners)
+        for moves in scatter_schedule(self.k, present, owners):
+            reqs, incoming = [], []
+            for m in moves:
+                lo, hi = bounds[m.chunk]
+                if m.src == me:
+                    data = out[lo:hi] if combined[m.chunk] else flat[lo:hi]  # type: ignore[index]
+                    reqs.append(self.comm.Isend([data, MPI.BYTE], dest=m.dst, tag=tag))
+                    counter.sent += (hi - lo) * item
+                elif m.dst == me:
+                    buf = np.empty(hi - lo, dtype=out.dtype) if m.level else out[lo:hi]
+                    reqs.append(self.comm.Irecv([buf, MPI.BYTE], source=m.src, tag=tag))
+                    incoming.append((m, buf))
+                    counter.received += (hi - lo) * item
+            self.waiter.requests(reqs)
+            for m, buf in incoming:
+                lo, hi = bounds[m.chunk]
+                if not m.level:  # a finished chunk handed to its owner: received in place
+                    combined[m.chunk] = True
+                elif combined[m.chunk]:
+                    np.add(out[lo:hi], buf, out=out[lo:hi])
+                else:
+                    np.add(flat[lo:hi], buf, out=out[lo:hi])  # type: ignore[index]
+                    combined[m.chunk] = True
+        for c, o in enumerate(owners):
+            if o == me and not combined[c]:  # nobody else had this chunk: it is this rank's own
+                lo, hi = bounds[c]
+                out[lo:hi] = flat[lo:hi]  # type: ignore[index]
+
+    def _ring(self, flat: np.ndarray | None, present: Sequence[bool], counter: Counter, n: int) -> np.ndarray:
+        MPI = mpi()
+        k, me = self.k, self.me
+        out = np.empty(n, dtype=self.flat.dtype)
+        bounds = chunk_bounds(n, k)
+        self._scatter(flat, present, list(range(k)), bounds, out, counter)
+        tag = call_tag(self.call, _GATHER)
+        right, left = (me + 1) % k, (me - 1) % k
+        for step in range(k - 1):
+            slo, shi = bounds[(me - step) % k]
+            rlo, rhi = bounds[(me - step - 1) % k]
+            reqs = [self.comm.Isend([out[slo:shi], MPI.BYTE], dest=right, tag=tag),
+                    self.comm.Irecv([out[rlo:rhi], MPI.BYTE], source=left, tag=tag)]  # fmt: skip
+            counter.sent += (shi - slo) * out.itemsize
+            counter.received += (rhi - rlo) * out.itemsize
+            self.waiter.requests(reqs)
+        return out
+
+    def _tree(self, flat: np.ndarray | None, present: Sequence[bool], counter: Counter, n: int) -> np.ndarray:
+        MPI = mpi()
+        out = np.empty(n, dtype=self.flat.dtype)
+        self._scatter(flat, present, [0], [(0, n)], out, counter)
+        tag = call_tag(self.call, _BCAST)
+        for pairs in broadcast_schedule(self.k, 0):
+            reqs = []
+            for src, dst in pairs:
+                if src == self.me:
+                    reqs.append(self.comm.Isend([out, MPI.BYTE], dest=dst, tag=tag))
+                    counter.sent += out.nbytes
+                elif dst == self.me:
+                    reqs.append(self.comm.Irecv([out, MPI.BYTE], source=src, tag=tag))
+                    counter.received += out.nbytes
+            self.waiter.requests(reqs)
+        return out
+
+    # -- GOSSIP --------------------------------------------------------------------------------------------------------
+
+    def exchange(self, model: DaphneList, clock: int, topology: str, seed: int, stats: EpochStats) -> tuple:
+        """GOSSIP: the canonical mean of this rank's replica and its neighbours' at `clock`."""
+        MPI = mpi()
+        t0 = time.perf_counter()
+        lay = self.flat
+        group = neighbourhood(self.k, clock, topology, seed)[self.me]
+        mine = lay.flatten(model)
+        tag = call_tag(self.call, _GOSSIP)
+        got: dict[int, np.ndarray] = {self.me: mine}
+        reqs = []
+        for j in group:
+            if j != self.me:
+                got[j] = np.empty(lay.n, dtype=lay.dtype)
+                reqs.append(self.comm.Isend([mine, MPI.BYTE], dest=j, tag=tag))
+                reqs.append(self.comm.Irecv([got[j], MPI.BYTE], source=j, tag=tag))
+        self.waiter.requests(reqs)
+        peers = len(group) - 1
+        stats.pushes += 1
+        stats.push_raw += lay.nbytes
+        stats.push_sent += peers * lay.nbytes
+        stats.pulled += peers * lay.nbytes
+        stats.wait_seconds += time.perf_counter() - t0
+        mean = tree_mean([(got[j],) for j in group])[0]
+        return lay.unflatten(mean)
+
+
+class MpiReducer:
+    """`worker.Reducer` over a `Collective`: knows the clock of each reduction (one per clock for ALLREDUCE), so
+    every rank derives the same set of present workers from the plan."""
+
+    def __init__(self, collective: Collective, pushes: list[int], threads: int = 1):
+        self.collective = collective
+        self.pushes = pushes
+        self.threads = threads
+        self.clock = 0
+
+    def present(self, clock: int) -> list[bool]:
+        """Per worker rank, whether any of its workers has a batch at `clock`."""
+        m = max(self.pushes)
+        s, t = clock % m, self.threads
+        return [any(p > s for p in self.pushes[r * t : (r + 1) * t]) for r in range(len(self.pushes) // t)]
+
+    def reduce(self, w: int, c: Contribution | None, stats: EpochStats) -> tuple:
+        present = self.present(self.clock)
+        self.clock += 1
+        return self.collective.reduce(c, present, stats)
+
+    def average(self, w: int, model: DaphneList, stats: EpochStats) -> tuple:
+        return self.collective.average(model, stats)
+
+
+class MpiMixer:
+    """`worker.Mixer` over a `Collective` (GOSSIP)."""
+
+    def __init__(self, collective: Collective, topology: str, seed: int):
+        self.collective = collective
+        self.topology = topology
+        self.seed = seed
+
+    def mix(self, w: int, clock: int, model: DaphneList, stats: EpochStats) -> tuple:
+        return self.collective.exchange(model, clock, self.topology, self.seed, stats)

@@ -1,0 +1,211 @@
+"""MPI mode: a parameter-server shard's message loop, on whichever rank holds the shard.
+
+With one server (the default) the shard is the whole model and lives on rank 0. With `servers=M` shard 0 stays
+on rank 0 and shards 1..M-1 get ranks of their own (`DedicatedShard`, after the worker ranks); with `colocated`
+every worker rank (the first M of them) also holds one shard, served by a thread beside its worker loop
+(`ShardThread`), as in the co-located parameter servers of the lecture: each node keeps 1/n of the model.
+
+The loop (`ShardLoop`) is the server side of worker.Endpoint, for the `Server` object of its shard (server.py):
+
+    worker -> shard: PS_PUSH {c: clock, v: version used, next: clock to pull for (or None), g: descriptions}
+                     + PS_GRAD (the packed gradients; compressed payloads when compression is on)
+                     or PS_PUSH {bye: true}: the worker is done with this shard
+    shard -> worker: PS_MODEL {v: version, desc: descriptions} + PS_WEIGHTS (the packed matrices, packed once per
+                     version), or {v, same: true} (the worker has that version), or {stop: true}
+
+A push is applied once its buffers have arrived; the pull it carries is answered as soon as the server's
+`try_pull` allows. The loop ends when every worker has said bye and no push is in flight. `stopping()` (a rank of
+the call failed) makes it answer every pull with STOP and ignore gradients, so that every worker ends.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from daphnec.runtime.distributed import serialization as ser
+from daphnec.runtime.distributed.protocol import Tag, send_control, try_recv_control
+from daphnec.runtime.paramserv import compression as comp
+from daphnec.runtime.paramserv.server import STOP, Pulled, Server
+from daphnec.runtime.paramserv.transport import Idle, mpi, pack
+
+
+@dataclasses.dataclass
+class _Push:
+    rank: int
+    body: dict[str, Any]
+    requests: list[Any]
+    build: Callable[[], tuple]
+
+
+class ShardLoop:
+    """One shard's side of the conversation with the call's worker ranks (`clients`, in worker order)."""
+
+    def __init__(self, comms: Any, chunk: int, server: Server, clients: list[int],
+                 stopping: Callable[[], bool]):  # fmt: skip
+        self.comms = comms
+        self.chunk = chunk
+        self.server = server
+        self.index = {r: i for i, r in enumerate(clients)}
+        self.clients = clients
+        self.stopping = stopping
+        self.byes: set[int] = set()
+        self.inflight: list[_Push] = []
+        self.waiting: dict[int, tuple[int, int]] = {}
+        self.sending: list[tuple[Any, object]] = []
+        self.packed: tuple[int, np.ndarray] = (-1, np.empty(0, dtype=np.uint8))
+        self.error: Exception | None = None
+        """An exception of `agg` on this shard (the loop then stops the workers)."""
+        self.backoff = Idle()
+
+    @property
+    def done(self) -> bool:
+        return len(self.byes) == len(self.clients) and not self.inflight
+
+    def halted(self) -> bool:
+        return self.error is not None or self.stopping()
+
+    def step(self) -> bool:
+        """One round of polling: new pushes, completed pushes, answers; True if anything happened."""
+        did = False
+        m = try_recv_control(self.comms.ctrl, mpi().ANY_SOURCE, int(Tag.PS_PUSH))
+        if m is not None:
+            did = True
+            rank, _, body = m
+            if body.get("bye"):
+                self.byes.add(rank)
+                self.waiting.pop(rank, None)
+            else:
+                self.inflight.append(self._post(rank, body))
+        if self.inflight:
+            MPI = mpi()
+            done = [p for p in self.inflight if MPI.Request.Testall(p.requests)]
+            for p in done:
+                did = True
+                self.inflight.remove(p)
+                grads = p.build()
+                if not self.halted():
+                    try:
+                        self.server.push(self.index[p.rank], p.body["c"], grads, p.body["v"])
+                    except Exception as e:  # noqa: BLE001 - agg failed here: stop the workers, report the error
+                        self.error = e
+                if p.body["next"] is not None:
+                    self.waiting[p.rank] = (p.body["next"], p.body["v"])
+        if self.waiting:
+            did = self.answer() or did
+        if self.sending:
+            self.sending = [(r, k) for r, k in self.sending if not r.Test()]
+        if did:
+            self.backoff.reset()
+        return did
+
+    def idle(self) -> None:
+        self.backoff.idle(transfer=bool(self.inflight or self.sending))
+
+    def run(self, check: Callable[[], object] = lambda: None) -> None:
+        """Serve until every worker has said bye (then wait for the last answers to leave)."""
+        while not self.done:
+            if not self.step():
+                check()
+                self.idle()
+        self.drain(check)
+
+    def drain(self, check: Callable[[], object] = lambda: None) -> None:
+        b = Idle()
+        while self.sending:
+            self.sending = [(r, k) for r, k in self.sending if not r.Test()]
+            check()
+            b.idle(transfer=True)
+
+    def answer(self) -> bool:
+        """Answer the waiting pulls the server now allows (all of them with STOP once halted)."""
+        did = False
+        halted = self.halted()
+        for rank in list(self.waiting):
+            nxt, used = self.waiting[rank]
+            r = STOP if halted else self.server.try_pull(self.index[rank], nxt)
+            if r is not None:
+                del self.waiting[rank]
+                self._reply(rank, r, used)
+                did = True
+        return did
+
+    def _post(self, rank: int, body: dict[str, Any]) -> _Push:
+        allocated: list[tuple[list[np.ndarray], object]] = []
+        for d in body["g"]:
+            if d["k"] in comp.PAYLOAD_KINDS:
+                allocated.append((comp.allocate(d), d))
+            else:
+                allocated.append(ser.allocate(d))
+        views = [ser._bytes(b) for bufs, _ in allocated for b in bufs]
+        big = views[0] if len(views) == 1 else np.empty(sum(v.size for v in views), dtype=np.uint8)
+        requests = ser.irecv(self.comms.data, [big], rank, int(Tag.PS_GRAD), self.chunk)
+
+        def build() -> tuple:
+            if len(views) > 1:
+                pos = 0
+                for v in views:
+                    v[:] = big[pos : pos + v.size]
+                    pos += v.size
+            return tuple(comp.decode(how, bufs) if isinstance(how, dict) else how() for bufs, how in allocated)  # type: ignore[operator]
+
+        return _Push(rank, body, requests, build)
+
+    def _reply(self, rank: int, r: Pulled, used: int) -> None:
+        ctrl = self.comms.ctrl
+        if r == STOP:
+            send_control(ctrl, rank, Tag.PS_MODEL, {"stop": True})
+            return
+        model, version = r  # type: ignore[misc]
+        if version == used:
+            send_control(ctrl, rank, Tag.PS_MODEL, {"v": version, "same": True})
+            return
+        send_control(ctrl, rank, Tag.PS_MODEL, {"v": version, "desc": [ser.describe(m) for m in model]})
+        if self.packed[0] != version:
+            self.packed = (version, pack([b for m in model for b in ser.buffers(m)]))
+        buf = self.packed[1]
+        for req in ser.isend(self.comms.data, [buf], rank, int(Tag.PS_WEIGHTS), self.chunk):
+            self.sending.append((req, buf))
+
+    # -- the end of a shard on a rank other than 0 ---------------------------------------------------------------------
+
+    def report(self, t0: float) -> dict[str, Any]:
+        """The shard's part of its rank's PS_DONE: statistics, epoch end times (seconds since t0) and the
+        descriptions of its final matrices (sent next as PS_FINAL)."""
+        s = self.server
+        s.finish()
+        return {"stats": [e.to_dict() for e in s.log.epochs], "ends": [e - t0 for e in s.epoch_ends],
+                "final": [ser.describe(m) for m in s.model]}  # fmt: skip
+
+    def final_buffers(self) -> list[np.ndarray]:
+        return [b for m in self.server.model for b in ser.buffers(m)]
+
+
+class ShardThread:
+    """A co-located shard: its loop runs in a thread of a worker rank, beside the rank's worker loop (numpy
+    releases the GIL, and both threads sleep while they wait). The worker's `Waiter` notices rank 0's abort; the
+    thread reads it through `stopping`."""
+
+    def __init__(self, loop: ShardLoop, check: Callable[[], object]):
+        self.loop = loop
+        self.check = check
+        self.failure: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="daphnec-paramserv-shard", daemon=True)
+        self.started = time.perf_counter()
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.loop.run(self.check)  # type: ignore[arg-type]
+        except BaseException as e:  # noqa: BLE001 - reported by the rank's main thread
+            self.failure = e
+
+    def join(self) -> None:
+        self.thread.join()
