@@ -72,7 +72,7 @@ STAGES: tuple[Stage, ...] = (
     (("specialize", "canonicalize", "specialize", "dce", "parfor"), "property_inference"),
     ((("columnar", "columnar"), ("infer", "columnar"), ("canonicalize", "columnar"), ("cse", "columnar")), "columnar"),
     (
-        (("fold-positions", "columnar"), ("dce", "columnar"), ("select-matrix-repr", "select_matrix_repr")),
+        (("dce", "columnar"), ("select-matrix-repr", "select_matrix_repr")),
         "select_matrix_repr",
     ),
     ((), "transfer_data_props"),
@@ -154,6 +154,7 @@ def pipeline_options(config: object) -> tuple[frozenset[str], dict[str, dict[str
         "specialize": {"ipa": bool(getattr(config, "use_ipa_const_propa", True))},
         "select-kernels": {"catalog": tuple(getattr(config, "kernel_catalog", ()))},
         "fuse-filter-agg": {"ordered": not vectorized},
+        "columnar": {"optimistic_splitting": bool(getattr(config, "use_optimistic_splitting", False))},
         # the cost model: every pipeline of a distributed run is shipped to the workers, whatever its size
         "vectorize": {"min_cells": 0 if getattr(config, "use_distributed", False) else _vec_min_cells(config)},
         "simplify-algebra": {"reassociate": reassociate},

@@ -22,7 +22,6 @@ from daphnec.dialects.types import (
     MatrixType,
     UnknownType,
     dsl_type,
-    is_scalar,
     is_unknown,
     vt_name,
 )
@@ -65,21 +64,17 @@ NO_MATCH, CONVERTS, EXACT = 0, 1, 2
 def accepts(param: Attribute, arg: Attribute) -> int:
     """EXACT where DAPHNE's frontend finds parameter and argument compatible (equal types, either unknown, or
     matrices one of whose value types is unknown; src/parser/daphnedsl/DaphneDSLVisitor.cpp
-    `argAndUDFParamCompatible`); CONVERTS where the argument is cast to the parameter's value type
-    (doc/DaphneDSL/LanguageRef.md, typed functions: "automatically casted to the expected type, if possible":
-    numbers and booleans into each other, the data type kept); else NO_MATCH (e.g. a scalar for a matrix)."""
+    `argAndUDFParamCompatible`), else NO_MATCH: DAPHNE no longer casts an argument to a typed parameter's value
+    type, so `f(3)` for `def f(x: f64)` is an error (an si64 literal is not an f64), as is a matrix<si64> for a
+    matrix<f64> parameter. CONVERTS is left for frames whose parameter names a schema the argument does not have."""
     if param == arg or isinstance(param, UnknownType) or isinstance(arg, UnknownType):
         return EXACT
     if isinstance(param, MatrixType) and isinstance(arg, MatrixType):
-        if is_unknown(param) or is_unknown(arg) or param.element_type == arg.element_type:
-            return EXACT
-        return CONVERTS if _numeric(param) and _numeric(arg) else NO_MATCH
+        return EXACT if is_unknown(param) or is_unknown(arg) or param.element_type == arg.element_type else NO_MATCH
     if isinstance(param, FrameType) and isinstance(arg, FrameType):
         return EXACT if not param.column_types.data or param.column_types == arg.column_types else CONVERTS
     if isinstance(param, ListType) and isinstance(arg, ListType):
         return EXACT
-    if is_scalar(param) and is_scalar(arg):
-        return CONVERTS if _numeric(param) and _numeric(arg) else NO_MATCH
     return NO_MATCH
 
 

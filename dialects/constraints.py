@@ -28,7 +28,7 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from daphnec.dialects.types import ColumnType, FrameType, ListType, MatrixType, StringType, UnknownType
+from daphnec.dialects.types import ColumnType, FrameType, ListType, MatrixType, StringType, UnknownType, dsl_type
 
 MATRIX = irdl_to_attr_constraint(MatrixType | UnknownType)
 FRAME = irdl_to_attr_constraint(FrameType | UnknownType)
@@ -81,5 +81,5 @@ def type_error(op: IRDLOperation, roles: Mapping[str, str]) -> VerifyException |
         if bad is not None:
             what = words[1] if isinstance(d, VariadicDef) else words[0]
             role = roles.get(name, DEFAULT_ROLES.get(name, name))
-            return VerifyException(f"{op.name}: {role} must be {what}, got {bad}")
+            return VerifyException(f"{op.name}: {role} must be {what}, got {dsl_type(bad)}")
     return None

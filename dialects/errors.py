@@ -31,6 +31,11 @@ class DaphneError(Exception):
     """A user-facing error: printed as `file:line:col: error: message` and mapped to DAPHNE's exit code."""
 
     def __init__(self, message: str, loc: Loc | None = None, code: int = PASS_ERROR):
+        if not isinstance(self, ScriptStopped):  # `stop`'s text is the user's own
+            message = name_ops_in_dsl_terms(message)  # every message, whoever raised it, names ops as a script does
+            message = _REPEATED_PREFIX.sub(
+                r"\1", message
+            )  # a layer that adds the builtin's name to a message that has it
         super().__init__(message)
         self.message = message
         self.loc = loc
@@ -85,8 +90,14 @@ _BUILTINS = {
     "read": "readMatrix/readFrame", "write": "writeMatrix/writeFrame", "cast": "cast", "constant": "literal",
     "generic_call": "function call", "forRange": "for",
 }  # fmt: skip
-_OP_NAME = re.compile(r"\bdaphne\.([A-Za-z_]+)(?=:)")
-"""An op named at the start of a verifier's message (`daphne.matMul: ...`)."""
+_OP_NAME = re.compile(r"(?<![\w.!\"])daphne\.([A-Za-z_]+)\b(?![\w.\"])")
+"""An op named in a message (`daphne.matMul: ...`, `operation 'daphne.ewAbs'`); not a type (`!daphne.Matrix`) nor a
+quoted IR name (`"daphne.cast"`) nor an attribute (`daphne.native_kernel`, lower case with an underscore)."""
+_UNKNOWN_TYPE = re.compile(r"!daphne\.Unknown\b")
+_BARE_EW_OP = re.compile(r"(?<![\w.!\"`])(ew[A-Z][A-Za-z]*)(?=: )")
+"""A kernel's message that names its element-wise op without the dialect (`ewAbs: operation is not supported`)."""
+_REPEATED_PREFIX = re.compile(r"^([\w.`@/-]+: )(?:\1)+")
+"""`readMatrix: readMatrix: ...`: the builtin named twice, by the kernel and by the layer that located its error."""
 _UNKNOWN_SIZE = re.compile(r"(?<![\w-])-1(?=x)|(?<=\dx)-1\b|(?<=\?x)-1\b")
 
 
@@ -113,7 +124,54 @@ def dsl_name(mnemonic: str) -> str:
     return mnemonic  # most builtins are spelled like their op (reshape, solve, oneHot, ...)
 
 
+def _dsl_op(m: re.Match[str]) -> str:
+    mnemonic = m.group(1)
+    if "_" in mnemonic and mnemonic.islower():  # an attribute name (`daphne.native_kernel`), not an op
+        return m.group(0)
+    return dsl_name(mnemonic)
+
+
+def name_ops_in_dsl_terms(message: str) -> str:
+    """`message` with every IR op (`daphne.ewAbs`) named as a DaphneDSL script spells it (`abs`) and the unknown
+    type named in words: the one place that keeps the compiler's names out of what users read, whichever pass or
+    kernel wrote the message."""
+    if "ew" in message:
+        message = _BARE_EW_OP.sub(lambda m: dsl_name(m.group(1)), message)
+    if "daphne." not in message:
+        return message
+    return _ir_types_in_dsl_terms(_UNKNOWN_TYPE.sub("an unknown type", _OP_NAME.sub(_dsl_op, message)))
+
+
+_IR_TYPE = re.compile(r"!daphne\.(Matrix|Frame|List|String|Column)\b")
+_DSL_DATA_TYPE = {"Matrix": "matrix", "Frame": "frame", "List": "list", "String": "str", "Column": "column"}
+_MATRIX_VT = re.compile(r"(?<=x)(f64|f32|si64|si32|si8|ui64|ui32|ui8|i1|index)\b")
+
+
+def _ir_types_in_dsl_terms(message: str) -> str:
+    """IR types (`!daphne.Matrix<3x1xf64>`, `!daphne.Frame<2x[si64], ["a"]>`) as a script writes them
+    (`matrix<f64>`, `frame`); the type's parameters are skipped with their nested brackets."""
+    out, pos = [], 0
+    for m in _IR_TYPE.finditer(message):
+        if m.start() < pos:
+            continue  # inside a type already replaced
+        out.append(message[pos : m.start()])
+        end, params = m.end(), ""
+        if end < len(message) and message[end] == "<":
+            depth, i = 0, end
+            while i < len(message):
+                depth += {"<": 1, ">": -1}.get(message[i], 0)
+                i += 1
+                if depth == 0:
+                    break
+            params, end = message[m.end() + 1 : i - 1], i
+        name = _DSL_DATA_TYPE[m.group(1)]
+        vt = _MATRIX_VT.search(params) if m.group(1) == "Matrix" else None
+        out.append(f"{name}<{'bool' if vt.group(1) == 'i1' else vt.group(1)}>" if vt else name)
+        pos = end
+    out.append(message[pos:])
+    return "".join(out)
+
+
 def in_dsl_terms(message: str) -> str:
     """A verifier's message as a DaphneDSL user reads it: ops named as the script spells them, unknown sizes `?`."""
-    message = _OP_NAME.sub(lambda m: dsl_name(m.group(1)), message)
-    return _UNKNOWN_SIZE.sub("?", message)
+    return _UNKNOWN_SIZE.sub("?", name_ops_in_dsl_terms(message))

@@ -37,7 +37,7 @@ from xdsl.traits import ConstantLike, HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from daphnec.dialects.attr_names import MERGE_CAST_ATTR, SCALAR_ROLE_ATTR
-from daphnec.dialects.constraints import MATRIX, MATRIX_OR_FRAME, type_error
+from daphnec.dialects.constraints import MATRIX, MATRIX_OR_FRAME, SCALAR, type_error
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.folding import evaluate
 from daphnec.dialects.frame_labels import is_star, star_positions
@@ -930,6 +930,8 @@ class SeqOp(DaphneOp):
         if any(not isinstance(v, (int, float)) or isinstance(v, bool) for v in vals):
             return (-1, 1)
         f, t, i = vals  # type: ignore[misc]
+        if not all(math.isfinite(v) for v in vals):  # the kernel says which bound is NaN or infinite
+            return (-1, 1)
         if i == 0 or (t - f) * i < 0:
             return (0 if i != 0 and (t - f) * i < 0 else -1, 1)
         n = int(abs(t - f) // abs(i)) + 1
@@ -945,10 +947,10 @@ class RandMatrixOp(DaphneOp):
     name = "daphne.randMatrix"
     num_rows = operand_def()
     num_cols = operand_def()
-    min = operand_def()
-    max = operand_def()
-    sparsity = operand_def()
-    seed = operand_def()
+    min = operand_def(SCALAR)
+    max = operand_def(SCALAR)
+    sparsity = operand_def(SCALAR)
+    seed = operand_def(SCALAR)
     res = result_def()
     DT_RULE: ClassVar = "mat"
     SHAPE: ClassVar = staticmethod(shape_from_dims(0, 1))
@@ -961,7 +963,7 @@ class RandMatrixOp(DaphneOp):
 @irdl_op_definition
 class ReshapeOp(DaphneOp):
     name = "daphne.reshape"
-    arg = operand_def()
+    arg = operand_def(MATRIX)
     num_rows = operand_def()
     num_cols = operand_def()
     res = result_def()
@@ -974,7 +976,7 @@ class ReshapeOp(DaphneOp):
 @irdl_op_definition
 class TransposeOp(UnaryDaphneOp):
     name = "daphne.transpose"
-    arg = operand_def(MATRIX_OR_FRAME)
+    arg = operand_def(MATRIX)
     VT_RULE: ClassVar = staticmethod(vt_from_first)
     DT_RULE: ClassVar = "mat"
 

@@ -587,6 +587,10 @@ class _AstBuilder(Transformer_NonRecursive):
         return ast.FrameLitCols(tuple(labels), tuple(cols), self._loc(meta))
 
     @_meta
+    def frame_empty(self, meta: Meta, children: list[Any]) -> ast.FrameLitCols:
+        return ast.FrameLitCols((), (), self._loc(meta))
+
+    @_meta
     def frame_col(self, meta: Meta, children: list[ast.Expr]) -> tuple[ast.Expr, ast.Expr]:
         label, col = children
         return label, col

@@ -1,7 +1,12 @@
 """Allocation checks: a result that cannot fit in this machine's memory fails before it is started, with a message
-in DaphneDSL terms (`rand: a 100000x100000 f64 dense matrix needs 74.5 GiB, more than this machine's 23.5 GiB`),
-instead of numpy's MemoryError text (or the OOM killer) after minutes of work. Every builtin that allocates from
-sizes the user gives (rand, fill, seq, sample, diagMatrix, readers trusting a `.meta`) asks `check_alloc` first.
+in DaphneDSL terms (`rand: a 100000x100000 f64 dense matrix needs 74.5 GiB, more than the 20.1 GiB of memory
+available`), instead of numpy's MemoryError text (or the OOM killer) after minutes of work. Every builtin that
+allocates from sizes the user gives (rand, fill, seq, sample, diagMatrix, readers trusting a `.meta`) or whose
+result grows with its inputs' product (`@`, outerAdd and the other outer ops, oneHot, ctable, cartesian) asks
+`check_alloc` first. The limit is the memory *available* now (Linux's MemAvailable, capped by the cgroup's free
+budget), not the machine's total: numpy's lazily mapped zeros let a 22 GiB request pass on a 24 GiB machine with
+12 GiB free, and the OOM killer then ends the run without a message. A MemoryError that still reaches the host
+code (an allocation no check covers) is reported in the same words (`compiler/host/program.py`).
 """
 
 from __future__ import annotations
@@ -30,6 +35,31 @@ def machine_bytes() -> int:
     return total
 
 
+def available_bytes() -> int:
+    """The memory a new allocation can get now without swapping: MemAvailable, and no more than the cgroup's limit
+    minus its current usage (read on every call: it changes while the program runs)."""
+    avail = machine_bytes()
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    avail = min(avail, int(line.split()[1]) * 1024)
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    for limit_file, usage_file in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                                   ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                    "/sys/fs/cgroup/memory/memory.usage_in_bytes")):  # fmt: skip
+        try:
+            with open(limit_file, encoding="ascii") as f, open(usage_file, encoding="ascii") as g:
+                limit, usage = f.read().strip(), g.read().strip()
+        except OSError:
+            continue
+        if limit.isdigit() and usage.isdigit():
+            avail = min(avail, max(int(limit) - int(usage), 0))
+    return avail
+
+
 def item_bytes(vt: str) -> int:
     """Bytes per element of a `vt` matrix (strings: the object pointer, a lower bound)."""
     from daphnec.runtime.values import dtype_of
@@ -39,13 +69,51 @@ def item_bytes(vt: str) -> int:
 
 def check_alloc(op: str, rows: int, cols: int, vt: str, kind: str = "dense matrix", cells: int | None = None,
                 index_bytes: int = 0) -> None:  # fmt: skip
-    """Raise if a rows x cols `vt` result cannot fit in this machine: `cells` stored elements (default all), each
-    with `index_bytes` more (a CSR matrix's column index)."""
+    """Raise if a rows x cols `vt` result cannot fit in the memory available now: `cells` stored elements (default
+    all), each with `index_bytes` more (a CSR matrix's column index). Small results skip the check (reading
+    /proc/meminfo costs more than allocating them)."""
     need = (rows * cols if cells is None else cells) * (item_bytes(vt) + index_bytes)
-    have = machine_bytes()
+    check_bytes(op, f"a {rows}x{cols} {vt} {kind}", need)
+
+
+def check_bytes(op: str, what: str, need: int) -> None:
+    """Raise if `need` bytes for `what` (a result of builtin `op`) do not fit in the memory available now."""
+    if need < _CHECK_FROM:
+        return
+    have = available_bytes()
     if need > have:
-        raise DaphneRuntimeError(f"{op}: a {rows}x{cols} {vt} {kind} needs {_gib(need)} GiB, more than this "
-                                 f"machine's {_gib(have)} GiB")  # fmt: skip
+        raise DaphneRuntimeError(too_big_message(op, what, need, have))
+
+
+_CHECK_FROM = 64 << 20
+"""Results below this size are not checked."""
+
+
+def too_big_message(op: str | None, what: str, need: int, have: int) -> str:
+    """The one wording of a result that does not fit (`check_alloc` and the host code's MemoryError handler)."""
+    prefix = f"{op}: " if op else ""
+    return f"{prefix}{what} needs {_gib(need)} GiB, more than the {_gib(have)} GiB of memory available"
+
+
+def memory_error_message(e: MemoryError) -> str:
+    """numpy's `MemoryError` (`Unable to allocate 74.5 GiB for an array with shape (100000, 100000) and data type
+    float64`) in DaphneDSL terms; the error's own shape and dtype name the result."""
+    shape, dtype = getattr(e, "shape", None), getattr(e, "dtype", None)
+    if shape is None or dtype is None:
+        return f"out of memory ({_gib(available_bytes())} GiB available)"
+    import numpy as np
+
+    from daphnec.runtime.values import vt_of
+
+    try:
+        vt = vt_of(np.empty(0, dtype=dtype))
+    except DaphneRuntimeError:
+        vt = str(dtype)
+    cells = 1
+    for n in shape:
+        cells *= int(n)
+    dims = "x".join(str(int(n)) for n in shape) if len(shape) == 2 else f"{cells}-element"
+    return too_big_message(None, f"a {dims} {vt} result", cells * int(dtype.itemsize), available_bytes())
 
 
 def _gib(n: int) -> str:

@@ -249,6 +249,9 @@ OPTIONS: tuple[Option, ...] = (
                 "every bit of the program as written (docs/language.md, \"Rewrites\")"),
     Option("use_columnar", "flag", False, cli="columnar", json=True, apply=IF_SET, group="compiler",
            help="Use columnar operations for frames where possible"),
+    Option("use_optimistic_splitting", "flag", False, cli="optimistic-splitting", json=True, group="compiler",
+           help="Use optimistic splitting in the columnar group-by's grouped sums (takes effect with --columnar; "
+                "results do not change)"),
     Option("use_cuda", "flag", False, cli="cuda", json=True, apply=NEVER, group="compiler",
            help=f"Use CUDA ({_UNSUPPORTED}: runs on the CPU)",
            unsupported=f"--cuda is {_UNSUPPORTED}; running on the CPU"),
@@ -332,7 +335,6 @@ OPTIONS: tuple[Option, ...] = (
     Option("no_kernel_cache", "flag", False, cli="no-kernel-cache", group="debug",
            help="daphnec: do not reuse compiled kernels from the kernel cache"),
     # -- only in the config file (or set by daphnec) --------------------------------------------------------------
-    Option("use_optimistic_splitting", "flag", False, json=True),
     Option("force_cuda", "flag", False, json=True),
     Option("cuda_fuse_any", "flag", False, json=True),
     Option("cuda_devices", "intlist", (), json=True),

@@ -432,6 +432,8 @@ def cast_scalar(x, vt: str):
             return str(x)
         if t is float:
             return float_to_str(x)
+    if isinstance(x, np.ndarray) or is_csr(x):  # a matrix where a scalar belongs: name the data types
+        raise DaphneRuntimeError(f"expected a scalar of value type {vt}, got a matrix<{vt_of_py(x)}>")
     raise DaphneRuntimeError(f"cannot cast value of type {vt_of_py(x)} to {vt}")
 
 

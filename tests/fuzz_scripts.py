@@ -22,7 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SEEDS = sorted([*ROOT.glob("examples/*.daph"), *ROOT.glob("tests/scripts/**/*.daph")])
+SEEDS = sorted(
+    [*ROOT.glob("examples/*.daph"), *ROOT.glob("tests/scripts/**/*.daph"), *ROOT.glob("tests/fuzz_corpus/*.daph")]
+)
+"""The scripts mutants start from: the examples, the end-to-end scripts, and `tests/fuzz_corpus/` (reproducers of
+errors that once reached the user as Python exceptions: their neighbourhood is where more of them hide)."""
+INTERNAL = re.compile(r"internal error|\b[A-Z][A-Za-z]*(?:Error|Exception)\b|Traceback")
+"""A message that leaks the implementation: daphnec's own "internal error" marker or a Python exception name
+(`ValueError`, `LinAlgError`, `MemoryError`, ...); DaphneDSL messages never contain one."""
 TOKENS = [
     "(", ")", "{", "}", "[", "]", ";", ",", ":", "\"", "'", "/*", "*/", "//", "+", "-", "*", "/", "^", "%", "@",
     "==", "!=", "<=", "&&", "||", "!", "?", "=", ".", "$x", "$", "as.f32(", "as.matrix(", "as.frame(", "t(", "sum(",
@@ -74,13 +81,15 @@ class Figures:
     bad_codes: list[str] = field(default_factory=list)
     off_format: list[str] = field(default_factory=list)
     unlocated: list[str] = field(default_factory=list)
+    internal: list[str] = field(default_factory=list)
     codes: Counter[int] = field(default_factory=Counter)
 
     def summary(self) -> str:
         return (
             f"mutants tried {self.tried}, tracebacks {len(self.tracebacks)}, hangs {len(self.hangs)}, "
             f"bad exit codes {len(self.bad_codes)}, off-format messages {len(self.off_format)}, "
-            f"unlocated errors {len(self.unlocated)}, exit codes {dict(sorted(self.codes.items()))}"
+            f"unlocated errors {len(self.unlocated)}, internal errors {len(self.internal)}, "
+            f"exit codes {dict(sorted(self.codes.items()))}"
         )
 
 
@@ -107,6 +116,8 @@ def check(script: Path, timeout: float, figures: Figures) -> None:
     if res.returncode == 0:
         return
     last = err.rstrip("\n").split("\n")[-1] if err.strip() else ""
+    if INTERNAL.search(err):
+        figures.internal.append(f"{name}: {last}")
     if re.match(re.escape(name) + r":\d+:\d+: error: \S", last):
         return
     if re.match(r"(error|[\w.-]+: error): \S", last):
@@ -136,12 +147,16 @@ def main() -> int:
     ap.add_argument("--count", type=int, default=200)
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--show", type=int, default=20, help="list at most this many findings of each kind")
+    ap.add_argument("--keep", type=Path, help="write the mutants into this folder and keep them (to re-run findings)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        f = fuzz(args.seed, args.count, Path(tmp), args.jobs, args.timeout)
+        folder = args.keep or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        f = fuzz(args.seed, args.count, folder, args.jobs, args.timeout)
         print(f.summary())
-        for kind in ("tracebacks", "hangs", "bad_codes", "off_format", "unlocated"):
-            for item in getattr(f, kind)[:20]:
+        for kind in ("tracebacks", "hangs", "bad_codes", "off_format", "unlocated", "internal"):
+            for item in getattr(f, kind)[: args.show]:
                 print(f"{kind}: {item}")
     return 0
 

@@ -167,5 +167,5 @@ def test_families_select_by_kind() -> None:
     assert kernel_of(o.EwModOp(a, b, SI64)) is KERNELS[o.EwBinaryOp]
     spec = select_kernel(o.EwModOp(a, b, SI64))
     assert spec.name == "ew_mod" and spec.fn(7, 2) == 1
-    with pytest.raises(CompileError, match="no kernel for operation 'daphne.constant'"):
+    with pytest.raises(CompileError, match="no kernel for operation 'literal'"):
         kernel_of(a)

@@ -19,7 +19,7 @@ from daphnec.compiler.analysis.infer_io import infer_read
 from daphnec.compiler.ir_walk import preorder
 from daphnec.dialects.attr_names import DECLARED_RESULTS_ATTR, MERGE_CAST_ATTR, OVERLOADS_ATTR
 from daphnec.dialects.calls import Overload, callees, choose_overload, overload_error, reachable_functions
-from daphnec.dialects.errors import CompileError
+from daphnec.dialects.errors import CompileError, DaphneError, dsl_name
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops import CastOp, ConstantOp, DaphneOp, GenericCallOp, MapOp, constant_value
 from daphnec.dialects.ops_io import ReadOp
@@ -305,7 +305,16 @@ class Inference:
             if isinstance(op, CastOp) and MERGE_CAST_ATTR in op.attributes:
                 return
             hook = TYPE_HOOKS.get(type(op))
-            for res, t in zip(op.results, hook(op) if hook is not None else op.infer()):
+            try:
+                types = hook(op) if hook is not None else op.infer()
+            except DaphneError:
+                raise
+            except (ArithmeticError, ValueError, TypeError, IndexError, KeyError, AttributeError) as e:
+                # a type rule that did not foresee its operands (a NaN constant, an odd type) still ends in a
+                # located compile error that names the builtin, not in a Python exception without a place
+                raise CompileError(f"{dsl_name(op.name.removeprefix('daphne.'))}: cannot infer the result type: {e}",
+                                   loc_of(op)) from e  # fmt: skip
+            for res, t in zip(op.results, types):
                 set_type(res, t)
         elif isinstance(op, scf.IfOp):
             self._infer_if(op)

@@ -63,8 +63,12 @@ class HostProgram:
             raise ExecutionError(str(e), Loc(*remote) if remote else self._failing_loc(e)) from e
         except RecursionError as e:
             raise ExecutionError("maximum recursion depth exceeded", self._failing_loc(e)) from e
-        except (ArithmeticError, ValueError, TypeError, IndexError, MemoryError) as e:
-            raise ExecutionError(f"{type(e).__name__}: {e}", self._failing_loc(e)) from e
+        except MemoryError as e:
+            from daphnec.runtime.memory import memory_error_message
+
+            raise ExecutionError(memory_error_message(e), self._failing_loc(e)) from e
+        except Exception as e:  # noqa: BLE001 - a kernel's unforeseen failure still ends in a located message
+            raise ExecutionError(unforeseen_message(e), self._failing_loc(e)) from e
         finally:
             recursion_limit.release(RUN_RECURSION_LIMIT)
 
@@ -77,3 +81,10 @@ class HostProgram:
             if frame.filename == HOST_FILENAME and frame.lineno is not None and 0 < frame.lineno <= len(self.line_locs):
                 loc = self.line_locs[frame.lineno - 1] or loc
         return loc
+
+
+def unforeseen_message(e: BaseException) -> str:
+    """The text of an error no kernel turned into a `DaphneRuntimeError`: its own words, without the Python class
+    name (a DaphneDSL user cannot act on `ValueError`; `--debug` prints the traceback for whoever can)."""
+    text = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    return text or "the operation failed"

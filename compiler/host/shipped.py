@@ -18,13 +18,14 @@ from xdsl.parser import Parser
 
 from daphnec.compiler.backend.native import compile_kernels
 from daphnec.compiler.host.generator import generate_host, py_function_name
-from daphnec.compiler.host.program import HOST_FILENAME, HostProgram
+from daphnec.compiler.host.program import HOST_FILENAME, HostProgram, unforeseen_message
 from daphnec.compiler.pipeline import PassManager
 from daphnec.dialects import make_context
 from daphnec.dialects.errors import DaphneError, ExecutionError
 from daphnec.dialects.ops_distributed import DIST_FUNCTION
 from daphnec.runtime.config import DaphneConfig
 from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.memory import memory_error_message
 
 _VECTORIZED = DaphneConfig(use_vectorized_exec=True)
 """Shipped IR is compiled as a `--vec` run compiles its pipelines (the coordinator ran the host stages)."""
@@ -70,7 +71,9 @@ def located(fn: Callable[..., object], host: HostProgram) -> Callable[..., objec
 
 
 def _message(e: Exception) -> str:
-    return str(e) if isinstance(e, DaphneRuntimeError) else f"{type(e).__name__}: {e}"
+    if isinstance(e, DaphneRuntimeError):
+        return str(e)
+    return memory_error_message(e) if isinstance(e, MemoryError) else unforeseen_message(e)
 
 
 def compile_shipped_body(text: str) -> ShippedBody:

@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from daphnec.compiler.passes.fold_positions import drop_dead_round_trips, fold_positions
 from daphnec.dialects import ops, ops_columnar, ops_frame
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.frame_labels import is_star
@@ -43,8 +44,9 @@ def _single_col(t: Attribute) -> bool:
 class _Rewrite:
     """Builds the replacement of one op right before it (same location, types inferred on creation)."""
 
-    def __init__(self, anchor: Operation):
+    def __init__(self, anchor: Operation, optimistic_splitting: bool = False):
         self.anchor = anchor
+        self.optimistic_splitting = optimistic_splitting
 
     def emit(self, op: Operation) -> SSAValue:
         if isinstance(op, ops.DaphneOp):
@@ -195,7 +197,7 @@ def _group(op: ops_frame.GroupOp, r: _Rewrite) -> list[SSAValue] | None:
     cols = [r.cast(r.make(ops_columnar.ColProjectOp, [kc, repr_pos]).results[0], "matrix") for kc in key_cols]
     names = list(keys)
     num_distinct = r.make(ops.NumRowsOp, [r.cast(repr_pos, "matrix")]).results[0]
-    split = r.const(False, "bool")
+    split = r.const(r.optimistic_splitting, "bool")  # `--optimistic-splitting` (use_optimistic_splitting)
     for a in aggs:
         summed = r.make(ops_columnar.ColSumGrpOp, [r.key_column(op.frame, a), grp_ids, num_distinct, split])
         cols.append(r.cast(summed.results[0], "matrix"))
@@ -227,12 +229,20 @@ def _rewrite(op: Operation, r: _Rewrite) -> list[SSAValue] | None:
 
 @dataclass(frozen=True)
 class ColumnarPass(ModulePass):
+    """`optimistic_splitting`: DAPHNE's `--optimistic-splitting` (config key `use_optimistic_splitting`), the
+    `optimisticSplit` operand of every `colSumGrp` the group rewrite makes."""
+
     name = "columnar"
+    optimistic_splitting: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for o in list(op.walk()):
             if o.parent is None:
                 continue  # already replaced
-            new = _rewrite(o, _Rewrite(o))
+            new = _rewrite(o, _Rewrite(o, self.optimistic_splitting))
             if new is not None:
                 _replace(o, new)
+        # Like DAPHNE's rewrite, drop its own position list -> bit vector -> position list round trips between
+        # operators before the IR is printed (`--explain=columnar`): each op was rewritten in isolation.
+        if fold_positions(op):
+            drop_dead_round_trips(op)

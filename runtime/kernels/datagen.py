@@ -217,6 +217,8 @@ def _nonzero_ints(gen: MT19937, count: int, lo: int, hi: int, vt: str) -> np.nda
         vals = vals[vals != 0]
         parts.append(vals)
         have += len(vals)
+    if not parts:  # no draws asked (a block the selection left empty)
+        return np.empty(0, dtype=dtype_of(vt))
     return np.concatenate(parts) if len(parts) != 1 else parts[0]
 
 
@@ -242,6 +244,8 @@ def _nonzero_reals(gen: MT19937, count: int, lo: float, hi: float, vt: str) -> n
         vals = u[u != 0]
         parts.append(vals)
         have += len(vals)
+    if not parts:  # no draws asked (a block the selection left empty)
+        return np.empty(0, dtype=dtype_of(vt))
     return np.concatenate(parts) if len(parts) != 1 else parts[0]
 
 
@@ -262,6 +266,8 @@ def _index_draws(gen: MT19937, count: int, n_cells: int) -> np.ndarray:
         ok = (prod & np.uint64(_M32)) >= thr
         parts.append(prod[ok] >> np.uint64(32))
         have += len(parts[-1])
+    if not parts:  # no draws asked
+        return np.empty(0, dtype=np.uint64)
     return np.concatenate(parts) if len(parts) != 1 else parts[0]
 
 

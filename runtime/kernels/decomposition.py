@@ -20,13 +20,18 @@ def eigen(X) -> tuple[np.ndarray, np.ndarray]:
     A = as_dense(X)
     if A.dtype.kind != "f":
         raise DaphneRuntimeError(f"eigen: value type {A.dtype} is not supported (only f32/f64)")
+    if A.size and not np.isfinite(A).all():  # LAPACK refuses them ("Array must not contain infs or NaNs")
+        raise DaphneRuntimeError("eigen: the matrix must not contain NaN or infinite values")
     if A.shape[0] != A.shape[1] or not is_symmetric(A):
         raise DaphneRuntimeError("EigenCal - Input matrix must be symmetric")
     n = A.shape[0]
     if n == 0:
         return np.empty((0, 1), dtype=A.dtype), np.empty((0, 0), dtype=A.dtype)
-    with np.errstate(all="ignore"):
-        vals, vecs = np.linalg.eig(A.astype(np.float64))
+    try:
+        with np.errstate(all="ignore"):
+            vals, vecs = np.linalg.eig(A.astype(np.float64))
+    except np.linalg.LinAlgError as e:  # LAPACK's QR iteration did not converge
+        raise DaphneRuntimeError(f"eigen: the eigenvalue computation failed ({e})") from e
     vals, vecs = np.real(vals), np.real(vecs)
     if A.dtype == np.float32:
         pivot = np.argmax(np.abs(vecs), axis=0)

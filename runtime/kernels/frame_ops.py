@@ -19,6 +19,7 @@ from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.frame import Frame, default_label
 from daphnec.runtime.kernels import relational
 from daphnec.runtime.kernels.positions import position, positions
+from daphnec.runtime.memory import check_bytes
 from daphnec.runtime.values import as_dense, cast_matrix, cast_scalar, dtype_of, vt_of
 
 Selector = None | int | float | str | tuple | np.ndarray
@@ -152,7 +153,7 @@ def frame_to_matrix(F: Frame, vt: str) -> np.ndarray:
 def matrix_to_frame(X: np.ndarray) -> Frame:
     """`as.frame(X)`: one column per matrix column, labelled `col_0`, `col_1`, ..."""
     X = as_dense(X)
-    return Frame([X[:, j].copy() for j in range(X.shape[1])], who="as.frame")
+    return Frame([X[:, j].copy() for j in range(X.shape[1])], who="as.frame", rows=X.shape[0])
 
 
 def scalar_to_frame(x: object, vt: str) -> Frame:
@@ -253,6 +254,8 @@ def match_pairs(lkeys: np.ndarray, rkeys: np.ndarray, who: str = "join") -> tupl
 def cartesian(lhs: Frame, rhs: Frame) -> Frame:
     """`cartesian(F, G)`: every row of F combined with every row of G (F's row order outermost)."""
     n, m = lhs.nrow, rhs.nrow
+    width = sum(c.dtype.itemsize for c in (*lhs.columns, *rhs.columns)) + 16  # the columns and both row indices
+    check_bytes("cartesian", f"a frame of {n * m} rows", n * m * width)
     return relational.joined(lhs, np.repeat(np.arange(n), m), rhs, np.tile(np.arange(m), n), "cartesian")
 
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.fperr import quiet
+from daphnec.runtime.memory import check_alloc
 from daphnec.runtime.values import cast_matrix, is_csr, vt_of
 
 
@@ -28,6 +29,7 @@ def matmul(A: np.ndarray, B: np.ndarray, vt: str, transa: bool = False, transb: 
         )
     if vt == "str":
         raise DaphneRuntimeError("matMul: value type str is not supported")
+    check_alloc("@", ar, bc, vt, "result")
     a, b = cast_matrix(A, vt), cast_matrix(B, vt)
     if is_csr(a) or is_csr(b):
         return _csr_matmul(a, b)

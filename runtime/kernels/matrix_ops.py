@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.memory import check_alloc
 from daphnec.runtime.values import as_dense, dtype_of, is_csr
 
 
@@ -114,6 +115,7 @@ def ctable(ys, xs, weight, num_rows: int, num_cols: int, vt: str) -> np.ndarray:
     r, c = _positions(ys[:, 0]), _positions(xs[:, 0])
     nr = int(num_rows) if int(num_rows) >= 0 else (int(r.max()) + 1 if r.size else 0)
     nc = int(num_cols) if int(num_cols) >= 0 else (int(c.max()) + 1 if c.size else 0)
+    check_alloc("ctable", nr, nc, vt, "result")
     res = np.zeros((nr, nc), dtype=dtype_of(vt))
     inside = (r < nr) & (c < nc)
     with np.errstate(all="ignore"):

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from daphnec.runtime.memory import check_bytes
 from daphnec.runtime.vectorized.kernel import Body, PipelineBody, Prepare
 
 Entry = Callable[..., int]
@@ -32,6 +33,7 @@ def matmul_factory(entry: Entry, dtype: np.dtype, transa: bool, transb: bool) ->
             k2, n = (bc, br) if transb else (br, bc)
             if k != k2:
                 return fallback(a, b)
+            check_bytes("@", f"a {m}x{n} result", m * n * dtype.itemsize)
             out = np.empty((m, n), dtype)
             if entry(m, k, n, _contiguous(a), _contiguous(b), out) != 0:
                 return fallback(a, b)

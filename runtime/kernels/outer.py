@@ -13,6 +13,7 @@ import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.kernels import ew_binary
+from daphnec.runtime.memory import check_alloc
 from daphnec.runtime.values import as_dense
 
 _cache: dict[tuple[str, str, str], Callable[[np.ndarray, np.ndarray], np.ndarray]] = {}
@@ -41,6 +42,7 @@ def _build(kind: str, operand_vt: str, res_vt: str) -> Callable[[np.ndarray, np.
                 f"{name}: shape mismatch: lhs {lr}x{lc}, rhs {rr}x{rc} "
                 f"(lhs must be a column (m x 1), rhs a row (1 x n))"
             )
+        check_alloc(name, lr, rc, res_vt, "result")
         if rc == 0 or lr == 0:
             return ew(np.empty((lr, rc), dtype=lhs.dtype), np.empty((1, rc), dtype=rhs.dtype))
         wide = np.ascontiguousarray(np.broadcast_to(lhs, (lr, rc)))

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.memory import check_alloc
 from daphnec.runtime.values import as_dense, cast_scalar, vt_of
 
 
@@ -26,6 +27,7 @@ def one_hot(arg, info) -> np.ndarray:
     spec = spec_m[0].astype(np.int64)
     if (spec < -1).any():
         raise DaphneRuntimeError("oneHot: parameter info values must be -1, 0, or a positive integer")
+    check_alloc("oneHot", A.shape[0], int(sum(1 if d == -1 else d for d in spec.tolist())), vt_of(A), "result")
     parts = [_encode_column(A[:, j], int(d), j) for j, d in enumerate(spec.tolist()) if d != 0]
     if not parts:
         return np.zeros((A.shape[0], 0), dtype=A.dtype)

@@ -155,8 +155,8 @@ def aggregate(func: str, col: np.ndarray, gid: np.ndarray, ngroups: int) -> np.n
 def grouped_sum(col: np.ndarray, gid: np.ndarray, ngroups: int) -> np.ndarray:
     """Sums in row order: float64 through bincount (sequential, like std::accumulate); integers through bincount
     when every partial sum is exact in a double, else with wrapping integer adds."""
-    if col.dtype == np.float64:
-        return np.bincount(gid, weights=col, minlength=ngroups)
+    if col.dtype == np.float64:  # (bincount of no rows is int64 even with float weights)
+        return np.bincount(gid, weights=col, minlength=ngroups).astype(np.float64, copy=False)
     if col.dtype.kind in "iu" and len(col):
         bound = max(abs(int(col.min())), abs(int(col.max()))) * len(col)
         if bound < 2**53:

@@ -16,7 +16,7 @@ CASES: list[tuple[str, str, int, str | None, str]] = [
     ("rand_csr_min_gt_max", "print(rand(3, 3, 5, 1, 0.1, 1));", 3, "1:7", "RandMatrix - min must be <= max"),
     ("rand_csr_zero_rows", "print(rand(0, 3, 1.0, 2.0, 0.1, 1));", 3, "1:7", "RandMatrix - numRows must be > 0"),
     ("rand_csr_zero_bounds", "print(rand(3, 3, 0, 0, 0.1, 1));", 3, "1:7", "min and max must not both be zero"),
-    ("csr_add_shape", SLICE + "print(X + Y);", 3, "4:7", "ewAdd: shape mismatch: lhs 8x1, rhs 2x1"),
+    ("csr_add_shape", SLICE + "print(X + Y);", 3, "4:7", "`+`: shape mismatch: lhs 8x1, rhs 2x1"),
     ("csr_matmul_shape", SLICE + "print(X @ Y);", 3, "4:7", "matMul: shape mismatch: lhs 8x1, rhs 2x1"),
     ("csr_sqrt_domain", "print(sqrt([0, 0, 0, 0, -4.0, 0, 0, 0]));", 3, "1:7", "invalid argument '-4' passed to unary"),
     ("csr_int_division_by_zero", "X = [0, 0, 0, 0, 0, 0, 0, 4];\nprint(1 / X);", 3, "2:7", "division by zero"),
