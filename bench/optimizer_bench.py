@@ -134,8 +134,12 @@ CASES: dict[str, Case] = {
         "naive order",
         "R = A @ B @ C @ v;",
         lambda A, B, C, v: A @ B @ C @ v,
-        lambda r, s: {"A": _dense(r, _n(1200, s), 1200), "B": _dense(r, 1200, 1200), "C": _dense(r, 1200, 1200),
-                      "v": _dense(r, 1200, 1)},  # fmt: skip
+        lambda r, s: {
+            "A": _dense(r, _n(1200, s), 1200),
+            "B": _dense(r, 1200, 1200),
+            "C": _dense(r, 1200, 1200),
+            "v": _dense(r, 1200, 1),
+        },  # fmt: skip
     ),
     "intercept_gram": Case(
         "naive order",
@@ -167,8 +171,11 @@ CASES: dict[str, Case] = {
         "kernels",
         LOOP_LOGREG,
         lambda X, v, w: np_loop(X, v, w),
-        lambda r, s: {"X": _csr(r, _n(400_000, s), 200, 0.02), "v": _dense(r, 200, 1),
-                      "w": r.random((_n(400_000, s), 1))},  # fmt: skip
+        lambda r, s: {
+            "X": _csr(r, _n(400_000, s), 200, 0.02),
+            "v": _dense(r, 200, 1),
+            "w": r.random((_n(400_000, s), 1)),
+        },  # fmt: skip
         flags=("--select-matrix-repr",),  # X is read as CSR
     ),
 }
@@ -176,7 +183,7 @@ CASES: dict[str, Case] = {
 
 def script_of(case: Case, names: list[str]) -> str:
     reads = "".join(f"{n} = readMatrix(${n});\n" for n in names)
-    return f"{reads}t0 = now();\n{case.dsl}\nt1 = now();\nprint(\"t=\" + (t1 - t0));\nwrite(R, $out);\n"
+    return f'{reads}t0 = now();\n{case.dsl}\nt1 = now();\nprint("t=" + (t1 - t0));\nwrite(R, $out);\n'
 
 
 def bench_case(name: str, case: Case, scale: float, repeat: int, folder: Path, before: str) -> dict[str, object]:

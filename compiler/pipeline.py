@@ -92,8 +92,13 @@ STAGES: tuple[Stage, ...] = (
     ((), "type_adaptation"),
     ((("fuse-filter-agg", "fuse_filter_agg"), ("fuse-sums", "fuse_sums"), ("fuse-maps", "fuse_maps")), None),
     (
-        (("vectorize", "vec"), ("canonicalize", "vec"), ("dce", "vec"), ("distribute-parfor", "distributed"),
-         ("distribute", "distributed")),
+        (
+            ("vectorize", "vec"),
+            ("canonicalize", "vec"),
+            ("dce", "vec"),
+            ("distribute-parfor", "distributed"),
+            ("distribute", "distributed"),
+        ),
         "vectorized",
     ),
     ((), "obj_ref_mgnt"),

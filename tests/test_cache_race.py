@@ -35,6 +35,7 @@ OTHER_UID = 65534
 SCRIPT = "x = 3;\nprint(x * 2);\n"
 FORMAT = "daphnec-program-3"
 
+
 def _swap_folders(exchange: Any, real: Path, evil: Path, stop: Path) -> None:
     """The attacker's loop: exchange the victim's folder and the forged one (`renameat2(RENAME_EXCHANGE)`, one
     atomic step: the path always names one of them), as fast as the kernel goes."""

@@ -352,8 +352,10 @@ def test_explain_valid_values_pass_validation():
 def test_option_after_script_is_a_script_argument():
     r = run(HELLO, "--vec")
     assert r.returncode == 1
-    assert "script arguments must be specified as name=value, but found '--vec' ('--vec' is a daphnec option: " \
+    assert (
+        "script arguments must be specified as name=value, but found '--vec' ('--vec' is a daphnec option: "
         "options go before the script, `daphnec --vec script.daph`)" in r.stderr
+    )
     r = run(HELLO, "--num-threads=2")
     assert r.returncode == 1 and "options go before the script, `daphnec --num-threads=2 script.daph`" in r.stderr
     assert "options go before" not in run(HELLO, "--bogus").stderr  # not an option: no such hint

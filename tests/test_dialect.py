@@ -24,7 +24,14 @@ from daphnec.dialects.folding import evaluating_with
 from daphnec.dialects.locations import loc_of, to_attr
 from daphnec.dialects.types import F64, INDEX, SI64, STR, UNKNOWN, MatrixType
 
-STRUCTURAL = {"ConstantOp", "GenericCallOp", "VectorizedPipelineOp", "PipelineReturnOp", "DistributedPipelineOp", "ParForOp"}
+STRUCTURAL = {
+    "ConstantOp",
+    "GenericCallOp",
+    "VectorizedPipelineOp",
+    "PipelineReturnOp",
+    "DistributedPipelineOp",
+    "ParForOp",
+}
 """Ops the host code generator handles itself instead of calling a kernel."""
 COMPILE_TIME = {"RegisterViewOp", "SqlOp"}
 """Ops a pass replaces before kernel selection (the `sql` pass binds views and expands queries)."""

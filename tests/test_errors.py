@@ -160,16 +160,41 @@ CASES: list[tuple[str, str, int, str | None, str]] = [
     ("list_remove_out_of_range", "L = createList([1.0]);\nL2, x = remove(L, 1);\nprint(x);", 3, "2:9", "position 1"),
     ("list_remove_negative", "L = createList([1.0]);\nL2, x = remove(L, -1);\nprint(x);", 3, "2:9", "position -1"),
     # --- issue 25: messages in the script's terms ---
-    ("print_matrix_newline", "X = fill(1.0, 2, 2);\nprint(X, X);", 2, "2:1",
-     "print's second argument (newline) must be a scalar (or a 1x1 matrix), but it is a 2x2 matrix"),
-    ("if_matrix_condition", "X = fill(1.0, 2, 2);\nif (X > 1) { print(1); }", 2, "2:5",
-     "the condition of 'if' must be a scalar (or a 1x1 matrix), but it is a 2x2 matrix"),
-    ("while_matrix_condition", "X = fill(1.0, 2, 2);\nwhile (X > 0) { X = X - 1; }\nprint(X);", 2, "2:8",
-     "the condition of 'while' must be a scalar (or a 1x1 matrix), but it is a 2x2 matrix"),
-    ("map_string_name", 'def inc(x) { return x + 1; }\nprint(map(fill(1.0, 2, 2), "inc"));', 1, "2:28",
-     "map: the second argument is the bare name of a user-defined function, not a string (write map(X, inc))"),
-    ("map_unknown_function", "print(map(fill(1.0, 2, 2), nofunc));", 1, "1:28",
-     "map: 'nofunc' is not a user-defined function"),
+    (
+        "print_matrix_newline",
+        "X = fill(1.0, 2, 2);\nprint(X, X);",
+        2,
+        "2:1",
+        "print's second argument (newline) must be a scalar (or a 1x1 matrix), but it is a 2x2 matrix",
+    ),
+    (
+        "if_matrix_condition",
+        "X = fill(1.0, 2, 2);\nif (X > 1) { print(1); }",
+        2,
+        "2:5",
+        "the condition of 'if' must be a scalar (or a 1x1 matrix), but it is a 2x2 matrix",
+    ),
+    (
+        "while_matrix_condition",
+        "X = fill(1.0, 2, 2);\nwhile (X > 0) { X = X - 1; }\nprint(X);",
+        2,
+        "2:8",
+        "the condition of 'while' must be a scalar (or a 1x1 matrix), but it is a 2x2 matrix",
+    ),
+    (
+        "map_string_name",
+        'def inc(x) { return x + 1; }\nprint(map(fill(1.0, 2, 2), "inc"));',
+        1,
+        "2:28",
+        "map: the second argument is the bare name of a user-defined function, not a string (write map(X, inc))",
+    ),
+    (
+        "map_unknown_function",
+        "print(map(fill(1.0, 2, 2), nofunc));",
+        1,
+        "1:28",
+        "map: 'nofunc' is not a user-defined function",
+    ),
 ]
 
 

@@ -249,8 +249,12 @@ def test_fuse_x_once(n, m, seed, kind):
     expr = {"plain": "t(M0) @ (M0 @ M1)", "weighted": "t(M0) @ (M2 * (M0 @ M1))",
             "residual": "t(M0) @ ((M0 @ M1) - M2)"}[kind]  # fmt: skip
     ins = [x, v] if kind == "plain" else [x, v, a]
-    check(expr, ins, r'"daphne\.matMul"', kept="daphne.gramVector" + {"plain": "", "weighted": "Weighted",
-                                                                        "residual": "Residual"}[kind])
+    check(
+        expr,
+        ins,
+        r'"daphne\.matMul"',
+        kept="daphne.gramVector" + {"plain": "", "weighted": "Weighted", "residual": "Residual"}[kind],
+    )
 
 
 @pytest.mark.parametrize("csr", [False, True])

@@ -74,8 +74,11 @@ KERNELS: dict[type[Operation], Kernel] = {
     ops.ExtractColOp: fixed(indexing.extract_col, csr=True),
     ops.FilterRowOp: fixed(indexing.filter_rows, "filter_row"),
     ops.FilterColOp: fixed(indexing.filter_cols, "filter_col"),
-    ops.InsertOp: Kernel(lambda op: KernelSpec(_INSERT[IN_PLACE_ATTR in op.attributes][0], (None,) * 6,
-                                               _INSERT[IN_PLACE_ATTR in op.attributes][1])),
+    ops.InsertOp: Kernel(
+        lambda op: KernelSpec(
+            _INSERT[IN_PLACE_ATTR in op.attributes][0], (None,) * 6, _INSERT[IN_PLACE_ATTR in op.attributes][1]
+        )
+    ),
     # --- reorganisation and linear algebra ---------------------------------------------------------------------------
     ops.TransposeOp: fixed(reorg.transpose, csr=True),
     ops.ReshapeOp: fixed(reorg.reshape, csr=True),

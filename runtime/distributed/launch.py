@@ -235,7 +235,7 @@ class _Watch:
                 self._leave(f"the process manager (hydra_pmi_proxy, pid {pid}) is stopped (SIGSTOP) and made no "
                             f"progress for {now - since:.0f} s; ending the job", kill_proxy=True)  # fmt: skip
             else:
-                    self._abort(f"is stopped (SIGSTOP) and made no progress for {now - since:.0f} s"
+                self._abort(f"is stopped (SIGSTOP) and made no progress for {now - since:.0f} s"
                             + ("" if self.started else " during start-up") + "; ending the job")  # fmt: skip
 
     def _abort(self, what: str) -> None:
