@@ -55,10 +55,10 @@ def _run_with_terminal_stderr(cmd: list[str], env: dict[str, str]) -> tuple[int,
 
 
 def test_a_long_run_on_a_terminal_shows_where_it_is_and_erases_the_line(tmp_path: Path) -> None:
-    script = _script(tmp_path, 300000)
+    script = _script(tmp_path, 1000000)  # ~0.3-0.5 s of loop on a quiet machine: well past the 0.05 s threshold
     cmd = [sys.executable, "-m", "daphnec.tools.daphnec", str(script)]
-    code, out, term = _run_with_terminal_stderr(cmd, _env(tmp_path, "0.2"))
-    assert code == 0 and out == "899998\n"
+    code, out, term = _run_with_terminal_stderr(cmd, _env(tmp_path, "0.05"))
+    assert code == 0 and out == "2999998\n"
     assert "[daphnec] " in term and f"running {script}:3:" in term  # the loop body's statement
     assert term.endswith("\r\x1b[K")  # erased at the end: the terminal is left as it was
     assert "\n" not in term  # one line rewritten in place, never a scrolling log

@@ -64,6 +64,14 @@ DESCRIPTIONS = {
     "oneHot": "One-hot encoding per column as described by the 1 x m si64 row `info`.",
     "recode": "Dictionary encoding: `codes, dict = recode(X, orderPreserving);` (si64 codes, the decoding column).",
     "relu": "Element-wise `max(0, x)` (DNN).",
+    "conv2d_backward_filter": "The gradient of `conv2d` with respect to its filter, from the layer's input and the "
+    "output gradient (DNN; docs/deep-learning.md).",
+    "conv2d_backward_data": "The gradient of `conv2d` with respect to its input images, from the filter and the "
+    "output gradient (DNN; docs/deep-learning.md).",
+    "max_pool2d_backward": "The gradient of `max_pool2d` with respect to its input (DNN; docs/deep-learning.md).",
+    "avg_pool2d_backward": "The gradient of `avg_pool2d` with respect to its input (DNN; docs/deep-learning.md).",
+    "batch_norm2d_backward": "`dX, dGamma, dBeta = batch_norm2d_backward(...)`: the gradients of training-mode "
+    "`batch_norm2d` (DNN; docs/deep-learning.md).",
     "softmax": "Softmax of each row (DNN).",
     "sample": "A `size` x 1 column of values in [0, `range`), with or without replacement (`seed` -1: random).",
     "groupJoin": "`res, lhsTids = groupJoin(...)`: join on `lhsOn` == `rhsOn`, group on `lhsOn`, sum `rhsAgg`.",

@@ -11,6 +11,10 @@ def _unknown_shapes(fn: str) -> str:
     return "def f(A: matrix<f64>, B: matrix<f64>) { print(" + fn + "(A, B)); }\n"
 
 
+_N = "n = 2 + as.si64(now() < 0);\n"
+"""A size known only at run time (typed functions are cloned per call site with the shapes the call passes)."""
+
+
 # (name, script, exit code, "line:col" or None, message fragment)
 CASES: list[tuple[str, str, int, str | None, str]] = [
     # --- parse errors (exit 1) ---
@@ -76,21 +80,21 @@ CASES: list[tuple[str, str, int, str | None, str]] = [
     # --- execution errors (exit 3) ---
     (
         "cbind_shape_runtime",
-        _unknown_shapes("cbind") + "f(fill(1.0, 2, 2), fill(1.0, 3, 2));",
+        _unknown_shapes("cbind") + _N + "f(fill(1.0, n, 2), fill(1.0, n + 1, 2));",
         3,
         "1:47",
         "shape mismatch: lhs 2x2, rhs 3x2",
     ),
     (
         "rbind_shape_runtime",
-        _unknown_shapes("rbind") + "f(fill(1.0, 2, 2), fill(1.0, 2, 3));",
+        _unknown_shapes("rbind") + _N + "f(fill(1.0, n, 2), fill(1.0, n, n + 1));",
         3,
         "1:47",
         "shape mismatch: lhs 2x2, rhs 2x3",
     ),
     (
         "solve_shape_runtime",
-        _unknown_shapes("solve") + "f(fill(1.0, 2, 2), fill(1.0, 3, 1));",
+        _unknown_shapes("solve") + _N + "f(fill(1.0, n, n), fill(1.0, n + 1, 1));",
         3,
         "1:47",
         "shape mismatch: lhs 2x2, rhs 3x1",
