@@ -38,7 +38,9 @@ def _distributed_module(tmp_path, source: str):  # noqa: ANN202 - an xDSL module
 
 
 def test_every_pipeline_becomes_distributed_and_round_trips(tmp_path) -> None:
-    source = "X = rand(50, 3, 0.0, 1.0, 1.0, 1);\nprint(aggMax(X * 2.0));\nprint(t(X + 1.0));\nprint(aggMax(X @ t(X)));\n"
+    source = (
+        "X = rand(50, 3, 0.0, 1.0, 1.0, 1);\nprint(aggMax(X * 2.0));\nprint(t(X + 1.0));\nprint(aggMax(X @ t(X)));\n"
+    )
     module = _distributed_module(tmp_path, source)
     text = module_text(module)
     assert 'daphne.vectorizedPipeline"(' not in text.replace("\\22daphne.vectorizedPipeline\\22", "")
