@@ -23,7 +23,7 @@ from daphnec.runtime.vectorized.settings import SETTINGS
 jax.config.update("jax_enable_x64", True)
 
 PROPERTY = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-JAX_PROPERTY = settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+JAX_PROPERTY = settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 """JAX compiles every new shape (~0.1-0.5 s): fewer examples than the finite-difference properties."""
 
 
@@ -239,6 +239,9 @@ def jax_pool(kind: str, X, n, c, h, w, kh, kw, s, ph, pw):
 def test_conv2d_matches_jax(case, dtype) -> None:
     args, nf, seed = case
     n, c, h, w, fh, fw, sh, sw, ph, pw = args
+    # XLA aborts the process (no exception) compiling the input gradient when a padding is at least the filter size
+    # (its transposed convolution gets a negative padding larger than the input); finite differences cover those
+    assume(ph < fh and pw < fw)
     rng = np.random.default_rng(seed)
     X, F, B = rng.standard_normal((n, c * h * w)), rng.standard_normal((nf, c * fh * fw)), rng.standard_normal((nf, 1))
     out = jax_conv(X, F, B, *args)
