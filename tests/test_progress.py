@@ -6,8 +6,11 @@ The terminal is a real pseudo-terminal (`pty`) given to the process as stderr; `
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pty
+import struct
+import termios
 import subprocess
 import sys
 from pathlib import Path
@@ -37,6 +40,7 @@ def _env(tmp_path: Path, after: str) -> dict[str, str]:
 def _run_with_terminal_stderr(cmd: list[str], env: dict[str, str]) -> tuple[int, str, str]:
     """Run `cmd` with stderr on a pseudo-terminal and stdout on a pipe: (exit status, stdout, terminal bytes)."""
     master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 500, 0, 0))  # wide: the line is cut to the width
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=slave, stdin=subprocess.DEVNULL, env=env, cwd=ROOT)
     os.close(slave)
     chunks = []
