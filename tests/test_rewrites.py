@@ -265,6 +265,8 @@ def test_gram_vector_kernel_independent_of_threads(csr, kind):
     import scipy.sparse as sp
 
     from daphnec.runtime.kernels.gram_vector import gram_vector
+    from daphnec.runtime.scheduling.config import SchedulerConfig
+    from daphnec.runtime.vectorized.settings import SETTINGS
 
     rng = np.random.default_rng(7)
     n, m = 60_000, 23
@@ -272,7 +274,13 @@ def test_gram_vector_kernel_independent_of_threads(csr, kind):
     v, a = rng.standard_normal((m, 1)), rng.random((n, 1))
     u = X @ v
     ref = X.T @ {"plain": u, "weighted": a * u, "residual": u - a}[kind]
-    results = [gram_vector(X, v, a, kind, threads=t) for t in (1, 2, 3)]
+    results, before = [], SETTINGS.scheduler
+    try:
+        for threads in (1, 2, 3):  # the task scheduler's workers (--num-threads)
+            SETTINGS.scheduler = SchedulerConfig(num_threads=threads)
+            results.append(gram_vector(X, v, a, kind))
+    finally:
+        SETTINGS.scheduler = before
     assert all(np.array_equal(results[0], r) for r in results[1:])
     assert np.allclose(results[0], ref, rtol=1e-12, atol=1e-12 * float(np.max(np.abs(ref))))
 

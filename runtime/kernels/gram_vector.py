@@ -11,8 +11,8 @@ native loop (LLVM IR below, compiled once per host into the runtime's llvmlite e
 Determinism: the rows are cut into tasks of a fixed size that depends only on X's shape, never on the number of
 threads; each task accumulates its own partial result, and the partials are added in task order. The result is
 therefore the same bits for any number of threads; it differs from BLAS's two products only by the order of the
-additions (the README's 1e-12 relative promise for reductions). Threads call the native loop through ctypes, which
-releases the GIL, so tasks run in parallel.
+additions (the README's 1e-12 relative promise for reductions). The tasks run on daphnec's task scheduler
+(`--num-threads`, `--partitioning`); workers call the native loop through ctypes, which releases the GIL.
 
 Small matrices (fewer than `MIN_NATIVE_CELLS` cells) take numpy's two products, exactly the unfused computation.
 """
@@ -20,7 +20,6 @@ Small matrices (fewer than `MIN_NATIVE_CELLS` cells) take numpy's two products, 
 from __future__ import annotations
 
 import ctypes
-import os
 import re
 import threading
 
@@ -209,15 +208,7 @@ def task_rows(rows: int, bytes_per_row: int) -> int:
     return max(1, min(rows, TASK_BYTES // max(bytes_per_row, 1)))
 
 
-def available_threads() -> int:
-    """The CPUs this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def gram_vector(X, v, aux=None, kind: str = "plain", threads: int | None = None) -> np.ndarray:
+def gram_vector(X, v, aux=None, kind: str = "plain") -> np.ndarray:
     """`t(X) @ s(X @ v)` for an n x m f64 matrix X (dense or CSR), an m x 1 vector v and, for `kind` "weighted" /
     "residual", the n x 1 vector `aux` (w or y): an m x 1 matrix (see the module docstring)."""
     n, m = X.shape
@@ -256,44 +247,24 @@ def gram_vector(X, v, aux=None, kind: str = "plain", threads: int | None = None)
     step = task_rows(n, per_row)
     bounds = [(r, min(n, r + step)) for r in range(0, n, step)]
     partial = np.zeros((len(bounds), m), dtype=np.float64)
-    _run_tasks(bounds, partial, run, threads or available_threads())
+    _run_tasks(bounds, partial, run)
     res = partial[0].copy()
     for p in partial[1:]:  # in task order: the same bits for any number of threads
         res += p
     return res.reshape(m, 1)
 
 
-def _run_tasks(bounds, partial: np.ndarray, run, threads: int) -> None:
-    """Run every task (its rows into its own row of `partial`) on up to `threads` threads."""
-    workers = min(threads, len(bounds))
-    if workers <= 1:
-        for t, (r0, r1) in enumerate(bounds):
-            run(r0, r1, partial[t])
-        return
-    nxt = iter(range(len(bounds)))
-    lock = threading.Lock()
-    errors: list[BaseException] = []
+def _run_tasks(bounds, partial: np.ndarray, run) -> None:
+    """Every task (its rows into its own row of `partial`) on the task scheduler; which worker runs a task does
+    not change its bits."""
+    from daphnec.runtime.scheduling.workers import schedule
+    from daphnec.runtime.vectorized.settings import SETTINGS
 
-    def work() -> None:
-        while True:
-            with lock:
-                t = next(nxt, None)
-            if t is None:
-                return
-            try:
-                run(*bounds[t], partial[t])
-            except BaseException as e:  # noqa: BLE001 - re-raised on the calling thread
-                errors.append(e)
-                return
+    def tasks(t0: int, t1: int) -> None:
+        for t in range(t0, t1):
+            run(*bounds[t], partial[t])
 
-    pool = [threading.Thread(target=work, daemon=True) for _ in range(workers - 1)]
-    for th in pool:
-        th.start()
-    work()
-    for th in pool:
-        th.join()
-    if errors:
-        raise errors[0]
+    schedule(len(bounds), tasks, SETTINGS.scheduler, serial=len(bounds) == 1)
 
 
 def _as_written(X, v, aux, kind: str) -> np.ndarray:
