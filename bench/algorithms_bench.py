@@ -1,6 +1,6 @@
 """Whole analysis scripts (`bench/algorithms/*.daph`) against numpy doing the same steps, measured in one run.
 
-Workloads: least squares by the normal equations (direct solve, `lm_ds`) and by conjugate gradients (`lm_cg`), PCA,
+Scripts: least squares by the normal equations (direct solve, `lm_ds`) and by conjugate gradients (`lm_cg`), PCA,
 PageRank, GNMF, multinomial logistic regression, k-means and connected components. The bench generates every
 input with numpy (seeded), writes it as DAPHNE binary files (`.dbdf`; the graph as Matrix Market by
 `tools/gen_graph.py`) that the scripts read, and runs per workload, in interleaved rounds:
@@ -37,11 +37,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from script_steps import Script, scaled_rows  # the sibling module: one record of a benchmarked script
 
 ROOT = Path(__file__).resolve().parents[1]
 ALGOS = ROOT / "bench" / "algorithms"
@@ -60,19 +59,6 @@ def configs_of(before: str, only: str = "") -> dict[str, list[str]]:
     chosen = {c: f for c, f in CONFIGS.items() if not only or c in only.split(",")}
     extra = {f"before {c}": f for c, f in chosen.items() if c in (("plain", "vec 2T") if not only else chosen)}
     return {**chosen, **(extra if before else {})}
-
-
-@dataclass
-class Workload:
-    """A script, its inputs (arrays written as `<name>.dbdf`, passed as `name="path"`), scalar arguments, extra
-    daphnec flags, the numpy formulation and the tolerance of the check."""
-
-    script: str
-    make: Callable[[np.random.Generator, float], dict[str, object]]
-    numpy: Callable[..., np.ndarray]
-    args: dict[str, int] = field(default_factory=dict)
-    flags: list[str] = field(default_factory=list)
-    rtol: float = 1e-6
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -183,37 +169,45 @@ def _graph(_rng: np.random.Generator, scale: float) -> dict[str, object]:
     return {"G": ("graph", int(AMAZON_VERTICES * scale), int(AMAZON_NONZEROS * scale) // 2 * 2)}
 
 
-def _sized(n: float, scale: float) -> int:
-    return max(int(n * scale), 64)
-
-
-WORKLOADS: dict[str, Workload] = {
-    "lm_ds": Workload("lm_ds.daph", lambda r, s: _regression(r, _sized(200_000, s), 150), np_lm_ds, rtol=1e-8),
-    "lm_cg": Workload(
-        "lm_cg.daph", lambda r, s: _regression(r, _sized(400_000, s), 100), np_lm_cg, {"iters": 20}, rtol=1e-8
+WORKLOADS: dict[str, Script] = {
+    "lm_ds": Script("lm_ds.daph", lambda r, s: _regression(r, scaled_rows(200_000, s), 150), np_lm_ds, rtol=1e-8),
+    "lm_cg": Script(
+        "lm_cg.daph", lambda r, s: _regression(r, scaled_rows(400_000, s), 100), np_lm_cg, {"iters": 20}, rtol=1e-8
     ),
-    "pca": Workload("pca.daph", lambda r, s: {"X": r.random((_sized(200_000, s), 100))}, np_pca, {"K": 5}),
-    "pagerank": Workload(
+    "pca": Script(
+        "pca.daph", lambda r, s: {"X": r.random((scaled_rows(200_000, s), 100))}, np_pca, {"K": 5}, rtol=1e-6
+    ),
+    "pagerank": Script(
         "pagerank.daph",
-        lambda r, s: {"G": (r.random((_sized(5000, s**0.5), _sized(5000, s**0.5))) < 0.02).astype(np.float64)},
+        lambda r, s: {
+            "G": (r.random((scaled_rows(5000, s**0.5), scaled_rows(5000, s**0.5))) < 0.02).astype(np.float64)
+        },
         np_pagerank,
         {"iters": 50},
+        rtol=1e-6,
     ),
-    "gnmf": Workload(
+    "gnmf": Script(
         "gnmf.daph",
         lambda r, s: {
-            "X": r.random((_sized(4000, s), 1500)),
-            "W": r.random((_sized(4000, s), 30)),
+            "X": r.random((scaled_rows(4000, s), 1500)),
+            "W": r.random((scaled_rows(4000, s), 30)),
             "H": r.random((30, 1500)),
         },
         np_gnmf,
         {"iters": 20},
+        rtol=1e-6,
     ),
-    "multilogreg": Workload(
-        "multilogreg.daph", lambda r, s: _softmax_data(r, _sized(200_000, s), 50, 5), np_multilogreg, {"iters": 30}
+    "multilogreg": Script(
+        "multilogreg.daph",
+        lambda r, s: _softmax_data(r, scaled_rows(200_000, s), 50, 5),
+        np_multilogreg,
+        {"iters": 30},
+        rtol=1e-6,
     ),
-    "kmeans": Workload("kmeans.daph", lambda r, s: _blobs(r, _sized(500_000, s), 10, 8), np_kmeans, {"iters": 20}),
-    "components": Workload("components.daph", _graph, np_components, flags=["--select-matrix-repr"], rtol=0.0),
+    "kmeans": Script(
+        "kmeans.daph", lambda r, s: _blobs(r, scaled_rows(500_000, s), 10, 8), np_kmeans, {"iters": 20}, rtol=1e-6
+    ),
+    "components": Script("components.daph", _graph, np_components, flags=["--select-matrix-repr"], rtol=0.0),
 }
 
 
@@ -293,7 +287,7 @@ def rel_error(got: np.ndarray, want: np.ndarray) -> float:
 
 
 def bench_workload(
-    name: str, wl: Workload, scale: float, repeat: int, folder: Path, before: str = "", only: str = ""
+    name: str, wl: Script, scale: float, repeat: int, folder: Path, before: str = "", only: str = ""
 ) -> dict[str, object]:
     from daphnec.runtime.kernels.io import read_matrix
 

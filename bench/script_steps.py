@@ -238,7 +238,7 @@ def vw(P, k):
 # ---------------------------------------------------------------------------------------------------------------------
 
 
-def _rows(n: float, scale: float) -> int:
+def scaled_rows(n: float, scale: float) -> int:
     return max(int(n * scale), 64)
 
 
@@ -280,8 +280,9 @@ def _graph(scale: float):
 
 @dataclass
 class Script:
-    """A library-style script: its inputs (`make(rng, scale)`: arrays written as CSV + `.meta`, a graph as Matrix
-    Market), scalar arguments, extra daphnec flags, its numpy steps and the tolerance of the check."""
+    """A benchmarked script (here and in algorithms_bench.py's WORKLOADS): its inputs (`make(rng, scale)`: arrays
+    the bench writes as CSV + `.meta` for the library-style scripts, `.dbdf` for the classic workloads; a graph as
+    Matrix Market), scalar arguments, extra daphnec flags, its numpy steps and the tolerance of the check."""
 
     script: str
     make: Callable[[np.random.Generator, float], dict[str, object]]
@@ -292,16 +293,24 @@ class Script:
 
 
 SCRIPTS: dict[str, Script] = {
-    "lmDS icpt=1": Script("lm_ds.daph", lambda r, s: _regression(r, _rows(100_000, s), 50), lm_ds, {"icpt": 1}),
-    "lmDS icpt=2": Script("lm_ds.daph", lambda r, s: _regression(r, _rows(100_000, s), 50), lm_ds, {"icpt": 2}),
+    "lmDS icpt=1": Script("lm_ds.daph", lambda r, s: _regression(r, scaled_rows(100_000, s), 50), lm_ds, {"icpt": 1}),
+    "lmDS icpt=2": Script("lm_ds.daph", lambda r, s: _regression(r, scaled_rows(100_000, s), 50), lm_ds, {"icpt": 2}),
     "lmCG icpt=2": Script(
-        "lm_cg.daph", lambda r, s: _regression(r, _rows(100_000, s), 50), lm_cg, {"icpt": 2, "maxi": 20}, rtol=1e-6
+        "lm_cg.daph",
+        lambda r, s: _regression(r, scaled_rows(100_000, s), 50),
+        lm_cg,
+        {"icpt": 2, "maxi": 20},
+        rtol=1e-6,
     ),
     "PCA": Script(
-        "pca.daph", lambda r, s: {"X": r.random((_rows(100_000, s), 50))}, pca, {"K": 5, "scale": False}, rtol=1e-6
+        "pca.daph",
+        lambda r, s: {"X": r.random((scaled_rows(100_000, s), 50))},
+        pca,
+        {"K": 5, "scale": False},
+        rtol=1e-6,
     ),
     "PCA scaled": Script(
-        "pca.daph", lambda r, s: {"X": r.random((_rows(100_000, s), 50))}, pca, {"K": 5, "scale": True}, rtol=1e-6
+        "pca.daph", lambda r, s: {"X": r.random((scaled_rows(100_000, s), 50))}, pca, {"K": 5, "scale": True}, rtol=1e-6
     ),
     "PageRank": Script(
         "pagerank.daph", lambda r, s: _graph(0.25 * s), pagerank, {"maxi": 30}, ["--select-matrix-repr"]
@@ -312,8 +321,8 @@ SCRIPTS: dict[str, Script] = {
     "GNMF": Script(
         "gnmf.daph",
         lambda r, s: {
-            "X": r.random((_rows(10_000, s), 300)),
-            "W": r.random((_rows(10_000, s), 20)),
+            "X": r.random((scaled_rows(10_000, s), 300)),
+            "W": r.random((scaled_rows(10_000, s), 20)),
             "H": r.random((20, 300)),
         },
         gnmf,
@@ -321,22 +330,22 @@ SCRIPTS: dict[str, Script] = {
         rtol=1e-6,
     ),
     "multiLogReg": Script(
-        "multilogreg.daph", lambda r, s: _classes(r, _rows(100_000, s), 20, 5), multilogreg, {"k": 5, "maxi": 30}
+        "multilogreg.daph", lambda r, s: _classes(r, scaled_rows(100_000, s), 20, 5), multilogreg, {"k": 5, "maxi": 30}
     ),
     "decisionTree": Script(
         "decision_tree.daph",
-        lambda r, s: _binned(r, _rows(50_000, s), 10, 16),
+        lambda r, s: _binned(r, scaled_rows(50_000, s), 10, 16),
         decision_tree,
         {"depth": 5, "nbins": 16},
     ),
     "randomForest": Script(
         "random_forest.daph",
-        lambda r, s: _forest(r, _rows(20_000, s), 10, 16, 8),
+        lambda r, s: _forest(r, scaled_rows(20_000, s), 10, 16, 8),
         random_forest,
         {"depth": 4, "nbins": 16},
     ),
-    "RDP": Script("rdp.daph", lambda r, s: _polyline(r, _rows(100_000, s)), rdp, {"eps": 20.0}, rtol=0.0),
-    "VW": Script("vw.daph", lambda r, s: _polyline(r, _rows(10_000, s)), vw, {"k": 500}, rtol=0.0),
+    "RDP": Script("rdp.daph", lambda r, s: _polyline(r, scaled_rows(100_000, s)), rdp, {"eps": 20.0}, rtol=0.0),
+    "VW": Script("vw.daph", lambda r, s: _polyline(r, scaled_rows(10_000, s)), vw, {"k": 500}, rtol=0.0),
 }
 
 
