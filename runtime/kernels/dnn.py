@@ -121,10 +121,9 @@ def over_images(n: int, cells_per_image: int, run) -> list:
         return []
     if n * cells_per_image < MIN_PARALLEL_CELLS or n == 1:
         return [run(0, n)]
-    from daphnec.runtime.scheduling.workers import schedule
-    from daphnec.runtime.vectorized.settings import SETTINGS
+    from daphnec.runtime.vectorized.pipeline import schedule_tasks
 
-    return [r for _, r in schedule(n, run, SETTINGS.scheduler)]
+    return [r for _, r in schedule_tasks(("dnn.images", getattr(run, "__code__", None)), n, run)]
 
 
 class _Workspace(threading.local):
@@ -189,11 +188,10 @@ def _over_chunks(g: _Conv, nf: int, run_chunk) -> int:
     if chunks <= 1 or g.n * nf * g.ckk * g.pq < MIN_PARALLEL_MACS:
         run(0, chunks)
     else:
-        from daphnec.runtime.scheduling.workers import schedule
-        from daphnec.runtime.vectorized.settings import SETTINGS
+        from daphnec.runtime.vectorized.pipeline import schedule_tasks
 
         with one_blas_thread():
-            schedule(chunks, run, SETTINGS.scheduler)
+            schedule_tasks(("dnn.conv_chunks", getattr(run_chunk, "__code__", None)), chunks, run)
     return chunks
 
 
@@ -565,9 +563,8 @@ def _product_on_workers(A: np.ndarray, W: np.ndarray) -> np.ndarray:
         for b in range(b0, b1):
             np.matmul(A[b * rows : (b + 1) * rows], W, out=out[b * rows : (b + 1) * rows])
 
-    from daphnec.runtime.scheduling.workers import schedule
-    from daphnec.runtime.vectorized.settings import SETTINGS
+    from daphnec.runtime.vectorized.pipeline import schedule_tasks
 
     with one_blas_thread():
-        schedule(-(-m // rows), run, SETTINGS.scheduler)
+        schedule_tasks("dnn.product", -(-m // rows), run)
     return out

@@ -257,14 +257,13 @@ def gram_vector(X, v, aux=None, kind: str = "plain") -> np.ndarray:
 def _run_tasks(bounds, partial: np.ndarray, run) -> None:
     """Every task (its rows into its own row of `partial`) on the task scheduler; which worker runs a task does
     not change its bits."""
-    from daphnec.runtime.scheduling.workers import schedule
-    from daphnec.runtime.vectorized.settings import SETTINGS
+    from daphnec.runtime.vectorized.pipeline import schedule_tasks
 
     def tasks(t0: int, t1: int) -> None:
         for t in range(t0, t1):
             run(*bounds[t], partial[t])
 
-    schedule(len(bounds), tasks, SETTINGS.scheduler, serial=len(bounds) == 1)
+    schedule_tasks("gramVector", len(bounds), tasks, serial=len(bounds) == 1)
 
 
 def _as_written(X, v, aux, kind: str) -> np.ndarray:

@@ -217,8 +217,10 @@ def _schedule(key: object, n: int, run_task: Callable[[int, int], R], batch: int
 
 
 def schedule_tasks(key: object, n: int, run_task: Callable[[int, int], R], serial: bool = False) -> list[tuple[int, R]]:
-    """Tasks over [0, n) with the configured scheme (ADAPTIVE per `key`), each task run on its own: the parfor
-    executor's entry (runtime/parfor.py), whose "rows" are iterations."""
+    """Tasks over [0, n) with the configured scheme (ADAPTIVE per `key`), each task run on its own: the entry of
+    every kernel that runs its own tasks on the scheduler (the parfor executor, whose "rows" are iterations; the DNN
+    kernels' images and chunks; gramVector's row blocks), so that `--partitioning=ADAPTIVE` is resolved here, in
+    one place, and never reaches the scheduler's chunk formulas."""
     return _schedule(key, n, run_task, 1, serial)
 
 

@@ -329,6 +329,12 @@ def test_results_do_not_depend_on_threads(dtype) -> None:
     SETTINGS.scheduler.num_threads = 2
     rng_d = np.random.default_rng(8)
     assert run() == one
+    scheme, SETTINGS.scheduler.scheme = SETTINGS.scheduler.scheme, "ADAPTIVE"  # resolved per kernel, like pipelines
+    try:
+        rng_d = np.random.default_rng(8)
+        assert run() == one
+    finally:
+        SETTINGS.scheduler.scheme = scheme
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
