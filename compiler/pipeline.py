@@ -80,6 +80,7 @@ STAGES: tuple[Stage, ...] = (
         (
             "sufficient-factors",
             "wait-free-backprop",
+            "pull-order",
             ("reorder-matmul-chains", "reassociate"),
             "simplify-algebra",
             ("fuse-x-once", "reassociate"),

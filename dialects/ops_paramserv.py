@@ -56,6 +56,10 @@ class ParamservOp(DaphneOp):
     """Set by `sufficient-factors`: a variant of `upd` that returns, for the positions `factored`, the sufficient
     factors A and B of the gradient t(A) @ B instead of the product (Poseidon's SFB; used with `sfb=true`)."""
     factored = opt_prop_def(ArrayAttr[IntAttr])
+    pull_order = opt_prop_def(ArrayAttr[IntAttr])
+    """Set by `pull-order`: every read of the model in `upd` waits for its parameter (`daphne.awaitParameter`,
+    `daphne.awaitModel`), and this is the order in which the forward pass first reads them (TicTac's order: with
+    `overlap=true` and parameter servers the worker pulls them in it, and `upd` starts on the first that arrive)."""
     res = result_def()
 
     def __init__(self, args: Sequence[SSAValue], names: Sequence[str], upd: str, agg: str, val: str | None = None):
@@ -79,6 +83,11 @@ class ParamservOp(DaphneOp):
     def factored_positions(self) -> tuple[int, ...]:
         """The gradient positions `factors` returns as sufficient factors (empty without `factors`)."""
         return tuple(a.data for a in self.factored.data) if self.factored is not None else ()
+
+    @property
+    def pull_positions(self) -> tuple[int, ...] | None:
+        """The pull order `pull-order` found (None: the pass did not prepare this call's `upd`)."""
+        return tuple(a.data for a in self.pull_order.data) if self.pull_order is not None else None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -145,5 +154,41 @@ class GradientReadyOp(DaphneOp):
         return ()
 
 
-OPS: list[type[Operation]] = [ParamservOp, GradientReadyOp]
+@irdl_op_definition
+class AwaitParameterOp(DaphneOp):
+    """`upd`'s read of the model matrix at `position` (set by `pull-order` right before the forward pass first
+    uses it): with `overlap=true` over MPI with parameter servers, the worker's pull of the next model is still
+    arriving while `upd` runs, and this waits until that matrix is there (TicTac); anywhere else it is `model[j]`.
+    Not pure, so that no pass moves it before the reads it guards or merges two of them."""
+
+    name = "daphne.awaitParameter"
+    model = operand_def()
+    position = prop_def(IntAttr)
+    res = result_def()
+
+    def __init__(self, model: SSAValue, position: int):
+        super().__init__(operands=[model], result_types=[UNKNOWN], properties={"position": IntAttr(position)})
+
+    def infer(self) -> tuple[Attribute, ...]:
+        t = self.model.type
+        return (t.element_type,) if isinstance(t, ListType) else (UNKNOWN,)
+
+
+@irdl_op_definition
+class AwaitModelOp(DaphneOp):
+    """`upd`'s use of the whole model list (a call, a computed index, `length`; set by `pull-order`): waits until
+    the pull in flight has brought every matrix (see `AwaitParameterOp`); anywhere else the model itself."""
+
+    name = "daphne.awaitModel"
+    model = operand_def()
+    res = result_def()
+
+    def __init__(self, model: SSAValue):
+        super().__init__(operands=[model], result_types=[model.type])
+
+    def infer(self) -> tuple[Attribute, ...]:
+        return (self.model.type,)
+
+
+OPS: list[type[Operation]] = [ParamservOp, GradientReadyOp, AwaitParameterOp, AwaitModelOp]
 """The ops this module defines, registered in the dialect by dialects/daphne.py."""

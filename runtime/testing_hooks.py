@@ -7,6 +7,9 @@ hook set for `mpiexec ... daphnec` acts on every rank.
 - `DAPHNEC_PS_SLOW_WORKER=<worker>:<seconds>` (`ps_slow_worker`, runtime/paramserv/worker.py): that `paramserv`
   worker (0-based, LOCAL thread or MPI worker rank) sleeps this long after each batch, a straggler; the tests and
   the benchmark show with it that ASP and SBP do not wait for a slow worker.
+- `DAPHNEC_PS_PULL_TRACE=<file>` (`ps_pull_trace`, runtime/paramserv/pulls.py): every ordered pull (`overlap=true`
+  with parameter servers) appends one line to the file: the worker, the order in which the matrices arrived and
+  the order in which `upd` first read them; the MPI tests check TicTac's order with it.
 - `DAPHNEC_DIST_SLOW_RANK=<rank>:<factor>` (`dist_slow_rank`, runtime/distributed/worker.py): that MPI worker rank
   takes `factor` times as long for every task (it sleeps (factor - 1) x the task's compute time afterwards), a slow
   node; bench/dist_bench.py and the tests show with it what dynamic inter-node scheduling buys.
@@ -32,6 +35,7 @@ from __future__ import annotations
 import os
 
 PS_SLOW_WORKER = "DAPHNEC_PS_SLOW_WORKER"
+PS_PULL_TRACE = "DAPHNEC_PS_PULL_TRACE"
 DIST_SLOW_RANK = "DAPHNEC_DIST_SLOW_RANK"
 DIST_STATS = "DAPHNEC_DIST_STATS"
 DIST_PING_INTERVAL = "DAPHNEC_DIST_PING_INTERVAL"
@@ -43,6 +47,7 @@ PROGRESS_AFTER = "DAPHNEC_PROGRESS_AFTER"
 #: Every hook variable (tests/runtime/test_testing_hooks.py checks that no other module of daphnec names one).
 HOOKS: tuple[str, ...] = (
     PS_SLOW_WORKER,
+    PS_PULL_TRACE,
     DIST_SLOW_RANK,
     DIST_STATS,
     DIST_PING_INTERVAL,
@@ -72,6 +77,11 @@ def _seconds(variable: str, default: float) -> float:
 def ps_slow_worker() -> tuple[int, float]:
     """(worker index, seconds to sleep after each batch); (-1, 0.0) when off."""
     return _indexed(PS_SLOW_WORKER, 0.0)
+
+
+def ps_pull_trace() -> str | None:
+    """The file ordered pulls append their arrival and read orders to, None when off."""
+    return os.environ.get(PS_PULL_TRACE) or None
 
 
 def dist_slow_rank() -> tuple[int, float]:

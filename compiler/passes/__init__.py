@@ -143,6 +143,12 @@ def _wait_free_backprop() -> type[ModulePass]:
     return WaitFreeBackpropPass
 
 
+def _pull_order() -> type[ModulePass]:
+    from daphnec.compiler.passes.pull_order import PullOrderPass
+
+    return PullOrderPass
+
+
 def _distribute() -> type[ModulePass]:
     from daphnec.compiler.passes.distribute import DistributePass
 
@@ -188,6 +194,7 @@ PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
     "select-kernels": _select_kernels,
     "sufficient-factors": _sufficient_factors,
     "wait-free-backprop": _wait_free_backprop,
+    "pull-order": _pull_order,
     "vectorize": _vectorize,
     "distribute": _distribute,
     "parfor": _parfor,

@@ -170,6 +170,8 @@ KERNELS: dict[type[Operation], Kernel] = {
     ops_io.WriteOp: Kernel(io.select_write, csr=True),
     ops_paramserv.ParamservOp: fixed("paramserv.paramserv"),
     ops_paramserv.GradientReadyOp: with_properties("paramserv.gradient_ready", "position"),
+    ops_paramserv.AwaitParameterOp: with_properties("paramserv.await_parameter", "position"),
+    ops_paramserv.AwaitModelOp: fixed("paramserv.await_model"),
     # --- the Python API's data exchange ------------------------------------------------------------------------------
     ops_daphnelib.ReceiveFromNumpyOp: fixed("daphnelib.receive"),
     ops_daphnelib.SaveDaphneLibResultOp: fixed("daphnelib.save_result"),

@@ -43,3 +43,18 @@ def gradient_ready(grad: object, *, position: int) -> None:
     from daphnec.runtime.paramserv.overlap import gradient_ready as ready
 
     ready(grad, position)
+
+
+def await_parameter(model: tuple, *, position: int) -> object:
+    """`daphne.awaitParameter`: the model matrix at `position` (compiler/passes/pull_order.py); with `overlap=true`
+    over MPI with parameter servers it waits until that matrix of the pull in flight has arrived."""
+    from daphnec.runtime.paramserv.pulls import await_parameter as wait
+
+    return wait(model, position)
+
+
+def await_model(model: tuple) -> tuple:
+    """`daphne.awaitModel`: the whole model, once every matrix of the pull in flight has arrived."""
+    from daphnec.runtime.paramserv.pulls import await_model as wait
+
+    return wait(model)

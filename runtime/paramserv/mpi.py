@@ -51,6 +51,7 @@ from daphnec.runtime.distributed.protocol import COORDINATOR, Tag, send_control,
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.kernels.lists import DaphneList
 from daphnec.runtime.paramserv.mpi_server import ShardLoop
+from daphnec.runtime.paramserv.pulls import shard_order
 from daphnec.runtime.paramserv.netbytes import tcp_bytes_sent
 from daphnec.runtime.paramserv.options import PSOptions
 from daphnec.runtime.paramserv.partition import Partition, partition, plans
@@ -304,7 +305,9 @@ def run_server(c: Any, model: DaphneList, X: object, y: object, upd: Callable[..
         log = EpochLog(opts.epochs)
         if roles.shards and roles.shards[0][0] == COORDINATOR:
             server = make_shard(opts, model, hp, agg, pushes, roles.shards[0][1:], log)
-            loop = ShardLoop(c.comms, c.chunk, server, roles.workers, lambda: r0.aborting)
+            a, b = roles.shards[0][1:]
+            loop = ShardLoop(c.comms, c.chunk, server, roles.workers, lambda: r0.aborting,
+                             shard_order(opts, len(model), a, b))  # fmt: skip
         r0.run(loop)
         wire = tcp_bytes_sent()
         if wire0 is not None and wire is not None:

@@ -12,6 +12,8 @@ The loop (`ShardLoop`) is the server side of worker.Endpoint, for the `Server` o
                      or PS_PUSH {bye: true}: the worker is done with this shard
     shard -> worker: PS_MODEL {v: version, desc: descriptions} + PS_WEIGHTS (the packed matrices, packed once per
                      version), or {v, same: true} (the worker has that version), or {stop: true}
+                     with ordered pulls (`order`, pulls.py): PS_MODEL {v, desc, o: the order} + one PS_WEIGHTS per
+                     matrix in that order, so that the worker's `upd` can start on the first ones
 
 A push is applied once its buffers have arrived; the pull it carries is answered as soon as the server's
 `try_pull` allows. The loop ends when every worker has said bye and no push is in flight. `stopping()` (a rank of
@@ -47,8 +49,10 @@ class ShardLoop:
     """One shard's side of the conversation with the call's worker ranks (`clients`, in worker order)."""
 
     def __init__(self, comms: Any, chunk: int, server: Server, clients: list[int],
-                 stopping: Callable[[], bool]):  # fmt: skip
+                 stopping: Callable[[], bool], order: list[int] | None = None):  # fmt: skip
         self.comms = comms
+        self.order = order
+        """Ordered pulls (pulls.shard_order): the shard's matrices one message each, in this order."""
         self.chunk = chunk
         self.server = server
         self.index = {r: i for i, r in enumerate(clients)}
@@ -58,7 +62,7 @@ class ShardLoop:
         self.inflight: list[_Push] = []
         self.waiting: dict[int, tuple[int, int]] = {}
         self.sending: list[tuple[Any, object]] = []
-        self.packed: tuple[int, np.ndarray] = (-1, np.empty(0, dtype=np.uint8))
+        self.packed: tuple[int, list[np.ndarray]] = (-1, [])
         self.error: Exception | None = None
         """An exception of `agg` on this shard (the loop then stops the workers)."""
         self.backoff = Idle()
@@ -165,12 +169,16 @@ class ShardLoop:
         if version == used:
             send_control(ctrl, rank, Tag.PS_MODEL, {"v": version, "same": True})
             return
-        send_control(ctrl, rank, Tag.PS_MODEL, {"v": version, "desc": [ser.describe(m) for m in model]})
-        if self.packed[0] != version:
-            self.packed = (version, pack([b for m in model for b in ser.buffers(m)]))
-        buf = self.packed[1]
-        for req in ser.isend(self.comms.data, [buf], rank, int(Tag.PS_WEIGHTS), self.chunk):
-            self.sending.append((req, buf))
+        body: dict[str, Any] = {"v": version, "desc": [ser.describe(m) for m in model]}
+        if self.order is not None:
+            body["o"] = self.order
+        send_control(ctrl, rank, Tag.PS_MODEL, body)
+        if self.packed[0] != version:  # packed once per version, one message per matrix with ordered pulls
+            groups = [[model[j]] for j in self.order] if self.order is not None else [list(model)]
+            self.packed = (version, [pack([b for m in g for b in ser.buffers(m)]) for g in groups])
+        for buf in self.packed[1]:
+            for req in ser.isend(self.comms.data, [buf], rank, int(Tag.PS_WEIGHTS), self.chunk):
+                self.sending.append((req, buf))
 
     # -- the end of a shard on a rank other than 0 ---------------------------------------------------------------------
 

@@ -35,6 +35,7 @@ from daphnec.runtime.paramserv.netbytes import tcp_bytes_sent
 from daphnec.runtime.paramserv.options import PSOptions
 from daphnec.runtime.paramserv.overlap import OverlapReducer
 from daphnec.runtime.paramserv.partition import Partition, plans
+from daphnec.runtime.paramserv.pulls import shard_order
 from daphnec.runtime.paramserv.reduction import tree_sum
 from daphnec.runtime.paramserv.server import STOP, Pulled, make_shard
 from daphnec.runtime.paramserv.stats import EpochLog, EpochStats
@@ -89,7 +90,10 @@ class RemoteEndpoint:
         send_control(self.comms.ctrl, self.server, Tag.PS_PUSH, msg)
         self.sends = ser.isend(self.comms.data, [pack(bufs)], self.server, int(Tag.PS_GRAD), self.chunk)
 
-    def receive(self, w: int, nxt: int | None, used: int, stats: EpochStats) -> Pulled:
+    def receive(self, w: int, nxt: int | None, used: int, stats: EpochStats,
+                arrive: Callable[[int, object], None] | None = None) -> Pulled:  # fmt: skip
+        """The shard's answer; with `arrive` (an ordered pull, pulls.py) each matrix is handed to it as soon as it
+        is there."""
         waiter = self.waiter
         if nxt is None:
             waiter.requests(self.sends, abortable=False)
@@ -111,14 +115,23 @@ class RemoteEndpoint:
         if body.get("stop"):
             r: Pulled = STOP
         elif body.get("same"):
+            for j, m in enumerate(self.model if arrive is not None else ()):
+                arrive(j, m)  # type: ignore[misc]
             r = (self.model, body["v"])
         else:
             allocated = [ser.allocate(d) for d in body["desc"]]
-            recv = Packed(self.comms.data, [b for bufs, _ in allocated for b in bufs], self.server,
-                          int(Tag.PS_WEIGHTS), self.chunk)  # fmt: skip
-            waiter.wait(recv.done, abortable=False)
-            recv.finish()
-            self.model = DaphneList(tuple(build() for _, build in allocated), self.model.elem_kind)
+            groups = [[j] for j in body["o"]] if "o" in body else [list(range(len(allocated)))]
+            recvs = [Packed(self.comms.data, [b for j in g for b in allocated[j][0]], self.server,
+                            int(Tag.PS_WEIGHTS), self.chunk) for g in groups]  # fmt: skip
+            values: list[object] = [None] * len(allocated)
+            for g, recv in zip(groups, recvs):  # in the order the shard sends them
+                waiter.wait(recv.done, abortable=False)
+                recv.finish()
+                for j in g:
+                    values[j] = allocated[j][1]()
+                    if arrive is not None:
+                        arrive(j, values[j])
+            self.model = DaphneList(tuple(values), self.model.elem_kind)
             stats.pulled += sum(ser.nbytes(d) for d in body["desc"])
             r = (self.model, body["v"])
         stats.wait_seconds += time.perf_counter() - t0
@@ -179,7 +192,8 @@ def serve_job(worker: Any, msg: dict[str, Any]) -> None:
         if shard is not None:
             a, b = shards[shard][1], shards[shard][2]
             server = make_shard(opts, model, hp, agg, msg["pushes"], (a, b), EpochLog(opts.epochs))
-            state.loop = ShardLoop(comms, chunk, server, msg["ranks"], lambda: waiter.aborted or state.failed)
+            state.loop = ShardLoop(comms, chunk, server, msg["ranks"], lambda: waiter.aborted or state.failed,
+                                   shard_order(opts, len(model), a, b))  # fmt: skip
             state.t0 = time.perf_counter()
             if index is None:  # a dedicated server rank
                 state.loop.run(check=waiter.poll)
@@ -301,8 +315,10 @@ def _run_worker(comms: Any, chunk: int, msg: dict[str, Any], opts: PSOptions, mo
             ranges = [(a, b) for _, a, b in msg["shards"]]
             return ShardedEndpoint(endpoints, ranges, model)  # type: ignore[arg-type]
 
-        loop = run_easgd_worker if opts.utype == "EASGD" else run_server_worker
-        loop(jobs[0], endpoint())
+        if opts.utype == "EASGD":
+            run_easgd_worker(jobs[0], endpoint())
+        else:
+            run_server_worker(jobs[0], endpoint(), ordered=opts.ordered_pulls)
         return
     ranks = msg["ranks"]
     comm = _subcomm(comms, ranks, msg["gen"])

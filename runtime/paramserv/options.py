@@ -124,13 +124,18 @@ class PSOptions:
     """ALLREDUCE: Poseidon's hybrid communication: a gradient the compiler found to be t(A) @ B over the batch
     travels as its sufficient factors A and B wherever the cost model (costs.sfb_wins) says that is cheaper."""
     overlap: bool = False
-    """ALLREDUCE over MPI: each gradient's all-reduce starts where `upd` finalises it (the `wait-free-backprop`
-    pass marks the places), on a communication thread beside the backward pass; buckets of `bucket` bytes."""
+    """MPI: communication beside computation. ALLREDUCE: each gradient's all-reduce starts where `upd` finalises it
+    (the `wait-free-backprop` pass marks the places), on a communication thread beside the backward pass; buckets
+    of `bucket` bytes. Server strategies: the next model is pulled matrix by matrix in the order the forward pass
+    reads them while `upd` already runs (TicTac; the `pull-order` pass puts the waits into `upd`)."""
     bucket: int = 0
     """`overlap`: the size of a message (0 = DEFAULT_BUCKET): small matrices share a bucket, large ones are split."""
     factored: tuple = ()
     """Set by the compiler, not by scripts: the positions of `upd`'s gradients that its factors function
     (`sufficient-factors` pass) returns as factors, in order (the factors follow the gradients)."""
+    pull_order: tuple | None = None
+    """Set by the compiler, not by scripts: `upd` reads the model only through waits (`pull-order` pass), and the
+    positions in the order of its first reads. None: `upd` reads the model directly (pulls cannot be ordered)."""
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -164,6 +169,12 @@ class PSOptions:
     def algorithm(self) -> str:
         """The all-reduce algorithm (ALLGATHER unless `allreduce` names another; RING with `overlap`)."""
         return self.allreduce or ("RING" if self.overlap else "ALLGATHER")
+
+    @property
+    def ordered_pulls(self) -> bool:
+        """The next model is pulled matrix by matrix while `upd` runs (pulls.py): `overlap` with parameter servers,
+        for an `upd` the `pull-order` pass prepared."""
+        return self.overlap and self.utype in SERVER_UTYPES and self.utype != "EASGD" and self.pull_order is not None
 
     @property
     def neighbourhood(self) -> str:
@@ -278,10 +289,15 @@ class PSOptions:
                                          f"got {self.freq}")  # fmt: skip
             if self.compression or self.threads > 1:
                 raise DaphneRuntimeError("paramserv: sfb cannot be combined with compression or threads > 1")
-        if self.overlap:
-            if u != "ALLREDUCE":
-                raise DaphneRuntimeError(f"paramserv: overlap (each gradient's all-reduce beside the backward pass) "
-                                         f"applies to utype ALLREDUCE, not {u}")  # fmt: skip
+        if self.overlap and u != "ALLREDUCE":
+            if u not in SERVER_UTYPES or u == "EASGD":
+                raise DaphneRuntimeError(f"paramserv: overlap (all-reduce beside the backward pass, or pulls beside "
+                                         f"the forward pass) applies to utype ALLREDUCE, BSP, SSP, ASP, SBP, "
+                                         f"not {u}")  # fmt: skip
+            if self.bucket:
+                raise DaphneRuntimeError(f"paramserv: bucket sizes the all-reduce's messages; utype {u} pulls "
+                                         "one message per matrix")  # fmt: skip
+        elif self.overlap:
             if self.algorithm not in ("RING", "TREE"):
                 raise DaphneRuntimeError(f"paramserv: overlap reduces buckets of partial sums; it needs allreduce=RING "
                                          f"or TREE, not {self.algorithm}")  # fmt: skip
@@ -294,9 +310,12 @@ class PSOptions:
         """The options as JSON (without the hyperparameters, which travel as matrices)."""
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "hyperparams"}
         d["factored"] = list(self.factored)
+        d["pull_order"] = list(self.pull_order) if self.pull_order is not None else None
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, object], hyperparams: tuple = ()) -> PSOptions:
-        d = {**d, "factored": tuple(d.get("factored", ()))}  # type: ignore[arg-type]
+        order = d.get("pull_order")
+        d = {**d, "factored": tuple(d.get("factored", ())),  # type: ignore[arg-type]
+             "pull_order": tuple(order) if order is not None else None}  # type: ignore[arg-type]
         return cls(hyperparams=hyperparams, **d)  # type: ignore[arg-type]

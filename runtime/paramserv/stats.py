@@ -166,6 +166,10 @@ def describe(opts: PSOptions, mode: str) -> str:
         words.append(f"delta_max={opts.delta_max:g}")
     if opts.threads > 1:
         words.append(f"threads={opts.threads}")
+    if opts.sfb:
+        words.append("sfb")
+    if opts.overlap:
+        words.append("overlap" + (" (ordered pulls)" if mode == "MPI" and opts.ordered_pulls else ""))
     return " ".join(words)
 
 

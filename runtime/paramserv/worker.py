@@ -26,6 +26,7 @@ tests and the benchmark use it to show that ASP and SBP do not wait for a slow w
 
 from __future__ import annotations
 
+import functools
 import itertools
 import time
 from collections.abc import Callable, Iterator
@@ -41,6 +42,7 @@ from daphnec.runtime.paramserv import costs
 from daphnec.runtime.paramserv.compression import Compressor, Payload, decode, factors, raw_bytes
 from daphnec.runtime.paramserv.options import PSOptions
 from daphnec.runtime.paramserv.partition import Partition, Plan, exchange_at
+from daphnec.runtime.paramserv.pulls import OrderedPull, PullStopped, pull_sequence
 from daphnec.runtime.paramserv.server import STOP, Pulled
 from daphnec.runtime.paramserv.stats import EpochLog, EpochStats
 from daphnec.runtime.paramserv.udf import add, call_agg, call_upd
@@ -111,13 +113,29 @@ class ShardedEndpoint:
         self.parts = [DaphneList(tuple(model[a:b]), model.elem_kind) for a, b in ranges]
         self.versions = [0] * len(ranges)
         self.kind = model.elem_kind
+        self.order: list[int] = list(range(len(model)))
+        """The pull order of the model's positions (pulls.pull_sequence), for ordered pulls."""
+
+    def _first_pulled(self, s: int) -> int:
+        a, b = self.ranges[s]
+        return min(self.order.index(j) for j in range(a, b))
 
     def send(self, w: int, clock: int, used: int, nxt: int | None, c: Contribution, stats: EpochStats) -> None:
         for e, (a, b), v in zip(self.endpoints, self.ranges, self.versions):
             e.send(w, clock, v, nxt, slice_contribution(c, a, b), stats)
 
-    def receive(self, w: int, nxt: int | None, used: int, stats: EpochStats) -> Pulled:
-        answers = [e.receive(w, nxt, v, stats) for e, v in zip(self.endpoints, self.versions)]
+    def receive(self, w: int, nxt: int | None, used: int, stats: EpochStats,
+                arrive: Callable[[int, object], None] | None = None) -> Pulled:  # fmt: skip
+        """Every shard's answer; with `arrive` (an ordered pull, pulls.py) each matrix is handed to it as it
+        arrives, the shards in the order of their first matrix in the pull order (`order`)."""
+        if arrive is None:
+            answers = [e.receive(w, nxt, v, stats) for e, v in zip(self.endpoints, self.versions)]
+        else:
+            answers = [None] * len(self.endpoints)
+            for s in sorted(range(len(self.endpoints)), key=self._first_pulled):
+                a = self.ranges[s][0]
+                answers[s] = self.endpoints[s].receive(  # type: ignore[call-arg]
+                    w, nxt, self.versions[s], stats, lambda j, m, a=a: arrive(a + j, m))
         if nxt is None:
             return None
         if any(r is None or r == STOP for r in answers):
@@ -176,9 +194,10 @@ class Job:
 
     # -- computing ---------------------------------------------------------------------------------------------------
 
-    def gradients(self, model: DaphneList, s: int, stats: EpochStats) -> tuple:
+    def gradients(self, model: DaphneList, s: int, stats: EpochStats, pull: OrderedPull | None = None) -> tuple:
         """The gradients of the s-th push of an epoch, computed from `model` (the seconds count as the epoch's
-        compute time)."""
+        compute time). With a `pull` in flight, `model` is the previous step's (its shapes) and the first `upd`
+        reads the pulled matrices as they arrive (pulls.py); the time it waits for them is not compute time."""
         t0 = time.perf_counter()
         ranges = self.plan.push_batches(s)
         last = len(ranges) - 1
@@ -187,7 +206,12 @@ class Job:
             if self.aborted():
                 raise Aborted
             X, y = self.part.batch(a, b)
-            g = call_upd(self.upd, local, self.hp, X, y)
+            if pull is not None:
+                with pull.installed():
+                    g = call_upd(self.upd, local, self.hp, X, y)
+                local, pull = pull.model(), None
+            else:
+                g = call_upd(self.upd, local, self.hp, X, y)
             if self.slow:
                 time.sleep(self.slow)
             acc = g if acc is None else add(acc, g, owned=j > 1)
@@ -302,17 +326,42 @@ def split_factors(r: object, model: DaphneList, factored: tuple[int, ...]) -> tu
     return grads, sf
 
 
-def run_server_worker(job: Job, endpoint: Endpoint) -> None:
-    """BSP/SSP/ASP/SBP: compute, push, pull, until the pushes run out or the server says STOP."""
+def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> None:
+    """BSP/SSP/ASP/SBP: compute, push, pull, until the pushes run out or the server says STOP. `ordered`
+    (`overlap=true` over MPI, pulls.py): the pull arrives matrix by matrix on a communication thread while the
+    next `upd` already runs on the matrices that are there."""
     model, version = job.model, 0
     utype = job.opts.utype
     stream = job.clocks()
     cur = next(stream, None)
+    pull: OrderedPull | None = None
+    if ordered:
+        order = pull_sequence(job.opts.pull_order or (), len(model))
+        if isinstance(endpoint, ShardedEndpoint):
+            endpoint.order = order
     try:
         while cur is not None:
             clock, e, s = cur
             stats = job.log[e]
-            c = job.contribution(job.gradients(model, s, stats), stats)
+            if pull is not None:
+                try:
+                    grads = job.gradients(model, s, stats, pull)
+                except PullStopped:
+                    grads = None
+                r = pull.finish()
+                pull.trace(job.index)
+                stats.pulled += side.pulled
+                stats.comm_seconds += pull.busy
+                stats.wait_seconds += pull.blocked
+                stats.compute_seconds -= pull.blocked
+                pull = None
+                if r is None or r == STOP:
+                    return
+                model, version = r  # type: ignore[misc]
+                assert grads is not None, "a pull that was not stopped brings every matrix"
+            else:
+                grads = job.gradients(model, s, stats)
+            c = job.contribution(grads, stats)
             nxt_item = next(stream, None)
             if utype in ("BSP", "SSP"):
                 tag, nxt = clock, (nxt_item[0] if nxt_item is not None else None)
@@ -321,6 +370,14 @@ def run_server_worker(job: Job, endpoint: Endpoint) -> None:
             else:
                 tag, nxt = version, 0
             t0 = time.perf_counter()
+            if ordered and nxt is not None:
+                endpoint.send(job.index, tag, version, nxt, c, stats)
+                stats.comm_seconds += time.perf_counter() - t0
+                side = EpochStats()  # the communication thread's counts, added when the pull is complete
+                pull = OrderedPull(functools.partial(endpoint.receive, job.index, nxt, version, side),
+                                   len(model), model.elem_kind)  # type: ignore[arg-type]
+                cur = nxt_item
+                continue
             r = push_pull(endpoint, job.index, tag, version, nxt, c, stats)
             stats.comm_seconds += time.perf_counter() - t0
             if r is None or r == STOP:
@@ -328,6 +385,8 @@ def run_server_worker(job: Job, endpoint: Endpoint) -> None:
             model, version = r  # type: ignore[misc]
             cur = nxt_item
     finally:
+        if pull is not None:  # `upd` failed while the pull was arriving: the shard answers it in any case
+            pull.thread.join()
         endpoint.close(job.index)
 
 

@@ -146,3 +146,66 @@ def test_lenet_overlap_and_sufficient_factors_equal_bsp(tmp_path: Path) -> None:
     res = run_mpi(4, "--distributed", "--dist_backend=MPI", str(script), timeout=240)
     assert res.returncode == 0, res.stderr
     assert res.stdout.split() == ["0", "0"], res.stdout + res.stderr
+
+
+OUTPUT_FIRST = """
+def out_first_gradients(model, hyperparams, features, labels) {
+    A1 = features @ model[2] + model[3];
+    H1 = max(A1, 0.0);
+    dout = 2.0 / nrow(features) * (H1 @ model[0] + model[1] - labels);
+    dA1 = (dout @ t(model[0])) * (A1 > 0.0);
+    if (as.scalar(hyperparams[1]) > 0.0 && sum(abs(model[0])) > as.scalar(hyperparams[1])) {
+        stop("the output layer grew");
+    }
+    return createList(t(H1) @ dout, sum(dout, 1), t(features) @ dA1, sum(dA1, 1));
+}
+X, y = m.regression_data(600, 6);
+I = m.mlp_init(6, 8);
+init = createList(I[2], I[3], I[0], I[1]);
+"""
+"""The MLP with its model stored output layer first: the forward pass reads model[2], model[3], model[0],
+model[1] in this order (TicTac's pull order); with hyperparams[1] > 0 it fails once the output layer has grown."""
+
+
+def test_ordered_pulls_equal_bsp_in_tictac_order(tmp_path: Path) -> None:
+    """overlap=true with parameter servers over 4 real ranks (one server; two dedicated shards; co-located
+    shards): the servers send the matrices one by one in the order the forward pass reads them, `upd` starts on
+    the first to arrive, and the model equals LOCAL BSP's bit for bit. The trace hook shows every pull arriving
+    and being read in TicTac's order 2 3 0 1 (the pull-order pass found it in the IR; lit test pull_order.daph)."""
+    ps = f'upd=out_first_gradients, agg=m.sgd, hyperparams=createList(as.matrix(0.02), as.matrix(0.0)), ' \
+         f'freq="BATCH", epochs=2, batchsize=32'  # fmt: skip
+    lines = [OUTPUT_FIRST]
+    for k, variant in ((3, ""), (2, ", servers=2"), (3, ", colocated=true"), (3, ', utype="ASP"')):
+        utype = "" if "utype" in variant else ', utype="BSP"'
+        lines += [f"B = paramserv(model=init, features=X, labels=y, {ps}, k={k}{utype});",
+                  f'M = paramserv(model=init, features=X, labels=y, {ps}, k={k}{utype}{variant}, overlap=true, '
+                  'mode="MPI");', DIFF if "ASP" not in variant else "print(m.mlp_mse(createList(M[2], M[3], "
+                  "M[0], M[1]), X, y) < m.mlp_mse(I, X, y));"]  # fmt: skip
+    script = driver(tmp_path, "tictac", "\n".join(lines))
+    trace = tmp_path / "pulls.txt"
+    res = run_mpi(4, "--distributed", "--dist_backend=MPI", "--statistics", str(script), timeout=240,
+                  DAPHNEC_PS_PULL_TRACE=str(trace))  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["0", "0", "0", "1"], res.stdout + res.stderr
+    assert "overlap (ordered pulls)" in res.stderr, res.stderr
+    lines = trace.read_text().splitlines()
+    pulls = [p.split(" ", 2)[2] for p in lines if not p.endswith("stopped")]
+    # BSP: every worker pulls after each of its pushes but the last (600 rows, k workers, batches of 32); ASP's
+    # workers each end with one pull the server answers with STOP
+    assert len(pulls) >= 2 * (3 * 7 - 3) + 2 * (2 * 10 - 2) + 2 * (3 * 7 - 3), len(pulls)
+    assert len(lines) - len(pulls) == 3, lines
+    assert set(pulls) == {"arrived 2 3 0 1 read 2 3 0 1"}, set(pulls)
+
+
+def test_ordered_pull_failure_ends_the_job(tmp_path: Path) -> None:
+    """`upd` failing while its pull is in flight (stop() once the output layer has grown) ends the MPI job
+    with the located DaphneDSL error, exit code 3, no traceback."""
+    ps = f'upd=out_first_gradients, agg=m.sgd, hyperparams=createList(as.matrix(0.02), as.matrix(sum(abs(I[2])))), ' \
+         f'freq="BATCH", epochs=2, batchsize=32'  # fmt: skip
+    lines = [OUTPUT_FIRST, f'M = paramserv(model=init, features=X, labels=y, {ps}, k=3, utype="BSP", '
+             'overlap=true, mode="MPI");', "print(M[0]);"]  # fmt: skip
+    script = driver(tmp_path, "tictac_fail", "\n".join(lines))
+    res = run_mpi(4, "--distributed", "--dist_backend=MPI", str(script), timeout=60)
+    assert res.returncode == 3, res.stdout + res.stderr
+    assert "Traceback" not in res.stderr
+    assert "tictac_fail.daph:9:9: error: " in res.stderr and "the output layer grew" in res.stderr, res.stderr
