@@ -124,6 +124,8 @@ STRATEGIES = [
     Strategy("BSP", {"utype": "BSP"}, today=True),
     Strategy("BSP servers=2", {"utype": "BSP", "servers": 2}),
     Strategy("BSP colocated", {"utype": "BSP", "colocated": True}),
+    Strategy("BSP overlap", {"utype": "BSP", "overlap": True}),
+    Strategy("BSP colocated overlap", {"utype": "BSP", "colocated": True, "overlap": True}),
     Strategy("ALLREDUCE ALLGATHER", {"utype": "ALLREDUCE"}, today=True),
     Strategy("ALLREDUCE RING", {"utype": "ALLREDUCE", "allreduce": "RING"}),
     Strategy("ALLREDUCE TREE", {"utype": "ALLREDUCE", "allreduce": "TREE"}),
