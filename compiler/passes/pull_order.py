@@ -125,6 +125,9 @@ class PullOrderPass(ModulePass):
     name = "pull-order"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        functions = {f.sym_name.data: f for f in op.body.block.ops if isinstance(f, func.FuncOp)}
         for ps, body in calls_with(op, "overlap"):
             place_waits(body)
+            if ps.factors is not None and ps.factors.data in functions:  # `sfb`: upd's variant reads the model too
+                place_waits(functions[ps.factors.data])
             ps.pull_order = ArrayAttr([IntAttr(j) for j in pull_order(body)])

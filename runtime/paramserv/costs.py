@@ -107,7 +107,12 @@ def factor_bytes(K: int, shape: Sequence[int], itemsize: int) -> int:
 def sfb_wins(algorithm: str, k: int, K: int, shape: Sequence[int], itemsize: int) -> bool:
     """Poseidon's choice for one gradient t(A) @ B (A: K x M, B: K x N) among k workers: broadcast the factors
     ((k-1) K (M + N) values sent per worker) when that is less than what the all-reduce of the full M x N matrix
-    sends from its busiest worker (RING: 2 (k-1)/k M N; Poseidon's parameter server: 2 M N per worker)."""
+    sends from its busiest worker (RING: 2 (k-1)/k M N; Poseidon's parameter server: 2 M N per worker).
+    `algorithm` "PS" (parameter servers): the worker pushes the factors to the server, which rebuilds the
+    product, instead of the M x N gradient; the pull is the M x N matrix either way, so the factors win when
+    K (M + N) < M N."""
+    if algorithm == "PS":
+        return factor_bytes(K, shape, itemsize) < int(shape[0]) * int(shape[1]) * itemsize
     if k < 2:
         return False
     full = max(allreduce(algorithm, k, float(int(shape[0]) * int(shape[1]) * itemsize)))

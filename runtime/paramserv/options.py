@@ -121,8 +121,9 @@ class PSOptions:
     threads: int = 1
     """Workers per worker rank (MPI; LOCAL runs k * threads threads): a rank sums its threads' gradients first."""
     sfb: bool = False
-    """ALLREDUCE: Poseidon's hybrid communication: a gradient the compiler found to be t(A) @ B over the batch
-    travels as its sufficient factors A and B wherever the cost model (costs.sfb_wins) says that is cheaper."""
+    """Poseidon's hybrid communication: a gradient the compiler found to be t(A) @ B over the batch travels as its
+    sufficient factors A and B wherever the cost model (costs.sfb_wins) says that is cheaper: ALLREDUCE broadcasts
+    them to every worker; the server strategies push them to the server (shard), which rebuilds the product."""
     overlap: bool = False
     """MPI: communication beside computation. ALLREDUCE: each gradient's all-reduce starts where `upd` finalises it
     (the `wait-free-backprop` pass marks the places), on a communication thread beside the backward pass; buckets
@@ -281,9 +282,9 @@ class PSOptions:
             if self.servers > 1 or self.colocated:
                 raise DaphneRuntimeError("paramserv: threads > 1 cannot be combined with sharded servers")
         if self.sfb:
-            if u != "ALLREDUCE":
-                raise DaphneRuntimeError(f"paramserv: sfb (sufficient-factor broadcasting) applies to utype ALLREDUCE, "
-                                         f"not {u}")  # fmt: skip
+            if u != "ALLREDUCE" and (u not in SERVER_UTYPES or u == "EASGD"):
+                raise DaphneRuntimeError(f"paramserv: sfb (sufficient factors instead of gradients) applies to utype "
+                                         f"ALLREDUCE, BSP, SSP, ASP, SBP, not {u}")  # fmt: skip
             if self.freq != "BATCH":
                 raise DaphneRuntimeError(f"paramserv: sfb sends the factors of one batch per step; freq must be BATCH, "
                                          f"got {self.freq}")  # fmt: skip

@@ -221,18 +221,23 @@ class Job:
         stats.compute_seconds += time.perf_counter() - t0
         return acc
 
-    def push(self, model: DaphneList, s: int, stats: EpochStats) -> Contribution:
+    def push(self, model: DaphneList, s: int, stats: EpochStats, pull: OrderedPull | None = None) -> Contribution:
         """The contribution of the s-th push of an epoch: its gradients, or with `sfb` the sufficient factors of
-        the positions `self.sf`."""
+        the positions `self.sf` (with a `pull` in flight: see `gradients`)."""
         if not self.sf:
-            return self.contribution(self.gradients(model, s, stats), stats)
+            return self.contribution(self.gradients(model, s, stats, pull), stats)
         t0 = time.perf_counter()
         if self.aborted():
             raise Aborted
         ((a, b),) = self.plan.push_batches(s)
         X, y = self.part.batch(a, b)
         assert self.factors is not None
-        grads, sf = split_factors(self.factors(model, self.hp, X, y), model, self.opts.factored)
+        if pull is not None:
+            with pull.installed():
+                r = self.factors(model, self.hp, X, y)
+        else:
+            r = self.factors(model, self.hp, X, y)
+        grads, sf = split_factors(r, model, self.opts.factored)
         payloads: list[Payload | None] = [None] * len(grads)
         for j, (A, B) in sf.items():
             if j in self.sf:
@@ -298,7 +303,8 @@ def sfb_positions(opts: PSOptions, model: DaphneList, k: int) -> tuple[int, ...]
     out = []
     for j in opts.factored:
         m = model[j]
-        if len(m.shape) == 2 and costs.sfb_wins(opts.algorithm, k, opts.batchsize, m.shape, m.dtype.itemsize):
+        algorithm = "PS" if opts.has_server else opts.algorithm
+        if len(m.shape) == 2 and costs.sfb_wins(algorithm, k, opts.batchsize, m.shape, m.dtype.itemsize):
             out.append(j)
     return tuple(out)
 
@@ -345,9 +351,9 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
             stats = job.log[e]
             if pull is not None:
                 try:
-                    grads = job.gradients(model, s, stats, pull)
+                    c: Contribution | None = job.push(model, s, stats, pull)
                 except PullStopped:
-                    grads = None
+                    c = None
                 r = pull.finish()
                 pull.trace(job.index)
                 stats.pulled += side.pulled
@@ -358,10 +364,9 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
                 if r is None or r == STOP:
                     return
                 model, version = r  # type: ignore[misc]
-                assert grads is not None, "a pull that was not stopped brings every matrix"
+                assert c is not None, "a pull that was not stopped brings every matrix"
             else:
-                grads = job.gradients(model, s, stats)
-            c = job.contribution(grads, stats)
+                c = job.push(model, s, stats)
             nxt_item = next(stream, None)
             if utype in ("BSP", "SSP"):
                 tag, nxt = clock, (nxt_item[0] if nxt_item is not None else None)

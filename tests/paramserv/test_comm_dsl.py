@@ -63,7 +63,7 @@ def test_decentralised_and_asynchronous_strategies_learn(tmp_path: Path) -> None
     [  # the other messages: test_comm_units.py (the same validation, without a process per case)
         ('utype="BSP", allreduce="RING"', 3, "allreduce=RING applies to utype ALLREDUCE or LOCALSGD, not BSP"),
         ('utype="BSP", colocated="yes"', 2, "argument 'colocated' must be true or false"),
-        ('utype="BSP", sfb=true', 3, "sfb (sufficient-factor broadcasting) applies to utype ALLREDUCE, not BSP"),
+        ('utype="EASGD", sfb=true', 3, "sfb (sufficient factors instead of gradients) applies to utype ALLREDUCE, "),
     ],
 )
 def test_bad_communication_options(tmp_path: Path, args: str, code: int, fragment: str) -> None:
@@ -128,6 +128,27 @@ def test_sufficient_factors_and_overlap_equal_bsp(tmp_path: Path) -> None:
 LENET = ROOT / "examples" / "paramserv" / "lenet.daph"
 LENET_PS = 'upd=m.lenet_gradients, agg=m.lenet_sgd, hyperparams=createList(as.matrix(0.02)), freq="BATCH", epochs=1'
 LENET_DIFF = "print(" + " + ".join(f"sum(abs(M[{j}] - B[{j}]))" for j in range(8)) + ");"
+
+
+def test_sufficient_factors_with_servers_equal_bsp(tmp_path: Path) -> None:
+    """sfb=true with parameter servers: the workers push the factors of W1 and W2 (K (M + N) < M N) and the
+    server (shard) rebuilds each worker's product before the canonical sum, so the model is BSP's bit for bit:
+    LOCAL threads, 4 real MPI ranks with one server, two dedicated shards, co-located shards, and together with
+    overlap=true (the factors variant of upd waits for its parameters too). The pushes are smaller."""
+    lines = ["X, y = m.classes_data(480, 64, 4);", "init = m.fc_init(64, 128, 128, 4);",
+             f'B = paramserv(model=init, features=X, labels=y, {FC}, utype="BSP", k=3);']  # fmt: skip
+    for v in ('k=3', 'k=3, mode="MPI"', 'k=3, colocated=true, mode="MPI"', 'k=3, overlap=true, mode="MPI"',
+              'k=3, colocated=true, overlap=true, mode="MPI"', 'k=2, servers=2, mode="MPI"'):
+        if v.startswith("k=2"):
+            lines += [f'B = paramserv(model=init, features=X, labels=y, {FC}, utype="BSP", k=2);']
+        lines += [f'M = paramserv(model=init, features=X, labels=y, {FC}, utype="BSP", sfb=true, {v});', FC_DIFF]
+    script = driver(tmp_path, "sfb_ps", "\n".join(lines))
+    res = run_mpi(4, "--distributed", "--dist_backend=MPI", "--statistics", str(script), timeout=240)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["0"] * 6, res.stdout + res.stderr
+    totals = [float(line.split()[7]) for line in res.stderr.splitlines() if line.strip().startswith("total")]
+    sfb = totals[1:6] + totals[7:]
+    assert all(t < 0.25 * totals[0] for t in sfb), totals
 
 
 def test_lenet_overlap_and_sufficient_factors_equal_bsp(tmp_path: Path) -> None:

@@ -225,7 +225,7 @@ def test_poseidon_cost_model_chooses_per_matrix() -> None:
     ({"utype": "ALLREDUCE", "allreduce": "TREE", "compression": "int8"}, "compression needs allreduce=ALLGATHER"),
     ({"utype": "BSP", "colocated": "yes"}, "colocated must be true or false, got 'yes'"),
     ({"utype": "BSP", "servers": 3}, "servers=3 but the model has 2 matrices"),
-    ({"utype": "BSP", "sfb": True}, "sfb (sufficient-factor broadcasting) applies to utype ALLREDUCE, not BSP"),
+    ({"utype": "EASGD", "sfb": True}, "sfb (sufficient factors instead of gradients) applies to utype ALLREDUCE, "),
     ({"utype": "ALLREDUCE", "sfb": True, "freq": "EPOCH"}, "sfb sends the factors of one batch per step"),
     ({"utype": "ALLREDUCE", "sfb": True, "compression": "int8"}, "sfb cannot be combined with compression"),
     ({"utype": "ALLREDUCE", "sfb": "yes"}, "sfb must be true or false, got 'yes'"),
