@@ -117,7 +117,8 @@ class Collective:
 
     def _hybrid_sum(self, c: Contribution | None, present: Sequence[bool], counter: Counter) -> tuple:
         """Poseidon's hybrid communication: the factored positions' factors by one all-gather (every worker
-        rebuilds every product and sums them in the canonical order), the other matrices by the all-reduce."""
+        rebuilds the sum of the products as one product of the stacked factors, FactorLayout.rebuild), the other
+        matrices by the all-reduce."""
         assert self.factors is not None
         out: list[object] = [None] * len(self.model)
         if self.others is not None:
@@ -125,8 +126,7 @@ class Collective:
             for j, g in zip(self.whole, self.others._sum(mine, present, counter)):
                 out[j] = g
         parts = self._allgather(self.factors.encode(c), counter)
-        products = [self.factors.decode(p) if self.factors.flag(p) == 1 else None for p in parts]
-        for j, g in zip(self.sf, tree_sum(products)):
+        for j, g in zip(self.sf, self.factors.rebuild([p for p in parts if self.factors.flag(p) == 1])):
             out[j] = g
         return tuple(out)
 

@@ -190,8 +190,8 @@ class FactorLayout:
     def flag(part: np.ndarray) -> int:
         return int(part[:FLAG].view(np.int64)[0])
 
-    def decode(self, part: np.ndarray) -> tuple:
-        """The rebuilt gradients t(A) @ B of a flag-1 buffer, in the order of `positions`."""
+    def factors(self, part: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(A, B) per factored position of a flag-1 buffer (views), in the order of `positions`."""
         K = int(part[FLAG : 2 * FLAG].view(np.int64)[0])
         pos, out, item = 2 * FLAG, [], self.dtype.itemsize
         for m, n in self.shapes:
@@ -199,5 +199,20 @@ class FactorLayout:
             pos += self.rows * m * item
             B = part[pos : pos + K * n * item].view(self.dtype).reshape(K, n)
             pos += self.rows * n * item
-            out.append(comp.decode({"k": "sf", "shape": [m, n], "dtype": self.dtype.str, "rows": K}, [A, B]))
+            out.append((A, B))
+        return out
+
+    def rebuild(self, parts: Sequence[np.ndarray]) -> tuple:
+        """The sum of the workers' gradients t(A_i) @ B_i for the flag-1 buffers `parts` (in worker order) as ONE
+        product per position: sum_i t(A_i) @ B_i = t([A_1; ...; A_k]) @ [B_1; ...; B_k], inner dimension the
+        workers' rows together. k products of inner dimension K and k - 1 additions of M x N matrices cost 1.5-3.5x
+        the time of one (measured for the FC MLP's layers at k = 3, K = 64), and every worker rebuilds every step.
+        The sum's rounding differs from the canonical tree of k products (within 1e-15 relative), but every rank
+        stacks in worker order, so the replicas stay identical."""
+        each = [self.factors(p) for p in parts]
+        out = []
+        for i in range(len(self.shapes)):
+            As, Bs = [f[i][0] for f in each], [f[i][1] for f in each]
+            A, B = (As[0], Bs[0]) if len(As) == 1 else (np.concatenate(As), np.concatenate(Bs))
+            out.append(A.T @ B)
         return tuple(out)

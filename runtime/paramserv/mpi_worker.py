@@ -324,7 +324,7 @@ def _run_worker(comms: Any, chunk: int, msg: dict[str, Any], opts: PSOptions, mo
     comm = _subcomm(comms, ranks, msg["gen"])
     algorithm = opts.algorithm if opts.utype != "GOSSIP" else "RING"
     collective = Collective(comm, len(ranks), index, model, opts.compressor, algorithm, msg["call"], waiter,
-                            jobs[0].sf, opts.batchsize)  # fmt: skip
+                            jobs[0].sf, opts.push_rows)  # fmt: skip
     reducer = MpiReducer(collective, pushes, threads)
     if opts.utype == "GOSSIP":
         mixer = MpiMixer(collective, opts.neighbourhood, opts.effective_seed)

@@ -172,6 +172,11 @@ class PSOptions:
         return self.allreduce or ("RING" if self.overlap else "ALLGATHER")
 
     @property
+    def push_rows(self) -> int:
+        """The most rows one push's gradients are computed from (`sfb`: the rows of its stacked factors)."""
+        return self.batchsize * (self.nbatches if self.freq == "NBATCHES" else 1)
+
+    @property
     def ordered_pulls(self) -> bool:
         """The next model is pulled matrix by matrix while `upd` runs (pulls.py): `overlap` with parameter servers,
         for an `upd` the `pull-order` pass prepared."""
@@ -285,9 +290,11 @@ class PSOptions:
             if u != "ALLREDUCE" and (u not in SERVER_UTYPES or u == "EASGD"):
                 raise DaphneRuntimeError(f"paramserv: sfb (sufficient factors instead of gradients) applies to utype "
                                          f"ALLREDUCE, BSP, SSP, ASP, SBP, not {u}")  # fmt: skip
-            if self.freq != "BATCH":
-                raise DaphneRuntimeError(f"paramserv: sfb sends the factors of one batch per step; freq must be BATCH, "
-                                         f"got {self.freq}")  # fmt: skip
+            if self.freq == "EPOCH":
+                raise DaphneRuntimeError("paramserv: sfb with freq=EPOCH would send the factors of the whole "
+                                         "partition (rows x (M + N) values), more than the M x N gradient itself for "
+                                         "any partition of more than M N / (M + N) rows; use freq=BATCH or "
+                                         "NBATCHES")  # fmt: skip
             if self.compression or self.threads > 1:
                 raise DaphneRuntimeError("paramserv: sfb cannot be combined with compression or threads > 1")
         if self.overlap and u != "ALLREDUCE":

@@ -45,6 +45,7 @@ from daphnec.runtime.paramserv.partition import Partition, Plan, exchange_at
 from daphnec.runtime.paramserv.pulls import OrderedPull, PullStopped, pull_sequence
 from daphnec.runtime.paramserv.server import STOP, Pulled
 from daphnec.runtime.paramserv.stats import EpochLog, EpochStats
+from daphnec.runtime.paramserv.reduction import add_arrays
 from daphnec.runtime.paramserv.udf import add, call_agg, call_upd
 from daphnec.runtime.values import as_dense
 
@@ -227,24 +228,40 @@ class Job:
         if not self.sf:
             return self.contribution(self.gradients(model, s, stats, pull), stats)
         t0 = time.perf_counter()
-        if self.aborted():
-            raise Aborted
-        ((a, b),) = self.plan.push_batches(s)
-        X, y = self.part.batch(a, b)
         assert self.factors is not None
-        if pull is not None:
-            with pull.installed():
-                r = self.factors(model, self.hp, X, y)
-        else:
-            r = self.factors(model, self.hp, X, y)
-        grads, sf = split_factors(r, model, self.opts.factored)
-        payloads: list[Payload | None] = [None] * len(grads)
-        for j, (A, B) in sf.items():
-            if j in self.sf:
-                payloads[j] = factors(A, B)
-                grads[j] = decode(payloads[j].desc, payloads[j].buffers) if self.rebuild else None
+        ranges = self.plan.push_batches(s)
+        last = len(ranges) - 1
+        local, rest, stacks = model, None, {j: ([], []) for j in self.sf}
+        for i, (a, b) in enumerate(ranges):  # NBATCHES: the factors of the push's batches, stacked
+            if self.aborted():
+                raise Aborted
+            X, y = self.part.batch(a, b)
+            if pull is not None:
+                with pull.installed():
+                    r = self.factors(local, self.hp, X, y)
+                local, pull = pull.model(), None
             else:
-                grads[j] = A.T @ B  # the cost model sends this one whole
+                r = self.factors(local, self.hp, X, y)
+            grads, sf = split_factors(r, local, self.opts.factored)
+            for j, (A, B) in sf.items():
+                if j in self.sf:
+                    stacks[j][0].append(A)
+                    stacks[j][1].append(B)
+                    grads[j] = A.T @ B if i < last else None  # the local update needs the product
+                else:
+                    grads[j] = A.T @ B  # the cost model sends this one whole
+            if i < last:
+                local = call_agg(self.agg, local, self.hp, tuple(grads))
+            for j in self.sf:
+                grads[j] = None
+            rest = grads if rest is None else [g if g is None else add_arrays(x, g, i > 1) for x, g in zip(rest, grads)]
+        assert rest is not None
+        grads = list(rest)
+        payloads: list[Payload | None] = [None] * len(grads)
+        for j, (As, Bs) in stacks.items():  # t(A_1) @ B_1 + t(A_2) @ B_2 = t([A_1; A_2]) @ [B_1; B_2]
+            A, B = (As[0], Bs[0]) if len(As) == 1 else (np.concatenate(As), np.concatenate(Bs))
+            payloads[j] = factors(A, B)
+            grads[j] = decode(payloads[j].desc, payloads[j].buffers) if self.rebuild else None
         if self.slow:
             time.sleep(self.slow)
         stats.compute_seconds += time.perf_counter() - t0
@@ -297,14 +314,14 @@ class Job:
 
 def sfb_positions(opts: PSOptions, model: DaphneList, k: int) -> tuple[int, ...]:
     """The factored positions whose factors travel (Poseidon's choice, costs.sfb_wins, for k workers and full
-    batches); the others' products are computed on the worker and reduced whole."""
+    pushes: `push_rows` rows of factors); the others' products are computed on the worker and reduced whole."""
     if not opts.sfb:
         return ()
     out = []
     for j in opts.factored:
         m = model[j]
         algorithm = "PS" if opts.has_server else opts.algorithm
-        if len(m.shape) == 2 and costs.sfb_wins(algorithm, k, opts.batchsize, m.shape, m.dtype.itemsize):
+        if len(m.shape) == 2 and costs.sfb_wins(algorithm, k, opts.push_rows, m.shape, m.dtype.itemsize):
             out.append(j)
     return tuple(out)
 

@@ -226,7 +226,7 @@ def test_poseidon_cost_model_chooses_per_matrix() -> None:
     ({"utype": "BSP", "colocated": "yes"}, "colocated must be true or false, got 'yes'"),
     ({"utype": "BSP", "servers": 3}, "servers=3 but the model has 2 matrices"),
     ({"utype": "EASGD", "sfb": True}, "sfb (sufficient factors instead of gradients) applies to utype ALLREDUCE, "),
-    ({"utype": "ALLREDUCE", "sfb": True, "freq": "EPOCH"}, "sfb sends the factors of one batch per step"),
+    ({"utype": "ALLREDUCE", "sfb": True, "freq": "EPOCH"}, "sfb with freq=EPOCH would send the factors of the whole"),
     ({"utype": "ALLREDUCE", "sfb": True, "compression": "int8"}, "sfb cannot be combined with compression"),
     ({"utype": "ALLREDUCE", "sfb": "yes"}, "sfb must be true or false, got 'yes'"),
     ({"utype": "EASGD", "overlap": True}, "overlap (all-reduce beside the backward pass, or pulls beside the forward"),
