@@ -13,6 +13,9 @@ the earlier layers are still being differentiated. Written naturally, `upd` comp
   chunks, MG-WFBP's merging and CARAMEL's chunking) while the backward pass goes on; elsewhere the op does
   nothing.
 
+With `sfb` the same is done in upd's factors variant (`sufficient-factors`), except at the positions that return
+a factor: those travel by their own all-gather once the variant returns.
+
 Only pure ops move (their operands are SSA values, so moving one earlier, still after its operands, cannot change
 a result), and only within the entry block. Runs after `fold-transpose` (DAPHNE's `phy_op_selection` slot), so
 `--explain phy_op_selection` shows the schedule.
@@ -68,18 +71,20 @@ class Scheduler:
             self.block.insert_op_after(op, anchor)  # type: ignore[arg-type]
 
 
-def schedule(body: func.FuncOp) -> bool:
+def schedule(body: func.FuncOp, skip: tuple[int, ...] = (), count: int | None = None) -> bool:
     """Hoist `upd`'s gradients and mark each final; False when `upd` does not return a `createList` or is marked
-    already."""
+    already. `skip` and `count`: for `sfb`'s factors variant, the positions that return a factor instead of a
+    gradient and the number of gradients (the B factors follow them): those are not marked."""
     block = body.body.block
     lst = returned_list(body)
     if lst is None or any(isinstance(o, GradientReadyOp) for o in block.ops):
         return False
     s = Scheduler(block)
-    for g in lst.elems:
+    marked = [(j, g) for j, g in enumerate(lst.elems[:count]) if j not in skip]
+    for _, g in marked:
         if s.local(g.owner):
             s.hoist(g.owner)  # type: ignore[arg-type]
-    for j, g in enumerate(lst.elems):
+    for j, g in marked:
         mark = GradientReadyOp(g, j)
         mark.location = lst.location
         if s.local(g.owner):
@@ -94,5 +99,10 @@ class WaitFreeBackpropPass(ModulePass):
     name = "wait-free-backprop"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for _, body in calls_with(op, "overlap"):
+        functions = {f.sym_name.data: f for f in op.body.block.ops if isinstance(f, func.FuncOp)}
+        for ps, body in calls_with(op, "overlap"):
             schedule(body)
+            variant = functions.get(ps.factors.data) if ps.factors is not None else None
+            if variant is not None:  # `sfb`: the gradients that travel whole go out from upd's factors variant
+                n = len(returned_list(variant).elems) - len(ps.factored_positions)  # type: ignore[union-attr]
+                schedule(variant, ps.factored_positions, n)

@@ -309,8 +309,8 @@ class PSOptions:
             if self.algorithm not in ("RING", "TREE"):
                 raise DaphneRuntimeError(f"paramserv: overlap reduces buckets of partial sums; it needs allreduce=RING "
                                          f"or TREE, not {self.algorithm}")  # fmt: skip
-            if self.compression or self.threads > 1 or self.sfb:
-                raise DaphneRuntimeError("paramserv: overlap cannot be combined with compression, sfb or threads > 1")
+            if self.compression or self.threads > 1:
+                raise DaphneRuntimeError("paramserv: overlap cannot be combined with compression or threads > 1")
         if self.bucket < 0:
             raise DaphneRuntimeError(f"paramserv: bucket must be >= 1 byte (or 0 for the default), got {self.bucket}")
 

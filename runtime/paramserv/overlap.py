@@ -18,6 +18,10 @@ program, the same on every rank; it is recorded at the first clock (when every w
 replayed by a rank that has no batch at a clock (the end of a smaller partition). The sum is element-wise along
 the canonical tree (reduction.py) whatever the bucketing, so the result equals BSP's bit for bit.
 
+With `sfb` the buckets hold only the matrices that travel whole; the sufficient factors go by one all-gather on
+the worker's thread once `upd`'s factors variant has returned, while the communication thread is still reducing
+the last buckets, and every rank rebuilds their sum (layout.FactorLayout.rebuild).
+
 Statistics: a worker's communication seconds are the thread's busy time (N), its compute seconds the gradients'
 and updates' time (C); the epoch's seconds T then give the overlap coefficient alpha = (N + C - T) / min(N, C).
 """
@@ -53,7 +57,15 @@ class OverlapReducer:
 
     def __init__(self, reducer: MpiReducer, bucket: int):
         self.reducer = reducer
-        self.collective: Collective = reducer.collective
+        full = reducer.collective
+        self.full = full
+        self.sf = full.sf
+        """`sfb`: the model positions whose factors travel (by one all-gather when `upd` returns); the buckets
+        hold the other matrices (`Collective.others`), `slot` maps a model position to its place among them."""
+        self.slot = {j: i for i, j in enumerate(full.whole)} if self.sf else {j: j for j in range(len(full.model))}
+        collective = full.others if self.sf else full
+        assert collective is not None, "sfb with every matrix factored has nothing to reduce in buckets"
+        self.collective: Collective = collective
         lay = self.collective.flat
         self.lay = lay
         self.buckets = lay.buckets(bucket or DEFAULT_BUCKET)
@@ -111,7 +123,10 @@ class OverlapReducer:
         _SINK.reducer = self
 
     def ready(self, j: int, g: object) -> None:
-        """Gradient j is final: copy it into the flat vector and send the buckets it completes."""
+        """Gradient j (a model position) is final: copy it into the flat vector and send the buckets it completes."""
+        if j not in self.slot:
+            return  # `sfb`: its factors travel when upd returns
+        j = self.slot[j]
         if j in self.final or self.vec is None or not 0 <= j < len(self.lay.shapes):
             return
         lo, hi = self.lay.offsets[j], self.lay.offsets[j + 1]
@@ -137,13 +152,14 @@ class OverlapReducer:
             self._clock_state(self.reducer.present(self.reducer.clock))
             assert self.order is not None, "every worker has a batch at the first clock"
         else:
-            for j in range(len(c.grads) - 1, -1, -1):  # what the pass did not mark, and a check of the rest
-                lo, hi = self.lay.offsets[j], self.lay.offsets[j + 1]
-                if j in self.final:
+            for p in range(len(c.grads) - 1, -1, -1):  # what the pass did not mark, and a check of the rest
+                j = self.slot.get(p)
+                if j is None or j in self.final:
                     continue
-                self.ready(j, c.grads[j])
+                lo, hi = self.lay.offsets[j], self.lay.offsets[j + 1]
+                self.ready(p, c.grads[p])
                 if j not in self.final:  # not of the model's shape: checked by call_upd already, so unreachable
-                    self.vec[lo:hi] = np.asarray(as_dense(c.grads[j])).reshape(-1)  # type: ignore[index]
+                    self.vec[lo:hi] = np.asarray(as_dense(c.grads[p])).reshape(-1)  # type: ignore[index]
                     self.final.add(j)
         order = self.order
         if order is None:
@@ -154,6 +170,14 @@ class OverlapReducer:
         else:
             for b in order[len(self.queued) :]:
                 self._send(b)
+        factored: tuple = ()
+        if self.sf:  # the factors by one all-gather, while the communication thread still reduces buckets
+            assert self.full.factors is not None
+            counter = Counter()
+            parts = self.full._allgather(self.full.factors.encode(c), counter)  # noqa: SLF001 - its collective
+            factored = self.full.factors.rebuild([p for p in parts if self.full.factors.flag(p) == 1])
+            stats.push_sent += counter.sent
+            stats.pulled += counter.received
         for _ in self.queued:
             self.done.acquire()
         self.reducer.clock += 1
@@ -161,7 +185,15 @@ class OverlapReducer:
             raise self.error
         stats.push_sent += self.counter.sent
         stats.pulled += self.counter.received
-        return self.lay.unflatten(self.out)
+        whole = self.lay.unflatten(self.out)
+        if not self.sf:
+            return whole
+        out: list[object] = [None] * len(self.full.model)
+        for j, g in zip(self.full.whole, whole):
+            out[j] = g
+        for j, g in zip(self.sf, factored):
+            out[j] = g
+        return tuple(out)
 
     def busy_seconds(self) -> float:
         """The communication thread's time in the last reduction (N of the overlap coefficient)."""

@@ -109,7 +109,8 @@ def test_sufficient_factors_and_overlap_equal_bsp(tmp_path: Path) -> None:
     gradients t(H) @ dZ, the cost model sends the factors of the two wide ones at k=3, and the model equals BSP's
     (LOCAL threads bit for bit; 3 MPI worker ranks, which rebuild the sum as one product of the stacked factors,
     within 1e-12 relative; the statistics show the smaller pushes). overlap=true (buckets of 40 kB: the biases
-    share one, W1 and W2 are split into chunks) gives BSP's model too."""
+    share one, W1 and W2 are split into chunks) gives BSP's model too, and so does overlap=true with sfb=true (the
+    biases and W3 in buckets as upd's factors variant finalises them, the factors by an all-gather)."""
     lines = ["X, y = m.classes_data(480, 64, 4);", "init = m.fc_init(64, 128, 128, 4);",
              f'B = paramserv(model=init, features=X, labels=y, {FC}, utype="BSP", k=3);',
              f'M = paramserv(model=init, features=X, labels=y, {FC}, utype="ALLREDUCE", allreduce="RING", k=3, '
@@ -117,12 +118,14 @@ def test_sufficient_factors_and_overlap_equal_bsp(tmp_path: Path) -> None:
              f'M = paramserv(model=init, features=X, labels=y, {FC}, utype="ALLREDUCE", allreduce="RING", k=3, '
              'sfb=true, mode="MPI");', FC_REL,
              f'M = paramserv(model=init, features=X, labels=y, {FC}, utype="ALLREDUCE", k=3, overlap=true, '
-             'bucket=40000, mode="MPI");', FC_DIFF]  # fmt: skip
+             'bucket=40000, mode="MPI");', FC_DIFF,
+             f'M = paramserv(model=init, features=X, labels=y, {FC}, utype="ALLREDUCE", k=3, overlap=true, '
+             'sfb=true, bucket=40000, mode="MPI");', FC_REL]  # fmt: skip
     script = driver(tmp_path, "sfb", "\n".join(lines))
     res = run_mpi(4, "--distributed", "--dist_backend=MPI", "--statistics", str(script), timeout=240)
     assert res.returncode == 0, res.stderr
     out = res.stdout.split()
-    assert out[0] == out[2] == "0" and float(out[1]) <= 1e-12, res.stdout + res.stderr
+    assert out[0] == out[2] == "0" and float(out[1]) <= 1e-12 and float(out[3]) <= 1e-12, res.stdout + res.stderr
     # push sent: BSP's workers the full gradients; sfb's the factors of W1 and W2 plus the rest (in MPI mode what
     # each rank hands to the all-gather, (k-1) times its factors, and to the ring)
     totals = [line.split() for line in res.stderr.splitlines() if line.strip().startswith("total")]

@@ -232,7 +232,7 @@ def test_poseidon_cost_model_chooses_per_matrix() -> None:
     ({"utype": "EASGD", "overlap": True}, "overlap (all-reduce beside the backward pass, or pulls beside the forward"),
     ({"utype": "BSP", "overlap": True, "bucket": 1000}, "bucket sizes the all-reduce's messages; utype BSP pulls"),
     ({"utype": "ALLREDUCE", "overlap": True, "allreduce": "MASTER"}, "it needs allreduce=RING or TREE, not MASTER"),
-    ({"utype": "ALLREDUCE", "overlap": True, "sfb": True}, "overlap cannot be combined with compression, sfb"),
+    ({"utype": "ALLREDUCE", "overlap": True, "threads": 2}, "overlap cannot be combined with compression or threads"),
     ({"utype": "ALLREDUCE", "bucket": -2}, "bucket must be >= 1 byte (or 0 for the default), got -2"),
 ])  # fmt: skip
 def test_validation_messages(kw: dict[str, object], fragment: str) -> None:
