@@ -132,6 +132,9 @@ STRATEGIES = [
     Strategy("ALLREDUCE MASTER", {"utype": "ALLREDUCE", "allreduce": "MASTER"}),
     Strategy("ALLREDUCE RING sfb", {"utype": "ALLREDUCE", "allreduce": "RING", "sfb": True}),
     Strategy("ALLREDUCE RING overlap", {"utype": "ALLREDUCE", "allreduce": "RING", "overlap": True}),
+    Strategy("ALLREDUCE RING sfb overlap", {"utype": "ALLREDUCE", "allreduce": "RING", "sfb": True, "overlap": True}),
+    Strategy("BSP sfb", {"utype": "BSP", "sfb": True}),
+    Strategy("BSP sfb overlap", {"utype": "BSP", "sfb": True, "overlap": True}),
     Strategy("GOSSIP RING", {"utype": "GOSSIP"}),
     Strategy("EASGD period=4", {"utype": "EASGD", "period": 4}),
 ]
@@ -237,6 +240,14 @@ def formula(model: Model, strategy: Strategy, k: int, steps: int, batch: int) ->
     o = strategy.options
     w = float(sum(a * b for a, b in model.shapes) * 8)
     utype = str(o["utype"])
+    if o.get("sfb") and utype != "ALLREDUCE":  # the workers push factors to the server(s), which pull whole
+        assert not o.get("colocated"), "the bench's formula for sfb with servers covers dedicated servers"
+        chosen = [j for j in model.factored if costs.sfb_wins("PS", k, batch, model.shapes[j], 8)]
+        saved = sum(model.shapes[j][0] * model.shapes[j][1] * 8 - costs.factor_bytes(batch, model.shapes[j], 8)
+                    for j in chosen)  # fmt: skip
+        plain = costs.per_epoch(utype, k, w, steps, shards=shard_bytes(model, o, k) if int(o.get("servers", 1)) > 1
+                                else ())  # fmt: skip
+        return [b / steps - (saved if 1 <= r <= k else 0.0) for r, b in enumerate(plain)]
     if o.get("sfb"):  # Poseidon's choice per matrix, as the workers make it
         algorithm = str(o.get("allreduce", "ALLGATHER"))
         chosen = [j for j in model.factored if costs.sfb_wins(algorithm, k, batch, model.shapes[j], 8)]

@@ -86,6 +86,8 @@ class OverlapReducer:
         self.queued: list[int] = []
         self.done = threading.Semaphore(0)
         self.busy = 0.0
+        self.gathering = 0.0
+        """`sfb`: the seconds of the factors' all-gather (on the worker's thread, beside the communication thread)."""
         self.counter = Counter()
 
     # -- the communication thread --------------------------------------------------------------------------------
@@ -174,8 +176,12 @@ class OverlapReducer:
         if self.sf:  # the factors by one all-gather, while the communication thread still reduces buckets
             assert self.full.factors is not None
             counter = Counter()
+            t0 = time.perf_counter()
             parts = self.full._allgather(self.full.factors.encode(c), counter)  # noqa: SLF001 - its collective
+            t1 = time.perf_counter()
             factored = self.full.factors.rebuild([p for p in parts if self.full.factors.flag(p) == 1])
+            self.gathering = t1 - t0  # the all-gather is communication (N), rebuilding the products computation (C)
+            stats.compute_seconds += time.perf_counter() - t1
             stats.push_sent += counter.sent
             stats.pulled += counter.received
         for _ in self.queued:
@@ -197,7 +203,7 @@ class OverlapReducer:
 
     def busy_seconds(self) -> float:
         """The communication thread's time in the last reduction (N of the overlap coefficient)."""
-        return self.busy
+        return self.busy + self.gathering
 
     def average(self, w: int, model: DaphneList, stats: EpochStats) -> tuple:
         return self.reducer.average(w, model, stats)
