@@ -51,10 +51,10 @@ from daphnec.runtime.distributed.protocol import COORDINATOR, Tag, send_control,
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.kernels.lists import DaphneList
 from daphnec.runtime.paramserv.mpi_server import ShardLoop
-from daphnec.runtime.paramserv.pulls import shard_order
 from daphnec.runtime.paramserv.netbytes import tcp_bytes_sent
 from daphnec.runtime.paramserv.options import PSOptions
 from daphnec.runtime.paramserv.partition import Partition, partition, plans
+from daphnec.runtime.paramserv.pulls import shard_order
 from daphnec.runtime.paramserv.server import Server, make_shard, model_shards
 from daphnec.runtime.paramserv.stats import CallStats, EpochLog, EpochStats, collect, new_call
 from daphnec.runtime.paramserv.transport import Idle, mpi

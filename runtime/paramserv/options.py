@@ -325,5 +325,5 @@ class PSOptions:
     def from_dict(cls, d: dict[str, object], hyperparams: tuple = ()) -> PSOptions:
         order = d.get("pull_order")
         d = {**d, "factored": tuple(d.get("factored", ())),  # type: ignore[arg-type]
-             "pull_order": tuple(order) if order is not None else None}  # type: ignore[arg-type]
+             "pull_order": tuple(order) if order is not None else None}  # type: ignore[arg-type]  # fmt: skip
         return cls(hyperparams=hyperparams, **d)  # type: ignore[arg-type]

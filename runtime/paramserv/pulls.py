@@ -141,7 +141,8 @@ class OrderedPull:
             if self.answer is None or isinstance(self.answer, str):  # the server said STOP
                 line = f"worker {worker} stopped\n"
             else:
-                line = f"worker {worker} arrived {' '.join(map(str, self.arrivals))} read {' '.join(map(str, self.reads))}\n"
+                arrived, read = " ".join(map(str, self.arrivals)), " ".join(map(str, self.reads))
+                line = f"worker {worker} arrived {arrived} read {read}\n"
             with open(path, "a", encoding="utf-8") as f:
                 f.write(line)
 

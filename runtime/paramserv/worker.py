@@ -43,9 +43,9 @@ from daphnec.runtime.paramserv.compression import Compressor, Payload, decode, f
 from daphnec.runtime.paramserv.options import PSOptions
 from daphnec.runtime.paramserv.partition import Partition, Plan, exchange_at
 from daphnec.runtime.paramserv.pulls import OrderedPull, PullStopped, pull_sequence
+from daphnec.runtime.paramserv.reduction import add_arrays
 from daphnec.runtime.paramserv.server import STOP, Pulled
 from daphnec.runtime.paramserv.stats import EpochLog, EpochStats
-from daphnec.runtime.paramserv.reduction import add_arrays
 from daphnec.runtime.paramserv.udf import add, call_agg, call_upd
 from daphnec.runtime.values import as_dense
 
@@ -136,7 +136,7 @@ class ShardedEndpoint:
             for s in sorted(range(len(self.endpoints)), key=self._first_pulled):
                 a = self.ranges[s][0]
                 answers[s] = self.endpoints[s].receive(  # type: ignore[call-arg]
-                    w, nxt, self.versions[s], stats, lambda j, m, a=a: arrive(a + j, m))
+                    w, nxt, self.versions[s], stats, lambda j, m, a=a: arrive(a + j, m))  # fmt: skip
         if nxt is None:
             return None
         if any(r is None or r == STOP for r in answers):
@@ -358,6 +358,7 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
     stream = job.clocks()
     cur = next(stream, None)
     pull: OrderedPull | None = None
+    side = EpochStats()  # the communication thread's counts of the pull in flight, added when it is complete
     if ordered:
         order = pull_sequence(job.opts.pull_order or (), len(model))
         if isinstance(endpoint, ShardedEndpoint):
@@ -395,9 +396,9 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
             if ordered and nxt is not None:
                 endpoint.send(job.index, tag, version, nxt, c, stats)
                 stats.comm_seconds += time.perf_counter() - t0
-                side = EpochStats()  # the communication thread's counts, added when the pull is complete
+                side = EpochStats()
                 pull = OrderedPull(functools.partial(endpoint.receive, job.index, nxt, version, side),
-                                   len(model), model.elem_kind)  # type: ignore[arg-type]
+                                   len(model), model.elem_kind)  # type: ignore[arg-type]  # fmt: skip
                 cur = nxt_item
                 continue
             r = push_pull(endpoint, job.index, tag, version, nxt, c, stats)

@@ -151,14 +151,14 @@ def test_sufficient_factors_with_servers_equal_bsp(tmp_path: Path) -> None:
     lines = ["X, y = m.classes_data(480, 64, 4);", "init = m.fc_init(64, 128, 128, 4);",
              f'B = paramserv(model=init, features=X, labels=y, {FC}, utype="BSP", k=3);']  # fmt: skip
     for v in ('k=3', 'k=3, mode="MPI"', 'k=3, colocated=true, mode="MPI"', 'k=3, overlap=true, mode="MPI"',
-              'k=3, colocated=true, overlap=true, mode="MPI"', 'k=2, servers=2, mode="MPI"'):
+              'k=3, colocated=true, overlap=true, mode="MPI"', 'k=2, servers=2, mode="MPI"'):  # fmt: skip
         if v.startswith("k=2"):
             lines += [f'B = paramserv(model=init, features=X, labels=y, {FC}, utype="BSP", k=2);']
         lines += [f'M = paramserv(model=init, features=X, labels=y, {FC}, utype="BSP", sfb=true, {v});', FC_DIFF]
     nb = FC.replace('freq="BATCH"', 'freq="NBATCHES", nbatches=2')
     lines += [f'B = paramserv(model=init, features=X, labels=y, {nb}, utype="BSP", k=3);']
     for v in ('utype="BSP", k=3, mode="MPI"', 'utype="ALLREDUCE", allreduce="RING", k=3, mode="MPI"',
-              'utype="ALLREDUCE", k=3'):
+              'utype="ALLREDUCE", k=3'):  # fmt: skip
         lines += [f"M = paramserv(model=init, features=X, labels=y, {nb}, sfb=true, {v});", FC_REL]
     script = driver(tmp_path, "sfb_ps", "\n".join(lines))
     res = run_mpi(4, "--distributed", "--dist_backend=MPI", "--statistics", str(script), timeout=240)
@@ -214,8 +214,8 @@ def test_ordered_pulls_equal_bsp_in_tictac_order(tmp_path: Path) -> None:
     shards): the servers send the matrices one by one in the order the forward pass reads them, `upd` starts on
     the first to arrive, and the model equals LOCAL BSP's bit for bit. The trace hook shows every pull arriving
     and being read in TicTac's order 2 3 0 1 (the pull-order pass found it in the IR; lit test pull_order.daph)."""
-    ps = f'upd=out_first_gradients, agg=m.sgd, hyperparams=createList(as.matrix(0.02), as.matrix(0.0)), ' \
-         f'freq="BATCH", epochs=2, batchsize=32'  # fmt: skip
+    ps = 'upd=out_first_gradients, agg=m.sgd, hyperparams=createList(as.matrix(0.02), as.matrix(0.0)), ' \
+         'freq="BATCH", epochs=2, batchsize=32'  # fmt: skip
     lines = [OUTPUT_FIRST]
     for k, variant in ((3, ""), (2, ", servers=2"), (3, ", colocated=true"), (3, ', utype="ASP"')):
         utype = "" if "utype" in variant else ', utype="BSP"'
@@ -242,8 +242,8 @@ def test_ordered_pulls_equal_bsp_in_tictac_order(tmp_path: Path) -> None:
 def test_ordered_pull_failure_ends_the_job(tmp_path: Path) -> None:
     """`upd` failing while its pull is in flight (stop() once the output layer has grown) ends the MPI job
     with the located DaphneDSL error, exit code 3, no traceback."""
-    ps = f'upd=out_first_gradients, agg=m.sgd, hyperparams=createList(as.matrix(0.02), as.matrix(sum(abs(I[2])))), ' \
-         f'freq="BATCH", epochs=2, batchsize=32'  # fmt: skip
+    ps = 'upd=out_first_gradients, agg=m.sgd, hyperparams=createList(as.matrix(0.02), as.matrix(sum(abs(I[2])))), ' \
+         'freq="BATCH", epochs=2, batchsize=32'  # fmt: skip
     lines = [OUTPUT_FIRST, f'M = paramserv(model=init, features=X, labels=y, {ps}, k=3, utype="BSP", '
              'overlap=true, mode="MPI");', "print(M[0]);"]  # fmt: skip
     script = driver(tmp_path, "tictac_fail", "\n".join(lines))
