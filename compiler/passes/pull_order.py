@@ -32,7 +32,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from daphnec.compiler.analysis.inference import set_type
-from daphnec.compiler.passes.sufficient_factors import calls_with
+from daphnec.compiler.passes.sufficient_factors import calls_with, functions_of
 from daphnec.dialects.ops import CastOp, constant_value
 from daphnec.dialects.ops_frame import ListGetOp
 from daphnec.dialects.ops_paramserv import UPD_PARAMS, AwaitModelOp, AwaitParameterOp
@@ -125,7 +125,7 @@ class PullOrderPass(ModulePass):
     name = "pull-order"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        functions = {f.sym_name.data: f for f in op.body.block.ops if isinstance(f, func.FuncOp)}
+        functions = functions_of(op)
         for ps, body in calls_with(op, "overlap"):
             place_waits(body)
             if ps.factors is not None and ps.factors.data in functions:  # `sfb`: upd's variant reads the model too

@@ -179,10 +179,15 @@ def factors_variant(
     return variant
 
 
+def functions_of(module: ModuleOp) -> dict[str, func.FuncOp]:
+    """The module's functions by symbol name."""
+    return {f.sym_name.data: f for f in module.body.block.ops if isinstance(f, func.FuncOp)}
+
+
 def calls_with(module: ModuleOp, flag: str) -> list[tuple[ParamservOp, func.FuncOp]]:
     """The paramserv calls whose boolean option `flag` may be on (given, and not the constant false), with their
     `upd` function: the calls a paramserv pass has to prepare (the others would never use what it adds)."""
-    functions = {f.sym_name.data: f for f in module.body.block.ops if isinstance(f, func.FuncOp)}
+    functions = functions_of(module)
     out = []
     for ps in [o for o in module.walk() if isinstance(o, ParamservOp)]:
         v = ps.arg(flag)
@@ -197,7 +202,7 @@ class SufficientFactorsPass(ModulePass):
     name = "sufficient-factors"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        functions = {f.sym_name.data: f for f in op.body.block.ops if isinstance(f, func.FuncOp)}
+        functions = functions_of(op)
         for ps, body in calls_with(op, "sfb"):
             if ps.factors is not None:
                 continue

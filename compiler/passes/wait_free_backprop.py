@@ -32,7 +32,7 @@ from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.traits import Pure
 
-from daphnec.compiler.passes.sufficient_factors import calls_with, returned_list
+from daphnec.compiler.passes.sufficient_factors import calls_with, functions_of, returned_list
 from daphnec.dialects.ops_paramserv import GradientReadyOp
 
 
@@ -99,7 +99,7 @@ class WaitFreeBackpropPass(ModulePass):
     name = "wait-free-backprop"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        functions = {f.sym_name.data: f for f in op.body.block.ops if isinstance(f, func.FuncOp)}
+        functions = functions_of(op)
         for ps, body in calls_with(op, "overlap"):
             schedule(body)
             variant = functions.get(ps.factors.data) if ps.factors is not None else None
