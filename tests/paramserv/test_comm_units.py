@@ -5,6 +5,7 @@ TCP byte counter, option validation; and the new strategies in LOCAL mode (real 
 from __future__ import annotations
 
 import socket
+import threading
 
 import numpy as np
 import ps_linreg as lr
@@ -14,17 +15,27 @@ from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.kernels.lists import create_list
 from daphnec.runtime.paramserv import STATS, PSOptions, costs, paramserv
 from daphnec.runtime.paramserv.compression import allocate, decode, factors
-from daphnec.runtime.paramserv.layout import FlatLayout
+from daphnec.runtime.paramserv.layout import FactorLayout, FlatLayout
 from daphnec.runtime.paramserv.netbytes import tcp_bytes_sent
+from daphnec.runtime.paramserv.pulls import (
+    OrderedPull,
+    PullStopped,
+    await_model,
+    await_parameter,
+    pull_sequence,
+    shard_order,
+)
 from daphnec.runtime.paramserv.reduction import (
     broadcast_schedule,
     chunk_bounds,
     scatter_schedule,
     tree_fold,
+    tree_sum,
     tree_sum_array,
 )
 from daphnec.runtime.paramserv.server import ShardUpdate, shard_ranges
 from daphnec.runtime.paramserv.topology import neighbourhood
+from daphnec.runtime.paramserv.worker import Contribution
 
 X, Y = lr.data(n=610)
 
@@ -164,6 +175,63 @@ def test_sufficient_factors_payload() -> None:
     np.testing.assert_array_equal(decode(p.desc, bufs), A.T @ B)
 
 
+def test_stacked_rebuild_is_the_sum_of_the_products() -> None:
+    """sfb: the workers' products t(A_i) @ B_i summed as ONE product of the stacked factors (absent workers, flag
+    0, left out; batches of fewer rows than batchsize): within 1e-15 relative of the canonical tree of k
+    products, and exactly one product when one worker is present."""
+    rng = np.random.default_rng(3)
+    model = (np.zeros((30, 20)), np.zeros((1, 20)), np.zeros((20, 5)))
+    lay = FactorLayout(model, (0, 2), 8)
+    parts, products = [], []
+    for K in (8, 5, 8, 0):
+        if K == 0:
+            parts.append(lay.encode(None))
+            products.append(None)
+            continue
+        A0, B0, A2, B2 = rng.random((K, 30)), rng.random((K, 20)), rng.random((K, 20)), rng.random((K, 5))
+        payloads = [factors(A0, B0), None, factors(A2, B2)]
+        parts.append(lay.encode(Contribution((None, None, None), payloads, 0, 0)))
+        products.append((A0.T @ B0, A2.T @ B2))
+    got = lay.rebuild([p for p in parts if lay.flag(p) == 1])
+    want = tree_sum(products)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and np.max(np.abs(g - w)) <= 1e-15 * np.max(np.abs(w)) * 8
+    one = lay.rebuild(parts[:1])
+    assert all(np.array_equal(g, w) for g, w in zip(one, products[0]))
+
+
+def test_ordered_pull_hands_out_matrices_as_they_arrive() -> None:
+    """pulls.py: the pull order (recorded first reads, then the rest by index; each shard its own slice), a wait
+    returning a matrix as soon as the communication thread has it (before the rest arrived), and a STOP answer
+    ending the waiting `upd` with PullStopped (a BaseException: the compiled function's handlers let it pass)."""
+    opts = PSOptions(utype="BSP", overlap=True, pull_order=(2, 0))
+    assert pull_sequence((2, 0, 2, 9), 4) == [2, 0, 1, 3]
+    assert shard_order(opts, 4, 0, 2) == [0, 1] and shard_order(opts, 4, 2, 4) == [0, 1]
+    assert shard_order(PSOptions(utype="BSP", overlap=True, pull_order=(3, 1)), 4, 0, 2) == [1, 0]
+    assert shard_order(PSOptions(utype="ALLREDUCE", overlap=True, pull_order=(2, 0)), 4, 0, 2) is None
+    model = create_list(*(np.full((2, 2), float(j)) for j in range(3)))
+    gate = threading.Event()
+
+    def receive(arrive):  # noqa: ANN001, ANN202 - the endpoint's receive with its arrival callback
+        arrive(2, model[2])
+        gate.wait(5)
+        arrive(0, model[0])
+        arrive(1, model[1])
+        return (model, 1)
+
+    pull = OrderedPull(receive, 3, model.elem_kind)
+    with pull.installed():
+        assert await_parameter(model, 2) is model[2]  # while matrices 0 and 1 are still missing
+        gate.set()
+        assert await_model(model) == model
+    assert pull.finish() == (model, 1) and pull.arrivals == [2, 0, 1] and pull.reads[:1] == [2]
+    assert await_parameter(model, 1) is model[1]  # no pull installed: the model itself
+    stopped = OrderedPull(lambda arrive: "STOP", 3, model.elem_kind)
+    with stopped.installed(), pytest.raises(PullStopped):
+        await_parameter(model, 0)
+    assert stopped.finish() == "STOP" and not issubclass(PullStopped, Exception)
+
+
 def test_cost_model() -> None:
     w = 1.0
     assert costs.per_step("ALLREDUCE", 4, w, "RING") == [0.0, 1.5, 1.5, 1.5, 1.5]
@@ -197,6 +265,8 @@ def test_poseidon_cost_model_chooses_per_matrix() -> None:
     per step add the all-gather of the factors ((k-1) K (M+N) values and a 16-byte header) to the ring's."""
     assert costs.sfb_wins("RING", 3, 64, (1024, 1024), 8)  # 2 * 64 * 2048 < 4/3 * 1024^2
     assert not costs.sfb_wins("RING", 3, 64, (1024, 10), 8)  # 2 * 64 * 1034 > 4/3 * 10240
+    # with parameter servers the pull is M x N either way: the factors win when K (M + N) < M N, at any k
+    assert costs.sfb_wins("PS", 1, 64, (1024, 1024), 8) and not costs.sfb_wins("PS", 8, 64, (100, 100), 8)
     assert not costs.sfb_wins("RING", 1, 64, (1024, 1024), 8)
     got = costs.sfb_per_step("RING", 4, 16, [(64, 512), (1, 512)], 8, (0,))
     assert got == [0.0] + [3 * (16 + 16 * 576 * 8) + 1.5 * 512 * 8] * 4
