@@ -211,15 +211,17 @@ model[1] in this order (TicTac's pull order); with hyperparams[1] > 0 it fails o
 
 def test_ordered_pulls_equal_bsp_in_tictac_order(tmp_path: Path) -> None:
     """overlap=true with parameter servers over 4 real ranks (one server; two dedicated shards; co-located
-    shards): the servers send the matrices one by one in the order the forward pass reads them, `upd` starts on
-    the first to arrive, and the model equals LOCAL BSP's bit for bit. The trace hook shows every pull arriving
-    and being read in TicTac's order 2 3 0 1 (the pull-order pass found it in the IR; lit test pull_order.daph)."""
+    shards; SSP with staleness 0; ASP, which converges): the servers send the matrices one by one in the order
+    the forward pass reads them, `upd` starts on the first to arrive, and the model equals LOCAL BSP's bit for
+    bit. The trace hook shows every pull arriving and being read in TicTac's order 2 3 0 1 (the pull-order pass
+    found it in the IR; lit test pull_order.daph)."""
     ps = 'upd=out_first_gradients, agg=m.sgd, hyperparams=createList(as.matrix(0.02), as.matrix(0.0)), ' \
          'freq="BATCH", epochs=2, batchsize=32'  # fmt: skip
     lines = [OUTPUT_FIRST]
-    for k, variant in ((3, ""), (2, ", servers=2"), (3, ", colocated=true"), (3, ', utype="ASP"')):
+    for k, variant in ((3, ""), (2, ", servers=2"), (3, ", colocated=true"), (3, ', utype="SSP", staleness=0'),
+                       (3, ', utype="ASP"')):  # fmt: skip
         utype = "" if "utype" in variant else ', utype="BSP"'
-        lines += [f"B = paramserv(model=init, features=X, labels=y, {ps}, k={k}{utype});",
+        lines += [f'B = paramserv(model=init, features=X, labels=y, {ps}, k={k}, utype="BSP");',
                   f'M = paramserv(model=init, features=X, labels=y, {ps}, k={k}{utype}{variant}, overlap=true, '
                   'mode="MPI");', DIFF if "ASP" not in variant else "print(m.mlp_mse(createList(M[2], M[3], "
                   "M[0], M[1]), X, y) < m.mlp_mse(I, X, y));"]  # fmt: skip
@@ -228,13 +230,13 @@ def test_ordered_pulls_equal_bsp_in_tictac_order(tmp_path: Path) -> None:
     res = run_mpi(4, "--distributed", "--dist_backend=MPI", "--statistics", str(script), timeout=240,
                   DAPHNEC_PS_PULL_TRACE=str(trace))  # fmt: skip
     assert res.returncode == 0, res.stderr
-    assert res.stdout.split() == ["0", "0", "0", "1"], res.stdout + res.stderr
+    assert res.stdout.split() == ["0", "0", "0", "0", "1"], res.stdout + res.stderr
     assert "overlap (ordered pulls)" in res.stderr, res.stderr
     lines = trace.read_text().splitlines()
     pulls = [p.split(" ", 2)[2] for p in lines if not p.endswith("stopped")]
     # BSP: every worker pulls after each of its pushes but the last (600 rows, k workers, batches of 32); ASP's
     # workers each end with one pull the server answers with STOP
-    assert len(pulls) >= 2 * (3 * 7 - 3) + 2 * (2 * 10 - 2) + 2 * (3 * 7 - 3), len(pulls)
+    assert len(pulls) >= 2 * (3 * 7 - 3) + 2 * (2 * 10 - 2) + 4 * (3 * 7 - 3), len(pulls)
     assert len(lines) - len(pulls) == 3, lines
     assert set(pulls) == {"arrived 2 3 0 1 read 2 3 0 1"}, set(pulls)
 
