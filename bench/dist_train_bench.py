@@ -233,7 +233,7 @@ def shard_bytes(model: Model, options: dict[str, object], k: int) -> list[float]
     return [float(sum(m.nbytes for m in mats[a:b])) for a, b in model_shards(mats, opts, k)]
 
 
-def formula(model: Model, strategy: Strategy, k: int, steps: int, batch: int) -> list[float]:
+def formula(model: Model, strategy: Strategy, k: int, steps: int, batch: int, rows: int = 0) -> list[float]:
     """Bytes per step (averaged over the epoch, edges included) each rank sends by the cost model."""
     from daphnec.runtime.paramserv import costs
 
@@ -243,8 +243,10 @@ def formula(model: Model, strategy: Strategy, k: int, steps: int, batch: int) ->
     if o.get("sfb") and utype != "ALLREDUCE":  # the workers push factors to the server(s), which pull whole
         assert not o.get("colocated"), "the bench's formula for sfb with servers covers dedicated servers"
         chosen = [j for j in model.factored if costs.sfb_wins("PS", k, batch, model.shapes[j], 8)]
-        saved = sum(model.shapes[j][0] * model.shapes[j][1] * 8 - costs.factor_bytes(batch, model.shapes[j], 8)
-                    for j in chosen)  # fmt: skip
+        largest = math.ceil(rows / k) if rows else steps * batch  # the busiest worker's partition
+        sizes = [min(batch, largest - b) for b in range(0, largest, batch)]  # its batches: the last may be short
+        saved = sum(model.shapes[j][0] * model.shapes[j][1] * 8 - costs.factor_bytes(K, model.shapes[j], 8)
+                    for j in chosen for K in sizes) / len(sizes)  # fmt: skip
         plain = costs.per_epoch(utype, k, w, steps, shards=shard_bytes(model, o, k) if int(o.get("servers", 1)) > 1
                                 else ())  # fmt: skip
         return [b / steps - (saved if 1 <= r <= k else 0.0) for r, b in enumerate(plain)]
@@ -273,7 +275,7 @@ def run_one(tmp: Path, model: Model, rows: int, batch: int, rate: str, ranks: in
         k = 2
     run.k = k
     run.steps = steps_per_epoch(rows, k, batch)
-    run.formula = formula(model, strategy, k, run.steps, batch) if rate != "local" else []
+    run.formula = formula(model, strategy, k, run.steps, batch, rows) if rate != "local" else []
     path = tmp / f"{model.name}_{ranks}_{re.sub(r'[^A-Za-z0-9]+', '_', strategy.name)}_{code}_{rate}.daph"
     path.write_text(script(model, rows, strategy, batch, k, "LOCAL" if rate == "local" else "MPI"))
     cmd = [str(BIN / "python"), "-m", "daphnec.tools.daphnec", "--statistics", str(path)]
