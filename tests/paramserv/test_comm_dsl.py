@@ -207,6 +207,12 @@ init = createList(I[2], I[3], I[0], I[1]);
 """
 """The MLP with its model stored output layer first: the forward pass reads model[2], model[3], model[0],
 model[1] in this order (TicTac's pull order); with hyperparams[1] > 0 it fails once the output layer has grown."""
+FAILING_AGG = """
+def failing_sgd(model, hyperparams, gradients) {
+    if (sum(abs(gradients[0])) > 0.0) { stop("the server's update failed"); }
+    return m.sgd(model, hyperparams, gradients);
+}"""
+"""An `agg` that fails at its first update (on the server shard that applies it)."""
 
 
 def test_ordered_pulls_equal_bsp_in_tictac_order(tmp_path: Path) -> None:
@@ -241,9 +247,23 @@ def test_ordered_pulls_equal_bsp_in_tictac_order(tmp_path: Path) -> None:
     assert set(pulls) == {"arrived 2 3 0 1 read 2 3 0 1"}, set(pulls)
 
 
-def test_ordered_pull_failure_ends_the_job(tmp_path: Path) -> None:
-    """`upd` failing while its pull is in flight (stop() once the output layer has grown) ends the MPI job
-    with the located DaphneDSL error, exit code 3, no traceback."""
+@pytest.mark.parametrize("where", ["upd", "agg"])
+def test_ordered_pull_failure_ends_the_job(tmp_path: Path, where: str) -> None:
+    """`upd` failing while its pull is in flight (stop() once the output layer has grown), or a server shard's
+    `agg` failing while the workers' next `upd` waits for its pull (the shard answers STOP), ends the MPI job
+    with exit code 3 and the error (upd's with its DaphneDSL location), no traceback, well within the timeout."""
+    if where == "agg":
+        body = OUTPUT_FIRST + FAILING_AGG
+        lines = [body, 'M = paramserv(model=init, features=X, labels=y, upd=out_first_gradients, agg=failing_sgd, '
+                 'hyperparams=createList(as.matrix(0.02), as.matrix(0.0)), freq="BATCH", epochs=2, batchsize=32, '
+                 'k=2, utype="BSP", servers=2, overlap=true, mode="MPI");', "print(M[0]);"]  # fmt: skip
+        script = driver(tmp_path, "tictac_fail", "\n".join(lines))
+        res = run_mpi(4, "--distributed", "--dist_backend=MPI", str(script), timeout=60)
+        assert res.returncode == 3, res.stdout + res.stderr
+        assert "Traceback" not in res.stderr
+        # stop() on rank 0's shard ends the script as DAPHNE's stop does ("system stopped: ..." on stdout, exit 3)
+        assert "the server's update failed" in res.stdout + res.stderr, res.stdout + res.stderr
+        return
     ps = 'upd=out_first_gradients, agg=m.sgd, hyperparams=createList(as.matrix(0.02), as.matrix(sum(abs(I[2])))), ' \
          'freq="BATCH", epochs=2, batchsize=32'  # fmt: skip
     lines = [OUTPUT_FIRST, f'M = paramserv(model=init, features=X, labels=y, {ps}, k=3, utype="BSP", '
