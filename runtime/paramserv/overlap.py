@@ -52,6 +52,20 @@ def gradient_ready(grad: object, position: int) -> None:
         sink.ready(position, grad)
 
 
+class Sink:
+    """`with Sink(obj):` the calling thread's `daphne.gradientReady` hands its gradients to `obj.ready(j, g)` (an
+    `OverlapReducer` installs itself in `begin`; worker.EarlyPushes this way)."""
+
+    def __init__(self, target: object):
+        self.target = target
+
+    def __enter__(self) -> None:
+        _SINK.reducer = self.target
+
+    def __exit__(self, *exc: object) -> None:
+        _SINK.reducer = None
+
+
 class OverlapReducer:
     """`worker.Reducer` for one MPI worker rank with `overlap=true` (see the module docstring)."""
 

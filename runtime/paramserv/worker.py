@@ -121,9 +121,12 @@ class ShardedEndpoint:
         a, b = self.ranges[s]
         return min(self.order.index(j) for j in range(a, b))
 
-    def send(self, w: int, clock: int, used: int, nxt: int | None, c: Contribution, stats: EpochStats) -> None:
-        for e, (a, b), v in zip(self.endpoints, self.ranges, self.versions):
-            e.send(w, clock, v, nxt, slice_contribution(c, a, b), stats)
+    def send(self, w: int, clock: int, used: int, nxt: int | None, c: Contribution, stats: EpochStats,
+             skip: frozenset[int] | set[int] = frozenset()) -> None:  # fmt: skip
+        """Push each shard its slice (except the shards in `skip`, which got theirs early: EarlyPushes)."""
+        for s, (e, (a, b), v) in enumerate(zip(self.endpoints, self.ranges, self.versions)):
+            if s not in skip:
+                e.send(w, clock, v, nxt, slice_contribution(c, a, b), stats)
 
     def receive(self, w: int, nxt: int | None, used: int, stats: EpochStats,
                 arrive: Callable[[int, object], None] | None = None) -> Pulled:  # fmt: skip
@@ -148,6 +151,44 @@ class ShardedEndpoint:
     def close(self, w: int) -> None:
         for e in self.endpoints:
             e.close(w)
+
+
+class EarlyPushes:
+    """`overlap=true` with sharded (or co-located) servers, BSP or SSP, one batch per push, without compression or
+    sufficient factors: a shard's slice of the gradients is pushed as soon as every gradient in its range is final
+    (`daphne.gradientReady`, the wait-free-backprop pass), while the backward pass goes on; the backward pass
+    finalises the last layers first, so their shard's push travels under the first layers' backward pass. The
+    pushed matrices are the ones `upd` returns, so the servers sum the same values. Before the first early push
+    the pull in flight is completed (its answer sets the shards' versions the push reports)."""
+
+    def __init__(self, endpoint: ShardedEndpoint, w: int, tag: int, nxt: int, model: DaphneList, stats: EpochStats,
+                 pull: OrderedPull | None):  # fmt: skip
+        self.endpoint, self.w, self.tag, self.nxt, self.stats, self.pull = endpoint, w, tag, nxt, stats, pull
+        self.shapes = [getattr(m, "shape", None) for m in model]
+        self.grads: list[object | None] = [None] * len(model)
+        self.sent: set[int] = set()
+        self.off = False
+        """Set when a gradient does not fit the model or the pull was stopped: the rest goes the usual way."""
+
+    def ready(self, j: int, g: object) -> None:
+        if self.off or not 0 <= j < len(self.grads):
+            return
+        if getattr(g, "shape", None) != self.shapes[j]:
+            self.off = True  # call_upd reports it
+            return
+        self.grads[j] = g
+        for s, (a, b) in enumerate(self.endpoint.ranges):
+            if s in self.sent or any(self.grads[i] is None for i in range(a, b)):
+                continue
+            if self.pull is not None:
+                r = self.pull.finish()
+                self.pull = None
+                if r is None or r == STOP:
+                    self.off = True
+                    return
+            part = Contribution(tuple(self.grads[a:b]), None, 0, 0)
+            self.endpoint.endpoints[s].send(self.w, self.tag, self.endpoint.versions[s], self.nxt, part, self.stats)
+            self.sent.add(s)
 
 
 @dataclass
@@ -359,6 +400,11 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
     cur = next(stream, None)
     pull: OrderedPull | None = None
     side = EpochStats()  # the communication thread's counts of the pull in flight, added when it is complete
+    from daphnec.runtime.paramserv.overlap import Sink  # overlap.py imports this module
+
+    pushing_early = (ordered and isinstance(endpoint, ShardedEndpoint) and utype in ("BSP", "SSP")
+                     and job.compressor is None and not job.sf and job.opts.freq == "BATCH")  # fmt: skip
+    early: EarlyPushes | None = None
     if ordered:
         order = pull_sequence(job.opts.pull_order or (), len(model))
         if isinstance(endpoint, ShardedEndpoint):
@@ -367,9 +413,14 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
         while cur is not None:
             clock, e, s = cur
             stats = job.log[e]
+            nxt_item = next(stream, None)
+            early = None
             if pull is not None:
+                if pushing_early and nxt_item is not None:  # BSP, SSP: the push of `clock` asks for the next clock
+                    early = EarlyPushes(endpoint, job.index, clock, nxt_item[0], model, stats, pull)  # type: ignore[arg-type]
                 try:
-                    c: Contribution | None = job.push(model, s, stats, pull)
+                    with Sink(early):
+                        c: Contribution | None = job.push(model, s, stats, pull)
                 except PullStopped:
                     c = None
                 r = pull.finish()
@@ -385,7 +436,6 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
                 assert c is not None, "a pull that was not stopped brings every matrix"
             else:
                 c = job.push(model, s, stats)
-            nxt_item = next(stream, None)
             if utype in ("BSP", "SSP"):
                 tag, nxt = clock, (nxt_item[0] if nxt_item is not None else None)
             elif utype == "SBP":
@@ -394,7 +444,10 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
                 tag, nxt = version, 0
             t0 = time.perf_counter()
             if ordered and nxt is not None:
-                endpoint.send(job.index, tag, version, nxt, c, stats)
+                if early is not None and early.sent:
+                    endpoint.send(job.index, tag, version, nxt, c, stats, skip=early.sent)  # type: ignore[call-arg]
+                else:
+                    endpoint.send(job.index, tag, version, nxt, c, stats)
                 stats.comm_seconds += time.perf_counter() - t0
                 side = EpochStats()
                 pull = OrderedPull(functools.partial(endpoint.receive, job.index, nxt, version, side),
