@@ -125,6 +125,7 @@ STRATEGIES = [
     Strategy("BSP servers=2", {"utype": "BSP", "servers": 2}),
     Strategy("BSP colocated", {"utype": "BSP", "colocated": True}),
     Strategy("BSP overlap", {"utype": "BSP", "overlap": True}),
+    Strategy("BSP servers=2 overlap", {"utype": "BSP", "servers": 2, "overlap": True}),
     Strategy("BSP colocated overlap", {"utype": "BSP", "colocated": True, "overlap": True}),
     Strategy("ALLREDUCE ALLGATHER", {"utype": "ALLREDUCE"}, today=True),
     Strategy("ALLREDUCE RING", {"utype": "ALLREDUCE", "allreduce": "RING"}),

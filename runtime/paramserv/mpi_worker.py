@@ -138,6 +138,10 @@ class RemoteEndpoint:
         waiter.requests(self.sends, abortable=False)
         return r
 
+    def progress(self) -> None:
+        """Let MPI progress this rank's messages (an Iprobe for a tag no worker receives; worker.EarlyPushes)."""
+        self.comms.data.Iprobe(source=mpi().ANY_SOURCE, tag=int(Tag.PS_GRAD))
+
     def close(self, w: int) -> None:
         """Tell the shard this worker is done (once)."""
         if not self.closed:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -169,6 +170,9 @@ class EarlyPushes:
         self.sent: set[int] = set()
         self.off = False
         """Set when a gradient does not fit the model or the pull was stopped: the rest goes the usual way."""
+        self.drive: Callable[[], object] | None = getattr(endpoint.endpoints[0], "progress", None)
+        self.progress: threading.Thread | None = None
+        self.done = threading.Event()
 
     def ready(self, j: int, g: object) -> None:
         if self.off or not 0 <= j < len(self.grads):
@@ -189,6 +193,22 @@ class EarlyPushes:
             part = Contribution(tuple(self.grads[a:b]), None, 0, 0)
             self.endpoint.endpoints[s].send(self.w, self.tag, self.endpoint.versions[s], self.nxt, part, self.stats)
             self.sent.add(s)
+            if self.progress is None and self.drive is not None:
+                self.progress = threading.Thread(target=self._drive, name="daphnec-paramserv-push", daemon=True)
+                self.progress.start()
+
+    def _drive(self) -> None:
+        """MPI moves a large message only inside MPI calls (no asynchronous progress by default), and while `upd`
+        computes this rank makes none: poll MPI's progress until `upd` returns, so the early pushes travel."""
+        assert self.drive is not None
+        while not self.done.wait(1e-4):
+            self.drive()
+
+    def close(self) -> None:
+        """`upd` has returned: stop driving MPI's progress (the usual waits take over)."""
+        self.done.set()
+        if self.progress is not None:
+            self.progress.join()
 
 
 @dataclass
@@ -423,6 +443,9 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
                         c: Contribution | None = job.push(model, s, stats, pull)
                 except PullStopped:
                     c = None
+                finally:
+                    if early is not None:
+                        early.close()
                 r = pull.finish()
                 pull.trace(job.index)
                 stats.pulled += side.pulled
