@@ -40,7 +40,7 @@ def paramserv(
 def gradient_ready(grad: object, *, position: int) -> None:
     """`daphne.gradientReady`: `upd`'s gradient at `position` is final (compiler/passes/wait_free_backprop.py);
     with `overlap=true` over MPI its bucket's all-reduce may start now, anywhere else nothing happens."""
-    from daphnec.runtime.paramserv.overlap import gradient_ready as ready
+    from daphnec.runtime.paramserv.marks import gradient_ready as ready
 
     ready(grad, position)
 
@@ -48,13 +48,13 @@ def gradient_ready(grad: object, *, position: int) -> None:
 def await_parameter(model: tuple, *, position: int) -> object:
     """`daphne.awaitParameter`: the model matrix at `position` (compiler/passes/pull_order.py); with `overlap=true`
     over MPI with parameter servers it waits until that matrix of the pull in flight has arrived."""
-    from daphnec.runtime.paramserv.pulls import await_parameter as wait
+    from daphnec.runtime.paramserv.marks import await_parameter as wait
 
     return wait(model, position)
 
 
 def await_model(model: tuple) -> tuple:
     """`daphne.awaitModel`: the whole model, once every matrix of the pull in flight has arrived."""
-    from daphnec.runtime.paramserv.pulls import await_model as wait
+    from daphnec.runtime.paramserv.marks import await_model as wait
 
     return wait(model)

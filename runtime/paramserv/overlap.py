@@ -1,9 +1,9 @@
 """`overlap=true`: each gradient's all-reduce runs beside the rest of the backward pass (wait-free backpropagation).
 
 The `wait-free-backprop` pass puts `daphne.gradientReady(g) {position = j}` into `upd` right where gradient j is
-final (and hoists each gradient's computation there). Its kernel, `gradient_ready`, hands g to the *sink* of the
-calling thread: on an MPI worker rank running ALLREDUCE with `overlap=true`, an `OverlapReducer`. Everywhere else
-there is no sink and the call does nothing.
+final (and hoists each gradient's computation there). Its kernel (marks.py) hands g to the *sink* of the calling
+thread: on an MPI worker rank running ALLREDUCE with `overlap=true`, an `OverlapReducer`. Everywhere else
+there is no sink (or worker.EarlyPushes, with sharded servers) and the call does nothing.
 
 The reducer lays the model out flat (layout.FlatLayout) and cuts it into *buckets* of at most `bucket` bytes
 (`FlatLayout.buckets`: consecutive small matrices share one, MG-WFBP's merging and BAGUA's flattening; a large matrix
@@ -36,34 +36,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from daphnec.runtime.kernels.lists import DaphneList
+from daphnec.runtime.paramserv import marks
 from daphnec.runtime.paramserv.collectives import Collective, Counter, MpiReducer
 from daphnec.runtime.paramserv.options import DEFAULT_BUCKET
 from daphnec.runtime.paramserv.stats import EpochStats
 from daphnec.runtime.paramserv.worker import Contribution
 from daphnec.runtime.values import as_dense
-
-_SINK = threading.local()
-
-
-def gradient_ready(grad: object, position: int) -> None:
-    """The kernel of `daphne.gradientReady` (runtime/kernels/paramserv.py)."""
-    sink = getattr(_SINK, "reducer", None)
-    if sink is not None:
-        sink.ready(position, grad)
-
-
-class Sink:
-    """`with Sink(obj):` the calling thread's `daphne.gradientReady` hands its gradients to `obj.ready(j, g)` (an
-    `OverlapReducer` installs itself in `begin`; worker.EarlyPushes this way)."""
-
-    def __init__(self, target: object):
-        self.target = target
-
-    def __enter__(self) -> None:
-        _SINK.reducer = self.target
-
-    def __exit__(self, *exc: object) -> None:
-        _SINK.reducer = None
 
 
 class OverlapReducer:
@@ -136,7 +114,7 @@ class OverlapReducer:
         """Before the clock's `upd`: this thread's gradients go to this reducer as they become final."""
         self._clock_state(self.reducer.present(self.reducer.clock))
         self.vec = np.empty(self.lay.n, dtype=self.lay.dtype)
-        _SINK.reducer = self
+        marks.install("sink", self)
 
     def ready(self, j: int, g: object) -> None:
         """Gradient j (a model position) is final: copy it into the flat vector and send the buckets it completes."""
@@ -163,7 +141,7 @@ class OverlapReducer:
         return all(m in self.final for m in self.members[b])
 
     def reduce(self, w: int, c: Contribution | None, stats: EpochStats) -> tuple:
-        _SINK.reducer = None
+        marks.install("sink", None)
         if c is None:  # no batch at this clock: take part in every bucket, in the recorded order
             self._clock_state(self.reducer.present(self.reducer.clock))
             assert self.order is not None, "every worker has a batch at the first clock"
@@ -225,8 +203,8 @@ class OverlapReducer:
     def close(self) -> None:
         """End the communication thread; the thread's sink is cleared even when `upd` failed mid-clock, so that no
         later call's `upd` hands gradients to this reducer."""
-        if getattr(_SINK, "reducer", None) is self:
-            _SINK.reducer = None
+        if marks.current("sink") is self:
+            marks.install("sink", None)
         if self.thread is not None:
             self.queue.put(None)
             self.thread.join()

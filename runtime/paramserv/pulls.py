@@ -3,8 +3,9 @@
 Without it a worker pushes its gradients, waits for the whole next model, then starts `upd`. TicTac (Hashemi et
 al., MLSys 2019) orders the transfers by when the computation needs them, so that the forward pass can start on
 the first parameters while the others are still on the wire. The `pull-order` pass (compiler/passes/pull_order.py)
-makes every read of the model in `upd` a wait (`daphne.awaitParameter`, `daphne.awaitModel`) right before the
-forward pass first uses the matrix, and records the order of those first uses on the call (`PSOptions.pull_order`).
+makes every read of the model in `upd` a wait (`daphne.awaitParameter`, `daphne.awaitModel`, kernels in
+marks.py) right before the forward pass first uses the matrix, and records the order of those first uses on the
+call (`PSOptions.pull_order`).
 
 At run time (MPI worker ranks of BSP, SSP, ASP and SBP, one or sharded or co-located servers):
 
@@ -30,21 +31,8 @@ from collections.abc import Callable, Sequence
 
 from daphnec.runtime import testing_hooks
 from daphnec.runtime.kernels.lists import DaphneList
+from daphnec.runtime.paramserv import marks
 from daphnec.runtime.paramserv.options import PSOptions
-
-_SOURCE = threading.local()
-
-
-def await_parameter(model: tuple, position: int) -> object:
-    """The kernel of `daphne.awaitParameter` (runtime/kernels/paramserv.py)."""
-    pull = getattr(_SOURCE, "pull", None)
-    return model[position] if pull is None else pull.get(position)
-
-
-def await_model(model: tuple) -> tuple:
-    """The kernel of `daphne.awaitModel`."""
-    pull = getattr(_SOURCE, "pull", None)
-    return model if pull is None else pull.model()
 
 
 def pull_sequence(order: Sequence[int], n: int) -> list[int]:
@@ -146,17 +134,6 @@ class OrderedPull:
             with open(path, "a", encoding="utf-8") as f:
                 f.write(line)
 
-    def installed(self) -> _Installed:
+    def installed(self) -> marks.Installed:
         """`with pull.installed():` the waits in `upd` on this thread read this pull."""
-        return _Installed(self)
-
-
-class _Installed:
-    def __init__(self, pull: OrderedPull):
-        self.pull = pull
-
-    def __enter__(self) -> None:
-        _SOURCE.pull = self.pull
-
-    def __exit__(self, *exc: object) -> None:
-        _SOURCE.pull = None
+        return marks.Installed("pull", self)

@@ -39,7 +39,7 @@ import numpy as np
 from daphnec.runtime import testing_hooks
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.kernels.lists import DaphneList
-from daphnec.runtime.paramserv import costs
+from daphnec.runtime.paramserv import costs, marks
 from daphnec.runtime.paramserv.compression import Compressor, Payload, decode, factors, raw_bytes
 from daphnec.runtime.paramserv.options import PSOptions
 from daphnec.runtime.paramserv.partition import Partition, Plan, exchange_at
@@ -420,8 +420,6 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
     cur = next(stream, None)
     pull: OrderedPull | None = None
     side = EpochStats()  # the communication thread's counts of the pull in flight, added when it is complete
-    from daphnec.runtime.paramserv.overlap import Sink  # overlap.py imports this module
-
     pushing_early = (ordered and isinstance(endpoint, ShardedEndpoint) and utype in ("BSP", "SSP")
                      and job.compressor is None and not job.sf and job.opts.freq == "BATCH")  # fmt: skip
     early: EarlyPushes | None = None
@@ -439,7 +437,7 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
                 if pushing_early and nxt_item is not None:  # BSP, SSP: the push of `clock` asks for the next clock
                     early = EarlyPushes(endpoint, job.index, clock, nxt_item[0], model, stats, pull)  # type: ignore[arg-type]
                 try:
-                    with Sink(early):
+                    with marks.Installed("sink", early):
                         c: Contribution | None = job.push(model, s, stats, pull)
                 except PullStopped:
                     c = None

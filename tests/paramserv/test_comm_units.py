@@ -16,15 +16,9 @@ from daphnec.runtime.kernels.lists import create_list
 from daphnec.runtime.paramserv import STATS, PSOptions, costs, paramserv
 from daphnec.runtime.paramserv.compression import allocate, decode, factors
 from daphnec.runtime.paramserv.layout import FactorLayout, FlatLayout
+from daphnec.runtime.paramserv.marks import await_model, await_parameter
 from daphnec.runtime.paramserv.netbytes import tcp_bytes_sent
-from daphnec.runtime.paramserv.pulls import (
-    OrderedPull,
-    PullStopped,
-    await_model,
-    await_parameter,
-    pull_sequence,
-    shard_order,
-)
+from daphnec.runtime.paramserv.pulls import OrderedPull, PullStopped, pull_sequence, shard_order
 from daphnec.runtime.paramserv.reduction import (
     broadcast_schedule,
     chunk_bounds,
