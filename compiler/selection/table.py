@@ -37,7 +37,8 @@ from daphnec.runtime.kernels import control, datagen, indexing, meta, misc, reor
 __all__ = ["KERNELS", "evaluate_constant", "is_noop_cast", "kernel_of", "select_kernel"]
 
 _INSERT = {False: (indexing.insert_range, "insert"), True: (indexing.insert_range_in_place, "insert_in_place")}
-"""Left indexing copies the matrix, except into a parfor's result buffer (`daphne.in_place`, runtime/parfor.py)."""
+"""Left indexing copies the matrix, except where the old value is dead (`daphne.in_place`: the `in-place-insert`
+and `parfor` passes)."""
 
 KERNELS: dict[type[Operation], Kernel] = {
     # --- constants, casts, control ---------------------------------------------------------------------------------

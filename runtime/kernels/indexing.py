@@ -157,10 +157,20 @@ def insert_range(X: np.ndarray, value: object, rl: object, rh: object, cl: objec
 
 
 def insert_range_in_place(X: np.ndarray, value: object, rl: object, rh: object, cl: object, ch: object) -> np.ndarray:
-    """`X[rl:rh, cl:ch] = value` written into X itself, which is returned: only for a parfor's result matrix, a
-    private buffer of the parfor (runtime/parfor.py) that nothing else reads (the `parfor` pass checked it), whose
-    iterations each write their own cells. Checks and casts are those of `insert`."""
-    return insert(X, (rl, rh), (cl, ch), value, in_place=True)  # type: ignore[arg-type]
+    """`X[rl:rh, cl:ch] = value` written into X's buffer, which is returned, where the compiler proved that nothing
+    reads the old value of X again (`daphne.in_place`: compiler/passes/in_place_insert.py, or a parfor's result
+    buffer, compiler/passes/parfor.py). The buffer is written only if the program owns it (`owns_buffer`): the
+    first write to a view, a read-only input or data another object keeps copies, as `insert` does, and the
+    copy is what later writes update. Checks and casts are those of `insert`."""
+    return insert(X, (rl, rh), (cl, ch), value, in_place=owns_buffer(X))  # type: ignore[arg-type]
+
+
+def owns_buffer(X: object) -> bool:
+    """Whether X is a dense matrix whose memory is X's alone: not a view of another array (slices, transposes,
+    reshapes; a parfor's private buffer is never one), not read-only (the Python API's inputs) and not memory
+    another object provides (an Arrow buffer read from a file). CSR matrices are never written in place: a
+    CSR insert densifies."""
+    return isinstance(X, np.ndarray) and X.base is None and X.flags.writeable and X.flags.c_contiguous
 
 
 def insert(X: np.ndarray, rows: Selector, cols: Selector, value, in_place: bool = False) -> np.ndarray:
