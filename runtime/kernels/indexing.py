@@ -145,10 +145,14 @@ def slice_col(X: np.ndarray, lo: object, hi: object) -> np.ndarray:
 
 
 def extract_row(X: np.ndarray, sel: Selector) -> np.ndarray:
+    if type(sel) is int and type(X) is np.ndarray and 0 <= sel < X.shape[0] and X.flags.c_contiguous and X.dtype != object:
+        return X[sel : sel + 1]  # one row of a loop over points: `extract`'s view, without its general path
     return extract(X, sel, None)
 
 
 def extract_col(X: np.ndarray, sel: Selector) -> np.ndarray:
+    if type(sel) is int and type(X) is np.ndarray and X.shape[0] == 1 and 0 <= sel < X.shape[1] and X.dtype != object:
+        return np.array(X[:, sel : sel + 1], order="C")  # one cell of one row (`as.scalar(X[i, j])`), a copy
     return extract(X, None, sel)
 
 
@@ -162,7 +166,25 @@ def insert_range_in_place(X: np.ndarray, value: object, rl: object, rh: object, 
     buffer, compiler/passes/parfor.py). The buffer is written only if the program owns it (`owns_buffer`): the
     first write to a view, a read-only input or data another object keeps copies, as `insert` does, and the
     copy is what later writes update. Checks and casts are those of `insert`."""
-    return insert(X, (rl, rh), (cl, ch), value, in_place=owns_buffer(X))  # type: ignore[arg-type]
+    if type(X) is np.ndarray and owns_buffer(X):
+        if type(rl) is int and type(cl) is int and rh == rl + 1 and ch == cl + 1:  # one cell: `keep[c, 0] = 1`
+            if 0 <= rl < X.shape[0] and 0 <= cl < X.shape[1]:
+                cell = _cell_value(value, X.dtype)
+                if cell is not None:
+                    X[rl, cl] = cell
+                    return X
+        return insert(X, (rl, rh), (cl, ch), value, in_place=True)  # type: ignore[arg-type]
+    return insert(X, (rl, rh), (cl, ch), value)  # type: ignore[arg-type]
+
+
+def _cell_value(value: object, dtype: np.dtype) -> object | None:
+    """A 1 x 1 matrix or a scalar written into one cell of a matrix of `dtype` exactly as `insert` casts it, when
+    no cast is needed (same value type); None otherwise (`insert` casts and checks)."""
+    if type(value) is np.ndarray:
+        return value[0, 0] if value.shape == (1, 1) and value.dtype == dtype and dtype != object else None
+    if (type(value) is float and dtype == np.float64) or (type(value) is int and dtype == np.int64):
+        return value  # a Python int of a DaphneDSL si64 is always within its range
+    return None
 
 
 def owns_buffer(X: object) -> bool:
