@@ -1329,7 +1329,7 @@ class InsertFilledCell(RewritePattern):
             cell = InsertOp.create(operands=[op.arg, fill.arg, *op.operands[2:]], result_types=[op.res.type],
                                    attributes=dict(op.attributes))  # fmt: skip
             cell.location = op.location
-            rewriter.replace_op(op, cell)
+            rewriter.replace(op, cell)
 
 
 # --- metadata ----------------------------------------------------------------------------------------------------
