@@ -152,7 +152,7 @@ def extract_row(X: np.ndarray, sel: Selector) -> np.ndarray:
 
 def extract_col(X: np.ndarray, sel: Selector) -> np.ndarray:
     if type(sel) is int and type(X) is np.ndarray and X.shape[0] == 1 and 0 <= sel < X.shape[1] and X.dtype != object:
-        return np.array(X[:, sel : sel + 1], order="C")  # one cell of one row (`as.scalar(X[i, j])`), a copy
+        return X[:, sel : sel + 1]  # one cell of one row (`as.scalar(X[i, j])`): a view, C-ordered as one row is
     return extract(X, None, sel)
 
 
