@@ -145,13 +145,19 @@ def slice_col(X: np.ndarray, lo: object, hi: object) -> np.ndarray:
 
 
 def extract_row(X: np.ndarray, sel: Selector) -> np.ndarray:
-    if type(sel) is int and type(X) is np.ndarray and 0 <= sel < X.shape[0] and X.flags.c_contiguous and X.dtype != object:
+    if (
+        type(sel) is int
+        and type(X) is np.ndarray
+        and 0 <= sel < X.shape[0]
+        and X.flags.c_contiguous
+        and X.dtype.kind != "O"
+    ):
         return X[sel : sel + 1]  # one row of a loop over points: `extract`'s view, without its general path
     return extract(X, sel, None)
 
 
 def extract_col(X: np.ndarray, sel: Selector) -> np.ndarray:
-    if type(sel) is int and type(X) is np.ndarray and X.shape[0] == 1 and 0 <= sel < X.shape[1] and X.dtype != object:
+    if type(sel) is int and type(X) is np.ndarray and X.shape[0] == 1 and 0 <= sel < X.shape[1] and X.dtype.kind != "O":
         return X[:, sel : sel + 1]  # one cell of one row (`as.scalar(X[i, j])`): a view, C-ordered as one row is
     return extract(X, None, sel)
 
@@ -181,7 +187,7 @@ def _cell_value(value: object, dtype: np.dtype) -> object | None:
     """A 1 x 1 matrix or a scalar written into one cell of a matrix of `dtype` exactly as `insert` casts it, when
     no cast is needed (same value type); None otherwise (`insert` casts and checks)."""
     if type(value) is np.ndarray:
-        return value[0, 0] if value.shape == (1, 1) and value.dtype == dtype and dtype != object else None
+        return value[0, 0] if value.shape == (1, 1) and value.dtype == dtype and dtype.kind != "O" else None
     if (type(value) is float and dtype == np.float64) or (type(value) is int and dtype == np.int64):
         return value  # a Python int of a DaphneDSL si64 is always within its range
     return None
