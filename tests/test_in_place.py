@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -149,3 +151,22 @@ saveDaphneLibResult(X);
     out = run_bound(program, [data])[-1]
     np.testing.assert_array_equal(data, np.arange(6.0).reshape(3, 2))
     np.testing.assert_array_equal(np.asarray(out)[:, 0], [-1.0, -1.0, -1.0])
+
+
+def test_statistics_count_no_bytes_for_in_place_updates(tmp_path) -> None:  # noqa: ANN001 - pytest fixture
+    """`--statistics` adds the bytes of new results: an in-place update makes none (the first, copying write of
+    a matrix the program does not own would)."""
+    script = tmp_path / "mask.daph"
+    script.write_text("keep = fill(0.0, 1000, 1);\nfor (c in 0:99) {\n    keep[c * 3, 0] = 1.0;\n}\n"
+                      "print(sum(keep));\n")  # fmt: skip
+    res = subprocess.run(
+        [sys.executable, "-m", "daphnec.tools.daphnec", "--statistics", str(script)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "100\n"
+    rows = [line.split() for line in res.stderr.splitlines() if "insert_in_place" in line]
+    assert len(rows) == 1
+    _, name, _, count, _, nbytes, where = rows[0]
+    assert (name, count, nbytes) == ("insert_in_place", "100", "0")
+    assert where.endswith("mask.daph:3:5")
