@@ -6,7 +6,8 @@ program can observe is the one the copying semantics gives.
   (`use_in_place_updates` off, where every insert copies), and the pass marks at least one update of each;
 - the kernel writes only into buffers the program owns: views, read-only arrays (the Python API's inputs) and
   CSR matrices are copied on the first write;
-- the Python API's input array is never written.
+- the Python API's input array is never written;
+- `--statistics` counts no result bytes for an in-place update.
 """
 
 from __future__ import annotations
