@@ -257,9 +257,12 @@ def _stat(op: str, A: np.ndarray, axis: int | None):
         mean = _count_div(_seq_sum(A, axis), n, dt)
         if op == "mean":
             return mean
-        dev = A - np.expand_dims(mean, axis)
-        sq = dev * dev
-        acc = _fold(sq, axis) if n else np.zeros(mean.shape, dt)
+        if n and native_folds.applies(A):
+            acc = native_folds.fold_squared_deviations(A, mean, 0 if axis == 0 else 1)
+        else:
+            dev = A - np.expand_dims(mean, axis)
+            sq = dev * dev
+            acc = _fold(sq, axis) if n else np.zeros(mean.shape, dt)
         var = _count_div(acc, n, dt)
     if op == "var":
         return var
