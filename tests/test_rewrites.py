@@ -310,6 +310,35 @@ def test_matmul_chain_ordered_at_run_time(dims, seed):
     check(expr, ins, r'"daphne\.matMul"\(', kept="daphne.matMulChain")
 
 
+@SETTINGS
+@given(n=st.integers(1, 400), m=st.integers(1, 30), seed=st.integers(0, 2**16), written=st.booleans())
+def test_gram_chain_of_unknown_shape_is_ordered_at_compile_time(n, m, seed, written):
+    """`(t(X) @ X) @ v` and `t(X) @ (X @ v)` with X's rows known only at run time (an lmCG's design matrix from a
+    function): no run-time chain and no materialised t(X), one pass over X (fuse-x-once), the written value."""
+    x, v = matrix(seed, n, m), matrix(seed + 1, m, 1)
+    rows = "M0[0:(as.si64(now() * 0) + nrow(M0)), ]"
+    expr = "(t(X) @ X) @ M1" if not written else "t(X) @ (X @ M1)"
+    src = receive([x, v]) + f"X = {rows};\nR = {expr};\nsaveDaphneLibResult(R);\n"
+    got, ir = run(src, [x, v], reassociate=True)
+    want, ir0 = run(src, [x, v], reassociate=False)
+    assert '"daphne.gramVector"' in ir and '"daphne.matMulChain"' not in ir and '"daphne.transpose"' not in ir, ir
+    assert '"daphne.gramVector"' not in ir0
+    scale = max(1.0, float(np.max(np.abs(want))))
+    assert np.allclose(got, want, rtol=1e-12, atol=1e-12 * scale * 64)
+
+
+@SETTINGS
+@given(dims=st.lists(st.integers(1, 30), min_size=4, max_size=4), seed=st.integers(0, 2**16))
+def test_matmul_chain_at_run_time_reads_transposed_factors_in_place(dims, seed):
+    """`A @ B @ t(C)` with A's rows known only at run time: one `daphne.matMulChain` with C marked transposed (no
+    `daphne.transpose` built), equal to the written product."""
+    a, b, c = matrix(seed, dims[0], dims[1]), matrix(seed + 1, dims[1], dims[2]), matrix(seed + 2, dims[3], dims[2])
+    expr = "M0[0:(as.si64(now() * 0) + nrow(M0)), ] @ M1 @ t(M2)"
+    check(expr, [a, b, c], r'"daphne\.matMul"\(', kept="daphne.matMulChain")
+    _, ir = run(receive([a, b, c]) + f"R = {expr};\nsaveDaphneLibResult(R);\n", [a, b, c], reassociate=True)
+    assert '"daphne.transpose"' not in ir and "#builtin.int<0>, #builtin.int<0>, #builtin.int<1>" in ir, ir
+
+
 @pytest.mark.parametrize("csr", [False, True])
 def test_matmul_chain_kernel(csr):
     """The run-time order: the cheapest one for the actual shapes (a CSR factor costs its non-zeros), a transposed

@@ -61,6 +61,8 @@ def _serial_block_rows(a: np.ndarray, b: np.ndarray) -> int:
     macs = m * k * n
     if a.dtype.kind != "f" or b.dtype.kind != "f" or not BLAS_SERIAL_MACS < macs <= MAX_SPLIT_MACS or k * n == 0:
         return 0
+    if m > 1 and a.strides[1] != a.itemsize:
+        return 0  # rows not contiguous (`t(X) @ y` reads X transposed): every block would sweep all of X again
     rows = BLAS_SERIAL_MACS // (k * n)
     return rows if 0 < rows < m else 0
 
