@@ -165,3 +165,19 @@ def test_native_folds_read_a_column_slice_in_place(monkeypatch):
     mean = view.mean(axis=0)
     assert _same_bits(native_folds.fold_squared_deviations(view, mean, 0), np.cumsum((view - mean) ** 2, axis=0)[-1])
     assert native_folds._rows_of(X[::-1])[0] is not X  # reversed rows: copied
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_column_statistics_in_blocks_equal_the_fold_of_the_materialised_squares(monkeypatch):
+    """var/stddev per column without the native loops: computed block by block (many blocks here), the same bits
+    as folding `(A - mean)^2` materialised, NaN columns included."""
+    monkeypatch.setattr(native_folds, "MIN_NATIVE_CELLS", 1 << 62)
+    rng = np.random.default_rng(12)
+    A = rng.standard_normal((20000, 9)) * 10.0 ** rng.integers(-4, 4, (20000, 9))
+    A[rng.integers(0, 20000, 3), 4] = np.nan
+    mean = np.cumsum(A, axis=0)[-1] / A.shape[0]
+    dev = A - mean
+    want = np.cumsum(dev * dev, axis=0)[-1]
+    got = agg._column_squared_deviations(A, mean)
+    assert _same_bits(got, want)
+    assert _same_bits(agg.col_kernel("var", "f64")(A).ravel(), want / A.shape[0])
