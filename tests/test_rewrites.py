@@ -88,7 +88,27 @@ def test_row_sums_of_product(n, k, m, seed):
 @SETTINGS
 @given(n=DIMS, k=DIMS, seed=st.integers(0, 2**16))
 def test_trace_of_product(n, k, seed):
-    check("sum(diagVector(M0 @ M1))", [matrix(seed, n, k), matrix(seed + 1, k, n)], "daphne.diagVector")
+    check(
+        "sum(diagVector(M0 @ M1))",
+        [matrix(seed, n, k), matrix(seed + 1, k, n)],
+        "daphne.diagVector",
+        kept="daphne.traceOfProduct",
+    )
+
+
+@pytest.mark.parametrize("shape", [(3000, 7), (40, 5000), (1, 1)])
+def test_trace_of_product_kernel(shape):
+    """The kernel (several blocks of rows for the large shapes) against numpy's trace of the product, and its shape
+    error in DaphneDSL terms."""
+    from daphnec.runtime.errors import DaphneRuntimeError
+    from daphnec.runtime.kernels.matrix_ops import trace_of_product
+
+    n, k = shape
+    x, y = matrix(1, n, k), matrix(2, k, n)
+    want = float(np.trace(x @ y))
+    assert abs(trace_of_product(x, y) - want) <= 1e-12 * max(1.0, float(np.sum(np.abs(x * y.T))))
+    with pytest.raises(DaphneRuntimeError, match="trace: shape mismatch: X 2x3, Y 2x2"):
+        trace_of_product(np.ones((2, 3)), np.ones((2, 2)))
 
 
 @SETTINGS
@@ -144,11 +164,17 @@ def test_slice_of_product(n, k, m, seed):
 
 
 @SETTINGS
-@given(n=DIMS, k=st.integers(2, 12), seed=st.integers(0, 2**16), s=st.floats(-4, 4, allow_nan=False))
+@given(
+    n=DIMS,
+    k=st.integers(2, 12),
+    seed=st.integers(0, 2**16),
+    s=st.floats(-4, 4, allow_nan=False).filter(lambda s: s not in (0.0, 1.0)),  # x * 1, x * 0: canonicalized away
+)
 def test_scalar_out_of_product_and_sum(n, k, seed, s):
     scaled_x = rf'"daphne\.ewMul".*-> !daphne\.Matrix<{n}x{k}xf64>'
-    check(f"({s!r} * M0) @ M1", [matrix(seed, n, k), matrix(seed + 1, k, 1)], scaled_x, kept="daphne.ewMul")
-    check(f"sum(M0 * {s!r})", [matrix(seed, n, k)], scaled_x, kept="daphne.ewMul")
+    lit = re.sub(r"e([+-])0*(\d)", r"e\1\2", repr(s))  # DaphneDSL writes 6.1e-5, not 6.1e-05
+    check(f"({lit} * M0) @ M1", [matrix(seed, n, k), matrix(seed + 1, k, 1)], scaled_x, kept="daphne.ewMul")
+    check(f"sum(M0 * {lit})", [matrix(seed, n, k)], scaled_x, kept="daphne.ewMul")
 
 
 @SETTINGS
