@@ -29,122 +29,55 @@ MIN_NATIVE_CELLS = 1 << 12
 #: costs (~0.1 s, more on a loaded machine), so scripts that only sum small matrices never pay for it.
 MIN_FIRST_CELLS = 1 << 23
 
-_TEMPLATE = """
-define void @rows_{t}(ptr noalias %a, i64 %rows, i64 %cols, i64 %ld, ptr noalias %out) {{
+_ROWS = """
+define void @{name}_{{t}}(ptr noalias %a, i64 %rows, i64 %cols, i64 %ld{params}, ptr noalias %out) {{{{
 entry:
   %any = icmp sgt i64 %rows, 0
   br i1 %any, label %row, label %done
 row:
   %r = phi i64 [0, %entry], [%r1, %rowend]
   %base = mul i64 %r, %ld
-  %p0 = getelementptr inbounds {t}, ptr %a, i64 %base
-  %first = load {t}, ptr %p0
-  %more0 = icmp sgt i64 %cols, 1
+{row_setup}  %p0 = getelementptr inbounds {{t}}, ptr %a, i64 %base
+  %v0 = load {{t}}, ptr %p0
+{first_term}  %more0 = icmp sgt i64 %cols, 1
   br i1 %more0, label %cell, label %rowend
 cell:
   %c = phi i64 [1, %row], [%c1, %cell]
-  %acc = phi {t} [%first, %row], [%acc1, %cell]
+  %acc = phi {{t}} [{first}, %row], [%acc1, %cell]
   %i = add i64 %base, %c
-  %p = getelementptr inbounds {t}, ptr %a, i64 %i
-  %v = load {t}, ptr %p
-  %acc1 = fadd {t} %acc, %v
+  %p = getelementptr inbounds {{t}}, ptr %a, i64 %i
+  %v = load {{t}}, ptr %p
+{term}  %acc1 = fadd {{t}} %acc, {value}
   %c1 = add nuw nsw i64 %c, 1
   %morec = icmp slt i64 %c1, %cols
   br i1 %morec, label %cell, label %rowend
 rowend:
-  %res = phi {t} [%first, %row], [%acc1, %cell]
-  %po = getelementptr inbounds {t}, ptr %out, i64 %r
-  store {t} %res, ptr %po
+  %res = phi {{t}} [{first}, %row], [%acc1, %cell]
+  %po = getelementptr inbounds {{t}}, ptr %out, i64 %r
+  store {{t}} %res, ptr %po
   %r1 = add nuw nsw i64 %r, 1
   %morer = icmp slt i64 %r1, %rows
   br i1 %morer, label %row, label %done
 done:
   ret void
-}}
+}}}}
+"""
+"""A left fold per row from its first cell's term: `out[r] = ((t(a[r,0]) + t(a[r,1])) + ...)`."""
 
-define void @cols_{t}(ptr noalias %a, i64 %rows, i64 %cols, i64 %ld, ptr noalias %out) {{
-entry:
-  %any = icmp sgt i64 %rows, 1
-  br i1 %any, label %row, label %done
-row:
-  %r = phi i64 [1, %entry], [%r1, %rowend]
-  %base = mul i64 %r, %ld
-  br label %cell
-cell:
-  %c = phi i64 [0, %row], [%c1, %cell]
-  %i = add i64 %base, %c
-  %p = getelementptr inbounds {t}, ptr %a, i64 %i
-  %v = load {t}, ptr %p
-  %po = getelementptr inbounds {t}, ptr %out, i64 %c
-  %acc = load {t}, ptr %po
-  %acc1 = fadd {t} %acc, %v
-  store {t} %acc1, ptr %po
-  %c1 = add nuw nsw i64 %c, 1
-  %morec = icmp slt i64 %c1, %cols
-  br i1 %morec, label %cell, label %rowend
-rowend:
-  %r1 = add nuw nsw i64 %r, 1
-  %morer = icmp slt i64 %r1, %rows
-  br i1 %morer, label %row, label %done
-done:
-  ret void
-}}
-
-define void @sqdevrows_{t}(ptr noalias %a, i64 %rows, i64 %cols, i64 %ld, ptr noalias %mean, ptr noalias %out) {{
-entry:
-  %any = icmp sgt i64 %rows, 0
-  br i1 %any, label %row, label %done
-row:
-  %r = phi i64 [0, %entry], [%r1, %rowend]
-  %base = mul i64 %r, %ld
-  %pm = getelementptr inbounds {t}, ptr %mean, i64 %r
-  %m = load {t}, ptr %pm
-  %p0 = getelementptr inbounds {t}, ptr %a, i64 %base
-  %v0 = load {t}, ptr %p0
-  %d0 = fsub {t} %v0, %m
-  %first = fmul {t} %d0, %d0
-  %more0 = icmp sgt i64 %cols, 1
-  br i1 %more0, label %cell, label %rowend
-cell:
-  %c = phi i64 [1, %row], [%c1, %cell]
-  %acc = phi {t} [%first, %row], [%acc1, %cell]
-  %i = add i64 %base, %c
-  %p = getelementptr inbounds {t}, ptr %a, i64 %i
-  %v = load {t}, ptr %p
-  %d = fsub {t} %v, %m
-  %sq = fmul {t} %d, %d
-  %acc1 = fadd {t} %acc, %sq
-  %c1 = add nuw nsw i64 %c, 1
-  %morec = icmp slt i64 %c1, %cols
-  br i1 %morec, label %cell, label %rowend
-rowend:
-  %res = phi {t} [%first, %row], [%acc1, %cell]
-  %po = getelementptr inbounds {t}, ptr %out, i64 %r
-  store {t} %res, ptr %po
-  %r1 = add nuw nsw i64 %r, 1
-  %morer = icmp slt i64 %r1, %rows
-  br i1 %morer, label %row, label %done
-done:
-  ret void
-}}
-
-define void @sqdevcols_{t}(ptr noalias %a, i64 %rows, i64 %cols, i64 %ld, ptr noalias %mean, ptr noalias %out) {{
+_COLS = """
+define void @{name}_{{t}}(ptr noalias %a, i64 %rows, i64 %cols, i64 %ld{params}, ptr noalias %out) {{{{
 entry:
   %any = icmp sgt i64 %rows, 0
   %anyc = icmp sgt i64 %cols, 0
   %go = and i1 %any, %anyc
   br i1 %go, label %init, label %done
 init:
-  %c0 = phi i64 [0, %entry], [%c01, %init]
-  %pa0 = getelementptr inbounds {t}, ptr %a, i64 %c0
-  %v0 = load {t}, ptr %pa0
-  %pm0 = getelementptr inbounds {t}, ptr %mean, i64 %c0
-  %m0 = load {t}, ptr %pm0
-  %d0 = fsub {t} %v0, %m0
-  %sq0 = fmul {t} %d0, %d0
-  %po0 = getelementptr inbounds {t}, ptr %out, i64 %c0
-  store {t} %sq0, ptr %po0
-  %c01 = add nuw nsw i64 %c0, 1
+  %c = phi i64 [0, %entry], [%c01, %init]
+  %pa0 = getelementptr inbounds {{t}}, ptr %a, i64 %c
+  %v = load {{t}}, ptr %pa0
+{term}  %po0 = getelementptr inbounds {{t}}, ptr %out, i64 %c
+  store {{t}} {value}, ptr %po0
+  %c01 = add nuw nsw i64 %c, 1
   %morec0 = icmp slt i64 %c01, %cols
   br i1 %morec0, label %init, label %rest
 rest:
@@ -155,19 +88,15 @@ row:
   %base = mul i64 %r, %ld
   br label %cell
 cell:
-  %c = phi i64 [0, %row], [%c1, %cell]
-  %i = add i64 %base, %c
-  %p = getelementptr inbounds {t}, ptr %a, i64 %i
-  %v = load {t}, ptr %p
-  %pm = getelementptr inbounds {t}, ptr %mean, i64 %c
-  %m = load {t}, ptr %pm
-  %d = fsub {t} %v, %m
-  %sq = fmul {t} %d, %d
-  %po = getelementptr inbounds {t}, ptr %out, i64 %c
-  %acc = load {t}, ptr %po
-  %acc1 = fadd {t} %acc, %sq
-  store {t} %acc1, ptr %po
-  %c1 = add nuw nsw i64 %c, 1
+  %cc = phi i64 [0, %row], [%c1, %cell]
+  %i = add i64 %base, %cc
+  %p = getelementptr inbounds {{t}}, ptr %a, i64 %i
+  %vv = load {{t}}, ptr %p
+{cell_term}  %po = getelementptr inbounds {{t}}, ptr %out, i64 %cc
+  %acc = load {{t}}, ptr %po
+  %acc1 = fadd {{t}} %acc, {cell_value}
+  store {{t}} %acc1, ptr %po
+  %c1 = add nuw nsw i64 %cc, 1
   %morec = icmp slt i64 %c1, %cols
   br i1 %morec, label %cell, label %rowend
 rowend:
@@ -176,8 +105,51 @@ rowend:
   br i1 %morer, label %row, label %done
 done:
   ret void
-}}
+}}}}
 """
+"""Per column, the rows' terms added in order into `out` from the first row's: `out[c] = t(a[0,c]) + t(a[1,c]) ..."""
+
+
+def _sq_dev(v: str, mean_at: str, tag: str) -> tuple[str, str]:
+    """IR of the term `(v - mean[mean_at])^2` (the mean loaded here unless `mean_at` is empty: already in %m)."""
+    load = ""
+    if mean_at:
+        load = (
+            f"  %pm{tag} = getelementptr inbounds {{t}}, ptr %mean, i64 {mean_at}\n"
+            f"  %m{tag} = load {{t}}, ptr %pm{tag}\n"
+        )
+    m = f"%m{tag}" if mean_at else "%m"
+    return load + f"  %d{tag} = fsub {{t}} {v}, {m}\n  %q{tag} = fmul {{t}} %d{tag}, %d{tag}\n", f"%q{tag}"
+
+
+def _module_template() -> str:
+    """The folds (`{t}`: the LLVM float type): plain sums, and sums of squared deviations from a per-row or
+    per-column mean (var/stddev), for rows and for columns."""
+    mean = ", ptr noalias %mean"
+    row_mean = "  %pm = getelementptr inbounds {t}, ptr %mean, i64 %r\n  %m = load {t}, ptr %pm\n"
+    first_sq, first = _sq_dev("%v0", "", "0")
+    term_sq, value = _sq_dev("%v", "", "")
+    init_sq, init = _sq_dev("%v", "%c", "i")
+    cell_sq, cell = _sq_dev("%vv", "%cc", "c")
+    return "".join(
+        (
+            _ROWS.format(name="rows", params="", row_setup="", first_term="", first="%v0", term="", value="%v"),
+            _ROWS.format(
+                name="sqdevrows",
+                params=mean,
+                row_setup=row_mean,
+                first_term=first_sq,
+                first=first,
+                term=term_sq,
+                value=value,
+            ),
+            _COLS.format(name="cols", params="", term="", value="%v", cell_term="", cell_value="%vv"),
+            _COLS.format(name="sqdevcols", params=mean, term=init_sq, value=init, cell_term=cell_sq, cell_value=cell),
+        )
+    )
+
+
+_TEMPLATE = _module_template()
 
 _SIG = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
 _SQDEV_SIG = ctypes.CFUNCTYPE(
@@ -238,7 +210,7 @@ def fold_rows(A: np.ndarray) -> np.ndarray:
 def fold_cols(A: np.ndarray) -> np.ndarray:
     """Per column of the 2-D float matrix `A` (at least one row): the rows added in order, a 1-D array."""
     A, ld = _rows_of(A)
-    out = np.array(A[0], dtype=A.dtype, copy=True)
+    out = np.empty(A.shape[1], dtype=A.dtype)
     _function("cols", A.dtype)(A.ctypes.data, A.shape[0], A.shape[1], ld, out.ctypes.data)
     return out
 
