@@ -96,6 +96,7 @@ KERNELS: dict[type[Operation], Kernel] = {
     om.ReplaceOp: result_typed("matrix_ops.replace", cast=3, vt_arg=False),
     om.CTableOp: result_typed("matrix_ops.ctable"),
     om.SyrkOp: fixed("matrix_ops.syrk", csr=True),
+    om.TraceOfProductOp: fixed("matrix_ops.trace_of_product"),
     om.GemvOp: result_typed("matrix_ops.gemv", cast=2, vt_arg=False),
     om.GramVectorOp: fixed("gram_vector.gram_vector_plain", csr=True),
     om.WeightedGramVectorOp: fixed("gram_vector.gram_vector_weighted", csr=True),
