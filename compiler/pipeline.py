@@ -101,9 +101,9 @@ STAGES: tuple[Stage, ...] = (
         ),
         "vectorized",
     ),
-    ((), "obj_ref_mgnt"),
+    ((("in-place-insert", "in_place_early"),), "obj_ref_mgnt"),
     ((), "codegen_before"),
-    ((("codegen", "codegen"),), "codegen"),
+    ((("codegen", "codegen"), ("in-place-insert", "in_place_late")), "codegen"),
     ((("lower-pipeline-to-loops", "native"), ("lower-matmul-to-loops", "native_matmul")), "kernels"),
     ((("convert-to-llvm", "native"),), "llvm"),
 )
@@ -150,6 +150,8 @@ def pipeline_options(config: object) -> tuple[frozenset[str], dict[str, dict[str
         opts.add("reassociate")  # rewrites that re-associate float sums (`--no-reassociate` turns them off)
     if getattr(config, "use_phy_op_selection", True):
         opts.add("phy_op_selection")  # `--no-phy-op-selection` keeps matMul's operands as written
+    if getattr(config, "use_in_place_updates", True):  # after every pass that moves ops (codegen's fusion too)
+        opts.add("in_place_late" if codegen else "in_place_early")
     if getattr(config, "select_matrix_repr", False):
         opts.add("select_matrix_repr")
     if getattr(config, "use_columnar", False):

@@ -1272,6 +1272,14 @@ class FilterColOp(_IndexOp):
             )
 
 
+class InsertCanonicalization(HasCanonicalizationPatternsTrait):
+    """`insert`'s canonicalization: `InsertFilledCell`."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return (InsertFilledCell(),)
+
+
 @irdl_op_definition
 class InsertOp(DaphneOp):
     """Left indexing `X[rlo:rhi, clo:chi] = M;` (copy-on-write). A scalar `M` is broadcast."""
@@ -1284,13 +1292,44 @@ class InsertOp(DaphneOp):
     col_lower = operand_def()
     col_upper = operand_def()
     res = result_def()
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), InsertCanonicalization())
 
     def infer(self) -> tuple[Attribute, ...]:
         t = self.arg.type
         if not is_matrix(t):
             return (t,)
         return (MatrixType(t.element_type, *t.shape),)
+
+
+def _one_past(upper: SSAValue, lower: SSAValue) -> bool:
+    """Whether `upper` is `lower + 1` (how the frontend writes the bounds of `X[i, j]`), or both are constants
+    one apart."""
+    lo, hi = constant_value(lower), constant_value(upper)
+    if isinstance(lo, int) and isinstance(hi, int) and not isinstance(lo, bool) and not isinstance(hi, bool):
+        return hi == lo + 1
+    add = upper.owner
+    return isinstance(add, EwAddOp) and add.lhs is lower and constant_value(add.rhs) == 1
+
+
+class InsertFilledCell(RewritePattern):
+    """`X[i, j] = fill(v, 1, 1)` writes the scalar v: the insert reads v itself instead of a 1 x 1 matrix made
+    for it (one kernel call less per update in a loop). Only where the fill has X's value type (casting v to it
+    once or twice is the same) and the region is one cell (a scalar would broadcast over a larger region, where
+    the 1 x 1 matrix is a shape mismatch)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: InsertOp, rewriter: PatternRewriter) -> None:
+        fill = op.ins.owner
+        x, filled = op.arg.type, op.ins.type
+        if not (isinstance(fill, FillOp) and is_matrix(x) and is_matrix(filled) and is_scalar(fill.arg.type)):
+            return
+        if filled.shape != (1, 1) or filled.element_type != x.element_type:
+            return
+        if _one_past(op.row_upper, op.row_lower) and _one_past(op.col_upper, op.col_lower):
+            cell = InsertOp.create(operands=[op.arg, fill.arg, *op.operands[2:]], result_types=[op.res.type],
+                                   attributes=dict(op.attributes))  # fmt: skip
+            cell.location = op.location
+            rewriter.replace(op, cell)
 
 
 # --- metadata ----------------------------------------------------------------------------------------------------

@@ -706,6 +706,25 @@ class ResidualGramVectorOp(GramVectorBase):
 
 
 @irdl_op_definition
+class TraceOfProductOp(BinaryDaphneOp):
+    """`traceOfProduct(X, Y)`: trace(X @ Y) = sum over i, j of X[i, j] * Y[j, i] for X n x k and Y k x n, an f64
+    scalar (built by `simplify-algebra` for `sum(diagVector(X @ Y))`; kernel runtime/kernels/matrix_ops.py): only
+    the diagonal's dot products, reading Y transposed in place (neither the product nor t(Y) is built)."""
+
+    name = "daphne.traceOfProduct"
+    lhs = operand_def(MATRIX)
+    rhs = operand_def(MATRIX)
+    ROLES: ClassVar = {"lhs": "X", "rhs": "Y"}
+    DT_RULE: ClassVar = "sca"
+    VT_RULE: ClassVar = staticmethod(vt_fixed("f64"))
+
+    def verify_(self) -> None:
+        (n, k), (yr, yc) = shape_of(self.lhs.type), shape_of(self.rhs.type)
+        if (_known(k, yr) and k != yr) or (_known(n, yc) and n != yc):
+            raise _shape_mismatch(self, self.lhs.type, self.rhs.type, "X must be n x k and Y k x n")
+
+
+@irdl_op_definition
 class MatMulChainOp(DaphneOp):
     """`A1 @ A2 @ ... @ Ak` whose order the kernel decides at run time from the actual shapes (built by
     `reorder-matmul-chains` for a chain with a shape unknown at compile time; runtime/kernels/matmul_chain.py).
@@ -1245,7 +1264,7 @@ OPS: list[type[Operation]] = [
     ColBindOp, RowBindOp, ReverseOp, OrderOp, EigenOp, Conv2DForwardOp, AvgPoolForwardOp, MaxPoolForwardOp,
     BatchNorm2DInferenceForwardOp, BiasAddOp, ReluForwardOp, SoftmaxOp, AffineForwardOp, Conv2DBackwardFilterOp,
     Conv2DBackwardDataOp, AvgPoolBackwardOp, MaxPoolBackwardOp, BatchNorm2DBackwardOp, DiagVectorOp, TriOp,
-    MatMulOp, MatMulChainOp, SyrkOp, GemvOp, GramVectorOp, WeightedGramVectorOp, ResidualGramVectorOp, SolveOp,
-    ReplaceOp, CTableOp, QuantizeOp, OneHotOp, RecodeOp, BinOp,
+    MatMulOp, MatMulChainOp, TraceOfProductOp, SyrkOp, GemvOp, GramVectorOp, WeightedGramVectorOp,
+    ResidualGramVectorOp, SolveOp, ReplaceOp, CTableOp, QuantizeOp, OneHotOp, RecodeOp, BinOp,
 ]  # fmt: skip
 """The ops this module defines, registered in the dialect by dialects/daphne.py."""

@@ -187,6 +187,17 @@ def ends_in_return(stmts: Sequence[ast.Stmt]) -> bool:
 # --- the builder ---------------------------------------------------------------------------------------------------
 
 
+def _coercible(given: Attribute, carried: Attribute) -> bool:
+    """Whether a value yielded to a structured op is cast to the type it carries (scf's verifiers need equal
+    types; inference then joins them, `compiler/analysis/inference.py`): when that type is known, and when it is a
+    matrix whose value type is known only once inference has read a .meta (`X = readMatrix(...)`), yielded a
+    matrix of another shape (`Y = rbind(Y, Y)`) or a value of no known type yet (`s = s + as.scalar(X[i, j])`).
+    A scalar yielded where the loop carries a matrix is not cast: inference reports it at the loop."""
+    if not is_unknown(carried):
+        return True
+    return isinstance(carried, MatrixType) and isinstance(given, MatrixType | UnknownType)
+
+
 class IRBuilder:
     """Builds one module from a script's AST (and the scripts it imports)."""
 
@@ -652,7 +663,7 @@ class IRBuilder:
         outer = self.block
         self.block = block
         try:
-            vals = [self._coerce(v, t, loc) if not is_unknown(t) else v for v, t in zip(values, types)]
+            vals = [self._coerce(v, t, loc) if _coercible(v.type, t) else v for v, t in zip(values, types)]
         finally:
             self.block = outer
         block.add_op(terminator(*lead, *vals))

@@ -248,6 +248,9 @@ OPTIONS: tuple[Option, ...] = (
            help="Switch off the rewrites that re-associate floating-point sums (algebraic simplifications such as "
                 "sum(X @ Y), matrix-chain reordering, the one-pass t(X) @ (w * (X @ v)) kernel); results then keep "
                 "every bit of the program as written (docs/language.md, \"Rewrites\")"),
+    Option("use_in_place_updates", "flag", True, cli="no-in-place", invert=True, group="compiler",
+           help="Switch off in-place left indexing: every X[i, j] = v copies X, even where the old value of X is "
+                "never read again (docs/language.md, \"In-place updates\"); results do not change"),
     Option("use_columnar", "flag", False, cli="columnar", json=True, apply=IF_SET, group="compiler",
            help="Use columnar operations for frames where possible"),
     Option("use_optimistic_splitting", "flag", False, cli="optimistic-splitting", json=True, group="compiler",

@@ -4,7 +4,8 @@ DAPHNE (`src/runtime/local/instrumentation/KernelInstrumentation.cpp`, `src/util
 kernel call when `--statistics` is given and prints, after the run, one line per operator (kernel at a source
 location): its total time, call count, average time and `File:Line:Column`, most expensive first. daphnec does
 the same for the kernels its host code calls (a vectorized pipeline counts as one operator, `pipeline(<kernel>)`,
-so its fused body is timed as a whole) and adds the bytes of the results the calls produced. An op inside
+so its fused body is timed as a whole) and adds the bytes of the results the calls produced (none for a result
+that is the call's first argument: an in-place update, `compiler/passes/in_place_insert.py`). An op inside
 daphnec's `nn` library is charged to the line that called into its library file (`_where`), so the table shows
 the time of each layer's ops (docs/deep-learning.md).
 
@@ -108,7 +109,7 @@ def _timed(name: str, fn: Callable[..., Any], line_locs: list[Any], host_file: s
             s = _STATS.setdefault((op, where), OperatorStats())
             s.seconds += seconds
             s.calls += 1
-            s.bytes += _nbytes(result)
+            s.bytes += 0 if args and result is args[0] else _nbytes(result)  # an in-place update made nothing new
         return result
 
     return call

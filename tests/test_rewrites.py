@@ -88,7 +88,27 @@ def test_row_sums_of_product(n, k, m, seed):
 @SETTINGS
 @given(n=DIMS, k=DIMS, seed=st.integers(0, 2**16))
 def test_trace_of_product(n, k, seed):
-    check("sum(diagVector(M0 @ M1))", [matrix(seed, n, k), matrix(seed + 1, k, n)], "daphne.diagVector")
+    check(
+        "sum(diagVector(M0 @ M1))",
+        [matrix(seed, n, k), matrix(seed + 1, k, n)],
+        "daphne.diagVector",
+        kept="daphne.traceOfProduct",
+    )
+
+
+@pytest.mark.parametrize("shape", [(3000, 7), (40, 5000), (1, 1)])
+def test_trace_of_product_kernel(shape):
+    """The kernel (several blocks of rows for the large shapes) against numpy's trace of the product, and its shape
+    error in DaphneDSL terms."""
+    from daphnec.runtime.errors import DaphneRuntimeError
+    from daphnec.runtime.kernels.matrix_ops import trace_of_product
+
+    n, k = shape
+    x, y = matrix(1, n, k), matrix(2, k, n)
+    want = float(np.trace(x @ y))
+    assert abs(trace_of_product(x, y) - want) <= 1e-12 * max(1.0, float(np.sum(np.abs(x * y.T))))
+    with pytest.raises(DaphneRuntimeError, match="trace: shape mismatch: X 2x3, Y 2x2"):
+        trace_of_product(np.ones((2, 3)), np.ones((2, 2)))
 
 
 @SETTINGS
@@ -144,11 +164,17 @@ def test_slice_of_product(n, k, m, seed):
 
 
 @SETTINGS
-@given(n=DIMS, k=st.integers(2, 12), seed=st.integers(0, 2**16), s=st.floats(-4, 4, allow_nan=False))
+@given(
+    n=DIMS,
+    k=st.integers(2, 12),
+    seed=st.integers(0, 2**16),
+    s=st.floats(-4, 4, allow_nan=False).filter(lambda s: s not in (0.0, 1.0)),  # x * 1, x * 0: canonicalized away
+)
 def test_scalar_out_of_product_and_sum(n, k, seed, s):
     scaled_x = rf'"daphne\.ewMul".*-> !daphne\.Matrix<{n}x{k}xf64>'
-    check(f"({s!r} * M0) @ M1", [matrix(seed, n, k), matrix(seed + 1, k, 1)], scaled_x, kept="daphne.ewMul")
-    check(f"sum(M0 * {s!r})", [matrix(seed, n, k)], scaled_x, kept="daphne.ewMul")
+    lit = re.sub(r"e([+-])0*(\d)", r"e\1\2", repr(s))  # DaphneDSL writes 6.1e-5, not 6.1e-05
+    check(f"({lit} * M0) @ M1", [matrix(seed, n, k), matrix(seed + 1, k, 1)], scaled_x, kept="daphne.ewMul")
+    check(f"sum(M0 * {lit})", [matrix(seed, n, k)], scaled_x, kept="daphne.ewMul")
 
 
 @SETTINGS
@@ -308,6 +334,35 @@ def test_matmul_chain_ordered_at_run_time(dims, seed):
     ins = [matrix(seed + i, dims[i], dims[i + 1]) for i in range(len(dims) - 1)]
     expr = " @ ".join(["M0[0:(as.si64(now() * 0) + nrow(M0)), ]", *(f"M{i}" for i in range(1, len(ins)))])
     check(expr, ins, r'"daphne\.matMul"\(', kept="daphne.matMulChain")
+
+
+@SETTINGS
+@given(n=st.integers(1, 400), m=st.integers(1, 30), seed=st.integers(0, 2**16), written=st.booleans())
+def test_gram_chain_of_unknown_shape_is_ordered_at_compile_time(n, m, seed, written):
+    """`(t(X) @ X) @ v` and `t(X) @ (X @ v)` with X's rows known only at run time (an lmCG's design matrix from a
+    function): no run-time chain and no materialised t(X), one pass over X (fuse-x-once), the written value."""
+    x, v = matrix(seed, n, m), matrix(seed + 1, m, 1)
+    rows = "M0[0:(as.si64(now() * 0) + nrow(M0)), ]"
+    expr = "(t(X) @ X) @ M1" if not written else "t(X) @ (X @ M1)"
+    src = receive([x, v]) + f"X = {rows};\nR = {expr};\nsaveDaphneLibResult(R);\n"
+    got, ir = run(src, [x, v], reassociate=True)
+    want, ir0 = run(src, [x, v], reassociate=False)
+    assert '"daphne.gramVector"' in ir and '"daphne.matMulChain"' not in ir and '"daphne.transpose"' not in ir, ir
+    assert '"daphne.gramVector"' not in ir0
+    scale = max(1.0, float(np.max(np.abs(want))))
+    assert np.allclose(got, want, rtol=1e-12, atol=1e-12 * scale * 64)
+
+
+@SETTINGS
+@given(dims=st.lists(st.integers(1, 30), min_size=4, max_size=4), seed=st.integers(0, 2**16))
+def test_matmul_chain_at_run_time_reads_transposed_factors_in_place(dims, seed):
+    """`A @ B @ t(C)` with A's rows known only at run time: one `daphne.matMulChain` with C marked transposed (no
+    `daphne.transpose` built), equal to the written product."""
+    a, b, c = matrix(seed, dims[0], dims[1]), matrix(seed + 1, dims[1], dims[2]), matrix(seed + 2, dims[3], dims[2])
+    expr = "M0[0:(as.si64(now() * 0) + nrow(M0)), ] @ M1 @ t(M2)"
+    check(expr, [a, b, c], r'"daphne\.matMul"\(', kept="daphne.matMulChain")
+    _, ir = run(receive([a, b, c]) + f"R = {expr};\nsaveDaphneLibResult(R);\n", [a, b, c], reassociate=True)
+    assert '"daphne.transpose"' not in ir and "#builtin.int<0>, #builtin.int<0>, #builtin.int<1>" in ir, ir
 
 
 @pytest.mark.parametrize("csr", [False, True])

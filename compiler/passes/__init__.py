@@ -77,6 +77,12 @@ def _fuse_x_once() -> type[ModulePass]:
     return FuseXOncePass
 
 
+def _in_place_insert() -> type[ModulePass]:
+    from daphnec.compiler.passes.in_place_insert import InPlaceInsertPass
+
+    return InPlaceInsertPass
+
+
 def _infer() -> type[ModulePass]:
     from daphnec.compiler.passes.infer import InferPass
 
@@ -191,6 +197,7 @@ PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
     "vectorize": _vectorize,
     "distribute": _distribute,
     "parfor": _parfor,
+    "in-place-insert": _in_place_insert,
     "distribute-parfor": _distribute_parfor,
     "lower-pipeline-to-loops": _lower_pipeline_to_loops,
     "lower-matmul-to-loops": _lower_matmul_to_loops,

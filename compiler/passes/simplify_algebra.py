@@ -40,7 +40,15 @@ from daphnec.compiler.analysis.inference import insert_merge_cast
 from daphnec.compiler.ir_walk import LinearRewriteWalker
 from daphnec.dialects import ops
 from daphnec.dialects.attr_names import KERNEL_CHOICE_ATTR
-from daphnec.dialects.ops_matrix import ColBindOp, DiagMatrixOp, DiagVectorOp, MatMulOp, RowBindOp, SyrkOp
+from daphnec.dialects.ops_matrix import (
+    ColBindOp,
+    DiagMatrixOp,
+    DiagVectorOp,
+    MatMulOp,
+    RowBindOp,
+    SyrkOp,
+    TraceOfProductOp,
+)
 from daphnec.dialects.types import MatrixType, is_scalar, vt_name
 
 DOT_MIN_CELLS = 1 << 10
@@ -229,15 +237,15 @@ class AggregateOfTranspose(Rule):
 
 
 class TraceOfProduct(Rule):
-    """`sum(diagVector(X @ Y))` (the trace) -> `sum(X * t(Y))`: only the diagonal's dot products, as one
-    element-wise product (O(n*k) instead of O(n*n*k))."""
+    """`sum(diagVector(X @ Y))` (the trace) -> `traceOfProduct(X, Y)`: only the diagonal's dot products, one pass
+    over X and Y with Y read transposed in place (O(n*k) instead of O(n*n*k), and no t(Y) or X * t(Y) built)."""
 
     def rewrite(self, op: Operation, b: Builder) -> None:
         if not (isinstance(op, ops.SumAllOp) and isinstance(op.arg.owner, DiagVectorOp) and op.arg.has_one_use()):
             return
         p = plain_product(op.arg.owner.arg)
-        if p is not None and not _sparse(p.lhs, p.rhs):
-            b.done(b.agg(ops.SumAllOp, b.mul(p.lhs, b.t(p.rhs))))
+        if p is not None and not _sparse(p.lhs, p.rhs) and vt_name(op.res.type) == "f64":
+            b.done(b.add(TraceOfProductOp(p.lhs, p.rhs)))
 
 
 class DiagOfProduct(Rule):

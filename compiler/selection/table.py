@@ -37,7 +37,8 @@ from daphnec.runtime.kernels import control, datagen, indexing, meta, misc, reor
 __all__ = ["KERNELS", "evaluate_constant", "is_noop_cast", "kernel_of", "select_kernel"]
 
 _INSERT = {False: (indexing.insert_range, "insert"), True: (indexing.insert_range_in_place, "insert_in_place")}
-"""Left indexing copies the matrix, except into a parfor's result buffer (`daphne.in_place`, runtime/parfor.py)."""
+"""Left indexing copies the matrix, except where the old value is dead (`daphne.in_place`: the `in-place-insert`
+and `parfor` passes)."""
 
 KERNELS: dict[type[Operation], Kernel] = {
     # --- constants, casts, control ---------------------------------------------------------------------------------
@@ -95,6 +96,7 @@ KERNELS: dict[type[Operation], Kernel] = {
     om.ReplaceOp: result_typed("matrix_ops.replace", cast=3, vt_arg=False),
     om.CTableOp: result_typed("matrix_ops.ctable"),
     om.SyrkOp: fixed("matrix_ops.syrk", csr=True),
+    om.TraceOfProductOp: fixed("matrix_ops.trace_of_product"),
     om.GemvOp: result_typed("matrix_ops.gemv", cast=2, vt_arg=False),
     om.GramVectorOp: fixed("gram_vector.gram_vector_plain", csr=True),
     om.WeightedGramVectorOp: fixed("gram_vector.gram_vector_weighted", csr=True),

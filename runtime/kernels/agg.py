@@ -257,14 +257,48 @@ def _stat(op: str, A: np.ndarray, axis: int | None):
         mean = _count_div(_seq_sum(A, axis), n, dt)
         if op == "mean":
             return mean
-        dev = A - np.expand_dims(mean, axis)
-        sq = dev * dev
-        acc = _fold(sq, axis) if n else np.zeros(mean.shape, dt)
+        if n and native_folds.applies(A):
+            acc = native_folds.fold_squared_deviations(A, mean, 0 if axis == 0 else 1)
+        elif axis == 0 and n > 1 and _ordered_sum_pays(A.shape[1], 0):
+            acc = _column_squared_deviations(A, mean)
+        else:
+            dev = A - np.expand_dims(mean, axis)
+            sq = dev * dev
+            acc = _fold(sq, axis) if n else np.zeros(mean.shape, dt)
         var = _count_div(acc, n, dt)
     if op == "var":
         return var
     with quiet():
         return np.sqrt(var)
+
+
+def _column_squared_deviations(A: np.ndarray, mean: np.ndarray) -> np.ndarray:
+    """Per column: the fold of `(a - mean)^2` over the rows in order, from the first row, computed block by block in
+    the cache: a block's squared deviations are written under the running sums (one row above them), and an axis-0
+    reduce adds its rows in order (`_ordered_sum_unchecked`). No n x m temporaries (numpy's `A - mean` and its
+    square: two fresh allocations, first-touched, each as large as A: PCA's scaling of 50k x 50 spent 2x numpy's
+    `std` there). The same bits as the fold of the materialised squares, except NaN payloads, which are redone in
+    order as `_ordered_sum` does."""
+    n, m = A.shape
+    step = max(_BLOCK_CELLS // m, 2)
+    buf = np.empty((min(step, n) + 1, m), dtype=A.dtype)
+    acc = None
+    for r0 in range(0, n, step):
+        rows = min(step, n - r0)
+        sq = buf[1 : rows + 1]
+        np.subtract(A[r0 : r0 + rows], mean, out=sq)
+        np.multiply(sq, sq, out=sq)
+        if acc is None:
+            acc = np.add.reduce(sq, axis=0, initial=A.dtype.type(-0.0))
+        else:
+            buf[0] = acc
+            acc = np.add.reduce(buf[: rows + 1], axis=0)
+    assert acc is not None
+    nan = np.flatnonzero(acc != acc)
+    if nan.size:
+        dev = A[:, nan] - mean[nan]
+        acc[nan] = np.cumsum(dev * dev, axis=0, dtype=A.dtype)[-1]
+    return acc
 
 
 def _aggregate(op: str, A: np.ndarray, axis: int | None):
@@ -331,8 +365,37 @@ def _segment_sums(data: np.ndarray, offsets: np.ndarray, dt: np.dtype) -> np.nda
 def _csr_sum(A, axis: int | None):
     if axis is None:
         return _seq_sum(A.data.reshape(1, -1), None)
+    if A.dtype.kind == "f":
+        return _csr_float_sums(A, axis)
     data, offsets, _, _ = _segments(A, axis)
     return _segment_sums(data, offsets, A.dtype)
+
+
+#: Zero sums of stored values `_csr_float_sums` checks for -0 one by one; more take the general segment fold.
+_MAX_ZERO_CHECKS = 16
+
+
+def _csr_float_sums(A, axis: int) -> np.ndarray:
+    """Row (axis 1) or column (axis 0) sums of a float CSR matrix as scipy's sparse matrix-vector product with
+    ones: `A @ 1` adds each row's values in storage order, `t(A) @ 1` (CSC view, no copy) each column's values in
+    row order, in the value type, each from 0 (`v * 1` is exact) -- the dense fold's order, at scipy's speed (a
+    PageRank's out-degrees: 8 ms -> 0.5 ms for 400k edges) instead of a gather per position. Starting from +0
+    instead of the first value differs only where every value is -0 (the fold gives -0): those are fixed."""
+    ones = np.ones(A.shape[axis], dtype=A.dtype)
+    with quiet():
+        out = np.asarray(A @ ones if axis == 1 else A.T @ ones, dtype=A.dtype)
+    zero = np.flatnonzero(out == 0)
+    if zero.size:
+        stored = np.diff(A.indptr) if axis == 1 else np.bincount(A.indices, minlength=out.size)
+        check = zero[stored[zero] > 0]  # segments of values that cancel, or of -0 only
+        if check.size > _MAX_ZERO_CHECKS:
+            data, offsets, _, _ = _segments(A, axis)
+            return _segment_sums(data, offsets, A.dtype)
+        for i in check:
+            vals = A.data[A.indptr[i] : A.indptr[i + 1]] if axis == 1 else A.data[A.indices == i]
+            if np.all(np.signbit(vals)):
+                out[i] = -0.0
+    return out
 
 
 def _csr_minmax(op: str, A, axis: int | None):

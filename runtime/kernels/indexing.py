@@ -145,10 +145,20 @@ def slice_col(X: np.ndarray, lo: object, hi: object) -> np.ndarray:
 
 
 def extract_row(X: np.ndarray, sel: Selector) -> np.ndarray:
+    if (
+        type(sel) is int
+        and type(X) is np.ndarray
+        and 0 <= sel < X.shape[0]
+        and X.flags.c_contiguous
+        and X.dtype.kind != "O"
+    ):
+        return X[sel : sel + 1]  # one row of a loop over points: `extract`'s view, without its general path
     return extract(X, sel, None)
 
 
 def extract_col(X: np.ndarray, sel: Selector) -> np.ndarray:
+    if type(sel) is int and type(X) is np.ndarray and X.shape[0] == 1 and 0 <= sel < X.shape[1] and X.dtype.kind != "O":
+        return X[:, sel : sel + 1]  # one cell of one row (`as.scalar(X[i, j])`): a view, C-ordered as one row is
     return extract(X, None, sel)
 
 
@@ -157,10 +167,38 @@ def insert_range(X: np.ndarray, value: object, rl: object, rh: object, cl: objec
 
 
 def insert_range_in_place(X: np.ndarray, value: object, rl: object, rh: object, cl: object, ch: object) -> np.ndarray:
-    """`X[rl:rh, cl:ch] = value` written into X itself, which is returned: only for a parfor's result matrix, a
-    private buffer of the parfor (runtime/parfor.py) that nothing else reads (the `parfor` pass checked it), whose
-    iterations each write their own cells. Checks and casts are those of `insert`."""
-    return insert(X, (rl, rh), (cl, ch), value, in_place=True)  # type: ignore[arg-type]
+    """`X[rl:rh, cl:ch] = value` written into X's buffer, which is returned, where the compiler proved that nothing
+    reads the old value of X again (`daphne.in_place`: compiler/passes/in_place_insert.py, or a parfor's result
+    buffer, compiler/passes/parfor.py). The buffer is written only if the program owns it (`owns_buffer`): the
+    first write to a view, a read-only input or data another object keeps copies, as `insert` does, and the
+    copy is what later writes update. Checks and casts are those of `insert`."""
+    if type(X) is np.ndarray and owns_buffer(X):
+        if type(rl) is int and type(cl) is int and rh == rl + 1 and ch == cl + 1:  # one cell: `keep[c, 0] = 1`
+            if 0 <= rl < X.shape[0] and 0 <= cl < X.shape[1]:
+                cell = _cell_value(value, X.dtype)
+                if cell is not None:
+                    X[rl, cl] = cell
+                    return X
+        return insert(X, (rl, rh), (cl, ch), value, in_place=True)  # type: ignore[arg-type]
+    return insert(X, (rl, rh), (cl, ch), value)  # type: ignore[arg-type]
+
+
+def _cell_value(value: object, dtype: np.dtype) -> object | None:
+    """A 1 x 1 matrix or a scalar written into one cell of a matrix of `dtype` exactly as `insert` casts it, when
+    no cast is needed (same value type); None otherwise (`insert` casts and checks)."""
+    if type(value) is np.ndarray:
+        return value[0, 0] if value.shape == (1, 1) and value.dtype == dtype and dtype.kind != "O" else None
+    if (type(value) is float and dtype == np.float64) or (type(value) is int and dtype == np.int64):
+        return value  # a Python int of a DaphneDSL si64 is always within its range
+    return None
+
+
+def owns_buffer(X: object) -> bool:
+    """Whether X is a dense matrix whose memory is X's alone: not a view of another array (slices, transposes,
+    reshapes; a parfor's private buffer is never one), not read-only (the Python API's inputs) and not memory
+    another object provides (an Arrow buffer read from a file). CSR matrices are never written in place: a
+    CSR insert densifies."""
+    return isinstance(X, np.ndarray) and X.base is None and X.flags.writeable and X.flags.c_contiguous
 
 
 def insert(X: np.ndarray, rows: Selector, cols: Selector, value, in_place: bool = False) -> np.ndarray:

@@ -19,11 +19,7 @@ def matmul(A: np.ndarray, B: np.ndarray, vt: str, transa: bool = False, transb: 
     materialising it, like DAPHNE's MatMulOp (src/ir/daphneir/DaphneOps.td: `transa`, `transb`): BLAS reads the
     operand transposed, and `t(X) @ X` becomes one symmetric rank-k update (numpy calls syrk for it).
     """
-    if transa:
-        A = A.T.tocsr() if is_csr(A) else A.T
-    if transb:
-        B = B.T.tocsr() if is_csr(B) else B.T
-    (ar, ac), (br, bc) = A.shape, B.shape
+    (ar, ac), (br, bc) = A.shape[:: -1 if transa else 1], B.shape[:: -1 if transb else 1]
     if ac != br:
         raise DaphneRuntimeError(
             f"matMul: shape mismatch: lhs {ar}x{ac}, rhs {br}x{bc} (#cols of lhs must equal #rows of rhs)"
@@ -33,7 +29,8 @@ def matmul(A: np.ndarray, B: np.ndarray, vt: str, transa: bool = False, transb: 
     check_alloc("@", ar, bc, vt, "result")
     a, b = cast_matrix(A, vt), cast_matrix(B, vt)
     if is_csr(a) or is_csr(b):
-        return _csr_matmul(a, b)
+        return _csr_matmul(_transposed(a, transa, b), _transposed(b, transb, a))
+    a, b = (a.T if transa else a), (b.T if transb else b)
     with quiet():
         rows = _serial_block_rows(a, b)
         if rows:
@@ -68,8 +65,21 @@ def _serial_block_rows(a: np.ndarray, b: np.ndarray) -> int:
     macs = m * k * n
     if a.dtype.kind != "f" or b.dtype.kind != "f" or not BLAS_SERIAL_MACS < macs <= MAX_SPLIT_MACS or k * n == 0:
         return 0
+    if m > 1 and a.strides[1] != a.itemsize:
+        return 0  # rows not contiguous (`t(X) @ y` reads X transposed): every block would sweep all of X again
     rows = BLAS_SERIAL_MACS // (k * n)
     return rows if 0 < rows < m else 0
+
+
+def _transposed(x, trans: bool, other):
+    """`x`, or its transpose when `trans`. A CSR matrix multiplied with a dense one is transposed as a view (scipy's
+    CSC form of the same arrays, no copy: PageRank's `t(G) @ v` once per iteration would otherwise rebuild t(G)
+    every time); the CSC product adds each result element's terms in the same order as the CSR product of the
+    materialised transpose (rows of `x` ascending), so the bits are the same. With two CSR operands the transpose
+    is materialised, as scipy would convert the CSC form anyway."""
+    if not trans:
+        return x
+    return x.T if not is_csr(x) or not is_csr(other) else x.T.tocsr()
 
 
 def _csr_matmul(a, b):
@@ -79,7 +89,8 @@ def _csr_matmul(a, b):
     dt = a.dtype
     with quiet():
         res = a @ b
-    if is_csr(res):
+    if getattr(res, "format", None) in ("csr", "csc"):
+        res = res.tocsr()
         res.sum_duplicates()
         return res if res.dtype == dt else cast_matrix(res, _vt_of_dtype(dt))
     res = np.ascontiguousarray(np.asarray(res))

@@ -37,6 +37,26 @@ def diag_vector(X) -> np.ndarray:
     return np.ascontiguousarray(A.diagonal().reshape(-1, 1))
 
 
+#: Cells of X per block of `trace_of_product` (its temporary stays in the L2 cache).
+_TRACE_BLOCK_CELLS = 1 << 15
+
+
+def trace_of_product(X, Y) -> float:
+    """`trace(X @ Y)` for f64 X (n x k) and Y (k x n): per block of X's rows, the element-wise product with the
+    matching columns of Y read transposed in place, summed; the blocks' sums added in order. Depends on the shapes
+    only (no threads), so the result is the same at every thread count."""
+    A, B = _matrix(X, "trace"), _matrix(Y, "trace")
+    (n, k), (yr, yc) = A.shape, B.shape
+    if k != yr or n != yc:
+        raise DaphneRuntimeError(f"trace: shape mismatch: X {n}x{k}, Y {yr}x{yc} (X must be n x k and Y k x n)")
+    step = max(1, _TRACE_BLOCK_CELLS // max(k, 1))
+    total = 0.0
+    with np.errstate(all="ignore"):
+        for r0 in range(0, n, step):
+            total += float(np.sum(A[r0 : r0 + step] * B[:, r0 : r0 + step].T))
+    return total
+
+
 def tri(X, upper: bool, diag: bool, values: bool):
     """`lowerTri`/`upperTri(X, diag, values)`: keep one triangle (and the diagonal if `diag`); non-zero kept
     elements become 1 unless `values`. A CSR matrix stays CSR (the triangle of a large sparse graph never becomes

@@ -27,7 +27,9 @@ def ncell(X: np.ndarray | Frame) -> int:
 def as_scalar(X: np.ndarray, vt: str | None = None):
     """`as.scalar(X)`: the only element of a 1x1 matrix as a Python scalar of the matrix's value type, or cast to
     value type `vt` (`as.scalar<f64>(X)`, or a cast inference inserted)."""
-    if not isinstance(X, np.ndarray):
+    if type(X) is np.ndarray and X.shape == (1, 1):
+        v = X.item()  # the cell as a Python scalar (a `str` of a str matrix), in one call
+    elif not isinstance(X, np.ndarray):
         v = X  # already a scalar
     else:
         r, c = X.shape

@@ -45,8 +45,9 @@ def _build(kind: str, operand_vt: str, res_vt: str) -> Callable[[np.ndarray, np.
         check_alloc(name, lr, rc, res_vt, "result")
         if rc == 0 or lr == 0:
             return ew(np.empty((lr, rc), dtype=lhs.dtype), np.empty((1, rc), dtype=rhs.dtype))
-        wide = np.ascontiguousarray(np.broadcast_to(lhs, (lr, rc)))
-        return np.ascontiguousarray(ew(wide, rhs))
+        # A read-only broadcast view: the element-wise cores are numpy ufuncs that write a fresh result, so the
+        # m x n copy of `lhs` the operation does not need is never made.
+        return np.ascontiguousarray(ew(np.broadcast_to(lhs, (lr, rc)), rhs))
 
     kernel.__name__ = f"{name}_{operand_vt}_{res_vt}"
     return kernel

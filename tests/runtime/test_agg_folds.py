@@ -130,3 +130,54 @@ def test_numpy_ordered_folds_equal_the_left_fold(monkeypatch, shape, dt):
         assert _same_bits(agg.col_kernel("sum", vt)(M).ravel(), np.cumsum(M, axis=0)[-1])
         for op in ("aggMin", "aggMax"):
             assert _same_bits(agg.row_kernel(op, vt)(M).ravel(), _reference(op, M, "row"))
+
+
+@pytest.mark.parametrize("op", ["var", "stddev"])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(A=matrices(), left=st.integers(0, 2), right=st.integers(0, 2))
+def test_row_and_column_statistics_equal_on_both_paths_also_on_column_slices(monkeypatch, op, A, left, right):
+    """var/stddev per row and per column: the native fold of squared deviations (no `A - mean` and no square
+    materialised) gives numpy's bits, on a matrix and on a column slice of a wider one (read in place); NaN
+    payloads aside, as for the sums (LLVM may commute an fadd of two NaNs)."""
+    vt = "f64" if A.dtype == np.float64 else "f32"
+    wide = np.concatenate([np.full((A.shape[0], left), 7, A.dtype), A, np.full((A.shape[0], right), 7, A.dtype)], 1)
+    view = wide[:, left : left + A.shape[1]]
+    kernels = (agg.row_kernel(op, vt), agg.col_kernel(op, vt))
+    with np.errstate(all="ignore"):
+        monkeypatch.setattr(native_folds, "MIN_NATIVE_CELLS", 1 << 62)
+        want = [k(A) for k in kernels]
+        monkeypatch.setattr(native_folds, "MIN_NATIVE_CELLS", 0)
+        monkeypatch.setattr(native_folds, "MIN_FIRST_CELLS", 0)
+        for k, w in zip(kernels, want):
+            assert _same_bits(k(A), w, False) and _same_bits(k(view), w, False)
+
+
+def test_native_folds_read_a_column_slice_in_place(monkeypatch):
+    """A column slice (rows at a larger distance) is folded where it lies: no contiguous copy is made."""
+    monkeypatch.setattr(native_folds, "MIN_FIRST_CELLS", 0)
+    rng = np.random.default_rng(9)
+    X = rng.standard_normal((500, 40))
+    view = X[:, 3:30]
+    A, ld = native_folds._rows_of(view)
+    assert A is view and ld == 40
+    assert _same_bits(native_folds.fold_cols(view), np.cumsum(view, axis=0)[-1])
+    assert _same_bits(native_folds.fold_rows(view), np.cumsum(view, axis=1)[:, -1])
+    mean = view.mean(axis=0)
+    assert _same_bits(native_folds.fold_squared_deviations(view, mean, 0), np.cumsum((view - mean) ** 2, axis=0)[-1])
+    assert native_folds._rows_of(X[::-1])[0] is not X  # reversed rows: copied
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_column_statistics_in_blocks_equal_the_fold_of_the_materialised_squares(monkeypatch):
+    """var/stddev per column without the native loops: computed block by block (many blocks here), the same bits
+    as folding `(A - mean)^2` materialised, NaN columns included."""
+    monkeypatch.setattr(native_folds, "MIN_NATIVE_CELLS", 1 << 62)
+    rng = np.random.default_rng(12)
+    A = rng.standard_normal((20000, 9)) * 10.0 ** rng.integers(-4, 4, (20000, 9))
+    A[rng.integers(0, 20000, 3), 4] = np.nan
+    mean = np.cumsum(A, axis=0)[-1] / A.shape[0]
+    dev = A - mean
+    want = np.cumsum(dev * dev, axis=0)[-1]
+    got = agg._column_squared_deviations(A, mean)
+    assert _same_bits(got, want)
+    assert _same_bits(agg.col_kernel("var", "f64")(A).ravel(), want / A.shape[0])

@@ -341,3 +341,41 @@ def test_str_matrix_cannot_be_csr() -> None:
 
     with pytest.raises(DaphneRuntimeError, match="value type str cannot be stored in CSR"):
         to_csr(object_matrix(["a"], 1, 1))
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_csr_float_row_and_column_sums_are_the_stored_values_folded_in_order(dt, axis):
+    """Row/column sums of a float CSR matrix (scipy's product with ones) equal the sequential fold of each row's or
+    column's stored values from the first one, bit for bit: long and short segments, empty ones, a segment of
+    only -0 values (-0, not +0), NaNs and cancellations."""
+    rng = np.random.default_rng(11)
+    D = (rng.standard_normal((300, 40)) * 10.0 ** rng.integers(-8, 8, (300, 40))).astype(dt)
+    D[rng.random(D.shape) < 0.7] = 0
+    D[:, 3] = rng.standard_normal(300).astype(dt)  # a long column
+    D[5] = rng.standard_normal(40).astype(dt)  # a long row
+    D[7, :] = 0
+    D[:, 9] = 0
+    D[12, 0] = np.nan
+    r, c = np.nonzero(D)
+    extra_r, extra_c = np.array([7, 7, 20, 21, 40, 40]), np.array([0, 1, 9, 9, 10, 11])  # row 7, column 9: only -0
+    vals = np.concatenate([D[r, c], np.array([-0.0, -0.0, -0.0, -0.0, 1.0, 0.0], dtype=dt)]).astype(dt)
+    keep = ~np.isin(r * 40 + c, extra_r * 40 + extra_c)
+    rows, cols = np.concatenate([r[keep], extra_r]), np.concatenate([c[keep], extra_c])
+    vals = np.concatenate([vals[: r.size][keep], vals[r.size :]])
+    A = sp.coo_array((vals, (rows, cols)), shape=D.shape).tocsr()
+    A.sort_indices()
+    got = agg._csr_sum(A, axis)
+    segments = A if axis == 1 else A.T.tocsr()
+    want = np.array(
+        [
+            np.cumsum(segments.data[segments.indptr[i] : segments.indptr[i + 1]], dtype=dt)[-1]
+            if segments.indptr[i + 1] > segments.indptr[i]
+            else dt(0)
+            for i in range(segments.shape[0])
+        ],
+        dtype=dt,
+    )
+    assert got.dtype == dt and got.tobytes() == want.tobytes()
+    neg_zero = got[7] if axis == 1 else got[9]
+    assert np.signbit(neg_zero) and neg_zero == 0 and (axis == 1 or np.isnan(got[0]))
