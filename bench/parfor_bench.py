@@ -4,9 +4,9 @@
 
 1. Threads: two scripts written the way analysis scripts are, each with `for` and with `parfor` (the same file
    otherwise: bench/parfor/*.daph, `LOOP` replaced), at `--num-threads=2`, kernel time = the `now()` interval
-   around the loop. `(BLAS 1)` runs both loops with OpenBLAS at one thread (OPENBLAS_NUM_THREADS=1): a parfor keeps
-   BLAS's thread count (so that its products round as the `for` loop's do), so with BLAS's own threads both loops
-   compete for the cores with them; at one BLAS thread the ratio is the parallel iterations' alone.
+   around the loop. Both loops run their BLAS products with OpenBLAS at one thread (daphnec pins it while a
+   program runs: runtime/kernels/blas_threads.py), so the parfor's two workers have the cores to themselves and
+   its products round as the `for` loop's do (OPENBLAS_NUM_THREADS no longer changes anything).
    - 10-fold cross-validation of lmDS (normal equations with a ridge term, one fold per iteration),
    - per-column statistics (mean, standard deviation, min, max, median by sorting), one column per iteration.
 2. MPI: the per-column statistics with `mpiexec -n 3 daphnec --distributed` (2 workers x 1 thread), rank 2 slowed
@@ -19,8 +19,7 @@ the process's threads, the time each spent running or waiting for a CPU during t
 wall time (`/proc/<pid>/task/*/schedstat`, sampled). A thread blocked on Python's interpreter lock counts in
 neither, so a loop bound by the lock shows 1 and one whose 2 workers compute in GIL-free kernels shows about 2,
 whatever the load of a shared machine does to the wall time (there, "parallelism" is the speed-up idle cores would
-give). OpenBLAS's own threads count too (they spin while waiting for work). The outputs of `for` and `parfor`
-must be identical (checked).
+give). The outputs of `for` and `parfor` must be identical (checked).
 
 Goal (issue 23): parfor >= 1.7x the `for` loop at 2 threads on both scripts; dynamic schemes beat STATIC with one
 slowed rank.
@@ -101,27 +100,23 @@ def run(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float
 def threads_table(folder: Path, rounds: int, cv: list[str], cols: list[str]) -> None:
     daphnec = [str(BIN / "daphnec"), "--num-threads=2"]
     cases = {"cv_lmds": cv, "colstats": cols}
-    one = {"OPENBLAS_NUM_THREADS": "1"}
-    variants = {"for": ("for", {}), "parfor": ("parfor", {}), "for (BLAS 1)": ("for", one),
-                "parfor (BLAS 1)": ("parfor", one)}  # fmt: skip
+    variants = {"for": "for", "parfor": "parfor"}
     best: dict[tuple[str, str], tuple[float, float]] = {}
     outputs: dict[tuple[str, str], str] = {}
     for _ in range(rounds):
         for case, args in cases.items():
-            for label, (loop, env) in variants.items():
-                secs, cpu, out = run([*daphnec, str(instantiate(folder, case, loop)), *args], env)
+            for label, loop in variants.items():
+                secs, cpu, out = run([*daphnec, str(instantiate(folder, case, loop)), *args], {})
                 outputs[(case, label)] = out
                 if (case, label) not in best or secs < best[(case, label)][0]:
                     best[(case, label)] = (secs, cpu)
     print(f"## parfor vs for, 2 threads (best of {rounds} interleaved rounds; kernel seconds (parallelism))")
-    print("| script | arguments | for | parfor | for / parfor | for (BLAS 1) | parfor (BLAS 1) | ratio (BLAS 1) |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| script | arguments | for | parfor | for / parfor |")
+    print("|---|---|---:|---:|---:|")
     for case, args in cases.items():
         assert outputs[(case, "for")] == outputs[(case, "parfor")], f"{case}: parfor's output differs from for's"
-        f, p, f1, p1 = (best[(case, v)] for v in variants)
-        print(f"| {case} | {' '.join(args)} | {f[0]:.3f} ({f[1]:.2f}) | {p[0]:.3f} ({p[1]:.2f}) | "
-              f"{f[0] / p[0]:.2f}x | {f1[0]:.3f} ({f1[1]:.2f}) | {p1[0]:.3f} ({p1[1]:.2f}) | "
-              f"{f1[0] / p1[0]:.2f}x |")  # fmt: skip
+        f, p = (best[(case, v)] for v in variants)
+        print(f"| {case} | {' '.join(args)} | {f[0]:.3f} ({f[1]:.2f}) | {p[0]:.3f} ({p[1]:.2f}) | {f[0] / p[0]:.2f}x |")
 
 
 def mpi_table(folder: Path, rounds: int, cols: list[str]) -> None:

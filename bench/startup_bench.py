@@ -80,7 +80,7 @@ def one_round(
     hello.daph runs (in a cache folder filled once)."""
     five, hello = tmp / "five.daph", tmp / "hello.daph"
     no_pc = {"DAPHNEC_NO_PROGRAM_CACHE": "1"}
-    for vec, args in (("--vec", ["--vec"]), ("no --vec", [])):
+    for vec, args in (("--vec", ["--vec", "--vec-min-cells=0"]), ("no --vec", [])):
         if hello_only:
             cmd, env = [*DAPHNEC, *args, str(hello)], child_env(tmp / f"hello-{label}-{len(args)}", tree)
             if r == 0:
@@ -151,7 +151,9 @@ def breakdown(repeat: int) -> None:
         (tmp / "hello.daph").write_text(HELLO.read_text())
         hello = import_costs([*DAPHNEC, str(tmp / "hello.daph")], child_env(tmp / "h", None), repeat, 1)
         print_costs("import cost, cached hello.daph (no --vec)", hello)
-        cold = import_costs([*DAPHNEC, "--vec", str(tmp / "five.daph")], child_env(tmp / "c", None), repeat, 0)
+        cold = import_costs(
+            [*DAPHNEC, "--vec", "--vec-min-cells=0", str(tmp / "five.daph")], child_env(tmp / "c", None), repeat, 0
+        )
         print_costs("import cost, cold five.daph --vec (main thread and the JIT thread mixed)", cold)
 
 

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from daphnec.runtime.scheduling.config import LAYOUTS, SCHEMES, STRATEGIES  # not the scheduler: --help stays cheap
+from daphnec.runtime.vectorized.settings import MIN_PARALLEL_BYTES
 
 # ---------------------------------------------------------------------------------------------------------------
 # Choices (DAPHNE's spellings)
@@ -292,10 +293,11 @@ OPTIONS: tuple[Option, ...] = (
            help="Enable vectorized execution engine"),
     Option("use_vectorized_restricted", "flag", False, cli="vec-restricted", json=True, apply=IF_SET, group="sched",
            help="Only vectorize operations marked with `vec=true`" + _VEC),
-    Option("vec_min_cells", "uint", 128, cli="vec-min-cells", group="sched", metavar="cells",
+    Option("vec_min_cells", "uint", MIN_PARALLEL_BYTES // 8, cli="vec-min-cells", group="sched", metavar="cells",
            help="Cost model of the vectorizer: ops whose row-split inputs have sizes known at compile time and "
-                "together fewer cells than this are not fused into a pipeline but run as plain kernels; 0 fuses "
-                "every candidate, as DAPHNE does (default is 128; always 0 with --distributed)" + _VEC),
+                "together fewer cells than this (or at most one row) are not fused into a pipeline but run as "
+                "plain kernels, as the pipeline would run on one thread; 0 fuses every candidate, as DAPHNE does "
+                f"(default is {MIN_PARALLEL_BYTES // 8}, 4 MiB of f64 values; always 0 with --distributed)" + _VEC),
     Option("numberOfThreads", "int", -1, cli="num-threads", json=True, apply=IF_SET, group="sched", metavar="int",
            help="Define the number of the CPU threads used by the vectorized execution engine (default is equal to "
                 "the number of physical cores)" + _VEC),

@@ -8,10 +8,10 @@ iteration holds exactly what the `for` loop would have computed, bit for bit.
 
 Threads: the iterations `[lo, hi)` are the "rows" of `runtime.scheduling.workers.schedule`, cut into tasks by the
 configured `--partitioning` scheme and drained by the worker threads with work stealing. An iteration spends its
-time in kernels (numpy, BLAS, native loops) that release the GIL, so two workers use two cores. BLAS keeps its own
-thread count: OpenBLAS's products and reductions round differently with another count (`t(X) @ X` of a 30000 x 100
-matrix differs by 4e-12 between one and two threads), and a parfor gives the `for` loop's bits. A parfor inside a
-parfor task runs serially on that task's thread.
+time in kernels (numpy, BLAS, native loops) that release the GIL, so two workers use two cores. BLAS runs at one
+thread in every program (runtime/kernels/blas_threads.py: OpenBLAS rounds differently at other thread counts), so a
+body's products use one core each and round as the `for` loop's do. A parfor inside a parfor task, and a large
+product's blocks (`split_product`), run serially on that task's thread.
 
 MPI (`--distributed`): the coordinator sends each rank the loop as IR text (a `func.func @dist` over a block of
 iteration numbers) and its inputs once, then hands out blocks of iterations with the configured scheme (STATIC:
@@ -36,6 +36,12 @@ _STATE = threading.local()
 """`inside`: this thread is running a parfor task (a nested parfor then runs serially)."""
 
 
+def in_parfor_task() -> bool:
+    """This thread runs a parfor task: a kernel that would run its own tasks runs them here, one after the other
+    (the loop's workers already use the cores)."""
+    return getattr(_STATE, "inside", False)
+
+
 def _private(x: object) -> np.ndarray:
     """A result's buffer: a dense C-ordered copy of its value before the loop (values are immutable: the buffer
     must not be shared with anything)."""
@@ -52,7 +58,7 @@ def run_parfor(body: Callable[..., object], lo: int, hi: int, inits: Sequence[ob
         return tuple(buffers)
     failed: list[tuple[int, BaseException]] = []
     first_failure = [hi]
-    serial = getattr(_STATE, "inside", False)
+    serial = in_parfor_task()
 
     def run_task(a: int, b: int) -> None:
         outer = getattr(_STATE, "inside", False)

@@ -27,7 +27,7 @@ def run(
     full["DAPHNEC_NO_SHIPPED_TABLES"] = "1"  # the parser's cache entries are written and read (they are attacked)
     full.pop("DAPHNEC_PROGRAM_CACHE_DIR", None)
     full.update(env)
-    cmd = [sys.executable, "-m", "daphnec.tools.daphnec", "--vec", *args, str(SCRIPT)]
+    cmd = [sys.executable, "-m", "daphnec.tools.daphnec", "--vec", "--vec-min-cells=0", *args, str(SCRIPT)]
     return subprocess.run(cmd, capture_output=True, text=True, env=full, timeout=120, cwd=cwd or tmp)
 
 

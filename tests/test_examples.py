@@ -37,7 +37,7 @@ def test_hello() -> None:
     assert out == ["Hello, DAPHNE!", "DenseMatrix(2x3, int64_t)", "1 2 3", "4 5 6", "21"]
 
 
-@pytest.mark.parametrize("flags", [(), ("--vec",)])
+@pytest.mark.parametrize("flags", [(), ("--vec", "--vec-min-cells=0")])
 def test_linear_regression(flags: tuple[str, ...]) -> None:
     out = run_example("linear_regression.daph", flags=flags)
     X = rand(1000, 10, -1.0, 1.0, 1.0, 42, "f64")
@@ -97,7 +97,7 @@ def test_components_small_graph() -> None:
     assert out == [f"vertices: {n}", "iterations: 4", f"components: {n_comp}"]
 
 
-@pytest.mark.parametrize("flags", [(), ("--vec",)])
+@pytest.mark.parametrize("flags", [(), ("--vec", "--vec-min-cells=0")])
 def test_paramserv_linreg(flags: tuple[str, ...]) -> None:
     """With --vec the update functions' pipelines run from both worker threads at once."""
     out = run_example("paramserv_linreg.daph", flags=flags)

@@ -65,6 +65,6 @@ def test_every_chain_becomes_one_ordered_pipeline(tmp_path: Path) -> None:
 
 
 def test_with_vec_the_chains_keep_daphnes_vectorization(tmp_path: Path) -> None:
-    res = _run(tmp_path, {}, "--vec", "--explain=vectorized")
+    res = _run(tmp_path, {}, "--vec", "--vec-min-cells=0", "--explain=vectorized")
     assert res.returncode == 0, res.stderr
     assert "daphne.vectorizedPipeline" in res.stderr and "{daphne.ordered}" not in res.stderr

@@ -48,7 +48,7 @@ def test_hint_naming_the_builtin_kernel_is_honoured_and_explained(tmp_path: Path
 def test_hinted_ops_are_not_folded_nor_fused(tmp_path: Path) -> None:
     s = script(tmp_path, "x = 2 +::_ewAdd__int64_t__int64_t__int64_t 3;\nprint(x);\nX = rand(100, 3, 0.0, 1.0, 1, 1);"
                "\nprint(sum::_sumAll__double__DenseMatrix_double(X + 1.0) > 300.0);\n")  # fmt: skip
-    res = daphnec("--vec", "--explain=vectorized", s)
+    res = daphnec("--vec", "--vec-min-cells=0", "--explain=vectorized", s)
     assert res.returncode == 0 and res.stdout == "5\n1\n", res.stderr
     assert '"daphne.ewAdd"' in res.stderr and 'kernel = "_ewAdd__int64_t__int64_t__int64_t"' in res.stderr
     after = res.stderr.split("daphne.vectorizedPipeline", 1)[-1]
@@ -174,7 +174,7 @@ DenseMatrix(2x1, double)
 """
 
 
-@pytest.mark.parametrize("flags", [(), ("--vec",)])
+@pytest.mark.parametrize("flags", [(), ("--vec", "--vec-min-cells=0")])
 def test_example_kernels_by_hint(built_example: Path, flags: tuple[str, ...]) -> None:
     res = daphnec(*flags, "--kernel-ext", str(built_example / "myKernels.json"), str(built_example / "demoHints.daph"))
     assert (res.returncode, res.stderr) == (0, "")

@@ -87,7 +87,7 @@ def same(a: subprocess.CompletedProcess[str], b: subprocess.CompletedProcess[str
 # ------------------------------------------------------------------------------------------------------------- hits
 
 
-@pytest.mark.parametrize("mode", [[], ["--vec"]], ids=["plain", "vec"])
+@pytest.mark.parametrize("mode", [[], ["--vec", "--vec-min-cells=0"]], ids=["plain", "vec"])
 def test_second_run_is_a_hit_with_identical_output(cache: Cache, mode: list[str]) -> None:
     first = cache.run(*mode, str(FIVE))
     assert first.returncode == 0 and first.stderr == ""
@@ -99,8 +99,8 @@ def test_second_run_is_a_hit_with_identical_output(cache: Cache, mode: list[str]
 
 
 def test_a_hit_imports_neither_xdsl_nor_the_compiler(cache: Cache) -> None:
-    assert cache.run("--vec", str(FIVE)).returncode == 0
-    res = cache.hit("--vec", str(FIVE), python=("-X", "importtime"))
+    assert cache.run("--vec", "--vec-min-cells=0", str(FIVE)).returncode == 0
+    res = cache.hit("--vec", "--vec-min-cells=0", str(FIVE), python=("-X", "importtime"))
     assert cache.events() == ["hit"]
     modules = {line.split("|")[-1].strip() for line in res.stderr.splitlines() if line.startswith("import time:")}
     heavy = sorted(
@@ -157,10 +157,12 @@ def test_a_cached_hello_imports_only_what_it_runs(cache: Cache, mode: list[str])
 
 def test_a_hit_logs_every_kernel_as_loaded(cache: Cache) -> None:
     jit_log = cache.dir.parent / "jit.log"
-    assert cache.run("--vec", str(FIVE), DAPHNEC_JIT_LOG=str(jit_log)).returncode == 0
+    assert cache.run("--vec", "--vec-min-cells=0", str(FIVE), DAPHNEC_JIT_LOG=str(jit_log)).returncode == 0
     compiled = sorted(line.split()[1] for line in jit_log.read_text().splitlines())
     jit_log.unlink()
-    assert cache.hit("--vec", str(FIVE), reset=jit_log, DAPHNEC_JIT_LOG=str(jit_log)).returncode == 0
+    assert (
+        cache.hit("--vec", "--vec-min-cells=0", str(FIVE), reset=jit_log, DAPHNEC_JIT_LOG=str(jit_log)).returncode == 0
+    )
     assert cache.events() == ["hit"]
     loaded = [line.split()[:2] for line in jit_log.read_text().splitlines()]
     assert {e for e, _ in loaded} == {"loaded"} and sorted(k for _, k in loaded) == compiled
@@ -174,7 +176,7 @@ def shared_caches(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("shared")
 
 
-@pytest.mark.parametrize("mode", [[], ["--vec"]], ids=["plain", "vec"])
+@pytest.mark.parametrize("mode", [[], ["--vec", "--vec-min-cells=0"]], ids=["plain", "vec"])
 @pytest.mark.parametrize("script", SCRIPT_CASES, ids=[str(p.relative_to(SCRIPTS)) for p in SCRIPT_CASES])
 def test_every_script_test_program_is_cacheable_and_prints_the_same(
     script: Path,
@@ -222,7 +224,7 @@ def test_a_program_stored_under_another_kernel_cache_folder_loads_its_kernels(
     from daphnec.tools.driver import compile_with_inputs
 
     monkeypatch.chdir(ROOT)
-    cfg = build_config(parse_command_line(["--vec", str(FIVE)]))
+    cfg = build_config(parse_command_line(["--vec", "--vec-min-cells=0", str(FIVE)]))
     cache_files.OBJECT_CODE.enabled = True
     for folder in ("first", "second"):
         monkeypatch.setenv("DAPHNEC_CACHE_DIR", str(tmp_path / folder))
@@ -241,8 +243,8 @@ def test_a_program_stored_under_another_kernel_cache_folder_loads_its_kernels(
 
 
 def test_run_time_only_flags_still_hit(cache: Cache) -> None:
-    assert cache.run("--vec", str(FIVE)).returncode == 0
-    res = cache.hit("--vec", "--num-threads=1", "--partitioning=GSS", "--timing", str(FIVE))
+    assert cache.run("--vec", "--vec-min-cells=0", str(FIVE)).returncode == 0
+    res = cache.hit("--vec", "--vec-min-cells=0", "--num-threads=1", "--partitioning=GSS", "--timing", str(FIVE))
     assert cache.events() == ["hit"] and res.returncode == 0
     timing = json.loads(res.stderr.strip().splitlines()[-1])
     assert timing["parsing_seconds"] == 0
@@ -391,13 +393,13 @@ def test_the_key_covers_daphnecs_own_code(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_a_missing_kernel_compiles_again(cache: Cache) -> None:
-    first = cache.run("--vec", str(FIVE))
+    first = cache.run("--vec", "--vec-min-cells=0", str(FIVE))
     victim = sorted(cache.dir.iterdir())[0]
     victim.unlink()
-    second = cache.run("--vec", str(FIVE))
+    second = cache.run("--vec", "--vec-min-cells=0", str(FIVE))
     assert cache.events() == ["miss", "stored"]
     assert same(first, second)
-    assert cache.hit("--vec", str(FIVE)).stdout == first.stdout and cache.events() == ["hit"]
+    assert cache.hit("--vec", "--vec-min-cells=0", str(FIVE)).stdout == first.stdout and cache.events() == ["hit"]
 
 
 def test_a_damaged_entry_is_ignored(cache: Cache) -> None:
@@ -446,7 +448,7 @@ def test_runs_that_skip_the_cache(cache: Cache, flags: list[str]) -> None:
 
 
 def test_program_cache_only_switch(cache: Cache) -> None:
-    assert cache.run("--vec", str(FIVE), DAPHNEC_NO_PROGRAM_CACHE="1").returncode == 0
+    assert cache.run("--vec", "--vec-min-cells=0", str(FIVE), DAPHNEC_NO_PROGRAM_CACHE="1").returncode == 0
     assert cache.events() == ["skip"] and cache.entries() == []
     assert any(p.suffix == ".o" for p in cache.dir.iterdir())  # the kernel cache still works
 
@@ -460,7 +462,7 @@ def test_folder_setting(cache: Cache, tmp_path: Path) -> None:
 def test_concurrent_runs_leave_a_consistent_cache(cache: Cache) -> None:
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "daphnec.tools.daphnec", "--vec", str(FIVE)],
+            [sys.executable, "-m", "daphnec.tools.daphnec", "--vec", "--vec-min-cells=0", str(FIVE)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -477,7 +479,7 @@ def test_concurrent_runs_leave_a_consistent_cache(cache: Cache) -> None:
     assert len(set(outs)) == 1
     names = cache.entries()
     assert len(names) == 1 and names[0].endswith(".prog")  # no temporary file left behind
-    res = cache.hit("--vec", str(FIVE))
+    res = cache.hit("--vec", "--vec-min-cells=0", str(FIVE))
     assert cache.events() == ["hit"] and res.stdout == outs[0]
 
 
@@ -493,6 +495,7 @@ def test_a_cached_kernel_binds_like_the_compiled_one(tmp_path: Path, monkeypatch
     monkeypatch.setenv("DAPHNEC_CACHE_DIR", str(tmp_path / "k"))
     cfg = DaphneConfig()
     cfg.use_vectorized_exec = True
+    cfg.vec_min_cells = 0  # the script's small matrices: pipelines anyway
     key = program_cache.lookup_key(str(FIVE), {}, cfg)
     compiled, inputs = compile_with_inputs(str(FIVE), {}, cfg, {})
     assert list(inputs.files) == [str(FIVE)]

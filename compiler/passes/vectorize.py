@@ -11,13 +11,19 @@ A pipeline is placed where its first member was; the ops between its members tha
 Constants used by members are cloned into the body, so the body is self-contained (it can be shipped as text).
 
 The cost model (`min_cells` > 0; the CLI's `--vec-min-cells`, on by default except with `--distributed`; issue 23
-part 6, "--vec never slower than plain"): a candidate pipeline is not formed, and its ops stay plain kernels, when
-the sizes of its row-split inputs are all known at compile time (shapes from `.meta` files, literals and
-inference, which clones library functions for their call sites' shapes) and add up to fewer than `min_cells`
-cells: a pipeline costs tens of microseconds to run, the plain kernels of a few thousand cells cost microseconds,
-and loops of small per-iteration matrices (decision trees, row-by-row geometry, 1-row slices) run such pipelines
-thousands of times. A pipeline whose input sizes are unknown is formed; the executor runs small inputs in one call
-on the calling thread. (Products never join pipelines: compiler/analysis/vectorizable.py.)
+part 6, "--vec never slower than plain"): a candidate pipeline is formed only where it can run on several threads.
+Without `--vec` the same element-wise chains are fused into one native loop anyway (fuse-maps), so a pipeline wins
+only by its parallelism, and the executor runs a pipeline whose row-split inputs hold fewer than 4 MiB on the
+calling thread (`runtime.vectorized.settings.MIN_PARALLEL_BYTES`: waking the workers costs more than such work).
+So a candidate is not formed, and its ops stay plain kernels, when the sizes of its row-split inputs are all known
+at compile time (shapes from `.meta` files, literals and inference, which clones library functions for their call
+sites' shapes) and add up to fewer than `min_cells` cells (default: 4 MiB of f64 values), or when they are known to
+have at most one row (a 1 x n vector in a loop body, whose column count may be unknown: there are no rows to
+split), or when it only moves values (transposes, column extractions: no arithmetic to share, and the parts are
+copied again to combine them). Loops of small per-iteration matrices (decision trees, row-by-row geometry, 1-row
+slices) would otherwise run thousands of pipelines, each slower than the plain kernels. A pipeline whose input
+sizes are unknown is formed; the executor runs small inputs in one call on the calling thread. (Products never
+join pipelines: compiler/analysis/vectorizable.py.)
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from xdsl.traits import Pure
 from daphnec.compiler.analysis.inference import Inference, set_type
 from daphnec.compiler.analysis.vectorizable import combines, is_vectorizable, splits
 from daphnec.compiler.ir_walk import function_blocks
-from daphnec.dialects.ops import ConstantOp
+from daphnec.dialects.ops import ConstantOp, ExtractColOp, TransposeOp
 from daphnec.dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
 from daphnec.dialects.types import MatrixType, is_matrix
 from daphnec.dialects.value_types import Split
@@ -267,10 +273,35 @@ def row_split_cells(members: set[Operation]) -> int | None:
     return cells
 
 
+_DATA_MOVEMENT = (TransposeOp, ExtractColOp)
+"""Ops that only move values: a pipeline of nothing else splits a copy into tasks and copies the parts again to
+combine them (`t(X)` of a 50000 x 51 design matrix as a pipeline: 45 ms, 210 partial transposes; plain: 3 ms)."""
+
+
+def row_split_rows(members: set[Operation]) -> int | None:
+    """The most rows of the matrices a candidate pipeline would split by rows, or None if any row count is unknown
+    at compile time (column counts may be unknown)."""
+    rows = 0
+    for m in members:
+        for v, split in zip(m.operands, splits(m)):
+            t = v.type
+            if v.owner in members or split != Split.ROWS or not isinstance(t, MatrixType):
+                continue
+            if t.rows.data < 0:
+                return None
+            rows = max(rows, t.rows.data)
+    return rows
+
+
 def worth_forming(members: set[Operation], min_cells: int) -> bool:
     """The cost model (see the module docstring): whether a legal candidate pipeline should be formed."""
     if min_cells <= 0:
         return True
+    if all(isinstance(m, _DATA_MOVEMENT) for m in members):
+        return False  # no arithmetic to share: the plain kernel is a view or one copy
+    rows = row_split_rows(members)
+    if rows is not None and rows <= 1:
+        return False  # one row (a 1 x n vector of a loop body): nothing to split, whatever n is
     cells = row_split_cells(members)
     return cells is None or cells >= min_cells
 

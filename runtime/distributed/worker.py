@@ -38,6 +38,7 @@ from daphnec.runtime.distributed.protocol import (
     try_recv_control,
     wait_requests,
 )
+from daphnec.runtime.kernels.blas_threads import one_blas_thread
 from daphnec.runtime.options import DEFAULT_MAX_DISTR_CHUNK_SIZE
 
 DEFAULT_CHUNK = DEFAULT_MAX_DISTR_CHUNK_SIZE  # --max-distr-chunk-size
@@ -74,21 +75,23 @@ class Worker:
         stops before DETACHED goes out: the coordinator may end right after it."""
         self.liveness.start()
         try:
-            while True:
-                tag, msg = self._next()
-                if tag == Tag.CONFIG:
-                    self.chunk = max(1, int(msg["config"].get("max_distr_chunk_size", DEFAULT_CHUNK)))
-                    self.configure(msg["config"])
-                elif tag == Tag.PIPELINE:
-                    self._pipeline(msg)
-                elif tag == Tag.PARAMSERV:  # one paramserv call: this rank is one of its workers
-                    from daphnec.runtime.paramserv.mpi import serve_job
+            # OpenBLAS at one thread, as in a local run: the same bits (runtime/kernels/blas_threads.py)
+            with one_blas_thread():
+                while True:
+                    tag, msg = self._next()
+                    if tag == Tag.CONFIG:
+                        self.chunk = max(1, int(msg["config"].get("max_distr_chunk_size", DEFAULT_CHUNK)))
+                        self.configure(msg["config"])
+                    elif tag == Tag.PIPELINE:
+                        self._pipeline(msg)
+                    elif tag == Tag.PARAMSERV:  # one paramserv call: this rank is one of its workers
+                        from daphnec.runtime.paramserv.mpi import serve_job
 
-                    serve_job(self, msg)
-                elif tag == Tag.DETACH:
-                    self.liveness.stop()
-                    send_control(self.comms.ctrl, COORDINATOR, Tag.DETACHED)
-                    return 0
+                        serve_job(self, msg)
+                    elif tag == Tag.DETACH:
+                        self.liveness.stop()
+                        send_control(self.comms.ctrl, COORDINATOR, Tag.DETACHED)
+                        return 0
         finally:
             self.liveness.stop()
 

@@ -1,15 +1,22 @@
-"""OpenBLAS's thread count, lowered to one while daphnec's task scheduler runs BLAS products in parallel itself.
+"""OpenBLAS at one thread while daphnec runs a program; daphnec's task scheduler splits large products itself.
 
-A large product on OpenBLAS's own threads is fast on an idle machine, but OpenBLAS's threads spin-wait for each
-other, so on a machine whose cores are busy they wait for the OS scheduler instead (a LeNet convolution's filter
-gradient: 599 ms on 2 BLAS threads, 78 ms on one, same process and load; bench/README.md). A kernel that splits its
-work into products over chunks itself (runtime/kernels/dnn.py: a large convolution's chunks of images) runs them on
-the task scheduler inside `one_blas_thread()`, so the cores are used once, by daphnec's workers.
+OpenBLAS's results depend on its thread count: with more threads it blocks the reduction dimension of a product
+differently and splits the sums of `gemv` and `dot` (on this project's machine, `t(X) @ u` of a 30000 x 100 matrix,
+`X @ Y` of two 500 x 500 matrices and a general `t(X) @ X` of 2000 x 51 differ in the last bits between one and two
+threads; `tests/runtime/test_blas_threads.py` keeps such shapes). Its default is one thread per core, so a script's
+results would depend on the machine, on `OPENBLAS_NUM_THREADS`, and a `parfor` body (whose products must run on
+one thread each, or the loop's workers and OpenBLAS's threads oversubscribe the cores) would round differently
+from the `for` loop it replaces. So a program runs inside `one_blas_thread()` (compiler/host/program.py; the MPI
+worker's loop in runtime/distributed/worker.py), and the parallelism of a large product comes from daphnec's own
+workers (`split_product`: blocks of rows or columns whose sizes depend on the shapes only, so the bits depend on
+no thread count). OpenBLAS's own threads spin-wait for each other, too, so on a machine whose cores are busy they
+wait for the OS scheduler (a LeNet convolution's filter gradient: 599 ms on 2 BLAS threads, 78 ms on one, same
+process and load; bench/README.md).
 
 OpenBLAS's setting is process-wide; the guard counts its users (kernels may run at the same time, e.g. paramserv's
-LOCAL workers) and restores the previous count when the last one leaves. OpenBLAS computes every element of a
-product on one thread with the same kernel, so the thread count never changes a result (tests/dnn). Without an
-OpenBLAS in the process (another BLAS under numpy, another OS) the guard does nothing.
+LOCAL workers) and restores the previous count when the last one leaves, so a Python process that uses the
+Python API gets numpy's own threading back between runs. Without an OpenBLAS in the process (another BLAS under
+numpy, another OS) the guard does nothing.
 """
 
 from __future__ import annotations
@@ -18,6 +25,8 @@ import ctypes
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+import numpy as np
 
 _SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads")
 _GETTERS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads", "openblas_get_num_threads")
@@ -30,8 +39,6 @@ _functions: tuple[object, object] | None | bool = False  # False: not looked up 
 
 def _openblas() -> tuple[object, object] | None:
     """(get, set) of numpy's OpenBLAS, found among the libraries this process mapped (Linux's /proc/self/maps)."""
-    import numpy  # noqa: F401  (numpy loads its BLAS)
-
     try:
         with open("/proc/self/maps") as f:
             paths = sorted({line.split()[-1] for line in f if "openblas" in line.rsplit("/", 1)[-1].lower()})
@@ -88,3 +95,65 @@ def one_blas_thread() -> Iterator[None]:
             _users -= 1
             if _users == 0 and _saved != 1:
                 set_(_saved)  # type: ignore[operator]
+
+
+PARALLEL_PRODUCT_MACS = 1 << 24
+"""A float product of more multiply-adds than this (~0.4 ms on one core) is split into blocks for the task
+scheduler's workers (`split_product`); smaller ones are one call on the calling thread."""
+
+BLOCK_MIN = 256
+"""At least this many rows (columns) per block: every block packs the other operand again (OpenBLAS's threads share
+one packed copy), so thin blocks would spend their time copying."""
+
+BLOCK_MACS = 1 << 24
+"""Multiply-adds per block when that gives more than `BLOCK_MIN` rows (columns)."""
+
+
+def product_blocks(m: int, k: int, n: int) -> tuple[int, int]:
+    """(axis, size): `A @ B` (m x k @ k x n) as blocks of `size` rows (axis 0) or columns (axis 1) of the result,
+    size 0 for one call. A function of the shapes only: the bits of a product never depend on a thread count."""
+    if k == 0 or m * k * n <= PARALLEL_PRODUCT_MACS:
+        return 0, 0
+    for axis, extent, other in ((0, m, n), (1, n, m)):
+        size = max(BLOCK_MIN, -(-BLOCK_MACS // (k * other)))
+        if extent >= 2 * size:
+            return axis, size
+    return 0, 0  # a long reduction into a small result (t(X) @ X of a tall X): one call
+
+
+def split_product(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+    """`a @ b` of float matrices computed by daphnec's workers in the blocks of `product_blocks`, or None when it
+    is one call. Inside a `parfor` task the blocks run one after the other on the task's thread (the same blocks,
+    so the same bits as the `for` loop's product)."""
+    if a.dtype.kind != "f" or b.dtype.kind != "f" or a.ndim != 2 or b.ndim != 2:
+        return None
+    (m, k), n = a.shape, b.shape[1]
+    axis, size = product_blocks(m, k, n)
+    if size == 0:
+        return None
+    res = np.empty((m, n), dtype=np.result_type(a, b))
+    blocks = -(-(m if axis == 0 else n) // size)
+
+    def run(first: int, last: int) -> None:
+        with quiet():  # a worker thread has no error state of its own (runtime/fperr.py)
+            _run(first, last)
+
+    def _run(first: int, last: int) -> None:
+        for j in range(first, last):
+            lo, hi = j * size, (j + 1) * size
+            if axis == 0:
+                np.matmul(a[lo:hi], b, out=res[lo:hi])
+            else:
+                res[:, lo:hi] = np.matmul(a, b[:, lo:hi])
+
+    from daphnec.runtime.fperr import quiet
+    from daphnec.runtime.parfor import in_parfor_task
+
+    if in_parfor_task():
+        run(0, blocks)
+    else:
+        from daphnec.runtime.vectorized.pipeline import schedule_tasks
+
+        with one_blas_thread():
+            schedule_tasks(("matmul.blocks", axis), blocks, run)
+    return res

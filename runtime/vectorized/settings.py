@@ -11,6 +11,11 @@ from dataclasses import dataclass, field
 
 from daphnec.runtime.scheduling.config import SchedulerConfig
 
+MIN_PARALLEL_BYTES = 4 << 20
+"""A pipeline whose ROWS inputs have fewer bytes runs as one call on the calling thread: waking workers and
+combining their parts would cost more than the work (connected components' `t(c)`: 3.2 MB, ~0.3 ms). The
+vectorizer's cost model does not form such pipelines when it knows the sizes (`--vec-min-cells`, in f64 cells)."""
+
 
 @dataclass
 class Settings:
@@ -18,9 +23,8 @@ class Settings:
 
     phy_batch_size: int = 98304
     """Bytes of input rows per body call (DAPHNE's `--phy-batch-size`)."""
-    min_parallel_bytes: int = 4 << 20
-    """A pipeline whose ROWS inputs have fewer bytes runs as one call on the calling thread: waking workers and
-    combining their parts would cost more than the work (connected components' `t(c)`: 3.2 MB, ~0.3 ms)."""
+    min_parallel_bytes: int = MIN_PARALLEL_BYTES
+    """See `MIN_PARALLEL_BYTES`."""
     native_batch_bytes: int = 16 << 20
     """Bytes of input rows a single-stage native kernel may process per call (consecutive small tasks of a queue
     run together), but at most a quarter of a worker's share, and the batches shrink as the queue drains

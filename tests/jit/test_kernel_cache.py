@@ -20,7 +20,7 @@ SCRIPT = Path(__file__).parent / "scripts" / "five_pipelines.daph"
 def daphnec(cache: Path, log: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, DAPHNEC_CACHE_DIR=str(cache), DAPHNEC_JIT_LOG=str(log))
     return subprocess.run(
-        [sys.executable, "-m", "daphnec.tools.daphnec", "--vec", *args, str(SCRIPT)],
+        [sys.executable, "-m", "daphnec.tools.daphnec", "--vec", "--vec-min-cells=0", *args, str(SCRIPT)],
         capture_output=True,
         text=True,
         env=env,
@@ -80,7 +80,7 @@ def test_concurrent_runs_leave_a_consistent_cache(tmp_path: Path, plain_output: 
     env = dict(os.environ, DAPHNEC_CACHE_DIR=str(cache))
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "daphnec.tools.daphnec", "--vec", str(SCRIPT)],
+            [sys.executable, "-m", "daphnec.tools.daphnec", "--vec", "--vec-min-cells=0", str(SCRIPT)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -37,6 +37,7 @@ def host_module(tmp_path: Path, source: str | None) -> tuple[ModuleOp, PassManag
         script.write_text(source)
     cfg = DaphneConfig()
     cfg.use_vectorized_exec = True
+    cfg.vec_min_cells = 0  # small test matrices: the cost model would keep them plain
     cfg.select_matrix_repr = True
     module = parse_to_ir(str(script), {}, cfg)
     pm = PassManager.for_config(make_context(), cfg)

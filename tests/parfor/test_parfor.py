@@ -96,7 +96,7 @@ def test_parfor_equals_for_at_any_thread_count(threads: int, serial_for: str):
 
 
 def test_parfor_with_vectorized_pipelines_in_the_body(serial_for: str):
-    assert _run(PROGRAM, numberOfThreads=2, use_vectorized_exec=True) == serial_for
+    assert _run(PROGRAM, numberOfThreads=2, use_vectorized_exec=True, vec_min_cells=0) == serial_for
 
 
 CV = """

@@ -57,7 +57,7 @@ def test_vectorized_native_kernels_are_reused(tmp_path, monkeypatch: pytest.Monk
     log = tmp_path / "jit.log"
     monkeypatch.setenv("DAPHNEC_JIT_LOG", str(log))
     session.clear_cache()
-    dc = DaphneContext(vec=True)
+    dc = DaphneContext(vec=True, vec_min_cells=0)  # small arrays: pipelines anyway (the cost model)
     a = np.random.default_rng(4).random((2000, 8))
     X = dc.from_numpy(a)
     Y = (X * 2 + 1).sqrt()
@@ -84,7 +84,7 @@ def test_explain_prints_the_ir(dc: DaphneContext, capfd: pytest.CaptureFixture[s
 
 
 def test_context_options_reach_the_compiler(capfd: pytest.CaptureFixture[str]) -> None:
-    dc = DaphneContext(vec=True, num_threads=2, explain="vectorized")
+    dc = DaphneContext(vec=True, vec_min_cells=0, num_threads=2, explain="vectorized")
     a = np.random.default_rng(5).random((100, 3))
     r = ((dc.from_numpy(a) + 1) * 3).compute()
     assert np.allclose(r, (a + 1) * 3)

@@ -68,12 +68,13 @@ def test_csr_row_blocks_share_the_arrays_and_equal_scipys_slices() -> None:
         seen.append(x)
         return (x.sum(axis=1).reshape(-1, 1),)  # type: ignore[attr-defined]
 
-    old = SETTINGS.phy_batch_size
-    SETTINGS.phy_batch_size = 64  # many blocks
+    old = SETTINGS.phy_batch_size, SETTINGS.min_parallel_bytes
+    SETTINGS.phy_batch_size = 64  # many blocks (a small input on the workers: one call on this thread otherwise)
+    SETTINGS.min_parallel_bytes = 0
     try:
         (rows,) = run_pipeline(body, [G], [Split.ROWS], [Combine.ROWS])
     finally:
-        SETTINGS.phy_batch_size = old
+        SETTINGS.phy_batch_size, SETTINGS.min_parallel_bytes = old
     assert len(seen) > 1 and all(np.shares_memory(x.indices, G.indices) for x in seen if x.nnz)  # type: ignore[attr-defined]
     np.testing.assert_array_equal(rows, G.sum(axis=1).reshape(-1, 1))
 
