@@ -39,8 +39,9 @@ echo "run_all.sh: pytest"
 echo "run_all.sh: pytest (JAX peers)"
 "$VENV/bin/python" -m pytest -q -p no:xdist "${JAX_TESTS[@]}" || { rc=$?; [ "$status" -ne 0 ] || status=$rc; }
 
-if find tests/lit \( -name Output -prune \) -o \( -type f \( -name '*.daph' -o -name '*.mlir' \) -print \) \
-        | grep -q .; then
+# `-print -quit` rather than `| grep -q .`: under pipefail, grep's early exit makes find die of SIGPIPE, which
+# would read as "no lit tests" and skip them.
+if [ -n "$(find tests/lit \( -name Output -prune \) -o \( -type f \( -name '*.daph' -o -name '*.mlir' \) -print -quit \))" ]; then
     echo "run_all.sh: lit"
     "$VENV/bin/lit" -sv tests/lit || { rc=$?; [ "$status" -ne 0 ] || status=$rc; }
 else

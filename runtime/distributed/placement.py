@@ -5,8 +5,10 @@ once per iteration would dominate the run. The coordinator therefore remembers w
 
 - the key is the Python object itself (its `id`, guarded by a weak reference, so an id reused after the object
   died never matches) plus a fingerprint (type, shape, dtype, non-zeros, data address). Run-time values are
-  never mutated (every kernel is copy-on-write, docs/architecture.md), so identity is enough; the fingerprint is
-  the "version" that would catch a violation of that rule;
+  mutated once another object may hold a copy: kernels are copy-on-write (docs/architecture.md), and the one
+  kernel that writes in place (an insert whose old value is dead, compiler/passes/in_place_insert.py) writes only
+  buffers the program owns alone, so a cached matrix is made read-only here and that kernel's first write copies
+  it. Identity is therefore enough; the fingerprint is the "version" that would catch a violation of that rule;
 - a matrix is held either as a *replica* (every worker has all of it; for inputs a pipeline needs whole) or as
   *pieces*: rows [first, end) on one worker, under an object id of that worker's store. Pieces come from
   shipping a task's rows, and from results: each worker keeps the rows it computed of every ROWS-combined result,
@@ -119,6 +121,8 @@ class PlacementCache:
         return freed
 
     def _new_entry(self, x: object) -> _Entry:
+        if isinstance(x, np.ndarray):
+            x.flags.writeable = False  # the workers hold copies: an in-place insert must copy it first
         entry = _Entry(weakref.ref(x), fingerprint(x))
         self._entries[id(x)] = entry
         weakref.finalize(x, self._forget, id(x), entry)
