@@ -458,6 +458,9 @@ def main() -> int:
     if unknown:
         ap.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(MODELS)}")
     wanted = set(args.strategies.split(",")) if args.strategies else None
+    unknown = sorted((wanted or set()) - {s.name for s in STRATEGIES})
+    if unknown:
+        ap.error(f"unknown strategies {', '.join(unknown)}; known: {', '.join(s.name for s in STRATEGIES)}")
     strategies = [s for s in STRATEGIES if wanted is None or s.name in wanted]
     runs: list[Run] = []
     with tempfile.TemporaryDirectory(prefix="dtbench") as t:
