@@ -15,6 +15,7 @@ parameters are the outer values it reads and whose result is the op's results (`
 
 from __future__ import annotations
 
+import functools
 import keyword
 import math
 import re
@@ -30,17 +31,30 @@ from daphnec.compiler.host.paramserv_udfs import shipped_udfs
 from daphnec.compiler.host.program import HostProgram
 from daphnec.compiler.lowering.abi import kernel_symbol
 from daphnec.compiler.passes.distribute_parfor import shipped_inputs
+from daphnec.compiler.selection.spec import KernelSpec
 from daphnec.compiler.selection.table import is_noop_cast, select_kernel
 from daphnec.dialects.attr_names import CODEGEN_ATTR, ORDERED_ATTR, PARFOR_SHIPPED_ATTR, PARFOR_WRITES_ATTR
 from daphnec.dialects.errors import CompileError, Loc
 from daphnec.dialects.locations import loc_of
-from daphnec.dialects.ops import ConstantOp, DaphneOp, MapOp
+from daphnec.dialects.ops import (
+    CastOp,
+    CondOp,
+    ConstantOp,
+    DaphneOp,
+    EwBinaryOp,
+    EwUnaryOp,
+    ExtractColOp,
+    ExtractRowOp,
+    MapOp,
+)
 from daphnec.dialects.ops_distributed import DistributedPipelineOp
 from daphnec.dialects.ops_matrix import MatMulOp
 from daphnec.dialects.ops_paramserv import ParamservOp
 from daphnec.dialects.ops_parfor import ParForOp
 from daphnec.dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
 from daphnec.dialects.types import MatrixType, vt_name
+from daphnec.runtime.kernels.indexing import cell
+from daphnec.runtime.kernels.meta import as_scalar
 from daphnec.runtime.kernels.native_matmul import run_native
 from daphnec.runtime.parfor import run_parfor, run_parfor_distributed
 from daphnec.runtime.values import as_dense, to_csr
@@ -119,6 +133,10 @@ class HostCodegen:
         """The function being generated."""
         self.free: dict[Operation, list[SSAValue]] | None = None
         """Its ops' free values (`_free_names`), computed when it first outlines an op."""
+        self.fused: set[Operation] = set()
+        """Ops an earlier op's code already computes (`_cell_read`): they emit nothing."""
+        self.cells: dict[Operation, tuple[Operation, CastOp, str | None]] = {}
+        """extractCol ops that read one cell (`_cell_read`): their extractRow, as.scalar cast and its value type."""
 
     def generate(self) -> HostProgram:
         for op in self.module.ops:
@@ -248,10 +266,20 @@ class HostCodegen:
 
     def _daphne_op(self, op: DaphneOp) -> None:
         e = self.e
+        if op in self.fused:
+            return
+        if op in self.cells:
+            self._emit_cell(op)
+            return
         if is_noop_cast(op):
             e.names[op.results[0]] = e.ref(op.operands[0])
             return
+        if isinstance(op, ExtractRowOp) and self._cell_read(op):
+            return
         spec = select_kernel(op)
+        if spec.inline is not None and len(op.results) == 1:
+            self._inline(op, spec)
+            return
         if isinstance(op, MapOp):  # the UDF's generated Python function is the kernel's second argument
             out = e.define(op.res)
             e.emit(f"{out} = {e.bind(spec.fn, spec.name)}({e.ref(op.arg)}, {py_function_name(op.func.data)})", op)
@@ -279,6 +307,88 @@ class HostCodegen:
         else:
             outs = [e.define(r) for r in op.results]
             e.emit(f"{', '.join(outs)} = {call}", op)
+
+    def _inline(self, op: DaphneOp, spec: KernelSpec) -> None:
+        """The op as the Python statements of its kernel's template (`KernelSpec.inline`): scalar arithmetic,
+        comparisons and casts cost a kernel call each otherwise, more than the operation. An operand with a cast
+        is cast into a temporary first (templates may read an operand twice); a literal operand is parenthesised."""
+        e = self.e
+        args = []
+        for v, conv in zip(op.operands, spec.arg_casts):
+            a = e.ref(v)
+            if conv is not None:
+                tmp = e.fresh("c")
+                e.emit(f"{tmp} = {e.bind(conv, 'cast')}({a})", op)
+                a = tmp
+            elif not a.isidentifier():
+                a = f"({a})"
+            args.append(a)
+        helpers = {h: e.bind(obj, h) for h, obj in spec.helpers}
+        assert spec.inline is not None
+        for line in spec.inline.format(*args, r=e.define(op.results[0]), **helpers).split("\n"):
+            e.emit(line, op)
+
+    def _cell_read(self, row: ExtractRowOp) -> bool:
+        """`as.scalar(X[i, j])`: extractRow, then extractCol and the matrix-to-scalar cast right after it, become one
+        cell read (`indexing.cell`) instead of two views and a 1 x 1 unwrap. The row may feed several such pairs
+        (CSE merges `P[a, 0]` and `P[a, 1]`): it is fused when all its readers are, and the ops between it and its
+        last reader are scalar ops and other pairs (nothing can write X in between, as an in-place insert could);
+        each cell is read where its extractCol was."""
+        if not isinstance(row.source.type, MatrixType) or isinstance(row.selection.type, MatrixType):
+            return False
+        readers = {use.operation for use in row.res.uses}
+        if not readers or any(c.parent is not row.parent for c in readers):
+            return False
+        pairs: dict[Operation, tuple[CastOp, str | None]] = {}
+        op = row.next_op
+        while readers - pairs.keys():
+            if op is None:
+                return False
+            if op in readers:
+                pair = self._cell_pair(op)
+                if pair is None:
+                    return False
+                pairs[op] = pair
+                op = pair[0].next_op
+            elif isinstance(op, _PURE_SCALAR):
+                op = op.next_op
+            else:
+                return False
+        if any(c is not None for c in select_kernel(row).arg_casts):
+            return False
+        for col, (cast, vt) in pairs.items():
+            self.cells[col] = (row, cast, vt)
+        return True
+
+    def _cell_pair(self, col: Operation) -> tuple[CastOp, str | None] | None:
+        """The as.scalar cast (and its target value type, None: the matrix's) that directly follows `col` and is
+        its only reader, when `col` is an extractCol of one scalar position."""
+        cast = col.next_op
+        if not (
+            isinstance(col, ExtractColOp)
+            and isinstance(cast, CastOp)
+            and not isinstance(col.selection.type, MatrixType)
+            and cast.arg is col.res
+            and not isinstance(cast.res.type, MatrixType)
+            and _single_use(col.res)
+            and not is_noop_cast(cast)
+        ):
+            return None
+        spec = select_kernel(cast)
+        fn = spec.fn
+        base = fn.func if isinstance(fn, functools.partial) else fn
+        if base is not as_scalar or spec.arg_casts != (None,) or select_kernel(col).arg_casts != (None, None):
+            return None
+        return cast, fn.keywords.get("vt") if isinstance(fn, functools.partial) else None
+
+    def _emit_cell(self, col: Operation) -> None:
+        row, cast, vt = self.cells.pop(col)
+        e = self.e
+        assert isinstance(row, ExtractRowOp) and isinstance(col, ExtractColOp)
+        src, i, j = e.ref(row.source), e.ref(row.selection), e.ref(col.selection)
+        extra = f", {vt!r}" if vt is not None else ""
+        e.emit(f"{e.define(cast.res)} = {e.bind(cell, 'cell')}({src}, {i}, {j}{extra})", cast)
+        self.fused.add(cast)
 
     def _pipeline(self, op: VectorizedPipelineOp) -> None:
         """The body becomes a local function over row blocks; the executor splits, runs and combines. When the
@@ -426,6 +536,10 @@ class HostCodegen:
             e.names[r] = name
 
 
+_PURE_SCALAR = (ConstantOp, CastOp, EwBinaryOp, EwUnaryOp, CondOp, ExtractColOp, ExtractRowOp)
+"""Ops that write no matrix in place (`_cell_read` may move a cell read across them; region ops, calls and
+inserts may)."""
+
 _TERMINATORS = (scf.YieldOp, scf.ConditionOp, func.ReturnOp, PipelineReturnOp)
 
 
@@ -450,6 +564,11 @@ def _last_uses(block: Block) -> dict[SSAValue, int | None]:
                 end = max(end, pos[top])
             last[r] = end
     return last
+
+
+def _single_use(v: SSAValue) -> bool:
+    uses = iter(v.uses)
+    return next(uses, None) is not None and next(uses, None) is None
 
 
 def _result_vts(op: VectorizedPipelineOp | DistributedPipelineOp) -> tuple[str | None, ...]:

@@ -517,11 +517,19 @@ def idx_kernel(kind: str, axis: str) -> Callable[[np.ndarray], np.ndarray]:
     if kind not in ("min", "max") or axis not in ("row", "col"):
         raise DaphneRuntimeError(f"unknown arg-aggregation idx{kind} {axis}")
 
+    lane = 1 if axis == "row" else 0  # numpy axis scanned per output element
+    pick = np.ndarray.argmin if kind == "min" else np.ndarray.argmax
+
     def kernel(X) -> np.ndarray:
+        if type(X) is np.ndarray and X.ndim == 2 and X.shape[1 - lane] == 1 and X.shape[lane] and X.dtype.kind in "fiu":
+            # one vector (`idxMin(area, 1)` in a loop): numpy's argmin/argmax find the first extreme like the strict
+            # scan; a NaN found (numpy's pick when there is one) takes the general path, which skips it
+            i = int(pick(X))
+            if X.dtype.kind != "f" or X.flat[i] == X.flat[i]:
+                return np.array([[i]], dtype=np.uint64)
         from daphnec.runtime.values import as_dense
 
         A = as_dense(X)
-        lane = 1 if axis == "row" else 0  # numpy axis scanned per output element
         n_out = A.shape[1 - lane]
         if A.shape[lane] == 0:
             what = "row" if axis == "row" else "column"

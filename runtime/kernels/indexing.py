@@ -162,6 +162,21 @@ def extract_col(X: np.ndarray, sel: Selector) -> np.ndarray:
     return extract(X, None, sel)
 
 
+def cell(X: np.ndarray, i: object, j: object, vt: str | None = None) -> object:
+    """`as.scalar(X[i, j])` in one read (compiler/host/generator.py fuses the three ops when they follow each other):
+    the cell as a Python scalar of X's value type, or cast to `vt`, without the two 1-row/1-cell views a loop
+    over points would otherwise make per read. Positions other than in-range ints of a dense numeric matrix
+    (negative, out of range, CSR, strings) take the three kernels' own path, checks and messages."""
+    if type(X) is np.ndarray and type(i) is int and type(j) is int and X.ndim == 2:
+        r, c = X.shape
+        if 0 <= i < r and 0 <= j < c and X.dtype.kind != "O":
+            v = X.item(i, j)
+            return v if vt is None else cast_scalar(v, vt)
+    from daphnec.runtime.kernels.meta import as_scalar
+
+    return as_scalar(extract_col(extract_row(X, i), j), vt)
+
+
 def insert_range(X: np.ndarray, value: object, rl: object, rh: object, cl: object, ch: object) -> np.ndarray:
     return insert(X, (rl, rh), (cl, ch), value)  # type: ignore[arg-type]
 
