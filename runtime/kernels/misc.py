@@ -21,7 +21,8 @@ _INLINE_CASTS: dict[tuple[str, str], str] = {
     ("si64", "bool"): "{r} = {0} != 0",
     ("f64", "bool"): "{r} = {0} != 0",  # NaN != 0: true, like static_cast<bool>(NaN)
     # cvttsd2si: truncation, INT64_MIN for NaN and out of range (runtime.values._f2i64)
-    ("f64", "si64"): "{r} = int({0}) if -9223372036854775808.0 <= {0} < 9223372036854775808.0 else -9223372036854775808",
+    ("f64", "si64"): "{r} = int({0}) if -9223372036854775808.0 <= {0} < 9223372036854775808.0 else "
+    "-9223372036854775808",
 }
 
 
