@@ -161,6 +161,7 @@ class HostCodegen:
 
     def _block(self, block: Block) -> None:
         last = _last_uses(block)
+        self._plan_cells(block, last)
         dies: dict[int, list[SSAValue]] = {}
         for v, end in last.items():
             if end is not None:
@@ -268,13 +269,11 @@ class HostCodegen:
         e = self.e
         if op in self.fused:
             return
-        if op in self.cells:
-            self._emit_cell(op)
-            return
         if is_noop_cast(op):
             e.names[op.results[0]] = e.ref(op.operands[0])
             return
-        if isinstance(op, ExtractRowOp) and self._cell_read(op):
+        if op in self.cells:
+            self._emit_cell(op)
             return
         spec = select_kernel(op)
         if spec.inline is not None and len(op.results) == 1:
@@ -327,6 +326,18 @@ class HostCodegen:
         assert spec.inline is not None
         for line in spec.inline.format(*args, r=e.define(op.results[0]), **helpers).split("\n"):
             e.emit(line, op)
+
+    def _plan_cells(self, block: Block, last: dict[SSAValue, int | None]) -> None:
+        """Find the block's cell reads (`_cell_read`) before generating it: the matrix a fused extractRow reads
+        lives until its last cell is read, not only until the extractRow (`_drop_dead`)."""
+        pos = {op: i for i, op in enumerate(block.ops)}
+        for op in block.ops:
+            if isinstance(op, ExtractRowOp) and self._cell_read(op):
+                self.fused.add(op)
+                src = op.source
+                if last.get(src) is not None:
+                    end = max(pos[c] for c, plan in self.cells.items() if plan[0] is op)
+                    last[src] = max(last[src], end)  # type: ignore[type-var]
 
     def _cell_read(self, row: ExtractRowOp) -> bool:
         """`as.scalar(X[i, j])`: extractRow, then extractCol and the matrix-to-scalar cast right after it, become one

@@ -215,12 +215,12 @@ def scalar_inline(op: str, operand_vt: str, res_vt: str | None = None) -> tuple[
         if op in _PY_ARITH:
             return f"{{r}} = {{0}} {_PY_ARITH[op]} {{1}}", {}
         if op == "div":
-            return "{r} = {0} / {1} if {1} else fdiv({0}, {1})", {"fdiv": _fdiv}
+            return "{r} = {0} / {1} if {1} else {fdiv}({0}, {1})", {"fdiv": _fdiv}
         return None
     if op in _PY_ARITH:  # si64: Python ints do not overflow; wrap like the kernel when the result leaves the range
         lo, hi = INT_RANGES["si64"]
         return (
-            f"{{r}} = {{0}} {_PY_ARITH[op]} {{1}}\nif not {lo} <= {{r}} <= {hi}: {{r}} = wrap({{r}}, 'si64')",
+            f"{{r}} = {{0}} {_PY_ARITH[op]} {{1}}\nif not {lo} <= {{r}} <= {hi}: {{r}} = {{wrap}}({{r}}, 'si64')",
             {"wrap": wrap_int},
         )
     return None

@@ -189,12 +189,12 @@ def scalar_inline(op: str, vt_in: str, vt_out: str | None = None) -> tuple[str, 
         if op == "minus":
             return "{r} = -{0}", {}
         if op == "sqrt":
-            return "{r} = sqrt({0}) if {0} >= 0.0 else k({0})", {"sqrt": math.sqrt, "k": scalar_kernel(op, vt_in)}
+            return "{r} = {sqrt}({0}) if {0} >= 0.0 else {k}({0})", {"sqrt": math.sqrt, "k": scalar_kernel(op, vt_in)}
         return None
     if vt_in == "si64" and op in ("abs", "minus"):
         lo, hi = INT_RANGES["si64"]
         expr = "abs({0})" if op == "abs" else "-{0}"
-        return f"{{r}} = {expr}\nif {{r}} > {hi}: {{r}} = wrap({{r}}, 'si64')", {"wrap": wrap_int}
+        return f"{{r}} = {expr}\nif {{r}} > {hi}: {{r}} = {{wrap}}({{r}}, 'si64')", {"wrap": wrap_int}
     return None
 
 
