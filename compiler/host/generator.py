@@ -310,7 +310,7 @@ class HostCodegen:
     def _inline(self, op: DaphneOp, spec: KernelSpec) -> None:
         """The op as the Python statements of its kernel's template (`KernelSpec.inline`): scalar arithmetic,
         comparisons and casts cost a kernel call each otherwise, more than the operation. An operand with a cast
-        is cast into a temporary first (templates may read an operand twice); a literal operand is parenthesised."""
+        is cast into a temporary first (templates may read an operand twice); a negative literal is parenthesised."""
         e = self.e
         args = []
         for v, conv in zip(op.operands, spec.arg_casts):
@@ -319,7 +319,7 @@ class HostCodegen:
                 tmp = e.fresh("c")
                 e.emit(f"{tmp} = {e.bind(conv, 'cast')}({a})", op)
                 a = tmp
-            elif not a.isidentifier():
+            elif a.startswith("-"):
                 a = f"({a})"
             args.append(a)
         helpers = {h: e.bind(obj, h) for h, obj in spec.helpers}
