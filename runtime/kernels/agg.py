@@ -518,13 +518,13 @@ def idx_kernel(kind: str, axis: str) -> Callable[[np.ndarray], np.ndarray]:
         raise DaphneRuntimeError(f"unknown arg-aggregation idx{kind} {axis}")
 
     lane = 1 if axis == "row" else 0  # numpy axis scanned per output element
-    pick = np.ndarray.argmin if kind == "min" else np.ndarray.argmax
+    first_min = kind == "min"
 
     def kernel(X) -> np.ndarray:
         if type(X) is np.ndarray and X.ndim == 2 and X.shape[1 - lane] == 1 and X.shape[lane] and X.dtype.kind in "fiu":
             # one vector (`idxMin(area, 1)` in a loop): numpy's argmin/argmax find the first extreme like the strict
             # scan; a NaN found (numpy's pick when there is one) takes the general path, which skips it
-            i = int(pick(X))
+            i = int(X.argmin() if first_min else X.argmax())  # a closure of plain values: the program cache
             if X.dtype.kind != "f" or X.flat[i] == X.flat[i]:
                 return np.array([[i]], dtype=np.uint64)
         from daphnec.runtime.values import as_dense
