@@ -45,6 +45,7 @@ from daphnec.dialects.ops import (
     EwUnaryOp,
     ExtractColOp,
     ExtractRowOp,
+    InsertOp,
     MapOp,
 )
 from daphnec.dialects.ops_distributed import DistributedPipelineOp
@@ -53,7 +54,7 @@ from daphnec.dialects.ops_paramserv import ParamservOp
 from daphnec.dialects.ops_parfor import ParForOp
 from daphnec.dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
 from daphnec.dialects.types import MatrixType, vt_name
-from daphnec.runtime.kernels.indexing import cell
+from daphnec.runtime.kernels.indexing import cell, insert_range_in_place
 from daphnec.runtime.kernels.meta import as_scalar
 from daphnec.runtime.kernels.native_matmul import run_native
 from daphnec.runtime.parfor import run_parfor, run_parfor_distributed
@@ -279,6 +280,8 @@ class HostCodegen:
         if spec.inline is not None and len(op.results) == 1:
             self._inline(op, spec)
             return
+        if isinstance(op, InsertOp) and spec.fn is insert_range_in_place and self._cell_write(op, spec):
+            return
         if isinstance(op, MapOp):  # the UDF's generated Python function is the kernel's second argument
             out = e.define(op.res)
             e.emit(f"{out} = {e.bind(spec.fn, spec.name)}({e.ref(op.arg)}, {py_function_name(op.func.data)})", op)
@@ -397,9 +400,50 @@ class HostCodegen:
         e = self.e
         assert isinstance(row, ExtractRowOp) and isinstance(col, ExtractColOp)
         src, i, j = e.ref(row.source), e.ref(row.selection), e.ref(col.selection)
-        extra = f", {vt!r}" if vt is not None else ""
-        e.emit(f"{e.define(cast.res)} = {e.bind(cell, 'cell')}({src}, {i}, {j}{extra})", cast)
+        out = e.define(cast.res)
         self.fused.add(cast)
+        if vt is None and _int_typed(row.selection) and _int_typed(col.selection):
+            # ndarray.item(i, j) is the cell as a Python scalar, a negative position counting from the end as
+            # DaphneDSL's does; anything else (out of range, CSR) takes the kernel, which reports it
+            e.emit("try:", cast)
+            e.emit(f"    {out} = {src}.item({i}, {j})", cast)
+            e.emit("except Exception:", cast)
+            e.emit(f"    {out} = {e.bind(cell, 'cell')}({src}, {i}, {j})", cast)
+            return
+        extra = f", {vt!r}" if vt is not None else ""
+        e.emit(f"{out} = {e.bind(cell, 'cell')}({src}, {i}, {j}{extra})", cast)
+
+    def _cell_write(self, op: InsertOp, spec: KernelSpec) -> bool:
+        """`X[i, j] = v` in place (`X[i:i+1, j:j+1]` as the IR has it) of an f64 scalar into an f64 matrix: one
+        numpy item store when the program owns X's buffer and i, j are in range, else the kernel
+        (`indexing.insert_range_in_place`, which copies a buffer it does not own and reports bad positions)."""
+        t = op.arg.type
+        if not (
+            isinstance(t, MatrixType)
+            and not t.is_sparse
+            and vt_name(t) == "f64"
+            and not isinstance(op.ins.type, MatrixType)
+            and vt_name(op.ins.type) == "f64"
+            and _int_typed(op.row_lower)
+            and _int_typed(op.col_lower)
+            and _plus_one(op.row_upper, op.row_lower)
+            and _plus_one(op.col_upper, op.col_lower)
+            and spec.arg_casts == (None,) * 6
+        ):
+            return False
+        e = self.e
+        x, v, rl, rh, cl, ch = (e.ref(a) for a in op.operands)
+        out = e.define(op.res)
+        owned = f"{x}.base is None and {x}.flags.writeable and {x}.flags.c_contiguous"  # indexing.owns_buffer
+        e.emit("try:", op)
+        negative = "".join(f"{p} < 0 or " for p in (rl, cl) if not p.isdigit())  # a literal is in range
+        e.emit(f"    if {negative}not ({owned}):", op)
+        e.emit("        raise IndexError", op)
+        e.emit(f"    {x}[{rl}, {cl}] = {v}", op)
+        e.emit(f"    {out} = {x}", op)
+        e.emit("except Exception:", op)
+        e.emit(f"    {out} = {e.bind(spec.fn, spec.name)}({x}, {v}, {rl}, {rh}, {cl}, {ch})", op)
+        return True
 
     def _pipeline(self, op: VectorizedPipelineOp) -> None:
         """The body becomes a local function over row blocks; the executor splits, runs and combines. When the
@@ -575,6 +619,25 @@ def _last_uses(block: Block) -> dict[SSAValue, int | None]:
                 end = max(end, pos[top])
             last[r] = end
     return last
+
+
+def _plus_one(hi: SSAValue, lo: SSAValue) -> bool:
+    """`hi` is `lo + 1`: both the same constant plus one, or an ewAdd of `lo` and the constant 1."""
+    h = hi.owner
+    if isinstance(h, ConstantOp):
+        low = lo.owner
+        return (
+            isinstance(low, ConstantOp) and type(h.python_value()) is int and h.python_value() == low.python_value() + 1
+        )
+    if isinstance(h, EwBinaryOp) and h.KIND == "add" and h.lhs is lo:
+        one = h.rhs.owner
+        return isinstance(one, ConstantOp) and type(one.python_value()) is int and one.python_value() == 1
+    return False
+
+
+def _int_typed(v: SSAValue) -> bool:
+    """A scalar of an integer value type: a Python int at run time."""
+    return not isinstance(v.type, MatrixType) and vt_name(v.type) in ("si64", "ui64", "index", "si32", "ui32")
 
 
 def _single_use(v: SSAValue) -> bool:
