@@ -400,18 +400,18 @@ class HostCodegen:
         e = self.e
         assert isinstance(row, ExtractRowOp) and isinstance(col, ExtractColOp)
         src, i, j = e.ref(row.source), e.ref(row.selection), e.ref(col.selection)
-        out = e.define(cast.res)
+        out = e.define(cast.res)  # the lines report errors where DaphneDSL's indexing is, as the kernels do
         self.fused.add(cast)
         if vt is None and _int_typed(row.selection) and _int_typed(col.selection):
             # ndarray.item(i, j) is the cell as a Python scalar, a negative position counting from the end as
             # DaphneDSL's does; anything else (out of range, CSR) takes the kernel, which reports it
-            e.emit("try:", cast)
-            e.emit(f"    {out} = {src}.item({i}, {j})", cast)
-            e.emit("except Exception:", cast)
-            e.emit(f"    {out} = {e.bind(cell, 'cell')}({src}, {i}, {j})", cast)
+            e.emit("try:", col)
+            e.emit(f"    {out} = {src}.item({i}, {j})", col)
+            e.emit("except Exception:", col)
+            e.emit(f"    {out} = {e.bind(cell, 'cell')}({src}, {i}, {j})", col)
             return
         extra = f", {vt!r}" if vt is not None else ""
-        e.emit(f"{out} = {e.bind(cell, 'cell')}({src}, {i}, {j}{extra})", cast)
+        e.emit(f"{out} = {e.bind(cell, 'cell')}({src}, {i}, {j}{extra})", col)
 
     def _cell_write(self, op: InsertOp, spec: KernelSpec) -> bool:
         """`X[i, j] = v` in place (`X[i:i+1, j:j+1]` as the IR has it) of an f64 scalar into an f64 matrix: one
