@@ -419,7 +419,23 @@ def _build_matrix(op: str, vt: str, res_vt: str) -> Callable:
     to_scalar = (lambda x: x) if vt == "str" else dt.type
     logical = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}.get(op)
 
+    f64_fast = vt == "f64" and logical is None  # dense f64 with a same-shape matrix or a Python float: the hot case
+
     def kernel(lhs, rhs):
+        if f64_fast:  # the checks below, decided by types alone (numpy's per-call overhead dominates small matrices)
+            tl, tr = type(lhs), type(rhs)
+            if (
+                tl is np.ndarray
+                and lhs.dtype == dt
+                and (tr is float or (tr is np.ndarray and rhs.dtype == dt and rhs.shape == lhs.shape))
+            ):
+                with quiet():
+                    res = core(lhs, rhs)
+                return res if res.dtype == res_dt else cast_matrix(res, res_vt)
+            if tr is np.ndarray and tl is float and rhs.dtype == dt:
+                with quiet():
+                    res = core(lhs, rhs)
+                return res if res.dtype == res_dt else cast_matrix(res, res_vt)
         if is_csr(lhs) or is_csr(rhs):
             return sparse_kernel(lhs, rhs)
         lm = isinstance(lhs, np.ndarray)

@@ -318,7 +318,13 @@ def _build_matrix(op: str, vt_in: str, vt_out: str) -> Callable:
         calc_vt = vt_in
         core = _int_matrix_core(op, vt_in)
 
+    calc_dt, out_dt = dtype_of(calc_vt), dtype_of(vt_out)
+
     def kernel(X):
+        if type(X) is np.ndarray and X.dtype == calc_dt:  # dense, no cast: numpy's overhead dominates small ones
+            with quiet():
+                res = core(X)
+            return res if res.dtype == out_dt else cast_matrix(res, vt_out)
         A = cast_matrix(X, calc_vt)
         with quiet():
             res = _csr_unary(core, A) if is_csr(A) else core(A)

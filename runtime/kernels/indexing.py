@@ -137,6 +137,9 @@ def _csr_extract(X, r: slice | np.ndarray, c: slice | np.ndarray):
 
 
 def slice_row(X: np.ndarray, lo: object, hi: object) -> np.ndarray:
+    if type(X) is np.ndarray and type(lo) is int and type(hi) is int and 0 <= lo <= hi <= X.shape[0]:
+        if X.flags.c_contiguous and X.dtype.kind != "O":
+            return X[lo:hi]  # `extract`'s view of a row range, without its general path (`Q = P[(a + 1):b, ]`)
     return extract(X, (lo, hi), None)  # type: ignore[arg-type]
 
 
@@ -157,8 +160,11 @@ def extract_row(X: np.ndarray, sel: Selector) -> np.ndarray:
 
 
 def extract_col(X: np.ndarray, sel: Selector) -> np.ndarray:
-    if type(sel) is int and type(X) is np.ndarray and X.shape[0] == 1 and 0 <= sel < X.shape[1] and X.dtype.kind != "O":
-        return X[:, sel : sel + 1]  # one cell of one row (`as.scalar(X[i, j])`): a view, C-ordered as one row is
+    if type(sel) is int and type(X) is np.ndarray and 0 <= sel < X.shape[1] and X.dtype.kind != "O":
+        if X.shape[0] == 1:
+            return X[:, sel : sel + 1]  # one cell of one row: a view, C-ordered as one row is
+        if X.flags.c_contiguous and X.shape[0] and X.shape[1] <= 1 / VIEW_MIN_COLUMN_SHARE:
+            return X[:, sel : sel + 1]  # `extract`'s view of a column of a narrow matrix (`Q[, 0]` of points)
     return extract(X, None, sel)
 
 
@@ -194,6 +200,20 @@ def insert_range_in_place(X: np.ndarray, value: object, rl: object, rh: object, 
                 if cell is not None:
                     X[rl, cl] = cell
                     return X
+        elif (
+            type(value) is np.ndarray
+            and type(rl) is int
+            and type(rh) is int
+            and type(cl) is int
+            and type(ch) is int
+            and 0 <= rl <= rh <= X.shape[0]
+            and 0 <= cl <= ch <= X.shape[1]
+            and value.shape == (rh - rl, ch - cl)
+            and value.dtype == X.dtype
+            and X.dtype.kind != "O"
+        ):  # a block of X's value type in range (`stack[sp, ] = [a, c](1, 2)`): `insert`'s store, without its checks
+            X[rl:rh, cl:ch] = value
+            return X
         return insert(X, (rl, rh), (cl, ch), value, in_place=True)  # type: ignore[arg-type]
     return insert(X, (rl, rh), (cl, ch), value)  # type: ignore[arg-type]
 
