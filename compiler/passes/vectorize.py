@@ -22,7 +22,10 @@ have at most one row (a 1 x n vector in a loop body, whose column count may be u
 split), or when it only moves values (transposes, column extractions: no arithmetic to share, and the parts are
 copied again to combine them). A row-split input of which the pipeline only extracts single columns counts with
 those columns (`nid + (nid == node) * (X[, f] > t)` over a 50000 x 10 data set reads 50000 cells of X, not
-500,000: formed, it ran 9 % slower than plain). Loops of small per-iteration matrices (decision trees,
+500,000: formed, it ran 9 % slower than plain). A row range with bounds computed at run time, cut inside a loop
+body (`P[(a + 1):b, ]` of RDP's subdivision loop), counts as small although its size is unknown: a loop cutting a
+matrix into parts per iteration makes mostly small ones (RDP under --vec: a pipeline per segment ran ~10 % slower
+than the plain kernels). Loops of small per-iteration matrices (decision trees,
 row-by-row geometry, 1-row slices) would otherwise run thousands of pipelines, each slower than the plain
 kernels. A pipeline whose input sizes are unknown is formed; the executor runs small inputs in one call on the
 calling thread. (Products never join pipelines: compiler/analysis/vectorizable.py.)
@@ -33,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -42,7 +46,7 @@ from xdsl.traits import Pure
 from daphnec.compiler.analysis.inference import Inference, set_type
 from daphnec.compiler.analysis.vectorizable import combines, is_vectorizable, splits
 from daphnec.compiler.ir_walk import function_blocks
-from daphnec.dialects.ops import ConstantOp, ExtractColOp, TransposeOp
+from daphnec.dialects.ops import ConstantOp, ExtractColOp, SliceRowOp, TransposeOp
 from daphnec.dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
 from daphnec.dialects.types import MatrixType, is_matrix
 from daphnec.dialects.value_types import Split
@@ -270,6 +274,8 @@ def row_split_cells(members: set[Operation]) -> int | None:
                 continue
             seen.add(v)
             rows, cols = t.rows.data, t.cols.data
+            if rows < 0 and _loop_slice(v):
+                continue  # a part of a matrix cut per iteration: counted as small (see the module docstring)
             picked = _columns_read(v, members)
             if picked is not None:
                 cols = picked if cols < 0 else min(cols, picked)
@@ -277,6 +283,20 @@ def row_split_cells(members: set[Operation]) -> int | None:
                 return None
             cells += rows * cols
     return cells
+
+
+def _loop_slice(v: SSAValue) -> bool:
+    """`v` is a row range `X[lo:hi, ]` with bounds computed at run time, cut inside a loop body: a part of a matrix
+    made per iteration (RDP's segment `P[(a + 1):b, ]` of its subdivision loop)."""
+    op = v.owner
+    if not isinstance(op, SliceRowOp) or all(isinstance(b.owner, ConstantOp) for b in (op.lower, op.upper)):
+        return False
+    parent = op.parent_op()
+    while parent is not None:
+        if isinstance(parent, (scf.ForOp, scf.WhileOp)):
+            return True
+        parent = parent.parent_op()
+    return False
 
 
 def _columns_read(v: SSAValue, members: set[Operation]) -> int | None:
