@@ -49,11 +49,12 @@ from daphnec.dialects.ops import (
     MapOp,
 )
 from daphnec.dialects.ops_distributed import DistributedPipelineOp
-from daphnec.dialects.ops_matrix import MatMulOp
+from daphnec.dialects.ops_matrix import IdxAggOp, MatMulOp
 from daphnec.dialects.ops_paramserv import ParamservOp
 from daphnec.dialects.ops_parfor import ParForOp
 from daphnec.dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
 from daphnec.dialects.types import MatrixType, vt_name
+from daphnec.runtime.kernels.agg import idx_scalar_kernel
 from daphnec.runtime.kernels.indexing import cell, insert_range_in_place
 from daphnec.runtime.kernels.meta import as_scalar
 from daphnec.runtime.kernels.native_matmul import run_native
@@ -282,6 +283,8 @@ class HostCodegen:
             return
         if isinstance(op, InsertOp) and spec.fn is insert_range_in_place and self._cell_write(op, spec):
             return
+        if isinstance(op, IdxAggOp) and self._idx_scalar(op):
+            return
         if isinstance(op, MapOp):  # the UDF's generated Python function is the kernel's second argument
             out = e.define(op.res)
             e.emit(f"{out} = {e.bind(spec.fn, spec.name)}({e.ref(op.arg)}, {py_function_name(op.func.data)})", op)
@@ -412,6 +415,29 @@ class HostCodegen:
             return
         extra = f", {vt!r}" if vt is not None else ""
         e.emit(f"{out} = {e.bind(cell, 'cell')}({src}, {i}, {j}{extra})", col)
+
+    def _idx_scalar(self, op: IdxAggOp) -> bool:
+        """`as.scalar(idxMin(v, 1))` right after each other, the position matrix 1 x 1 by its type and read only by
+        the cast: one kernel returning the position (`agg.idx_scalar_kernel`), no 1 x 1 matrix between."""
+        cast, t = op.next_op, op.res.type
+        if not (
+            isinstance(cast, CastOp)
+            and cast.arg is op.res
+            and _single_use(op.res)
+            and isinstance(t, MatrixType)
+            and (t.rows.data, t.cols.data) == (1, 1)
+            and not isinstance(cast.res.type, MatrixType)
+            and not is_noop_cast(cast)
+        ):
+            return False
+        spec = select_kernel(cast)
+        if spec.fn is not as_scalar or select_kernel(op).arg_casts != (None,):
+            return False
+        e = self.e
+        fn = idx_scalar_kernel(op.KIND, op.AXIS)
+        e.emit(f"{e.define(cast.res)} = {e.bind(fn, fn.__name__)}({e.ref(op.arg)})", op)
+        self.fused.add(cast)
+        return True
 
     def _cell_write(self, op: InsertOp, spec: KernelSpec) -> bool:
         """`X[i, j] = v` in place (`X[i:i+1, j:j+1]` as the IR has it) of an f64 scalar into an f64 matrix: one

@@ -547,3 +547,25 @@ def idx_kernel(kind: str, axis: str) -> Callable[[np.ndarray], np.ndarray]:
 
     kernel.__name__ = f"idx{kind}{'Row' if axis == 'row' else 'Col'}"
     return kernel
+
+
+def idx_scalar_kernel(kind: str, axis: str) -> Callable[[np.ndarray], int]:
+    """`as.scalar(idxMin(X, 1))` etc. of a vector (the host code fuses the two when the result is 1 x 1 by its
+    type, compiler/host/generator.py): the position as a Python int, without the 1 x 1 matrix between. Anything but
+    a NaN-free numeric vector takes `idx_kernel` and `as.scalar`."""
+    if kind not in ("min", "max") or axis not in ("row", "col"):
+        raise DaphneRuntimeError(f"unknown arg-aggregation idx{kind} {axis}")
+    lane = 1 if axis == "row" else 0
+    first_min = kind == "min"
+
+    def kernel(X) -> int:
+        if type(X) is np.ndarray and X.ndim == 2 and X.shape[1 - lane] == 1 and X.shape[lane] and X.dtype.kind in "fiu":
+            i = int(X.argmin() if first_min else X.argmax())
+            if X.dtype.kind != "f" or X.flat[i] == X.flat[i]:
+                return i
+        from daphnec.runtime.kernels.meta import as_scalar
+
+        return as_scalar(idx_kernel(kind, axis)(X))
+
+    kernel.__name__ = f"idx{kind}{'Row' if axis == 'row' else 'Col'}_scalar"
+    return kernel
