@@ -47,6 +47,8 @@ from daphnec.dialects.ops import (
     ExtractRowOp,
     InsertOp,
     MapOp,
+    NumColsOp,
+    NumRowsOp,
 )
 from daphnec.dialects.ops_distributed import DistributedPipelineOp
 from daphnec.dialects.ops_matrix import IdxAggOp, MatMulOp
@@ -284,6 +286,10 @@ class HostCodegen:
         if isinstance(op, InsertOp) and spec.fn is insert_range_in_place and self._cell_write(op, spec):
             return
         if isinstance(op, IdxAggOp) and self._idx_scalar(op):
+            return
+        if isinstance(op, (NumRowsOp, NumColsOp)) and isinstance(op.arg.type, MatrixType):
+            # `meta.nrow`/`ncol` of a matrix (dense or CSR): its shape, inline (frames keep the kernel)
+            e.emit(f"{e.define(op.res)} = {e.ref(op.arg)}.shape[{0 if isinstance(op, NumRowsOp) else 1}]", op)
             return
         if isinstance(op, MapOp):  # the UDF's generated Python function is the kernel's second argument
             out = e.define(op.res)
