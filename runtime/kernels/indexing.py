@@ -180,7 +180,7 @@ def cell(X: np.ndarray, i: object, j: object, vt: str | None = None) -> object:
             return v if vt is None else cast_scalar(v, vt)
     from daphnec.runtime.kernels.meta import as_scalar
 
-    return as_scalar(extract_col(extract_row(X, i), j), vt)
+    return as_scalar(as_dense(extract_col(extract_row(X, i), j)), vt)  # as.scalar has no CSR path: dense 1 x 1
 
 
 def insert_range(X: np.ndarray, value: object, rl: object, rh: object, cl: object, ch: object) -> np.ndarray:
