@@ -344,44 +344,44 @@ class HostCodegen:
         lives until its last cell is read, not only until the extractRow (`_drop_dead`)."""
         pos = {op: i for i, op in enumerate(block.ops)}
         for op in block.ops:
-            if isinstance(op, ExtractRowOp) and self._cell_read(op):
+            cols = self._cell_read(op) if isinstance(op, ExtractRowOp) else None
+            if cols:
                 self.fused.add(op)
                 src = op.source
                 if last.get(src) is not None:
-                    end = max(pos[c] for c, plan in self.cells.items() if plan[0] is op)
-                    last[src] = max(last[src], end)  # type: ignore[type-var]
+                    last[src] = max(last[src], *(pos[c] for c in cols))  # type: ignore[type-var]
 
-    def _cell_read(self, row: ExtractRowOp) -> bool:
+    def _cell_read(self, row: ExtractRowOp) -> list[Operation] | None:
         """`as.scalar(X[i, j])`: extractRow, then extractCol and the matrix-to-scalar cast right after it, become one
         cell read (`indexing.cell`) instead of two views and a 1 x 1 unwrap. The row may feed several such pairs
         (CSE merges `P[a, 0]` and `P[a, 1]`): it is fused when all its readers are, and the ops between it and its
         last reader are scalar ops and other pairs (nothing can write X in between, as an in-place insert could);
-        each cell is read where its extractCol was."""
+        each cell is read where its extractCol was. The extractCol ops, None: no fusion."""
         if not isinstance(row.source.type, MatrixType) or isinstance(row.selection.type, MatrixType):
-            return False
+            return None
         readers = {use.operation for use in row.res.uses}
         if not readers or any(c.parent is not row.parent for c in readers):
-            return False
+            return None
         pairs: dict[Operation, tuple[CastOp, str | None]] = {}
         op = row.next_op
-        while readers - pairs.keys():
+        while len(pairs) < len(readers):
             if op is None:
-                return False
+                return None
             if op in readers:
                 pair = self._cell_pair(op)
                 if pair is None:
-                    return False
+                    return None
                 pairs[op] = pair
                 op = pair[0].next_op
             elif isinstance(op, _PURE_SCALAR):
                 op = op.next_op
             else:
-                return False
+                return None
         if any(c is not None for c in select_kernel(row).arg_casts):
-            return False
+            return None
         for col, (cast, vt) in pairs.items():
             self.cells[col] = (row, cast, vt)
-        return True
+        return list(pairs)
 
     def _cell_pair(self, col: Operation) -> tuple[CastOp, str | None] | None:
         """The as.scalar cast (and its target value type, None: the matrix's) that directly follows `col` and is
