@@ -7,7 +7,11 @@ the same for the kernels its host code calls (a vectorized pipeline counts as on
 so its fused body is timed as a whole) and adds the bytes of the results the calls produced (none for a result
 that is the call's first argument: an in-place update, `compiler/passes/in_place_insert.py`). An op inside
 daphnec's `nn` library is charged to the line that called into its library file (`_where`), so the table shows
-the time of each layer's ops (docs/deep-learning.md).
+the time of each layer's ops (docs/deep-learning.md). Ops the host code computes inline, without a kernel call,
+are not operators of the table: scalar arithmetic, comparisons and casts (`KernelSpec.inline`), `nrow`/`ncol` of
+matrices, `as.scalar(X[i, j])` of integer positions and the in-place store of one f64 cell `X[i, j] = v`
+(compiler/host/generator.py);
+their time is the time of the generated code around the calls.
 
 `instrument(globals, line_locs, host_file)` wraps the callables of a host program's globals; each call is charged
 to the generated line that made it, hence to that line's DaphneDSL location. The report goes to stderr (stdout is

@@ -15,6 +15,7 @@ parameters are the outer values it reads and whose result is the op's results (`
 
 from __future__ import annotations
 
+import functools
 import keyword
 import math
 import re
@@ -30,17 +31,34 @@ from daphnec.compiler.host.paramserv_udfs import shipped_udfs
 from daphnec.compiler.host.program import HostProgram
 from daphnec.compiler.lowering.abi import kernel_symbol
 from daphnec.compiler.passes.distribute_parfor import shipped_inputs
+from daphnec.compiler.selection.spec import KernelSpec
 from daphnec.compiler.selection.table import is_noop_cast, select_kernel
 from daphnec.dialects.attr_names import CODEGEN_ATTR, ORDERED_ATTR, PARFOR_SHIPPED_ATTR, PARFOR_WRITES_ATTR
 from daphnec.dialects.errors import CompileError, Loc
 from daphnec.dialects.locations import loc_of
-from daphnec.dialects.ops import ConstantOp, DaphneOp, MapOp
+from daphnec.dialects.ops import (
+    CastOp,
+    CondOp,
+    ConstantOp,
+    DaphneOp,
+    EwBinaryOp,
+    EwUnaryOp,
+    ExtractColOp,
+    ExtractRowOp,
+    InsertOp,
+    MapOp,
+    NumColsOp,
+    NumRowsOp,
+)
 from daphnec.dialects.ops_distributed import DistributedPipelineOp
-from daphnec.dialects.ops_matrix import MatMulOp
+from daphnec.dialects.ops_matrix import IdxAggOp, MatMulOp
 from daphnec.dialects.ops_paramserv import ParamservOp
 from daphnec.dialects.ops_parfor import ParForOp
 from daphnec.dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
 from daphnec.dialects.types import MatrixType, vt_name
+from daphnec.runtime.kernels.agg import idx_scalar_kernel
+from daphnec.runtime.kernels.indexing import cell, insert_range_in_place
+from daphnec.runtime.kernels.meta import as_scalar
 from daphnec.runtime.kernels.native_matmul import run_native
 from daphnec.runtime.parfor import run_parfor, run_parfor_distributed
 from daphnec.runtime.values import as_dense, to_csr
@@ -119,6 +137,10 @@ class HostCodegen:
         """The function being generated."""
         self.free: dict[Operation, list[SSAValue]] | None = None
         """Its ops' free values (`_free_names`), computed when it first outlines an op."""
+        self.fused: set[Operation] = set()
+        """Ops an earlier op's code already computes (`_cell_read`): they emit nothing."""
+        self.cells: dict[Operation, tuple[Operation, CastOp, str | None]] = {}
+        """extractCol ops that read one cell (`_cell_read`): their extractRow, as.scalar cast and its value type."""
 
     def generate(self) -> HostProgram:
         for op in self.module.ops:
@@ -143,6 +165,7 @@ class HostCodegen:
 
     def _block(self, block: Block) -> None:
         last = _last_uses(block)
+        self._plan_cells(block, last)
         dies: dict[int, list[SSAValue]] = {}
         for v, end in last.items():
             if end is not None:
@@ -248,10 +271,26 @@ class HostCodegen:
 
     def _daphne_op(self, op: DaphneOp) -> None:
         e = self.e
+        if op in self.fused:
+            return
         if is_noop_cast(op):
             e.names[op.results[0]] = e.ref(op.operands[0])
             return
+        if op in self.cells:
+            self._emit_cell(op)
+            return
         spec = select_kernel(op)
+        if spec.inline is not None and len(op.results) == 1:
+            self._inline(op, spec)
+            return
+        if isinstance(op, InsertOp) and spec.fn is insert_range_in_place and self._cell_write(op, spec):
+            return
+        if isinstance(op, IdxAggOp) and self._idx_scalar(op):
+            return
+        if isinstance(op, (NumRowsOp, NumColsOp)) and isinstance(op.arg.type, MatrixType):
+            # `meta.nrow`/`ncol` of a matrix (dense or CSR): its shape, inline (frames keep the kernel)
+            e.emit(f"{e.define(op.res)} = {e.ref(op.arg)}.shape[{0 if isinstance(op, NumRowsOp) else 1}]", op)
+            return
         if isinstance(op, MapOp):  # the UDF's generated Python function is the kernel's second argument
             out = e.define(op.res)
             e.emit(f"{out} = {e.bind(spec.fn, spec.name)}({e.ref(op.arg)}, {py_function_name(op.func.data)})", op)
@@ -279,6 +318,164 @@ class HostCodegen:
         else:
             outs = [e.define(r) for r in op.results]
             e.emit(f"{', '.join(outs)} = {call}", op)
+
+    def _inline(self, op: DaphneOp, spec: KernelSpec) -> None:
+        """The op as the Python statements of its kernel's template (`KernelSpec.inline`): scalar arithmetic,
+        comparisons and casts cost a kernel call each otherwise, more than the operation. An operand with a cast
+        is cast into a temporary first (templates may read an operand twice); a negative literal is parenthesised."""
+        e = self.e
+        args = []
+        for v, conv in zip(op.operands, spec.arg_casts):
+            a = e.ref(v)
+            if conv is not None:
+                tmp = e.fresh("c")
+                e.emit(f"{tmp} = {e.bind(conv, 'cast')}({a})", op)
+                a = tmp
+            elif a.startswith("-"):
+                a = f"({a})"
+            args.append(a)
+        helpers = {h: e.bind(obj, h) for h, obj in spec.helpers}
+        assert spec.inline is not None
+        for line in spec.inline.format(*args, r=e.define(op.results[0]), **helpers).split("\n"):
+            e.emit(line, op)
+
+    def _plan_cells(self, block: Block, last: dict[SSAValue, int | None]) -> None:
+        """Find the block's cell reads (`_cell_read`) before generating it: the matrix a fused extractRow reads
+        lives until its last cell is read, not only until the extractRow (`_drop_dead`)."""
+        pos = {op: i for i, op in enumerate(block.ops)}
+        for op in block.ops:
+            cols = self._cell_read(op) if isinstance(op, ExtractRowOp) else None
+            if cols:
+                self.fused.add(op)
+                src = op.source
+                if last.get(src) is not None:
+                    last[src] = max(last[src], *(pos[c] for c in cols))  # type: ignore[type-var]
+
+    def _cell_read(self, row: ExtractRowOp) -> list[Operation] | None:
+        """`as.scalar(X[i, j])`: extractRow, then extractCol and the matrix-to-scalar cast right after it, become one
+        cell read (`indexing.cell`) instead of two views and a 1 x 1 unwrap. The row may feed several such pairs
+        (CSE merges `P[a, 0]` and `P[a, 1]`): it is fused when all its readers are, and the ops between it and its
+        last reader are scalar ops and other pairs (nothing can write X in between, as an in-place insert could);
+        each cell is read where its extractCol was. The extractCol ops, None: no fusion."""
+        if not isinstance(row.source.type, MatrixType) or isinstance(row.selection.type, MatrixType):
+            return None
+        readers = {use.operation for use in row.res.uses}
+        if not readers or any(c.parent is not row.parent for c in readers):
+            return None
+        pairs: dict[Operation, tuple[CastOp, str | None]] = {}
+        op = row.next_op
+        while len(pairs) < len(readers):
+            if op is None:
+                return None
+            if op in readers:
+                pair = self._cell_pair(op)
+                if pair is None:
+                    return None
+                pairs[op] = pair
+                op = pair[0].next_op
+            elif isinstance(op, _PURE_SCALAR):
+                op = op.next_op
+            else:
+                return None
+        if any(c is not None for c in select_kernel(row).arg_casts):
+            return None
+        for col, (cast, vt) in pairs.items():
+            self.cells[col] = (row, cast, vt)
+        return list(pairs)
+
+    def _cell_pair(self, col: Operation) -> tuple[CastOp, str | None] | None:
+        """The as.scalar cast (and its target value type, None: the matrix's) that directly follows `col` and is
+        its only reader, when `col` is an extractCol of one scalar position."""
+        cast = col.next_op
+        if not (
+            isinstance(col, ExtractColOp)
+            and isinstance(cast, CastOp)
+            and not isinstance(col.selection.type, MatrixType)
+            and cast.arg is col.res
+            and not isinstance(cast.res.type, MatrixType)
+            and _single_use(col.res)
+            and not is_noop_cast(cast)
+        ):
+            return None
+        spec = select_kernel(cast)
+        fn = spec.fn
+        base = fn.func if isinstance(fn, functools.partial) else fn
+        if base is not as_scalar or spec.arg_casts != (None,) or select_kernel(col).arg_casts != (None, None):
+            return None
+        return cast, fn.keywords.get("vt") if isinstance(fn, functools.partial) else None
+
+    def _emit_cell(self, col: Operation) -> None:
+        row, cast, vt = self.cells.pop(col)
+        e = self.e
+        assert isinstance(row, ExtractRowOp) and isinstance(col, ExtractColOp)
+        src, i, j = e.ref(row.source), e.ref(row.selection), e.ref(col.selection)
+        out = e.define(cast.res)  # the lines report errors where DaphneDSL's indexing is, as the kernels do
+        self.fused.add(cast)
+        if vt is None and _int_typed(row.selection) and _int_typed(col.selection):
+            # ndarray.item(i, j) is the cell as a Python scalar, a negative position counting from the end as
+            # DaphneDSL's does; anything else (out of range, CSR) takes the kernel, which reports it
+            e.emit("try:", col)
+            e.emit(f"    {out} = {src}.item({i}, {j})", col)
+            e.emit("except Exception:", col)
+            e.emit(f"    {out} = {e.bind(cell, 'cell')}({src}, {i}, {j})", col)
+            return
+        extra = f", {vt!r}" if vt is not None else ""
+        e.emit(f"{out} = {e.bind(cell, 'cell')}({src}, {i}, {j}{extra})", col)
+
+    def _idx_scalar(self, op: IdxAggOp) -> bool:
+        """`as.scalar(idxMin(v, 1))` right after each other, the position matrix 1 x 1 by its type and read only by
+        the cast: one kernel returning the position (`agg.idx_scalar_kernel`), no 1 x 1 matrix between."""
+        cast, t = op.next_op, op.res.type
+        if not (
+            isinstance(cast, CastOp)
+            and cast.arg is op.res
+            and _single_use(op.res)
+            and isinstance(t, MatrixType)
+            and (t.rows.data, t.cols.data) == (1, 1)
+            and not isinstance(cast.res.type, MatrixType)
+            and not is_noop_cast(cast)
+        ):
+            return False
+        spec = select_kernel(cast)
+        if spec.fn is not as_scalar or select_kernel(op).arg_casts != (None,):
+            return False
+        e = self.e
+        fn = idx_scalar_kernel(op.KIND, op.AXIS)
+        e.emit(f"{e.define(cast.res)} = {e.bind(fn, fn.__name__)}({e.ref(op.arg)})", op)
+        self.fused.add(cast)
+        return True
+
+    def _cell_write(self, op: InsertOp, spec: KernelSpec) -> bool:
+        """`X[i, j] = v` in place (`X[i:i+1, j:j+1]` as the IR has it) of an f64 scalar into an f64 matrix: one
+        numpy item store when the program owns X's buffer and i, j are in range, else the kernel
+        (`indexing.insert_range_in_place`, which copies a buffer it does not own and reports bad positions)."""
+        t = op.arg.type
+        if not (
+            isinstance(t, MatrixType)
+            and not t.is_sparse
+            and vt_name(t) == "f64"
+            and not isinstance(op.ins.type, MatrixType)
+            and vt_name(op.ins.type) == "f64"
+            and _int_typed(op.row_lower)
+            and _int_typed(op.col_lower)
+            and _plus_one(op.row_upper, op.row_lower)
+            and _plus_one(op.col_upper, op.col_lower)
+            and spec.arg_casts == (None,) * 6
+        ):
+            return False
+        e = self.e
+        x, v, rl, rh, cl, ch = (e.ref(a) for a in op.operands)
+        out = e.define(op.res)
+        owned = f"{x}.base is None and {x}.flags.writeable and {x}.flags.c_contiguous"  # indexing.owns_buffer
+        e.emit("try:", op)
+        negative = "".join(f"{p} < 0 or " for p in (rl, cl) if not p.isdigit())  # a literal is in range
+        e.emit(f"    if {negative}not ({owned}):", op)
+        e.emit("        raise IndexError", op)
+        e.emit(f"    {x}[{rl}, {cl}] = {v}", op)
+        e.emit(f"    {out} = {x}", op)
+        e.emit("except Exception:", op)
+        e.emit(f"    {out} = {e.bind(spec.fn, spec.name)}({x}, {v}, {rl}, {rh}, {cl}, {ch})", op)
+        return True
 
     def _pipeline(self, op: VectorizedPipelineOp) -> None:
         """The body becomes a local function over row blocks; the executor splits, runs and combines. When the
@@ -426,6 +623,10 @@ class HostCodegen:
             e.names[r] = name
 
 
+_PURE_SCALAR = (ConstantOp, CastOp, EwBinaryOp, EwUnaryOp, CondOp, ExtractColOp, ExtractRowOp)
+"""Ops that write no matrix in place (`_cell_read` may move a cell read across them; region ops, calls and
+inserts may)."""
+
 _TERMINATORS = (scf.YieldOp, scf.ConditionOp, func.ReturnOp, PipelineReturnOp)
 
 
@@ -450,6 +651,30 @@ def _last_uses(block: Block) -> dict[SSAValue, int | None]:
                 end = max(end, pos[top])
             last[r] = end
     return last
+
+
+def _plus_one(hi: SSAValue, lo: SSAValue) -> bool:
+    """`hi` is `lo + 1`: both the same constant plus one, or an ewAdd of `lo` and the constant 1."""
+    h = hi.owner
+    if isinstance(h, ConstantOp):
+        low = lo.owner
+        return (
+            isinstance(low, ConstantOp) and type(h.python_value()) is int and h.python_value() == low.python_value() + 1
+        )
+    if isinstance(h, EwBinaryOp) and h.KIND == "add" and h.lhs is lo:
+        one = h.rhs.owner
+        return isinstance(one, ConstantOp) and type(one.python_value()) is int and one.python_value() == 1
+    return False
+
+
+def _int_typed(v: SSAValue) -> bool:
+    """A scalar of an integer value type: a Python int at run time."""
+    return not isinstance(v.type, MatrixType) and vt_name(v.type) in ("si64", "ui64", "index", "si32", "ui32")
+
+
+def _single_use(v: SSAValue) -> bool:
+    uses = iter(v.uses)
+    return next(uses, None) is not None and next(uses, None) is None
 
 
 def _result_vts(op: VectorizedPipelineOp | DistributedPipelineOp) -> tuple[str | None, ...]:

@@ -20,10 +20,15 @@ at compile time (shapes from `.meta` files, literals and inference, which clones
 sites' shapes) and add up to fewer than `min_cells` cells (default: 4 MiB of f64 values), or when they are known to
 have at most one row (a 1 x n vector in a loop body, whose column count may be unknown: there are no rows to
 split), or when it only moves values (transposes, column extractions: no arithmetic to share, and the parts are
-copied again to combine them). Loops of small per-iteration matrices (decision trees, row-by-row geometry, 1-row
-slices) would otherwise run thousands of pipelines, each slower than the plain kernels. A pipeline whose input
-sizes are unknown is formed; the executor runs small inputs in one call on the calling thread. (Products never
-join pipelines: compiler/analysis/vectorizable.py.)
+copied again to combine them). A row-split input of which the pipeline only extracts single columns counts with
+those columns (`nid + (nid == node) * (X[, f] > t)` over a 50000 x 10 data set reads 50000 cells of X, not
+500,000: formed, it ran 9 % slower than plain). A row range with bounds computed at run time, cut inside a loop
+body (`P[(a + 1):b, ]` of RDP's subdivision loop), counts as small although its size is unknown: a loop cutting a
+matrix into parts per iteration makes mostly small ones (RDP under --vec: a pipeline per segment ran ~10 % slower
+than the plain kernels). Loops of small per-iteration matrices (decision trees,
+row-by-row geometry, 1-row slices) would otherwise run thousands of pipelines, each slower than the plain
+kernels. A pipeline whose input sizes are unknown is formed; the executor runs small inputs in one call on the
+calling thread. (Products never join pipelines: compiler/analysis/vectorizable.py.)
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -40,7 +46,7 @@ from xdsl.traits import Pure
 from daphnec.compiler.analysis.inference import Inference, set_type
 from daphnec.compiler.analysis.vectorizable import combines, is_vectorizable, splits
 from daphnec.compiler.ir_walk import function_blocks
-from daphnec.dialects.ops import ConstantOp, ExtractColOp, TransposeOp
+from daphnec.dialects.ops import ConstantOp, ExtractColOp, SliceRowOp, TransposeOp
 from daphnec.dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
 from daphnec.dialects.types import MatrixType, is_matrix
 from daphnec.dialects.value_types import Split
@@ -257,7 +263,8 @@ def _reinfer_rows(body: Block) -> None:
 
 def row_split_cells(members: set[Operation]) -> int | None:
     """The cells of the matrices a candidate pipeline would split by rows (each input once), or None if any size
-    is unknown at compile time."""
+    is unknown at compile time. An input the pipeline only reads single columns of (`X[, f]` of a data set in a
+    tree's loop) counts those columns (`_columns_read`): the work is theirs, not the whole matrix's."""
     seen: set[SSAValue] = set()
     cells = 0
     for m in members:
@@ -267,10 +274,40 @@ def row_split_cells(members: set[Operation]) -> int | None:
                 continue
             seen.add(v)
             rows, cols = t.rows.data, t.cols.data
+            if rows < 0 and _loop_slice(v):
+                continue  # a part of a matrix cut per iteration: counted as small (see the module docstring)
+            picked = _columns_read(v, members)
+            if picked is not None:
+                cols = picked if cols < 0 else min(cols, picked)
             if rows < 0 or cols < 0:
                 return None
             cells += rows * cols
     return cells
+
+
+def _loop_slice(v: SSAValue) -> bool:
+    """`v` is a row range `X[lo:hi, ]` with bounds computed at run time, cut inside a loop body: a part of a matrix
+    made per iteration (RDP's segment `P[(a + 1):b, ]` of its subdivision loop)."""
+    op = v.owner
+    if not isinstance(op, SliceRowOp) or all(isinstance(b.owner, ConstantOp) for b in (op.lower, op.upper)):
+        return False
+    parent = op.parent_op()
+    while parent is not None:
+        if isinstance(parent, (scf.ForOp, scf.WhileOp)):
+            return True
+        parent = parent.parent_op()
+    return False
+
+
+def _columns_read(v: SSAValue, members: set[Operation]) -> int | None:
+    """How many columns of `v` the members read when each of them that reads `v` extracts one column of it (a
+    scalar position); None otherwise."""
+    readers = [use.operation for use in v.uses if use.operation in members]
+    if not readers or not all(
+        isinstance(r, ExtractColOp) and r.source is v and not isinstance(r.selection.type, MatrixType) for r in readers
+    ):
+        return None
+    return len(readers)
 
 
 _DATA_MOVEMENT = (TransposeOp, ExtractColOp)

@@ -53,8 +53,10 @@ def select_cast(op: ops.CastOp) -> KernelSpec:
     src, dst = op.arg.type, op.res.type
     dvt = known_vt(op, dst) if not isinstance(dst, FrameType) else None
     if is_scalar(src) and is_scalar(dst):
-        conv = scalar_cast(known_vt(op, src), dvt)  # type: ignore[arg-type]
-        return KernelSpec(conv or misc.identity, (None,), "cast")
+        svt = known_vt(op, src)
+        conv = scalar_cast(svt, dvt)  # type: ignore[arg-type]
+        inline = misc.scalar_cast_inline(svt, dvt) if conv is not None else None  # type: ignore[arg-type]
+        return KernelSpec(conv or misc.identity, (None,), "cast", inline)
     if is_matrix(src) and is_matrix(dst):
         return KernelSpec(matrix_cast(known_vt(op, src), dvt) or misc.identity, (None,), "cast")  # type: ignore[arg-type]
     if is_scalar(src) and is_matrix(dst):
@@ -78,24 +80,38 @@ def select_ew_binary(op: ops.EwBinaryOp) -> KernelSpec:
     casts = (value_cast(lt, ovt), value_cast(rt, ovt))
     if kind in LOGICAL_KINDS and is_matrix(lt) and is_matrix(rt):
         casts = (None, None)  # the kernel casts itself, or skips the cast for float 0/1 matrices (`_truth`)
+    inline = None
     try:
         if is_scalar(lt) and is_scalar(rt):
             fn = ew_binary.scalar_kernel(kind, ovt, resvt)
+            inline = ew_binary.scalar_inline(kind, ovt, resvt)
         else:
             fn = ew_binary.matrix_kernel(kind, ovt, resvt)
     except DaphneRuntimeError as e:
         raise CompileError(str(e), loc_of(op)) from e
-    return KernelSpec(fn, casts, f"ew_{kind}")
+    return _spec(fn, casts, f"ew_{kind}", inline)
+
+
+def _spec(fn: object, casts: tuple, name: str, inline: tuple[str, dict[str, object]] | None) -> KernelSpec:
+    """A kernel record, with the inline template of a scalar kernel when it has one (`KernelSpec.inline`)."""
+    if inline is None:
+        return KernelSpec(fn, casts, name)  # type: ignore[arg-type]
+    return KernelSpec(fn, casts, name, inline[0], tuple(inline[1].items()))  # type: ignore[arg-type]
 
 
 def select_ew_unary(op: ops.EwUnaryOp) -> KernelSpec:
     t, res = op.arg.type, op.res.type
     vin, vout = known_vt(op, t), known_vt(op, res)
+    inline = None
     try:
-        fn = ew_unary.scalar_kernel(op.KIND, vin, vout) if is_scalar(t) else ew_unary.matrix_kernel(op.KIND, vin, vout)
+        if is_scalar(t):
+            fn = ew_unary.scalar_kernel(op.KIND, vin, vout)
+            inline = ew_unary.scalar_inline(op.KIND, vin, vout)
+        else:
+            fn = ew_unary.matrix_kernel(op.KIND, vin, vout)
     except DaphneRuntimeError as e:
         raise CompileError(str(e), loc_of(op)) from e
-    return KernelSpec(fn, (None,), f"ew_{op.KIND}")
+    return _spec(fn, (None,), f"ew_{op.KIND}", inline)
 
 
 _AGG_FACTORIES = {"all": agg.full_kernel, "row": agg.row_kernel, "col": agg.col_kernel}
@@ -111,8 +127,10 @@ def select_agg(op: ops.AggOp) -> KernelSpec:
 def select_cond(op: ops.CondOp) -> KernelSpec:
     vt = known_vt(op, op.res.type)
     casts = (None, value_cast(op.then_val.type, vt), value_cast(op.else_val.type, vt))
-    fn = control.cond_matrix if is_matrix(op.cond.type) else control.cond_scalar
-    return KernelSpec(fn, casts, "cond")
+    if is_matrix(op.cond.type):
+        return KernelSpec(control.cond_matrix, casts, "cond")
+    inline = "{r} = {1} if {0} else {2}" if casts == (None, None, None) else None  # both values are computed
+    return KernelSpec(control.cond_scalar, casts, "cond", inline)
 
 
 # --- data generation -----------------------------------------------------------------------------------------------

@@ -31,6 +31,13 @@ class KernelSpec:
     arg_casts: tuple[Cast, ...]
     name: str
     """The kernel's name in generated code."""
+    inline: str | None = None
+    """A template of Python statements computing the op in the generated code instead of a call to `fn`, where
+    that is exactly what `fn` returns (scalar arithmetic, comparisons, casts: a call costs more than the
+    operation). `{r}` is the result's name, `{0}`, `{1}`, ... the operands (after `arg_casts`), `{h}` the global
+    bound to the object paired with `h` in `helpers` (compiler/host/generator.py). An inlined op is no kernel
+    call: `--statistics` does not list it."""
+    helpers: tuple[tuple[str, object], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -517,11 +517,19 @@ def idx_kernel(kind: str, axis: str) -> Callable[[np.ndarray], np.ndarray]:
     if kind not in ("min", "max") or axis not in ("row", "col"):
         raise DaphneRuntimeError(f"unknown arg-aggregation idx{kind} {axis}")
 
+    lane = 1 if axis == "row" else 0  # numpy axis scanned per output element
+    first_min = kind == "min"
+
     def kernel(X) -> np.ndarray:
+        if type(X) is np.ndarray and X.ndim == 2 and X.shape[1 - lane] == 1 and X.shape[lane] and X.dtype.kind in "fiu":
+            # one vector (`idxMin(area, 1)` in a loop): numpy's argmin/argmax find the first extreme like the strict
+            # scan; a NaN found (numpy's pick when there is one) takes the general path, which skips it
+            i = int(X.argmin() if first_min else X.argmax())  # a closure of plain values: the program cache
+            if X.dtype.kind != "f" or X.flat[i] == X.flat[i]:
+                return np.array([[i]], dtype=np.uint64)
         from daphnec.runtime.values import as_dense
 
         A = as_dense(X)
-        lane = 1 if axis == "row" else 0  # numpy axis scanned per output element
         n_out = A.shape[1 - lane]
         if A.shape[lane] == 0:
             what = "row" if axis == "row" else "column"
@@ -538,4 +546,26 @@ def idx_kernel(kind: str, axis: str) -> Callable[[np.ndarray], np.ndarray]:
         return np.ascontiguousarray(idx.astype(np.uint64).reshape(shape))
 
     kernel.__name__ = f"idx{kind}{'Row' if axis == 'row' else 'Col'}"
+    return kernel
+
+
+def idx_scalar_kernel(kind: str, axis: str) -> Callable[[np.ndarray], int]:
+    """`as.scalar(idxMin(X, 1))` etc. of a vector (the host code fuses the two when the result is 1 x 1 by its
+    type, compiler/host/generator.py): the position as a Python int, without the 1 x 1 matrix between. Anything but
+    a NaN-free numeric vector takes `idx_kernel` and `as.scalar`."""
+    if kind not in ("min", "max") or axis not in ("row", "col"):
+        raise DaphneRuntimeError(f"unknown arg-aggregation idx{kind} {axis}")
+    lane = 1 if axis == "row" else 0
+    first_min = kind == "min"
+
+    def kernel(X) -> int:
+        if type(X) is np.ndarray and X.ndim == 2 and X.shape[1 - lane] == 1 and X.shape[lane] and X.dtype.kind in "fiu":
+            i = int(X.argmin() if first_min else X.argmax())
+            if X.dtype.kind != "f" or X.flat[i] == X.flat[i]:
+                return i
+        from daphnec.runtime.kernels.meta import as_scalar
+
+        return as_scalar(idx_kernel(kind, axis)(X))
+
+    kernel.__name__ = f"idx{kind}{'Row' if axis == 'row' else 'Col'}_scalar"
     return kernel

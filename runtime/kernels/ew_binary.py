@@ -181,6 +181,51 @@ def scalar_kernel(op: str, operand_vt: str, res_vt: str | None = None) -> Callab
     return fn
 
 
+_PY_CMP = {"eq": "==", "neq": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_PY_ARITH = {"add": "+", "sub": "-", "mul": "*"}
+
+
+def scalar_inline(op: str, operand_vt: str, res_vt: str | None = None) -> tuple[str, dict[str, object]] | None:
+    """The host-code template of `scalar_kernel(op, operand_vt, res_vt)` where a Python expression computes exactly
+    what the kernel returns, so the generated code evaluates it inline instead of calling the kernel (a call costs
+    more than the operation: loops over scalars spend most of their time in calls). None: the kernel is called.
+
+    The template is a statement `{r} = ...` (more lines may follow) over the operands `{0}`, `{1}` (already cast to
+    `operand_vt`, simple names or literals) and the helper names of the dict, which the generator binds to the
+    objects. Covered: f64 `+ - * /` (division by zero through `_fdiv`: +-inf, -nan), si64 `+ - *` (wrapping to the
+    width when the result leaves the range), `min`/`max` of f64/si64 (`std::min`/`std::max`, NaN by position) and
+    the comparisons (0/1 of the result type, or a bool)."""
+    res_vt = res_vt or EW_BINARY[op].result_vt(operand_vt, operand_vt)
+    if op in _PY_CMP and operand_vt in ("f64", "si64", "bool", "str"):
+        test = f"{{0}} {_PY_CMP[op]} {{1}}"
+        if res_vt == "bool":
+            return f"{{r}} = {test}", {}
+        if res_vt in ("si64", "ui64", "si32", "ui32", "si8", "ui8", "index"):
+            return f"{{r}} = 1 if {test} else 0", {}
+        if res_vt == "f64":
+            return f"{{r}} = 1.0 if {test} else 0.0", {}
+        return None
+    if operand_vt != res_vt or res_vt not in ("f64", "si64"):
+        return None
+    if op == "min":
+        return "{r} = {1} if {1} < {0} else {0}", {}
+    if op == "max":
+        return "{r} = {1} if {0} < {1} else {0}", {}
+    if res_vt == "f64":
+        if op in _PY_ARITH:
+            return f"{{r}} = {{0}} {_PY_ARITH[op]} {{1}}", {}
+        if op == "div":
+            return "{r} = {0} / {1} if {1} else {fdiv}({0}, {1})", {"fdiv": _fdiv}
+        return None
+    if op in _PY_ARITH:  # si64: Python ints do not overflow; wrap like the kernel when the result leaves the range
+        lo, hi = INT_RANGES["si64"]
+        return (
+            f"{{r}} = {{0}} {_PY_ARITH[op]} {{1}}\nif not {lo} <= {{r}} <= {hi}: {{r}} = {{wrap}}({{r}}, 'si64')",
+            {"wrap": wrap_int},
+        )
+    return None
+
+
 def _unsupported(op: str, vt: str) -> DaphneRuntimeError:
     return DaphneRuntimeError(f"{_name(op)}: operation is not supported on value type {vt}")
 
@@ -374,7 +419,23 @@ def _build_matrix(op: str, vt: str, res_vt: str) -> Callable:
     to_scalar = (lambda x: x) if vt == "str" else dt.type
     logical = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}.get(op)
 
+    f64_fast = vt == "f64" and logical is None  # dense f64 with a same-shape matrix or a Python float: the hot case
+
     def kernel(lhs, rhs):
+        if f64_fast:  # the checks below, decided by types alone (numpy's per-call overhead dominates small matrices)
+            tl, tr = type(lhs), type(rhs)
+            if (
+                tl is np.ndarray
+                and lhs.dtype == dt
+                and (tr is float or (tr is np.ndarray and rhs.dtype == dt and rhs.shape == lhs.shape))
+            ):
+                with quiet():
+                    res = core(lhs, rhs)
+                return res if res.dtype == res_dt else cast_matrix(res, res_vt)
+            if tr is np.ndarray and tl is float and rhs.dtype == dt:
+                with quiet():
+                    res = core(lhs, rhs)
+                return res if res.dtype == res_dt else cast_matrix(res, res_vt)
         if is_csr(lhs) or is_csr(rhs):
             return sparse_kernel(lhs, rhs)
         lm = isinstance(lhs, np.ndarray)

@@ -27,6 +27,7 @@ from daphnec.runtime.fperr import quiet
 from daphnec.runtime.printing import format_scalar
 from daphnec.runtime.values import (
     FLOAT_VTS,
+    INT_RANGES,
     INT_VTS,
     NEG_NAN,
     POS_NAN,
@@ -174,6 +175,29 @@ def scalar_kernel(op: str, vt_in: str, vt_out: str | None = None) -> Callable:
     return fn
 
 
+def scalar_inline(op: str, vt_in: str, vt_out: str | None = None) -> tuple[str, dict[str, object]] | None:
+    """The host-code template of `scalar_kernel(op, vt_in, vt_out)` where a Python expression computes exactly what
+    the kernel returns (see `ew_binary.scalar_inline` for the form); None: the kernel is called. Covered: `abs` and
+    `-x` of f64 and si64 (si64 wraps: -INT64_MIN is INT64_MIN) and `sqrt` of f64 (a negative or NaN argument goes
+    to the kernel, which checks the domain)."""
+    vt_out = vt_out or result_vt(op, vt_in)
+    if vt_in != vt_out:
+        return None
+    if vt_in == "f64":
+        if op == "abs":
+            return "{r} = abs({0})", {}
+        if op == "minus":
+            return "{r} = -{0}", {}
+        if op == "sqrt":
+            return "{r} = {sqrt}({0}) if {0} >= 0.0 else {k}({0})", {"sqrt": math.sqrt, "k": scalar_kernel(op, vt_in)}
+        return None
+    if vt_in == "si64" and op in ("abs", "minus"):
+        lo, hi = INT_RANGES["si64"]
+        expr = "abs({0})" if op == "abs" else "-{0}"
+        return f"{{r}} = {expr}\nif {{r}} > {hi}: {{r}} = {{wrap}}({{r}}, 'si64')", {"wrap": wrap_int}
+    return None
+
+
 def _build_scalar(op: str, vt_in: str, vt_out: str) -> Callable:
     r = _record(op, vt_in)
     if op in STR_OPS:
@@ -294,7 +318,13 @@ def _build_matrix(op: str, vt_in: str, vt_out: str) -> Callable:
         calc_vt = vt_in
         core = _int_matrix_core(op, vt_in)
 
+    calc_dt, out_dt = dtype_of(calc_vt), dtype_of(vt_out)
+
     def kernel(X):
+        if type(X) is np.ndarray and X.dtype == calc_dt:  # dense, no cast: numpy's overhead dominates small ones
+            with quiet():
+                res = core(X)
+            return res if res.dtype == out_dt else cast_matrix(res, vt_out)
         A = cast_matrix(X, calc_vt)
         with quiet():
             res = _csr_unary(core, A) if is_csr(A) else core(A)

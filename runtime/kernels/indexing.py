@@ -137,6 +137,9 @@ def _csr_extract(X, r: slice | np.ndarray, c: slice | np.ndarray):
 
 
 def slice_row(X: np.ndarray, lo: object, hi: object) -> np.ndarray:
+    if type(X) is np.ndarray and type(lo) is int and type(hi) is int and 0 <= lo <= hi <= X.shape[0]:
+        if X.flags.c_contiguous and X.dtype.kind != "O":
+            return X[lo:hi]  # `extract`'s view of a row range, without its general path (`Q = P[(a + 1):b, ]`)
     return extract(X, (lo, hi), None)  # type: ignore[arg-type]
 
 
@@ -157,9 +160,27 @@ def extract_row(X: np.ndarray, sel: Selector) -> np.ndarray:
 
 
 def extract_col(X: np.ndarray, sel: Selector) -> np.ndarray:
-    if type(sel) is int and type(X) is np.ndarray and X.shape[0] == 1 and 0 <= sel < X.shape[1] and X.dtype.kind != "O":
-        return X[:, sel : sel + 1]  # one cell of one row (`as.scalar(X[i, j])`): a view, C-ordered as one row is
+    if type(sel) is int and type(X) is np.ndarray and 0 <= sel < X.shape[1] and X.dtype.kind != "O":
+        if X.shape[0] == 1:
+            return X[:, sel : sel + 1]  # one cell of one row: a view, C-ordered as one row is
+        if X.flags.c_contiguous and X.shape[0] and X.shape[1] <= 1 / VIEW_MIN_COLUMN_SHARE:
+            return X[:, sel : sel + 1]  # `extract`'s view of a column of a narrow matrix (`Q[, 0]` of points)
     return extract(X, None, sel)
+
+
+def cell(X: np.ndarray, i: object, j: object, vt: str | None = None) -> object:
+    """`as.scalar(X[i, j])` in one read (compiler/host/generator.py fuses the three ops when they follow each other):
+    the cell as a Python scalar of X's value type, or cast to `vt`, without the two 1-row/1-cell views a loop
+    over points would otherwise make per read. Positions other than in-range ints of a dense numeric matrix
+    (negative, out of range, CSR, strings) take the three kernels' own path, checks and messages."""
+    if type(X) is np.ndarray and type(i) is int and type(j) is int and X.ndim == 2:
+        r, c = X.shape
+        if 0 <= i < r and 0 <= j < c and X.dtype.kind != "O":
+            v = X.item(i, j)
+            return v if vt is None else cast_scalar(v, vt)
+    from daphnec.runtime.kernels.meta import as_scalar
+
+    return as_scalar(as_dense(extract_col(extract_row(X, i), j)), vt)  # as.scalar has no CSR path: dense 1 x 1
 
 
 def insert_range(X: np.ndarray, value: object, rl: object, rh: object, cl: object, ch: object) -> np.ndarray:
@@ -179,6 +200,20 @@ def insert_range_in_place(X: np.ndarray, value: object, rl: object, rh: object, 
                 if cell is not None:
                     X[rl, cl] = cell
                     return X
+        elif (
+            type(value) is np.ndarray
+            and type(rl) is int
+            and type(rh) is int
+            and type(cl) is int
+            and type(ch) is int
+            and 0 <= rl <= rh <= X.shape[0]
+            and 0 <= cl <= ch <= X.shape[1]
+            and value.shape == (rh - rl, ch - cl)
+            and value.dtype == X.dtype
+            and X.dtype.kind != "O"
+        ):  # a block of X's value type in range (`stack[sp, ] = [a, c](1, 2)`): `insert`'s store, without its checks
+            X[rl:rh, cl:ch] = value
+            return X
         return insert(X, (rl, rh), (cl, ch), value, in_place=True)  # type: ignore[arg-type]
     return insert(X, (rl, rh), (cl, ch), value)  # type: ignore[arg-type]
 

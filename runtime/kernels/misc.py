@@ -1,5 +1,5 @@
-"""Small builtins without a better home: `stop([message])`, `typeOf(x)`, and the identity (a cast that changes
-nothing at run time)."""
+"""Small builtins without a better home: `stop([message])`, `typeOf(x)`, the identity (a cast that changes
+nothing at run time) and the inline forms of the common scalar casts (`scalar_cast_inline`)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,24 @@ from daphnec.runtime.values import cpp_name, vt_of
 def identity(x: object) -> object:
     """A cast that changes only static information (a list's element type, a frame's labels): the value itself."""
     return x
+
+
+_INLINE_CASTS: dict[tuple[str, str], str] = {
+    ("si64", "f64"): "{r} = float({0})",
+    ("bool", "f64"): "{r} = float({0})",
+    ("bool", "si64"): "{r} = 1 if {0} else 0",
+    ("si64", "bool"): "{r} = {0} != 0",
+    ("f64", "bool"): "{r} = {0} != 0",  # NaN != 0: true, like static_cast<bool>(NaN)
+    # cvttsd2si: truncation, INT64_MIN for NaN and out of range (runtime.values._f2i64)
+    ("f64", "si64"): "{r} = int({0}) if -9223372036854775808.0 <= {0} < 9223372036854775808.0 else "
+    "-9223372036854775808",
+}
+
+
+def scalar_cast_inline(src: str, dst: str) -> str | None:
+    """The host-code template (`{r} = ...` over the operand `{0}`) of `values.cast_scalar(x, dst)` for a scalar of
+    value type `src`, where one Python expression gives exactly the cast's result; None: the cast is called."""
+    return _INLINE_CASTS.get((src, dst))
 
 
 def stop(message: str = "unspecified reason") -> None:
