@@ -408,3 +408,25 @@ def test_rewrites_with_csr_operands(tmp_path):
             for extra in ([], ["--no-reassociate"])]  # fmt: skip
     assert all(o.returncode == 0 for o in outs), [o.stderr for o in outs]
     assert outs[0].stdout == outs[1].stdout
+
+
+@SETTINGS
+@given(n=st.integers(2, 40), m=DIMS, seed=st.integers(0, 2**16), data=st.data())
+def test_stacked_rows(n, m, seed, data):
+    """A cross-validation fold's training rows `rbind(X[0:lo, ], X[hi:n, ])` (either part possibly empty): the Gram
+    matrix and `t(Xtr) @ ytr` from the two parts equal the products of the stacked copy; the copy is not built."""
+    lo = data.draw(st.integers(0, n))
+    hi = data.draw(st.integers(lo, n))
+    x, y = matrix(seed, n, m), matrix(seed + 1, n, 2)
+    stacked = r'"daphne\.rowBind"'
+    for expr, ins in (
+        (f"A = rbind(M0[0:{lo}, ], M0[{hi}:{n}, ]);\nR = t(A) @ A", [x]),
+        (f"A = rbind(M0[0:{lo}, ], M0[{hi}:{n}, ]);\nB = rbind(M1[0:{lo}, ], M1[{hi}:{n}, ]);\nR = t(A) @ B", [x, y]),
+    ):
+        src = receive(ins) + f"{expr};\nsaveDaphneLibResult(R);\n"
+        want, plain_ir = run(src, ins, reassociate=False)
+        got, ir = run(src, ins, reassociate=True)
+        assert re.search(stacked, plain_ir), plain_ir
+        assert not re.search(stacked, ir), ir
+        scale = max(1.0, float(np.max(np.abs(want))) if np.asarray(want).size else 1.0)
+        assert np.allclose(got, want, rtol=1e-12, atol=1e-12 * scale * n), (got, want)

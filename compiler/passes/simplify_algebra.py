@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, UnitAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -458,6 +458,80 @@ class ProductOfIntercept(Rule):
         b.done(new)
 
 
+# --- re-associating rules: products of stacked rows (the training rows of a cross-validation fold) -------------------
+
+
+def _stacked(v: SSAValue) -> tuple[SSAValue, SSAValue] | None:
+    """`(A, B)` when `v` is `rbind(A, B)` of dense f64 matrices."""
+    rb = v.owner
+    if isinstance(rb, RowBindOp) and f64_matrix(v, dense=True) and f64_matrix(rb.lhs, dense=True):
+        if f64_matrix(rb.rhs, dense=True):
+            return rb.lhs, rb.rhs
+    return None
+
+
+def _same_rows(a: SSAValue, c: SSAValue) -> bool:
+    """Whether `a` and `c` have the same number of rows whenever both exist: equal known row counts, the same
+    value, or the same row slice `[lo:hi, ]` (the same bound values) of two matrices of equal known row counts
+    (negative bounds count from the end, so the sources' rows must agree too)."""
+    ra = a.type.shape[0] if isinstance(a.type, MatrixType) else -1
+    rc = c.type.shape[0] if isinstance(c.type, MatrixType) else -1
+    if a is c or (ra >= 0 and ra == rc):
+        return True
+    sa, sc = a.owner, c.owner
+    if not (isinstance(sa, ops.SliceRowOp) and isinstance(sc, ops.SliceRowOp)):
+        return False
+    if not (_same_scalar(sa.lower, sc.lower) and _same_scalar(sa.upper, sc.upper)):
+        return False
+    na = sa.source.type.shape[0] if isinstance(sa.source.type, MatrixType) else -1
+    nc = sc.source.type.shape[0] if isinstance(sc.source.type, MatrixType) else -1
+    return na >= 0 and na == nc
+
+
+def _same_scalar(x: SSAValue, y: SSAValue) -> bool:
+    """The same value, or two constants of equal value and type (the pass runs before CSE merges them)."""
+    if x is y:
+        return True
+    cx, cy = x.owner, y.owner
+    return isinstance(cx, ops.ConstantOp) and isinstance(cy, ops.ConstantOp) and cx.value == cy.value
+
+
+class GramOfStackedRows(Rule):
+    """`t(rbind(A, B)) @ rbind(A, B)` (after canonicalization `syrk(rbind(A, B))`) -> `syrk(A) + syrk(B)`: the
+    stacked copy (a cross-validation fold's training rows, `rbind(X[0:lo, ], X[hi:n, ])`) is never built."""
+
+    def rewrite(self, op: Operation, b: Builder) -> None:
+        if not isinstance(op, SyrkOp) or (ab := _stacked(op.arg)) is None:
+            return
+        b.done(b.add(ops.EwAddOp(b.add(SyrkOp(ab[0])), b.add(SyrkOp(ab[1])))))
+
+
+class ProductOfStackedRows(Rule):
+    """`t(rbind(A, B)) @ rbind(C, D)` (or `matMul {transa}`) -> `t(A) @ C + t(B) @ D` where A and C (so B and D) have
+    the same rows: neither stacked copy is built."""
+
+    def rewrite(self, op: Operation, b: Builder) -> None:
+        if not isinstance(op, MatMulOp) or op.transb is not None:
+            return
+        if KERNEL_CHOICE_ATTR in op.attributes or not f64_matrix(op.res):
+            return
+        if op.transa is not None:
+            stacked = op.lhs
+        elif isinstance(t := op.lhs.owner, ops.TransposeOp):  # fold-transpose has not run yet
+            stacked = t.arg
+        else:
+            return
+        ab, cd = _stacked(stacked), _stacked(op.rhs)
+        if ab is None or cd is None or not _same_rows(ab[0], cd[0]):
+            return
+        transa = {"transa": UnitAttr()}
+        left, right = (
+            b.add(MatMulOp.create(operands=[x, y], result_types=[ops.UNKNOWN], properties=dict(transa)))
+            for x, y in zip(ab, cd)
+        )
+        b.done(b.add(ops.EwAddOp(left, right)))
+
+
 def _sparse(*vs: SSAValue) -> bool:
     return any(isinstance(v.type, MatrixType) and v.type.is_sparse for v in vs)
 
@@ -480,6 +554,8 @@ RULES: tuple[type[Rule], ...] = (
     GramOfIntercept,
     ProductOfInterceptTransposed,
     ProductOfIntercept,
+    GramOfStackedRows,
+    ProductOfStackedRows,
 )
 """Every rule, in the order they are tried on an op (a more specific rule first: the trace before the diagonal)."""
 
