@@ -100,8 +100,14 @@ class ShardLoop:
                 body = p.body
                 if "p" in body:  # a part of a push (early per-matrix pushes): buffered until every part is here
                     got = self.parts.setdefault(p.rank, [None] * body["n"])
+                    early = getattr(self.server, "push_part", None) if not self.halted() else None
                     for j, g in zip(body["p"], grads):
                         got[j] = g
+                        if early is not None:
+                            try:
+                                early(self.index[p.rank], body["c"], j, g)
+                            except Exception as e:  # noqa: BLE001 - as for push: stop the workers, report it
+                                self.error = e
                     if body["next"] is not None:
                         self.last[p.rank] = body
                     last = self.last.get(p.rank)
