@@ -26,6 +26,11 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || [ ! -x "$VENV/bin/da
     echo "$want" > "$stamp"
 fi
 
+# Byte code of daphnec's own modules, next to them (an editable install compiles nothing, and where
+# PYTHONDONTWRITEBYTECODE is set, as on this project's machines, every daphnec process the tests start would
+# otherwise compile ~120 modules from source again: ~0.13 s of CPU each). Only changed files are recompiled.
+"$VENV/bin/python" -m compileall -q -j 0 __init__.py __main__.py compiler dialects frontend lib runtime tools >/dev/null
+
 status=0
 
 # Both cores: each test file runs whole on one worker (`loadfile`), so a file's module fixtures and the order of its
