@@ -9,9 +9,10 @@ deep-stack compile thread, where the work happens) and prints the top functions 
 
 `--scripts` instead runs the library-style analysis scripts of bench/scripts/ (lmDS, lmCG, PCA, decision tree,
 RDP, ...; tiny inputs) cold: a fresh DAPHNEC_CACHE_DIR per run, so kernels and the program are compiled too. It
-reports the whole process's CPU time (user + system, from wait4), wall time, and `--timing`'s phases: startup
-(interpreter + imports), parse, compile (passes + codegen), and the rest (run). `--before-py PY` runs another
-installation's python (e.g. /work/main/.venv/bin/python) interleaved in the same run.
+reports the whole process's CPU time (user + system, from wait4), wall time, the imports (`-X importtime`, all
+top-level imports of the process, which the other columns include), and `--timing`'s phases: startup, parse,
+compile (the imports the compiler needs, passes, host code, JIT) and the rest (run: execution + exit; imports
+come from a second run under `-X importtime`, which slows). `--before-py PY` runs another installation's python (e.g. /work/main/.venv/bin/python) interleaved in the same run.
 
 Usage: `.venv/bin/python bench/compile_bench.py [--repeat 3] [--before DIR] [--only SHAPE ...]`
        `.venv/bin/python bench/compile_bench.py --scripts [--before-py PY] [--repeat 3] [--only-scripts lmDS ...]`
@@ -30,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+PYC_DIR = Path(tempfile.gettempdir()) / "daphnec-compile-bench-pyc"
 
 
 def nested_ifs(n: int) -> str:
@@ -128,11 +130,25 @@ sys.exit(os.waitstatus_to_exitcode(status))
 """
 
 
-def script_once(python: str, sc: object, args: dict[str, object], tmp: Path) -> dict[str, float]:
+def script_once(
+    python: str, sc: object, args: dict[str, object], tmp: Path, importtime: bool = False
+) -> dict[str, float]:
     """One cold whole-process run of a bench/scripts/ script: cpu, wall and the `--timing` phases (seconds)."""
     cache = tempfile.mkdtemp(dir=tmp, prefix="cache-")  # fresh: nothing cached, kernels and program compile
-    env = {**os.environ, "DAPHNEC_CACHE_DIR": cache}
-    cmd = [python, "-m", "daphnec.tools.daphnec", "--timing", *sc.flags, str(ROOT / "bench" / "scripts" / sc.script)]
+    # Byte code cached as in an ordinary install (this machine sets PYTHONDONTWRITEBYTECODE, which made every run
+    # compile daphnec's modules from source, ~0.13 s): written under a prefix per python, not into the checkout.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env |= {"DAPHNEC_CACHE_DIR": cache, "PYTHONPYCACHEPREFIX": str(PYC_DIR / str(abs(hash(python))))}
+    cmd = [
+        python,
+        "-X",
+        "importtime",
+        "-m",
+        "daphnec.tools.daphnec",
+        "--timing",
+        *sc.flags,
+        str(ROOT / "bench" / "scripts" / sc.script),
+    ]
     cmd += [f"{k}={v}" for k, v in args.items()]
     res = subprocess.run([sys.executable, "-c", MEASURE, *cmd], capture_output=True, text=True, env=env, cwd=ROOT)
     head, _, tail = res.stderr.rpartition("\nMEASURED ")
@@ -140,11 +156,21 @@ def script_once(python: str, sc: object, args: dict[str, object], tmp: Path) -> 
         raise SystemExit(f"{python}: {sc.script} failed ({res.returncode}):\n{res.stderr[-2000:]}")
     wall, cpu = (float(x) for x in tail.split()[:2])
     timing = next(json.loads(x) for x in head.splitlines() if x.startswith('{"startup_seconds"'))
+    # -X importtime: top-level lines ("| name", not indented) carry the cumulative microseconds of each import tree
+    imports = (
+        sum(
+            int(x.split("|")[1])
+            for x in head.splitlines()
+            if x.startswith("import time:") and x.split("|")[2][1:2] != " " and x.split("|")[1].strip().isdigit()
+        )
+        / 1e6
+    )
     startup, parse = timing["startup_seconds"], timing["parsing_seconds"]
     comp = timing["compilation_seconds"]
     return {
         "cpu": cpu,
         "wall": wall,
+        "imports": imports,
         "startup": startup,
         "parse": parse,
         "compile": comp,
@@ -160,7 +186,7 @@ def bench_scripts(repeat: int, before: str | None, only: list[str] | None) -> No
     from script_steps import SCRIPTS
 
     pythons = [("after", str(ROOT / ".venv" / "bin" / "python"))] + ([("before", before)] if before else [])
-    cols = ["cpu", "wall", "startup", "parse", "compile", "run"]
+    cols = ["cpu", "wall", "imports", "startup", "parse", "compile", "run"]
     print(f"best of {repeat} (per column), seconds; cold: fresh DAPHNEC_CACHE_DIR per run")
     print("script".ljust(16) + "which".ljust(8) + "".join(f"{c:>9}" for c in cols))
     with tempfile.TemporaryDirectory() as tmp_s:
@@ -174,9 +200,12 @@ def bench_scripts(repeat: int, before: str | None, only: list[str] | None) -> No
             args = {**paths, **{k: str(v).lower() if isinstance(v, bool) else v for k, v in sc.args.items()}}
             args["out"] = f'"{folder / "out.dbdf"}"'
             best: dict[str, dict[str, float]] = {w: {} for w, _ in pythons}
+            for _, py in pythons:  # untimed: fills PYC_DIR, so the timed runs load byte code as an install would
+                script_once(py, sc, args, tmp)
             for _ in range(repeat):
                 for w, py in pythons:  # interleaved: both see the same machine load
                     r = script_once(py, sc, args, tmp)
+                    r["imports"] = script_once(py, sc, args, tmp, importtime=True)["imports"]  # -X importtime slows
                     best[w] = {c: min(best[w].get(c, float("inf")), r[c]) for c in cols}
             for w, _ in pythons:
                 print(name.ljust(16) + w.ljust(8) + "".join(f"{best[w][c]:>9.3f}" for c in cols), flush=True)
