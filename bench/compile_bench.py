@@ -12,7 +12,8 @@ RDP, ...; tiny inputs) cold: a fresh DAPHNEC_CACHE_DIR per run, so kernels and t
 reports the whole process's CPU time (user + system, from wait4), wall time, the imports (`-X importtime`, all
 top-level imports of the process, which the other columns include), and `--timing`'s phases: startup, parse,
 compile (the imports the compiler needs, passes, host code, JIT) and the rest (run: execution + exit; imports
-come from a second run under `-X importtime`, which slows). `--before-py PY` runs another installation's python (e.g. /work/main/.venv/bin/python) interleaved in the same run.
+come from a second run under `-X importtime`, which slows). `--before-py PY` runs another
+installation's python (e.g. /work/main/.venv/bin/python) interleaved in the same run.
 
 Usage: `.venv/bin/python bench/compile_bench.py [--repeat 3] [--before DIR] [--only SHAPE ...]`
        `.venv/bin/python bench/compile_bench.py --scripts [--before-py PY] [--repeat 3] [--only-scripts lmDS ...]`
