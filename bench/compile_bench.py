@@ -132,14 +132,14 @@ sys.exit(os.waitstatus_to_exitcode(status))
 
 
 def script_once(
-    python: str, sc: object, args: dict[str, object], tmp: Path, importtime: bool = False
+    python: str, sc: object, args: dict[str, object], tmp: Path, importtime: bool = False, extra: dict | None = None
 ) -> dict[str, float]:
     """One cold whole-process run of a bench/scripts/ script: cpu, wall and the `--timing` phases (seconds)."""
     cache = tempfile.mkdtemp(dir=tmp, prefix="cache-")  # fresh: nothing cached, kernels and program compile
     # Byte code cached as in an ordinary install (this machine sets PYTHONDONTWRITEBYTECODE, which made every run
     # compile daphnec's modules from source, ~0.13 s): written under a prefix per python, not into the checkout.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env |= {"DAPHNEC_CACHE_DIR": cache, "PYTHONPYCACHEPREFIX": str(PYC_DIR / str(abs(hash(python))))}
+    env |= {**(extra or {}), "DAPHNEC_CACHE_DIR": cache, "PYTHONPYCACHEPREFIX": str(PYC_DIR / str(abs(hash(python))))}
     cmd = [
         python,
         "-X",
@@ -179,14 +179,17 @@ def script_once(
     }
 
 
-def bench_scripts(repeat: int, before: str | None, only: list[str] | None) -> None:
+def bench_scripts(repeat: int, before: str | None, only: list[str] | None, last: bool = False) -> None:
     """Cold first runs of the library-style analysis scripts (see the module docstring)."""
     sys.path.insert(0, str(ROOT / "bench"))
     import numpy as np
     from algorithms_bench import write_script_inputs
     from script_steps import SCRIPTS
 
-    pythons = [("after", str(ROOT / ".venv" / "bin" / "python"))] + ([("before", before)] if before else [])
+    here = str(ROOT / ".venv" / "bin" / "python")
+    pythons: list[tuple[str, str, dict[str, str]]] = [("after", here, {})]
+    pythons += [("before", before, {})] if before else []
+    pythons += [("last", here, {"DAPHNEC_VERIFY": "last"})] if last else []  # verified after the last pass only
     cols = ["cpu", "wall", "imports", "startup", "parse", "compile", "run"]
     print(f"best of {repeat} (per column), seconds; cold: fresh DAPHNEC_CACHE_DIR per run")
     print("script".ljust(16) + "which".ljust(8) + "".join(f"{c:>9}" for c in cols))
@@ -200,15 +203,15 @@ def bench_scripts(repeat: int, before: str | None, only: list[str] | None) -> No
             paths, _ = write_script_inputs(sc.make(np.random.default_rng(1), 0.001), folder)
             args = {**paths, **{k: str(v).lower() if isinstance(v, bool) else v for k, v in sc.args.items()}}
             args["out"] = f'"{folder / "out.dbdf"}"'
-            best: dict[str, dict[str, float]] = {w: {} for w, _ in pythons}
-            for _, py in pythons:  # untimed: fills PYC_DIR, so the timed runs load byte code as an install would
+            best: dict[str, dict[str, float]] = {w: {} for w, _, _ in pythons}
+            for _, py, _ in pythons:  # untimed: fills PYC_DIR, so the timed runs load byte code as an install would
                 script_once(py, sc, args, tmp)
             for _ in range(repeat):
-                for w, py in pythons:  # interleaved: both see the same machine load
-                    r = script_once(py, sc, args, tmp)
-                    r["imports"] = script_once(py, sc, args, tmp, importtime=True)["imports"]  # -X importtime slows
+                for w, py, extra in pythons:  # interleaved: all see the same machine load
+                    r = script_once(py, sc, args, tmp, extra=extra)
+                    r["imports"] = script_once(py, sc, args, tmp, True, extra)["imports"]  # -X importtime slows
                     best[w] = {c: min(best[w].get(c, float("inf")), r[c]) for c in cols}
-            for w, _ in pythons:
+            for w, _, _ in pythons:
                 print(name.ljust(16) + w.ljust(8) + "".join(f"{best[w][c]:>9.3f}" for c in cols), flush=True)
             if before:
                 print(
@@ -229,10 +232,11 @@ def main() -> None:
     ap.add_argument("--profile-out", type=Path, help="also write --profile's raw stats here (for pstats)")
     ap.add_argument("--scripts", action="store_true", help="cold runs of the bench/scripts/ analysis scripts")
     ap.add_argument("--before-py", help="with --scripts: another installation's python to run interleaved")
+    ap.add_argument("--last", action="store_true", help="with --scripts: also this checkout with DAPHNEC_VERIFY=last")
     ap.add_argument("--only-scripts", nargs="*", help="with --scripts: names containing one of these")
     args = ap.parse_args()
     if args.scripts:
-        bench_scripts(args.repeat, args.before_py, args.only_scripts)
+        bench_scripts(args.repeat, args.before_py, args.only_scripts, args.last)
         return
     if args.profile:
         profile(args.profile, args.top, args.profile_out)
