@@ -7,7 +7,16 @@ whole process's wall time. `--before DIR` times another checkout (its `.venv`) i
 both columns see the same load. `--profile SHAPE` compiles one shape in this process under cProfile (inside the
 deep-stack compile thread, where the work happens) and prints the top functions by cumulative time.
 
+`--scripts` instead runs the library-style analysis scripts of bench/scripts/ (lmDS, lmCG, PCA, decision tree,
+RDP, ...; tiny inputs) cold: a fresh DAPHNEC_CACHE_DIR per run, so kernels and the program are compiled too. It
+reports the whole process's CPU time (user + system, from wait4), wall time, the imports (`-X importtime`, all
+top-level imports of the process, which the other columns include), and `--timing`'s phases: startup, parse,
+compile (the imports the compiler needs, passes, host code, JIT) and the rest (run: execution + exit; imports
+come from a second run under `-X importtime`, which slows). `--before-py PY` runs another
+installation's python (e.g. /work/main/.venv/bin/python) interleaved in the same run.
+
 Usage: `.venv/bin/python bench/compile_bench.py [--repeat 3] [--before DIR] [--only SHAPE ...]`
+       `.venv/bin/python bench/compile_bench.py --scripts [--before-py PY] [--repeat 3] [--only-scripts lmDS ...]`
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+PYC_DIR = Path(tempfile.gettempdir()) / "daphnec-compile-bench-pyc"
 
 
 def nested_ifs(n: int) -> str:
@@ -109,6 +119,109 @@ def profile(name: str, top: int, out: Path | None = None) -> None:
         pstats.Stats(prof).sort_stats("cumulative").print_stats(top)
 
 
+#: Forks + execs the measured command from a small process, so wait4's CPU and RSS are the child's alone.
+MEASURE = """import os, sys, time
+t0 = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+sys.stderr.write(f"\\nMEASURED {time.perf_counter() - t0} {usage.ru_utime + usage.ru_stime}\\n")
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def script_once(
+    python: str, sc: object, args: dict[str, object], tmp: Path, importtime: bool = False, extra: dict | None = None
+) -> dict[str, float]:
+    """One cold whole-process run of a bench/scripts/ script: cpu, wall and the `--timing` phases (seconds)."""
+    cache = tempfile.mkdtemp(dir=tmp, prefix="cache-")  # fresh: nothing cached, kernels and program compile
+    # Byte code cached as in an ordinary install (this machine sets PYTHONDONTWRITEBYTECODE, which made every run
+    # compile daphnec's modules from source, ~0.13 s): written under a prefix per python, not into the checkout.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env |= {**(extra or {}), "DAPHNEC_CACHE_DIR": cache, "PYTHONPYCACHEPREFIX": str(PYC_DIR / str(abs(hash(python))))}
+    cmd = [
+        python,
+        "-X",
+        "importtime",
+        "-m",
+        "daphnec.tools.daphnec",
+        "--timing",
+        *sc.flags,
+        str(ROOT / "bench" / "scripts" / sc.script),
+    ]
+    cmd += [f"{k}={v}" for k, v in args.items()]
+    res = subprocess.run([sys.executable, "-c", MEASURE, *cmd], capture_output=True, text=True, env=env, cwd=ROOT)
+    head, _, tail = res.stderr.rpartition("\nMEASURED ")
+    if res.returncode != 0 or not tail:
+        raise SystemExit(f"{python}: {sc.script} failed ({res.returncode}):\n{res.stderr[-2000:]}")
+    wall, cpu = (float(x) for x in tail.split()[:2])
+    timing = next(json.loads(x) for x in head.splitlines() if x.startswith('{"startup_seconds"'))
+    # -X importtime: top-level lines ("| name", not indented) carry the cumulative microseconds of each import tree
+    imports = (
+        sum(
+            int(x.split("|")[1])
+            for x in head.splitlines()
+            if x.startswith("import time:") and x.split("|")[2][1:2] != " " and x.split("|")[1].strip().isdigit()
+        )
+        / 1e6
+    )
+    startup, parse = timing["startup_seconds"], timing["parsing_seconds"]
+    comp = timing["compilation_seconds"]
+    return {
+        "cpu": cpu,
+        "wall": wall,
+        "imports": imports,
+        "startup": startup,
+        "parse": parse,
+        "compile": comp,
+        "run": wall - startup - parse - comp,
+    }
+
+
+def bench_scripts(repeat: int, before: str | None, only: list[str] | None, last: bool = False) -> None:
+    """Cold first runs of the library-style analysis scripts (see the module docstring)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import numpy as np
+    from algorithms_bench import write_script_inputs
+    from script_steps import SCRIPTS
+
+    here = str(ROOT / ".venv" / "bin" / "python")
+    pythons: list[tuple[str, str, dict[str, str]]] = [("after", here, {})]
+    pythons += [("before", before, {})] if before else []
+    pythons += [("last", here, {"DAPHNEC_VERIFY": "last"})] if last else []  # verified after the last pass only
+    cols = ["cpu", "wall", "imports", "startup", "parse", "compile", "run"]
+    print(f"best of {repeat} (per column), seconds; cold: fresh DAPHNEC_CACHE_DIR per run")
+    print("script".ljust(16) + "which".ljust(8) + "".join(f"{c:>9}" for c in cols))
+    with tempfile.TemporaryDirectory() as tmp_s:
+        tmp = Path(tmp_s)
+        for name, sc in SCRIPTS.items():
+            if only and not any(o.lower() in name.lower() for o in only):
+                continue
+            folder = tmp / name.replace(" ", "_").replace("=", "")
+            folder.mkdir()
+            paths, _ = write_script_inputs(sc.make(np.random.default_rng(1), 0.001), folder)
+            args = {**paths, **{k: str(v).lower() if isinstance(v, bool) else v for k, v in sc.args.items()}}
+            args["out"] = f'"{folder / "out.dbdf"}"'
+            best: dict[str, dict[str, float]] = {w: {} for w, _, _ in pythons}
+            for _, py, _ in pythons:  # untimed: fills PYC_DIR, so the timed runs load byte code as an install would
+                script_once(py, sc, args, tmp)
+            for _ in range(repeat):
+                for w, py, extra in pythons:  # interleaved: all see the same machine load
+                    r = script_once(py, sc, args, tmp, extra=extra)
+                    r["imports"] = script_once(py, sc, args, tmp, True, extra)["imports"]  # -X importtime slows
+                    best[w] = {c: min(best[w].get(c, float("inf")), r[c]) for c in cols}
+            for w, _, _ in pythons:
+                print(name.ljust(16) + w.ljust(8) + "".join(f"{best[w][c]:>9.3f}" for c in cols), flush=True)
+            if before:
+                print(
+                    " " * 16
+                    + "ratio".ljust(8)
+                    + "".join(f"{best['before'][c] / max(best['after'][c], 1e-9):>8.2f}x" for c in cols),
+                    flush=True,
+                )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=3, help="runs per shape and checkout; the best is printed")
@@ -117,7 +230,14 @@ def main() -> None:
     ap.add_argument("--profile", choices=list(SHAPES), help="profile one shape in-process instead")
     ap.add_argument("--top", type=int, default=40, help="functions listed by --profile")
     ap.add_argument("--profile-out", type=Path, help="also write --profile's raw stats here (for pstats)")
+    ap.add_argument("--scripts", action="store_true", help="cold runs of the bench/scripts/ analysis scripts")
+    ap.add_argument("--before-py", help="with --scripts: another installation's python to run interleaved")
+    ap.add_argument("--last", action="store_true", help="with --scripts: also this checkout with DAPHNEC_VERIFY=last")
+    ap.add_argument("--only-scripts", nargs="*", help="with --scripts: names containing one of these")
     args = ap.parse_args()
+    if args.scripts:
+        bench_scripts(args.repeat, args.before_py, args.only_scripts, args.last)
+        return
     if args.profile:
         profile(args.profile, args.top, args.profile_out)
         return

@@ -190,7 +190,10 @@ class PassManager:
 
     ctx: Context
     explain: frozenset[str] = frozenset()
-    verify_each: bool = True
+    verify_each: bool = field(default_factory=lambda: os.environ.get("DAPHNEC_VERIFY", "each") != "last")
+    """Verify the IR after every pass (the default and the project's standard). `DAPHNEC_VERIFY=last` verifies
+    once after the last pass of each `run_stages` (and after a pass run alone) instead: a measured option for
+    cold compiles (issue 23 part 5), not a default; a failure then names the last pass, not the one that broke."""
     out: TextIO = field(default_factory=lambda: sys.stderr)
     trace: Callable[[str], None] | None = None
     options: frozenset[str] = frozenset()
@@ -206,12 +209,17 @@ class PassManager:
         options, pass_args = pipeline_options(config)
         return cls(ctx, explain=explain, options=options, pass_args=pass_args)
 
-    def run_pass(self, module: ModuleOp, p: ModulePass) -> None:
+    def run_pass(self, module: ModuleOp, p: ModulePass, last: bool = True) -> None:
+        """Apply `p`, then verify the module (after every pass; with `verify_each` off, only if `last`)."""
         if self.trace:
             self.trace(p.name)
+        self._checked(module, p.name, lambda: p.apply(self.ctx, module), self.verify_each or last)
+
+    def _checked(self, module: ModuleOp, name: str, step: Callable[[], object], verify: bool) -> None:
+        """Run `step`, then verify if asked; a verifier's failure becomes a CompileError in DaphneDSL terms."""
         try:
-            p.apply(self.ctx, module)
-            if self.verify_each:
+            step()
+            if verify:
                 verify_module(module, self.verified)  # module.verify(), linear, memoized (compiler/verify.py)
         except DaphneError:
             raise
@@ -219,7 +227,7 @@ class PassManager:
             op = failing_op(module)
             msg = in_dsl_terms(_first_line(e))
             raise CompileError(
-                msg if op is not None else f"IR verification failed after pass '{p.name}': {msg}", loc_of(op)
+                msg if op is not None else f"IR verification failed after pass '{name}': {msg}", loc_of(op)
             ) from e
 
     def run_stages(
@@ -227,16 +235,20 @@ class PassManager:
     ) -> None:
         """Run the stages' passes in order (each made from its `pass_args`, unless `passes` gives the instance to
         run: the native backend's lowering passes carry the plans it made) and print their explain slots."""
+        last = ""
         for names, slot in stages:
             for entry in names:
                 name, option = entry if isinstance(entry, tuple) else (entry, None)
                 if option is None or option in self.options:
                     given = passes.get(name) if passes is not None else None
-                    self.run_pass(module, given or ALL_PASSES[name](**self.pass_args.get(name, {})))
+                    self.run_pass(module, given or ALL_PASSES[name](**self.pass_args.get(name, {})), last=False)
+                    last = name
             if slot is not None and self._explains(slot):
                 self.out.write(EXPLAIN_HEADERS[slot] + "\n")
                 print_module(module, self.out)
                 self.out.flush()
+        if not self.verify_each and last:
+            self._checked(module, last, lambda: None, True)  # DAPHNEC_VERIFY=last: once, after the last pass
 
     def _explains(self, slot: str) -> bool:
         """Whether the slot prints: its explain value was given (`codegen` prints its two slots only with
