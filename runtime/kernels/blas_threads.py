@@ -165,3 +165,63 @@ def split_product(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
         with one_blas_thread():
             schedule_tasks(("matmul.blocks", axis), blocks, run)
     return res
+
+
+REDUCTION_MAX_BLOCKS = 16
+"""At most this many blocks of the reduction dimension: each block's partial result is a full (small) result."""
+
+REDUCTION_BLOCK_MIN = 4096
+"""At least this many reduction steps (rows of a tall X) per block, so small inputs stay one call."""
+
+GEMV_SPLIT_BYTES = 64 << 20
+"""A matrix-vector reduction (`t(X) @ y`) is split only when X holds at least this many bytes: below, one BLAS
+call streams X faster than the threads' start and the partials' sum cost (it is memory bound)."""
+
+
+def reduction_blocks(m: int, k: int, n: int, itemsize: int) -> int:
+    """Rows of the reduction dimension per block for `A @ B` (m x k @ k x n) whose result is too small to split
+    (`product_blocks` gave one call), 0 for one call. A function of the shapes only: partial results summed in
+    block order give the same bits at any thread count."""
+    if k < 2 * REDUCTION_BLOCK_MIN or m * k * n <= PARALLEL_PRODUCT_MACS or product_blocks(m, k, n)[1]:
+        return 0
+    if min(m, n) == 1 and max(m, n) * k * itemsize < GEMV_SPLIT_BYTES:
+        return 0
+    return max(REDUCTION_BLOCK_MIN, -(-k // REDUCTION_MAX_BLOCKS))
+
+
+def split_reduction(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+    """`a @ b` of float matrices with a long inner dimension and a small result (`t(X) @ X`, `t(X) @ y` of a tall
+    X) as partial products over shape-determined blocks of the inner dimension, computed on daphnec's workers and
+    summed in block order; None when it is one call. `t(X) @ X` blocks stay symmetric rank-k updates (numpy sees
+    `X[lo:hi].T @ X[lo:hi]`)."""
+    if a.dtype.kind != "f" or b.dtype.kind != "f" or a.ndim != 2 or b.ndim != 2:
+        return None
+    (m, k), n = a.shape, b.shape[1]
+    dt = np.result_type(a, b)
+    size = reduction_blocks(m, k, n, dt.itemsize)
+    if size == 0:
+        return None
+    blocks = -(-k // size)
+    parts = np.empty((blocks, m, n), dtype=dt)
+
+    from daphnec.runtime.fperr import quiet
+    from daphnec.runtime.parfor import in_parfor_task
+
+    def run(first: int, last: int) -> None:
+        with quiet():
+            for j in range(first, last):
+                lo, hi = j * size, min(k, (j + 1) * size)
+                np.matmul(a[:, lo:hi], b[lo:hi], out=parts[j])
+
+    if in_parfor_task():
+        run(0, blocks)
+    else:
+        from daphnec.runtime.vectorized.pipeline import schedule_tasks
+
+        with one_blas_thread():
+            schedule_tasks(("matmul.reduce",), blocks, run)
+    res = parts[0].copy()
+    with quiet():
+        for j in range(1, blocks):  # fixed order: the bits do not depend on which worker ran which block
+            res += parts[j]
+    return res

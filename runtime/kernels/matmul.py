@@ -6,7 +6,7 @@ import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.fperr import quiet
-from daphnec.runtime.kernels.blas_threads import split_product
+from daphnec.runtime.kernels.blas_threads import split_product, split_reduction
 from daphnec.runtime.memory import check_alloc
 from daphnec.runtime.values import cast_matrix, is_csr, vt_of
 
@@ -39,6 +39,9 @@ def matmul(A: np.ndarray, B: np.ndarray, vt: str, transa: bool = False, transb: 
                 np.matmul(a[r : r + rows], b, out=res[r : r + rows])
             return res
         res = split_product(a, b)  # a large product: blocks on daphnec's workers (OpenBLAS runs at one thread)
+        if res is not None:
+            return res
+        res = split_reduction(a, b)  # a long reduction into a small result: partials summed in block order
         if res is not None:
             return res
         res = np.matmul(a, b)

@@ -168,8 +168,11 @@ def syrk(A):
     A = _matrix(A, "syrk")
     if A.dtype == object:
         raise DaphneRuntimeError("syrk: not supported on value type str")
+    from daphnec.runtime.kernels.blas_threads import split_reduction
+
     with np.errstate(all="ignore"):
-        res = np.ascontiguousarray(np.matmul(A.T, A).astype(A.dtype, copy=False))
+        res = split_reduction(A.T, A) if A.dtype.kind == "f" else None  # long reductions: blocks on the workers
+        res = np.ascontiguousarray((np.matmul(A.T, A) if res is None else res).astype(A.dtype, copy=False))
     for i in range(1, res.shape[0]):  # the lower triangle mirrors the upper one, row by row
         res[i, :i] = res[:i, i]
     return res
@@ -184,5 +187,8 @@ def gemv(A, x) -> np.ndarray:
         )
     if A.dtype == object:
         raise DaphneRuntimeError("gemv: not supported on value type str")
+    from daphnec.runtime.kernels.blas_threads import split_reduction
+
     with np.errstate(all="ignore"):
-        return np.ascontiguousarray(np.matmul(A.T, x).astype(A.dtype, copy=False))
+        res = split_reduction(A.T, x) if A.dtype.kind == "f" and x.dtype == A.dtype else None
+        return np.ascontiguousarray((np.matmul(A.T, x) if res is None else res).astype(A.dtype, copy=False))
