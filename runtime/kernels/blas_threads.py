@@ -182,9 +182,12 @@ def reduction_blocks(m: int, k: int, n: int, itemsize: int) -> int:
     """Rows of the reduction dimension per block for `A @ B` (m x k @ k x n) whose result is too small to split
     (`product_blocks` gave one call), 0 for one call. A function of the shapes only: partial results summed in
     block order give the same bits at any thread count."""
-    if k < 2 * REDUCTION_BLOCK_MIN or m * k * n <= PARALLEL_PRODUCT_MACS or product_blocks(m, k, n)[1]:
+    if k < 2 * REDUCTION_BLOCK_MIN or product_blocks(m, k, n)[1]:
         return 0
-    if min(m, n) == 1 and max(m, n) * k * itemsize < GEMV_SPLIT_BYTES:
+    if min(m, n) == 1:  # a matrix-vector product: memory bound, its size in bytes decides
+        if max(m, n) * k * itemsize < GEMV_SPLIT_BYTES:
+            return 0
+    elif m * k * n <= PARALLEL_PRODUCT_MACS:
         return 0
     return max(REDUCTION_BLOCK_MIN, -(-k // REDUCTION_MAX_BLOCKS))
 
