@@ -19,6 +19,17 @@ their operands' types and at most their operands' defining constants, which a pa
 cut verification from ~30 % of a compile to a few percent (issue 23 part 5: the twelve verifications of a
 140-op library script took 68 ms of CPU out of 250 ms; now 20 ms).
 
+The region terminators `scf.yield` and `func.return` (a third of the verifications left in a library script with
+loops and branches) are memoized too, with their context in the signature: their verdict reads, besides their own
+signature, their parent op (`HasParent`), whether they end their block (`IsTerminator`) and, for `func.return`,
+the function type of the enclosing function, a property. So the signature adds the parent region, the parent op
+and its properties and attributes; a function whose type changed re-verifies its returns.
+
+The isolation index of an isolated op holds the nodes under it down to (and including) nested isolated ops, not
+inside them: the check only reads operands of ops outside nested isolated ops, whose definitions a valid IR has
+there too (the module's index is then its top-level ops, not the whole program). An operand defined elsewhere
+falls back to xDSL's ancestor walk, so the verdict stays exactly xDSL's.
+
 The two entry points are wrapped once, when this module is imported; a wrapper with no index active on the
 calling thread runs xDSL's own code, so other threads (another compilation, daphne-opt, xDSL's passes) are
 unaffected: there is no shared mutable state to race on.
@@ -31,12 +42,12 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import StringAttr, SymbolRefAttr
 from xdsl.ir import Operation
 from xdsl.traits import IsolatedFromAbove, SymbolOpInterface, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
-from daphnec.compiler.ir_walk import preorder
 from daphnec.dialects.ops import DaphneOp
 
 _local = threading.local()
@@ -66,15 +77,22 @@ class _Indexes:
         return table
 
     def nodes_under(self, op: Operation) -> set[object]:
-        """`op` and every op, region and block nested in it: `x in nodes_under(op)` is `op.is_ancestor(x)`."""
+        """`op` and the ops, regions and blocks nested in it, not descending into nested `IsolatedFromAbove` ops
+        (they are in it, their insides are not): `x in nodes_under(op)` implies `op.is_ancestor(x)`; the isolation
+        check falls back to `is_ancestor` for the rest."""
         nodes = self.inside.get(op)
         if nodes is None:
-            nodes = set()
-            for o in preorder(op):
-                nodes.add(o)
-                for region in o.regions:
-                    nodes.add(region)
-                    nodes.update(region.blocks)
+            nodes = {op}
+            regions = list(op.regions)
+            while regions:
+                region = regions.pop()
+                nodes.add(region)
+                for block in region.blocks:
+                    nodes.add(block)
+                    for o in block.ops:
+                        nodes.add(o)
+                        if o.regions and not o.has_trait(IsolatedFromAbove):
+                            regions += o.regions
             self.built += len(nodes)
             self.inside[op] = nodes
         return nodes
@@ -158,6 +176,39 @@ def _memo_verify(original: Callable[..., None]) -> Callable[..., None]:
     return verify
 
 
+_TERMINATORS = (scf.YieldOp, func.ReturnOp)
+"""The memoized non-`daphne` ops: region terminators whose verdict reads their parent op (see the docstring)."""
+
+
+def _context_signature(op: Operation) -> tuple:
+    """A terminator's signature: its own plus what its traits and verifier read of the enclosing op."""
+    block = op.parent
+    region = block.parent if block is not None else None
+    parent = region.parent if region is not None else None
+    if parent is None:
+        return (_signature(op), region)
+    return (_signature(op), region, parent, tuple(parent.properties.items()), tuple(parent.attributes.items()))
+
+
+def _memo_verify_terminator(original: Callable[..., None]) -> Callable[..., None]:
+    """`Operation.verify` of `_TERMINATORS`, skipped for an op the active memo holds with the same signature."""
+
+    def verify(self: Operation, verify_nested_ops: bool = True) -> None:
+        indexes = _active()
+        memo = indexes.memo if indexes is not None else None
+        if memo is None:
+            return original(self, verify_nested_ops)
+        sig = _context_signature(self)
+        if memo.get(self) == sig:
+            return None
+        original(self, verify_nested_ops)
+        memo[self] = sig
+        return None
+
+    verify._daphnec_memo = True  # type: ignore[attr-defined]
+    return verify
+
+
 def _lookup_symbol(
     original: Callable[[Operation, str | StringAttr | SymbolRefAttr], Operation | None],
 ) -> Callable[[Operation, str | StringAttr | SymbolRefAttr], Operation | None]:
@@ -194,7 +245,8 @@ def _isolated_verify(original: Callable[[IsolatedFromAbove, Operation], None]) -
             for block in region.blocks:
                 for child_op in block.ops:
                     for operand in child_op.operands:
-                        if operand.owner not in inside or operand.owner is op:
+                        owner = operand.owner
+                        if owner is op or (owner not in inside and not op.is_ancestor(owner)):
                             raise VerifyException(
                                 f"Operation using value defined out of its IsolatedFromAbove parent: {child_op}"
                             )
@@ -214,6 +266,9 @@ def _install() -> None:
     SymbolTable.lookup_symbol = staticmethod(lookup)  # type: ignore[method-assign,assignment]
     IsolatedFromAbove.verify = _isolated_verify(IsolatedFromAbove.verify)  # type: ignore[method-assign]
     DaphneOp.verify = _memo_verify(DaphneOp.verify)  # type: ignore[method-assign]
+    for cls in _TERMINATORS:
+        assert "verify" not in cls.__dict__, cls  # xDSL's Operation.verify, wrapped once
+        cls.verify = _memo_verify_terminator(cls.verify)  # type: ignore[method-assign]
 
 
 _install()

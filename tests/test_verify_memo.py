@@ -54,3 +54,60 @@ def test_an_op_whose_operand_types_changed_is_verified_again() -> None:
     rhs._type = MatrixType(rhs.type.element_type, 3, 3)  # noqa: SLF001 - a broken pass: 2x2 + 3x3
     with pytest.raises(VerifyException, match="shape mismatch"):
         verify_module(module, pm.verified)
+
+
+LOOP = "def f(x) { return x + 1; }\ns = 0;\nfor (i in 1:3) { if (i > 1) { s = s + f(i); } }\nprint(s);\n"
+
+
+def _compiled_loop():
+    module = build_module(parse_source(LOOP, "t.daph"), "t.daph")
+    pm = PassManager(make_context())
+    pm.run_stages(module)
+    return module, pm
+
+
+def test_an_unchanged_terminator_is_not_verified_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    from xdsl.dialects import func, scf
+
+    module, pm = _compiled_loop()
+    assert any(isinstance(o, scf.YieldOp) for o in pm.verified) and any(isinstance(o, func.ReturnOp) for o in pm.verified)
+    calls: list[object] = []
+    for cls in (scf.YieldOp, func.ReturnOp):
+        original = cls.verify_
+
+        def counting(self: object, original=original) -> None:  # noqa: ANN001 - the bound original per class
+            calls.append(self)
+            original(self)
+
+        monkeypatch.setattr(cls, "verify_", counting)
+    verify_module(module, pm.verified)
+    assert calls == []
+    verify_module(module)  # without the memo: every terminator verified
+    assert calls
+
+
+def test_a_return_whose_function_type_changed_is_verified_again() -> None:
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import FunctionType
+
+    module, pm = _compiled_loop()
+    ret = next(o for o in module.walk() if isinstance(o, func.ReturnOp) and o.operands)
+    fn = ret.parent_op()
+    assert isinstance(fn, func.FuncOp)
+    wrong = MatrixType(ret.operands[0].type, 2, 2) if not isinstance(ret.operands[0].type, MatrixType) else None
+    assert wrong is not None
+    fn.function_type = FunctionType.from_lists(fn.function_type.inputs.data, [wrong])  # a broken pass
+    with pytest.raises(VerifyException, match="return"):
+        verify_module(module, pm.verified)
+
+
+def test_an_operand_from_outside_a_function_is_still_caught() -> None:
+    from xdsl.dialects import func
+
+    module, pm = _compiled_loop()
+    fns = [o for o in module.ops if isinstance(o, func.FuncOp)]
+    inner = next(o for o in fns[0].walk() if o.results and o is not fns[0])
+    user = next(o for o in fns[1].walk() if isinstance(o, EwAddOp | func.ReturnOp) and o.operands)
+    user.operands = [inner.results[0], *list(user.operands)[1:]]  # a broken pass: a value of another function
+    with pytest.raises(VerifyException, match="IsolatedFromAbove"):
+        verify_module(module, pm.verified)
