@@ -123,15 +123,17 @@ def verify_module(op: Operation, memo: dict[Operation, tuple] | None = None) -> 
 
 def _signature(op: Operation) -> tuple:
     """What a memoizable op's verdict depends on. Compared with `==`, which for tuples tests identity first: the
-    same attribute objects compare in a pointer test."""
+    same attribute objects compare in a pointer test. Reads xDSL's fields (`_operands`, `_next_op`) rather than
+    the properties that wrap them: this runs for every op after every pass."""
+    operands = op._operands  # noqa: SLF001 - an immutable tuple, replaced (not mutated) when operands change
     return (
-        tuple(op.operands),
-        tuple(o.type for o in op.operands),
-        tuple(r.type for r in op.results),
+        operands,
+        tuple([o.type for o in operands]),
+        tuple([r.type for r in op.results]),
         tuple(op.attributes.items()),
         tuple(op.properties.items()),
         op.parent,
-        op.next_op is None,
+        op._next_op is None,  # noqa: SLF001
     )
 
 
