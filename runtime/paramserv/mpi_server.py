@@ -60,10 +60,6 @@ class ShardLoop:
         self.stopping = stopping
         self.byes: set[int] = set()
         self.inflight: list[_Push] = []
-        self.parts: dict[int, list[object]] = {}
-        """Per worker rank: the matrices of a push that arrives in parts (RemoteEndpoint.send_part), by position."""
-        self.last: dict[int, dict[str, Any]] = {}
-        """Per worker rank: the header of the last part of such a push (it carries `next`), once it is here."""
         self.waiting: dict[int, tuple[int, int]] = {}
         self.sending: list[tuple[Any, object]] = []
         self.packed: tuple[int, list[np.ndarray]] = (-1, [])
@@ -97,31 +93,13 @@ class ShardLoop:
                 did = True
                 self.inflight.remove(p)
                 grads = p.build()
-                body = p.body
-                if "p" in body:  # a part of a push (early per-matrix pushes): buffered until every part is here
-                    got = self.parts.setdefault(p.rank, [None] * body["n"])
-                    early = getattr(self.server, "push_part", None) if not self.halted() else None
-                    for j, g in zip(body["p"], grads):
-                        got[j] = g
-                        if early is not None:
-                            try:
-                                early(self.index[p.rank], body["c"], j, g)
-                            except Exception as e:  # noqa: BLE001 - as for push: stop the workers, report it
-                                self.error = e
-                    if body["next"] is not None:
-                        self.last[p.rank] = body
-                    last = self.last.get(p.rank)
-                    if last is None or any(g is None for g in got):
-                        continue
-                    grads, body = tuple(got), last
-                    del self.parts[p.rank], self.last[p.rank]
                 if not self.halted():
                     try:
-                        self.server.push(self.index[p.rank], body["c"], grads, body["v"])
+                        self.server.push(self.index[p.rank], p.body["c"], grads, p.body["v"])
                     except Exception as e:  # noqa: BLE001 - agg failed here: stop the workers, report the error
                         self.error = e
-                if body["next"] is not None:
-                    self.waiting[p.rank] = (body["next"], body["v"])
+                if p.body["next"] is not None:
+                    self.waiting[p.rank] = (p.body["next"], p.body["v"])
         if self.waiting:
             did = self.answer() or did
         if self.sending:

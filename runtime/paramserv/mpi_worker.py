@@ -72,40 +72,23 @@ class RemoteEndpoint:
         self.sends: list[Any] = []
         self.closed = False
 
-    def send(self, w: int, clock: int, used: int, nxt: int | None, c: Contribution, stats: EpochStats,
-             skip: frozenset[int] | set[int] = frozenset()) -> None:  # fmt: skip
-        """Push the contribution; with `skip` (matrices already pushed early, `send_part`) only the rest, as the
-        last part of the push (the one that carries `next`, so the shard answers only once it has every part)."""
-        keep = [j for j in range(len(c.grads)) if j not in skip]
-        self._send(clock, used, nxt, c, keep if skip else None, stats)
-
-    def send_part(self, clock: int, used: int, j: int, g: object, n: int, stats: EpochStats) -> None:
-        """Push matrix j of an n-matrix push as soon as it is final (worker.EarlyPushes with one server): the
-        shard buffers the parts and hands the whole push to the server once the last part (`send`) is there."""
-        self._send(clock, used, None, Contribution((None,) * j + (g,) + (None,) * (n - j - 1), None, 0, 0), [j],
-                   stats)  # fmt: skip
-
-    def _send(self, clock: int, used: int, nxt: int | None, c: Contribution, part: list[int] | None,
-              stats: EpochStats) -> None:  # fmt: skip
+    def send(self, w: int, clock: int, used: int, nxt: int | None, c: Contribution, stats: EpochStats) -> None:
         descs: list[dict[str, Any]] = []
         bufs: list[np.ndarray] = []
         payloads = c.payloads or [None] * len(c.grads)
-        for j in part if part is not None else range(len(c.grads)):
-            g, p = c.grads[j], payloads[j]
+        for g, p in zip(c.grads, payloads):
             if p is None:
                 descs.append(ser.describe(g))
                 bufs += ser.buffers(g)
             else:
                 descs.append(p.desc)
                 bufs += [ser._bytes(b) for b in p.buffers]
-        msg: dict[str, Any] = {"c": clock, "v": used, "next": nxt, "g": descs}
-        if part is not None:
-            msg["p"], msg["n"] = part, len(c.grads)
+        msg = {"c": clock, "v": used, "next": nxt, "g": descs}
         header = json_size(msg)
         stats.push_raw += header
         stats.push_sent += header
         send_control(self.comms.ctrl, self.server, Tag.PS_PUSH, msg)
-        self.sends += ser.isend(self.comms.data, [pack(bufs)], self.server, int(Tag.PS_GRAD), self.chunk)
+        self.sends = ser.isend(self.comms.data, [pack(bufs)], self.server, int(Tag.PS_GRAD), self.chunk)
 
     def receive(self, w: int, nxt: int | None, used: int, stats: EpochStats,
                 arrive: Callable[[int, object], None] | None = None) -> Pulled:  # fmt: skip
@@ -114,7 +97,6 @@ class RemoteEndpoint:
         waiter = self.waiter
         if nxt is None:
             waiter.requests(self.sends, abortable=False)
-            self.sends = []
             return None
         t0 = time.perf_counter()
         box: list[tuple[int, Tag, dict[str, Any]]] = []
@@ -154,7 +136,6 @@ class RemoteEndpoint:
             r = (self.model, body["v"])
         stats.wait_seconds += time.perf_counter() - t0
         waiter.requests(self.sends, abortable=False)
-        self.sends = []
         return r
 
     def progress(self) -> None:

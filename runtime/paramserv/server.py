@@ -190,21 +190,6 @@ class SyncServer(Server):
         self.k = len(pushes)
         self.needed = [sum(1 for p in pushes if p > s) for s in range(self.max_pushes)]
         self.pending: dict[int, dict[int, tuple]] = {}
-        self.parts: dict[int, dict[int, dict[int, object]]] = {}
-        """Per clock and matrix position: the workers' gradients of that matrix pushed early (`push_part`)."""
-        self.sums: dict[int, dict[int, object]] = {}
-        """Per clock and matrix position: the sum over the workers, once every worker of the clock pushed it."""
-
-    def push_part(self, w: int, clock: int, j: int, g: object) -> None:
-        """Worker w's gradient of matrix j at `clock`, pushed early (before the rest of its push): once every
-        worker of the clock has pushed matrix j, its sum is formed now, while the other matrices are still on the
-        wire, instead of after the last push. The sum is `tree_sum`'s for that matrix (the canonical tree over the
-        workers, matrix by matrix), so `push` applies the same bits as without parts."""
-        got = self.parts.setdefault(clock, {}).setdefault(j, {})
-        got[w] = g
-        if len(got) == self.needed[clock % self.max_pushes]:
-            self.sums.setdefault(clock, {})[j] = tree_sum([(got[i],) if i in got else None for i in range(self.k)])[0]
-            del self.parts[clock][j]
 
     def push(self, w: int, clock: int, grads: tuple, used: int) -> bool:
         entry = self.log[min(clock // self.max_pushes, self.epochs - 1)]
@@ -218,17 +203,7 @@ class SyncServer(Server):
             if got is None or len(got) < self.needed[self.version % self.max_pushes]:
                 return changed
             del self.pending[self.version]
-            self.parts.pop(self.version, None)
-            done = self.sums.pop(self.version, {})
-            if done:
-                rest = [j for j in range(len(self.model)) if j not in done]
-                summed = tree_sum([None if g is None else tuple(g[j] for j in rest)
-                                   for g in (got.get(i) for i in range(self.k))])  # fmt: skip
-                total = dict(zip(rest, summed))
-                total.update(done)
-                self._apply(tuple(total[j] for j in range(len(self.model))))
-            else:
-                self._apply(tree_sum([got.get(i) for i in range(self.k)]))
+            self._apply(tree_sum([got.get(i) for i in range(self.k)]))
             changed = True
 
     def try_pull(self, w: int, clock: int) -> Pulled:

@@ -32,7 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -155,30 +155,22 @@ class ShardedEndpoint:
 
 
 class EarlyPushes:
-    """`overlap=true` over MPI, BSP or SSP, one batch per push, without compression or sufficient factors. With
-    one server each gradient leaves as soon as it is final (a part of the push, RemoteEndpoint.send_part; the
-    server sums nothing before the whole push is there, so the result is the one of a whole push). With sharded
-    (or co-located) servers a shard's slice of the gradients is pushed as soon as every gradient in its range is final
+    """`overlap=true` with sharded (or co-located) servers, BSP or SSP, one batch per push, without compression or
+    sufficient factors: a shard's slice of the gradients is pushed as soon as every gradient in its range is final
     (`daphne.gradientReady`, the wait-free-backprop pass), while the backward pass goes on; the backward pass
     finalises the last layers first, so their shard's push travels under the first layers' backward pass. The
     pushed matrices are the ones `upd` returns, so the servers sum the same values. Before the first early push
     the pull in flight is completed (its answer sets the shards' versions the push reports)."""
 
-    def __init__(self, endpoint: ShardedEndpoint | Any, w: int, tag: int, nxt: int, model: DaphneList,
-                 stats: EpochStats, pull: OrderedPull | None):  # fmt: skip
+    def __init__(self, endpoint: ShardedEndpoint, w: int, tag: int, nxt: int, model: DaphneList, stats: EpochStats,
+                 pull: OrderedPull | None):  # fmt: skip
         self.endpoint, self.w, self.tag, self.nxt, self.stats, self.pull = endpoint, w, tag, nxt, stats, pull
-        self.single = not isinstance(endpoint, ShardedEndpoint)
-        """One server (a `send_part` endpoint): each matrix leaves as soon as it is final, as a part of the push;
-        `sent` then holds matrix positions, not shards."""
-        self.version = 0
-        """With one server: the version of the pulled model the pushed gradients were computed with."""
         self.shapes = [getattr(m, "shape", None) for m in model]
         self.grads: list[object | None] = [None] * len(model)
         self.sent: set[int] = set()
         self.off = False
         """Set when a gradient does not fit the model or the pull was stopped: the rest goes the usual way."""
-        first = endpoint if self.single else endpoint.endpoints[0]
-        self.drive: Callable[[], object] | None = getattr(first, "progress", None)
+        self.drive: Callable[[], object] | None = getattr(endpoint.endpoints[0], "progress", None)
         self.progress: threading.Thread | None = None
         self.done = threading.Event()
 
@@ -189,13 +181,6 @@ class EarlyPushes:
             self.off = True  # call_upd reports it
             return
         self.grads[j] = g
-        if self.single:
-            if j in self.sent or not self._pulled():
-                return
-            self.endpoint.send_part(self.tag, self.version, j, g, len(self.grads), self.stats)
-            self.sent.add(j)
-            self._start()
-            return
         for s, (a, b) in enumerate(self.endpoint.ranges):
             if s in self.sent or any(self.grads[i] is None for i in range(a, b)):
                 continue
@@ -208,23 +193,9 @@ class EarlyPushes:
             part = Contribution(tuple(self.grads[a:b]), None, 0, 0)
             self.endpoint.endpoints[s].send(self.w, self.tag, self.endpoint.versions[s], self.nxt, part, self.stats)
             self.sent.add(s)
-            self._start()
-
-    def _pulled(self) -> bool:
-        """Complete the pull in flight (once); False (and `off`) if it was stopped."""
-        if self.pull is not None:
-            r = self.pull.finish()
-            self.pull = None
-            if r is None or r == STOP:
-                self.off = True
-                return False
-            self.version = r[1]  # type: ignore[index]
-        return True
-
-    def _start(self) -> None:
-        if self.progress is None and self.drive is not None:
-            self.progress = threading.Thread(target=self._drive, name="daphnec-paramserv-push", daemon=True)
-            self.progress.start()
+            if self.progress is None and self.drive is not None:
+                self.progress = threading.Thread(target=self._drive, name="daphnec-paramserv-push", daemon=True)
+                self.progress.start()
 
     def _drive(self) -> None:
         """MPI moves a large message only inside MPI calls (no asynchronous progress by default), and while `upd`
@@ -449,8 +420,7 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
     cur = next(stream, None)
     pull: OrderedPull | None = None
     side = EpochStats()  # the communication thread's counts of the pull in flight, added when it is complete
-    pushing_early = (ordered and (isinstance(endpoint, ShardedEndpoint) or hasattr(endpoint, "send_part"))
-                     and utype in ("BSP", "SSP")
+    pushing_early = (ordered and isinstance(endpoint, ShardedEndpoint) and utype in ("BSP", "SSP")
                      and job.compressor is None and not job.sf and job.opts.freq == "BATCH")  # fmt: skip
     early: EarlyPushes | None = None
     if ordered:

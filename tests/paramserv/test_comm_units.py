@@ -349,39 +349,3 @@ def test_local_worker_failure_is_raised(kw: dict[str, object]) -> None:
     opts = PSOptions(freq="BATCH", k=3, hyperparams=lr.hyper(), **kw)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="bad_upd exploded"):
         paramserv(lr.model0(), X, Y, lr.bad_upd, lr.agg, opts)
-
-
-def test_sync_server_sums_early_parts_bit_identically() -> None:
-    """SyncServer.push_part (one server, per-matrix early pushes): a matrix's sum is formed as soon as every
-    worker of the clock pushed it, out of order and for some matrices only; the models after two BSP clocks
-    (3 workers, one pushing only once) are bit-identical to the ones of whole pushes (the same canonical tree)."""
-    from daphnec.runtime.kernels.lists import DaphneList
-    from daphnec.runtime.paramserv.server import SyncServer
-    from daphnec.runtime.paramserv.stats import EpochLog
-
-    rng = np.random.default_rng(7)
-    shapes = [(5, 3), (1, 3), (3, 2), (1, 2)]
-    model = DaphneList(tuple(rng.standard_normal(s) for s in shapes), "matrix")
-    grads = {(w, c): tuple(rng.standard_normal(s) * 10.0 ** rng.integers(-6, 6) for s in shapes)
-             for w in range(3) for c in range(2)}  # fmt: skip
-
-    def update(m: DaphneList, g: tuple) -> DaphneList:
-        return DaphneList(tuple(a - 0.1 * b for a, b in zip(m, g)), m.elem_kind)
-
-    def server() -> SyncServer:
-        return SyncServer(model, update, EpochLog(1), [2, 2, 1], 1)
-
-    whole, parts = server(), server()
-    for c, workers in ((0, (2, 0, 1)), (1, (1, 0))):
-        for w in workers:
-            whole.push(w, c, grads[(w, c)], c)
-    for c, workers, early in ((0, (2, 0, 1), ((1, 3), (0, 3), (2, 3), (1, 0), (0, 0))), (1, (0, 1), ((1, 2), (0, 2)))):
-        for w, j in early:
-            parts.push_part(w, c, j, grads[(w, c)][j])
-        for w in workers:
-            parts.push(w, c, grads[(w, c)], c)
-    assert whole.version == parts.version == 2
-    assert parts.sums == {} and parts.parts == {}
-    for a, b in zip(whole.model, parts.model):
-        assert np.array_equal(a, b)
-    assert not np.array_equal(whole.model[0], model[0])
