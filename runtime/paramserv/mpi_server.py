@@ -10,6 +10,10 @@ The loop (`ShardLoop`) is the server side of worker.Endpoint, for the `Server` o
     worker -> shard: PS_PUSH {c: clock, v: version used, next: clock to pull for (or None), g: descriptions}
                      + PS_GRAD (the packed gradients; compressed payloads when compression is on)
                      or PS_PUSH {bye: true}: the worker is done with this shard
+                     with one server and `overlap` (worker.MatrixPushes): PS_PUSH {c, v, next: None, g, j: [position]}
+                     + PS_GRAD per matrix as soon as it is final, then PS_PUSH {c, v, next, g, j: the rest, end: true}
+                     (+ PS_GRAD if the rest is not empty); the shard sums each matrix as it arrives
+                     (`SyncServer.push_part`) and completes the push when all its matrices are here
     shard -> worker: PS_MODEL {v: version, desc: descriptions} + PS_WEIGHTS (the packed matrices, packed once per
                      version), or {v, same: true} (the worker has that version), or {stop: true}
                      with ordered pulls (`order`, pulls.py): PS_MODEL {v, desc, o: the order} + one PS_WEIGHTS per
@@ -33,7 +37,7 @@ import numpy as np
 from daphnec.runtime.distributed import serialization as ser
 from daphnec.runtime.distributed.protocol import Tag, send_control, try_recv_control
 from daphnec.runtime.paramserv import compression as comp
-from daphnec.runtime.paramserv.server import STOP, Pulled, Server
+from daphnec.runtime.paramserv.server import STOP, Pulled, Server, SyncServer
 from daphnec.runtime.paramserv.transport import Idle, mpi, pack
 
 
@@ -66,6 +70,10 @@ class ShardLoop:
         self.error: Exception | None = None
         """An exception of `agg` on this shard (the loop then stops the workers)."""
         self.backoff = Idle()
+        self.parts: dict[int, tuple[dict[int, object], list[dict[str, Any]]]] = {}
+        """Pushes arriving matrix by matrix, by rank: the matrices kept (a server without `push_part`) and the
+        push's end message once it has arrived (its matrices may complete after it)."""
+        self.received: dict[int, set[int]] = {}
 
     @property
     def done(self) -> bool:
@@ -93,13 +101,18 @@ class ShardLoop:
                 did = True
                 self.inflight.remove(p)
                 grads = p.build()
-                if not self.halted():
+                body = p.body
+                if "j" in body:
+                    body = self._part(p.rank, body, grads)
+                    if body is None:
+                        continue
+                elif not self.halted():
                     try:
-                        self.server.push(self.index[p.rank], p.body["c"], grads, p.body["v"])
+                        self.server.push(self.index[p.rank], body["c"], grads, body["v"])
                     except Exception as e:  # noqa: BLE001 - agg failed here: stop the workers, report the error
                         self.error = e
-                if p.body["next"] is not None:
-                    self.waiting[p.rank] = (p.body["next"], p.body["v"])
+                if body["next"] is not None:
+                    self.waiting[p.rank] = (body["next"], body["v"])
         if self.waiting:
             did = self.answer() or did
         if self.sending:
@@ -107,6 +120,37 @@ class ShardLoop:
         if did:
             self.backoff.reset()
         return did
+
+    def _part(self, rank: int, body: dict[str, Any], grads: tuple) -> dict[str, Any] | None:
+        """Matrices of a push that comes matrix by matrix; the push's end message once all of them are here."""
+        w = self.index[rank]
+        kept, end = self.parts.setdefault(rank, ({}, []))
+        got = self.received.setdefault(rank, set())
+        incremental = isinstance(self.server, SyncServer)
+        for j, g in zip(body["j"], grads):
+            got.add(j)
+            if not incremental:
+                kept[j] = g
+            elif not self.halted():
+                try:
+                    self.server.push_part(w, body["c"], j, g)
+                except Exception as e:  # noqa: BLE001 - reported as agg's failures are
+                    self.error = e
+        if body.get("end"):
+            end.append(body)
+        if not end or len(got) < len(self.server.model):
+            return None
+        del self.parts[rank], self.received[rank]
+        last = end[0]
+        if not self.halted():
+            try:
+                if incremental:
+                    self.server.push_done(w, last["c"], last["v"])  # type: ignore[attr-defined]
+                else:
+                    self.server.push(w, last["c"], tuple(kept[j] for j in range(len(kept))), last["v"])
+            except Exception as e:  # noqa: BLE001 - agg failed here: stop the workers, report the error
+                self.error = e
+        return last
 
     def idle(self) -> None:
         self.backoff.idle(transfer=bool(self.inflight or self.sending))
@@ -148,7 +192,8 @@ class ShardLoop:
                 allocated.append(ser.allocate(d))
         views = [ser._bytes(b) for bufs, _ in allocated for b in bufs]
         big = views[0] if len(views) == 1 else np.empty(sum(v.size for v in views), dtype=np.uint8)
-        requests = ser.irecv(self.comms.data, [big], rank, int(Tag.PS_GRAD), self.chunk)
+        # a push's end message whose matrices all went ahead carries no data
+        requests = ser.irecv(self.comms.data, [big], rank, int(Tag.PS_GRAD), self.chunk) if body["g"] else []
 
         def build() -> tuple:
             if len(views) > 1:

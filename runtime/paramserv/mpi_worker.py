@@ -72,23 +72,39 @@ class RemoteEndpoint:
         self.sends: list[Any] = []
         self.closed = False
 
-    def send(self, w: int, clock: int, used: int, nxt: int | None, c: Contribution, stats: EpochStats) -> None:
+    def send(self, w: int, clock: int, used: int, nxt: int | None, c: Contribution, stats: EpochStats,
+             skip: frozenset[int] | set[int] = frozenset()) -> None:  # fmt: skip
+        """Push the contribution; `skip`: the positions that went ahead by `send_part` (then this message ends
+        the push and carries the rest)."""
         descs: list[dict[str, Any]] = []
         bufs: list[np.ndarray] = []
         payloads = c.payloads or [None] * len(c.grads)
-        for g, p in zip(c.grads, payloads):
+        rest = [j for j in range(len(c.grads)) if j not in skip]
+        for j in rest:
+            g, p = c.grads[j], payloads[j]
             if p is None:
                 descs.append(ser.describe(g))
                 bufs += ser.buffers(g)
             else:
                 descs.append(p.desc)
                 bufs += [ser._bytes(b) for b in p.buffers]
-        msg = {"c": clock, "v": used, "next": nxt, "g": descs}
+        msg: dict[str, Any] = {"c": clock, "v": used, "next": nxt, "g": descs}
+        if skip:
+            msg.update(j=rest, end=True)
+        self._post(msg, bufs, stats)
+
+    def send_part(self, clock: int, used: int, j: int, g: object, stats: EpochStats) -> None:
+        """Push gradient j of the push for `clock` ahead of the others (worker.MatrixPushes); `send` with
+        `skip` ends the push."""
+        self._post({"c": clock, "v": used, "next": None, "g": [ser.describe(g)], "j": [j]}, ser.buffers(g), stats)
+
+    def _post(self, msg: dict[str, Any], bufs: list[np.ndarray], stats: EpochStats) -> None:
         header = json_size(msg)
         stats.push_raw += header
         stats.push_sent += header
         send_control(self.comms.ctrl, self.server, Tag.PS_PUSH, msg)
-        self.sends = ser.isend(self.comms.data, [pack(bufs)], self.server, int(Tag.PS_GRAD), self.chunk)
+        if msg["g"]:
+            self.sends += ser.isend(self.comms.data, [pack(bufs)], self.server, int(Tag.PS_GRAD), self.chunk)
 
     def receive(self, w: int, nxt: int | None, used: int, stats: EpochStats,
                 arrive: Callable[[int, object], None] | None = None) -> Pulled:  # fmt: skip
@@ -97,6 +113,7 @@ class RemoteEndpoint:
         waiter = self.waiter
         if nxt is None:
             waiter.requests(self.sends, abortable=False)
+            self.sends = []
             return None
         t0 = time.perf_counter()
         box: list[tuple[int, Tag, dict[str, Any]]] = []
@@ -136,6 +153,7 @@ class RemoteEndpoint:
             r = (self.model, body["v"])
         stats.wait_seconds += time.perf_counter() - t0
         waiter.requests(self.sends, abortable=False)
+        self.sends = []
         return r
 
     def progress(self) -> None:
