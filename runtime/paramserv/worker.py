@@ -46,7 +46,7 @@ from daphnec.runtime.paramserv.partition import Partition, Plan, exchange_at
 from daphnec.runtime.paramserv.pulls import OrderedPull, PullStopped, pull_sequence
 from daphnec.runtime.paramserv.reduction import add_arrays
 from daphnec.runtime.paramserv.server import STOP, Pulled
-from daphnec.runtime.paramserv.stats import EpochLog, EpochStats
+from daphnec.runtime.paramserv.stats import EpochLog, EpochStats, Flights
 from daphnec.runtime.paramserv.udf import add, call_agg, call_upd
 from daphnec.runtime.values import as_dense
 
@@ -469,6 +469,12 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
                      and job.opts.freq == "BATCH"
                      and (isinstance(endpoint, ShardedEndpoint) or hasattr(endpoint, "send_part")))  # fmt: skip
     early: EarlyPushes | None = None
+    flights = in_flight(endpoint)
+
+    def communicated(stats: EpochStats, seconds: float) -> None:
+        """N: the time this worker's messages were on the wire (MPI), else the wall time of the exchange."""
+        stats.comm_seconds += seconds if flights is None else flights.take()
+
     if ordered:
         order = pull_sequence(job.opts.pull_order or (), len(model))
         if isinstance(endpoint, ShardedEndpoint):
@@ -483,6 +489,7 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
                 if pushing_early and nxt_item is not None:  # BSP, SSP: the push of `clock` asks for the next clock
                     pushes = EarlyPushes if isinstance(endpoint, ShardedEndpoint) else MatrixPushes
                     early = pushes(endpoint, job.index, clock, nxt_item[0], model, stats, pull)  # type: ignore[arg-type]
+                tc = time.perf_counter()
                 try:
                     with marks.Installed("sink", early):
                         c: Contribution | None = job.push(model, s, stats, pull)
@@ -491,10 +498,12 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
                 finally:
                     if early is not None:
                         early.close()
+                if flights is not None:
+                    flights.compute(tc, time.perf_counter())
                 r = pull.finish()
                 pull.trace(job.index)
                 stats.pulled += side.pulled
-                stats.comm_seconds += pull.busy
+                communicated(stats, pull.busy)
                 stats.wait_seconds += pull.blocked
                 stats.compute_seconds -= pull.blocked
                 pull = None
@@ -503,7 +512,10 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
                 model, version = r  # type: ignore[misc]
                 assert c is not None, "a pull that was not stopped brings every matrix"
             else:
+                tc = time.perf_counter()
                 c = job.push(model, s, stats)
+                if flights is not None:
+                    flights.compute(tc, time.perf_counter())
             if utype in ("BSP", "SSP"):
                 tag, nxt = clock, (nxt_item[0] if nxt_item is not None else None)
             elif utype == "SBP":
@@ -516,14 +528,14 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
                     endpoint.send(job.index, tag, version, nxt, c, stats, skip=early.sent)  # type: ignore[call-arg]
                 else:
                     endpoint.send(job.index, tag, version, nxt, c, stats)
-                stats.comm_seconds += time.perf_counter() - t0
+                communicated(stats, time.perf_counter() - t0)
                 side = EpochStats()
                 pull = OrderedPull(functools.partial(endpoint.receive, job.index, nxt, version, side),
                                    len(model), model.elem_kind)  # type: ignore[arg-type]  # fmt: skip
                 cur = nxt_item
                 continue
             r = push_pull(endpoint, job.index, tag, version, nxt, c, stats)
-            stats.comm_seconds += time.perf_counter() - t0
+            communicated(stats, time.perf_counter() - t0)
             if r is None or r == STOP:
                 return
             model, version = r  # type: ignore[misc]
@@ -532,6 +544,14 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
         if pull is not None:  # `upd` failed while the pull was arriving: the shard answers it in any case
             pull.thread.join()
         endpoint.close(job.index)
+        if flights is not None:
+            flights.flush()
+
+
+def in_flight(endpoint: Endpoint) -> Flights | None:
+    """The in-flight record of an MPI worker's endpoint (shared by its shards), None in LOCAL mode."""
+    first = getattr(endpoint, "endpoints", [endpoint])[0]
+    return getattr(first, "flights", None)
 
 
 def run_allreduce_worker(job: Job, reducer: Reducer) -> DaphneList:
