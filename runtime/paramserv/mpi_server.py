@@ -174,13 +174,24 @@ class ShardLoop:
         """Answer the waiting pulls the server now allows (all of them with STOP once halted)."""
         did = False
         halted = self.halted()
+        posts: list[tuple[int, list[np.ndarray]]] = []
         for rank in list(self.waiting):
             nxt, used = self.waiting[rank]
             r = STOP if halted else self.server.try_pull(self.index[rank], nxt)
             if r is not None:
                 del self.waiting[rank]
-                self._reply(rank, r, used)
+                bufs = self._reply(rank, r, used)
+                if bufs:
+                    posts.append((rank, bufs))
                 did = True
+        # matrix-major across the workers answered together (BSP: all of them at once): every worker's first matrix
+        # in the pull order is posted before anyone's second, so that all of them start their forward pass early and
+        # stay in step, instead of the first worker getting its whole model before the last gets anything
+        for i in range(max((len(b) for _, b in posts), default=0)):
+            for rank, bufs in posts:
+                if i < len(bufs):
+                    for req in ser.isend(self.comms.data, [bufs[i]], rank, int(Tag.PS_WEIGHTS), self.chunk):
+                        self.sending.append((req, bufs[i]))
         return did
 
     def _post(self, rank: int, body: dict[str, Any]) -> _Push:
@@ -205,15 +216,16 @@ class ShardLoop:
 
         return _Push(rank, body, requests, build)
 
-    def _reply(self, rank: int, r: Pulled, used: int) -> None:
+    def _reply(self, rank: int, r: Pulled, used: int) -> list[np.ndarray]:
+        """Answer a pull: the control message now; the packed matrices to send (in order) are returned."""
         ctrl = self.comms.ctrl
         if r == STOP:
             send_control(ctrl, rank, Tag.PS_MODEL, {"stop": True})
-            return
+            return []
         model, version = r  # type: ignore[misc]
         if version == used:
             send_control(ctrl, rank, Tag.PS_MODEL, {"v": version, "same": True})
-            return
+            return []
         body: dict[str, Any] = {"v": version, "desc": [ser.describe(m) for m in model]}
         if self.order is not None:
             body["o"] = self.order
@@ -221,9 +233,7 @@ class ShardLoop:
         if self.packed[0] != version:  # packed once per version, one message per matrix with ordered pulls
             groups = [[model[j]] for j in self.order] if self.order is not None else [list(model)]
             self.packed = (version, [pack([b for m in g for b in ser.buffers(m)]) for g in groups])
-        for buf in self.packed[1]:
-            for req in ser.isend(self.comms.data, [buf], rank, int(Tag.PS_WEIGHTS), self.chunk):
-                self.sending.append((req, buf))
+        return self.packed[1]
 
     # -- the end of a shard on a rank other than 0 ---------------------------------------------------------------------
 
