@@ -14,9 +14,14 @@ the loss and the accuracy on the training rows.
 Per run the table shows: seconds per epoch; the bytes the busiest worker rank sent per step, measured on its
 sockets by the kernel (runtime/paramserv/netbytes.py), next to the cost formula (runtime/paramserv/costs.py);
 final loss and accuracy; a worker's compute seconds C and communication seconds N (means over the workers) and
-the overlap coefficient alpha = (N + C - T) / min(N, C) with T the epoch's seconds (0 = no overlap, 1 = perfect;
-below 0 when the epoch has time in neither, e.g. shipping the data or waiting at a barrier; with `overlap=true` N
-is the communication thread's busy time). The model beyond this machine is bench/dist_train_model.py. The "today"
+the overlap coefficient alpha = (N + C - T) / min(N, C) (0 = no overlap, 1 = perfect; below 0 when the epoch has
+time in neither, e.g. the server's sum and `agg` while the link is idle, or a barrier). T is the epoch's seconds from
+the `--statistics` table (from after the data is shipped to the workers); N is, for the parameter-server
+strategies, the time a worker's pushes and pulls are on the wire (the union of their intervals over the shards:
+runtime/paramserv/stats.py `Flights`), for ALLREDUCE with `overlap=true` the communication thread's busy time.
+`--timeline FILE` writes every worker's per-step intervals (compute, and push/pull per matrix) to FILE (the test
+hook DAPHNEC_PS_TIMELINE), to see what serialises; `--baseline-all` adds, for every selected `overlap` strategy,
+the same strategy without overlap. The model beyond this machine is bench/dist_train_model.py. The "today"
 rows run the code of `--baseline` (default: `git archive main` into a temporary folder) in the same session, so
 the ratios compare like with like on this shared, noisy machine.
 
@@ -180,6 +185,8 @@ class Run:
     wire: dict[int, int] = dataclasses.field(default_factory=dict)
     formula: list[float] = dataclasses.field(default_factory=list)
     alpha: float = math.nan
+    epoch: float = math.nan
+    """T: the epoch's seconds in the statistics table (after the data is shipped)."""
     compute: float = math.nan
     """Seconds a worker computed (upd, agg), the mean over the workers."""
     comm: float = math.nan
@@ -207,18 +214,19 @@ def netem_works() -> str:
     return "" if res.returncode == 0 else f"netem failed: {res.stderr.strip()[-200:]}"
 
 
-def parse_stats(err: str) -> tuple[dict[int, int], float, float, int]:
+def parse_stats(err: str) -> tuple[dict[int, int], float, float, int, float]:
     """From the last `--statistics` table: TCP bytes per rank, compute and communication seconds (summed over the
-    workers), updates."""
+    workers), updates, the seconds of the epochs (T)."""
     wire: dict[int, int] = {}
     for line in err.splitlines():
         if line.strip().startswith("sent over TCP"):
             wire = {int(r): round(float(mb) * 1e6) for r, mb in re.findall(r"rank (\d+) ([\d.]+)", line)}
     totals = [ln.split() for ln in err.splitlines() if ln.split()[:1] == ["total"]]
     if not totals:
-        return wire, math.nan, math.nan, 0
+        return wire, math.nan, math.nan, 0, math.nan
     t = totals[-1]
-    return wire, float(t[10]) if len(t) > 11 else math.nan, float(t[11]) if len(t) > 11 else math.nan, int(t[2])
+    return (wire, float(t[10]) if len(t) > 11 else math.nan, float(t[11]) if len(t) > 11 else math.nan, int(t[2]),
+            float(t[1]))  # fmt: skip
 
 
 def shard_bytes(model: Model, options: dict[str, object], k: int) -> list[float]:
@@ -268,7 +276,7 @@ def steps_per_epoch(rows: int, k: int, batch: int) -> int:
 
 
 def run_one(tmp: Path, model: Model, rows: int, batch: int, rate: str, ranks: int, strategy: Strategy,
-            baseline: Path | None, timeout: float) -> Run:  # fmt: skip
+            baseline: Path | None, timeout: float, timeline: Path | None = None) -> Run:  # fmt: skip
     code = "today" if baseline is not None else "new"
     run = Run(model.name, rate, ranks, strategy.name, code)
     k = ranks - 1 - (int(strategy.options.get("servers", 1)) - 1 if not strategy.options.get("colocated") else 0)
@@ -285,6 +293,10 @@ def run_one(tmp: Path, model: Model, rows: int, batch: int, rate: str, ranks: in
     if rate not in ("shm", "local"):
         cmd = [str(NETEM), "--rate", rate, "--", *cmd]
     env = dict(os.environ)
+    trace = path.with_suffix(".timeline")
+    trace.unlink(missing_ok=True)
+    if timeline is not None:
+        env["DAPHNEC_PS_TIMELINE"] = str(trace)
     if baseline is not None:
         env["PYTHONPATH"] = str(baseline)
         env["DAPHNEC_CACHE_DIR"] = str(tmp / "cache-today")
@@ -302,11 +314,15 @@ def run_one(tmp: Path, model: Model, rows: int, batch: int, rate: str, ranks: in
         return run
     vals = dict(re.findall(r"^(SECONDS|LOSS|ACCURACY) (\S+)$", res.stdout, re.M))
     run.seconds, run.loss, run.accuracy = (float(vals.get(x, "nan")) for x in ("SECONDS", "LOSS", "ACCURACY"))
-    run.wire, compute, comm, _ = parse_stats(res.stderr)
-    if compute > 0 and comm > 0 and run.seconds > 0:
+    run.wire, compute, comm, _, run.epoch = parse_stats(res.stderr)
+    if compute > 0 and comm > 0 and run.epoch > 0:
         c, n = compute / k, comm / k
         run.compute, run.comm = c, n
-        run.alpha = (n + c - run.seconds) / min(n, c)
+        run.alpha = (n + c - run.epoch) / min(n, c)
+    if timeline is not None and trace.exists():
+        with timeline.open("a", encoding="utf-8") as f:
+            f.write(f"# {model.name} {rate} n={ranks} {strategy.name} ({code}): worker kind matrix start end\n")
+            f.write(trace.read_text())
     return run
 
 
@@ -410,8 +426,8 @@ def report(runs: list[Run]) -> str:
     lines = []
     today = {(r.model, r.rate, r.ranks, r.strategy): r for r in runs if r.code == "today"}
     head = (f"{'model':<6} {'rate':<7} {'n':>2} {'strategy':<22} {'k':>2} {'s/epoch':>8} {'vs BSP':>7} "
-            f"{'vs AR':>6} {'MB/step':>8} {'formula':>8} {'diff':>6} {'loss':>7} {'acc':>6} {'C s':>6} {'N s':>6} "
-            f"{'alpha':>6}")  # fmt: skip
+            f"{'vs AR':>6} {'MB/step':>8} {'formula':>8} {'diff':>6} {'loss':>7} {'acc':>6} {'T s':>6} {'C s':>6} "
+            f"{'N s':>6} {'alpha':>6}")  # fmt: skip
     lines.append(head)
     for r in runs:
         if r.code == "peer":
@@ -428,7 +444,8 @@ def report(runs: list[Run]) -> str:
         shown = f"{mb:>8.2f}" if not math.isnan(mb) else f"{'-':>8}"
         name = r.strategy + (" (today)" if r.code == "today" else "")
         lines.append(f"{r.model:<6} {r.rate:<7} {r.ranks:>2} {name:<22} {r.k:>2} {r.seconds:>8.2f} {vs_bsp:>7} "
-                     f"{vs_ar:>6} {shown} {fm:>8.2f} {diff:>6} {r.loss:>7.4f} {r.accuracy:>6.3f} {r.compute:>6.2f} "
+                     f"{vs_ar:>6} {shown} {fm:>8.2f} {diff:>6} {r.loss:>7.4f} {r.accuracy:>6.3f} {r.epoch:>6.2f} "
+                     f"{r.compute:>6.2f} "
                      f"{r.comm:>6.2f} {r.alpha:>6.2f}" + (f"  {r.error}" if r.error else ""))  # fmt: skip
     return "\n".join(lines)
 
@@ -447,6 +464,10 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=900.0)
     ap.add_argument("--repeat", type=int, default=1, help="runs per cell (interleaved); the fastest is reported")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--timeline", type=Path, default=None,
+                    help="append every run's per-step intervals (compute, push/pull per matrix) to this file")
+    ap.add_argument("--baseline-all", action="store_true",
+                    help="also run every selected overlap strategy without overlap")
     args = ap.parse_args()
     rates = args.rates.split(",")
     why = netem_works()
@@ -461,7 +482,12 @@ def main() -> int:
     unknown = sorted((wanted or set()) - {s.name for s in STRATEGIES})
     if unknown:
         ap.error(f"unknown strategies {', '.join(unknown)}; known: {', '.join(s.name for s in STRATEGIES)}")
+    if args.baseline_all and wanted is not None:
+        wanted |= {s.name.replace(" overlap", "") for s in STRATEGIES if s.name in wanted}
+        wanted &= {s.name for s in STRATEGIES}
     strategies = [s for s in STRATEGIES if wanted is None or s.name in wanted]
+    if args.timeline is not None:
+        args.timeline.unlink(missing_ok=True)
     runs: list[Run] = []
     with tempfile.TemporaryDirectory(prefix="dtbench") as t:
         tmp = Path(t)
@@ -485,7 +511,7 @@ def main() -> int:
         for rep in range(args.repeat):  # interleaved repetitions: a burst of load hits every cell alike
             for i, (model, rate, n, s, base) in enumerate(cells):
                 t0 = time.perf_counter()
-                r = run_one(tmp, model, args.rows, args.batch, rate, n, s, base, args.timeout)
+                r = run_one(tmp, model, args.rows, args.batch, rate, n, s, base, args.timeout, args.timeline)
                 if i not in best or (r.seconds < best[i].seconds or math.isnan(best[i].seconds)):
                     best[i] = r
                 line = report([r]).splitlines()[-1]

@@ -10,6 +10,9 @@ hook set for `mpiexec ... daphnec` acts on every rank.
 - `DAPHNEC_PS_PULL_TRACE=<file>` (`ps_pull_trace`, runtime/paramserv/pulls.py): every ordered pull (`overlap=true`
   with parameter servers) appends one line to the file: the worker, the order in which the matrices arrived and
   the order in which `upd` first read them; the MPI tests check TicTac's order with it.
+- `DAPHNEC_PS_TIMELINE=<file>` (`ps_timeline`, runtime/paramserv/stats.py `Flights`): every MPI worker of the
+  server strategies appends, per step, the intervals its `upd` computed and each push and pull was in flight
+  (per matrix with `overlap=true`); bench/dist_train_bench.py `--timeline` shows with it what serialises.
 - `DAPHNEC_DIST_SLOW_RANK=<rank>:<factor>` (`dist_slow_rank`, runtime/distributed/worker.py): that MPI worker rank
   takes `factor` times as long for every task (it sleeps (factor - 1) x the task's compute time afterwards), a slow
   node; bench/dist_bench.py and the tests show with it what dynamic inter-node scheduling buys.
@@ -36,6 +39,7 @@ import os
 
 PS_SLOW_WORKER = "DAPHNEC_PS_SLOW_WORKER"
 PS_PULL_TRACE = "DAPHNEC_PS_PULL_TRACE"
+PS_TIMELINE = "DAPHNEC_PS_TIMELINE"
 DIST_SLOW_RANK = "DAPHNEC_DIST_SLOW_RANK"
 DIST_STATS = "DAPHNEC_DIST_STATS"
 DIST_PING_INTERVAL = "DAPHNEC_DIST_PING_INTERVAL"
@@ -48,6 +52,7 @@ PROGRESS_AFTER = "DAPHNEC_PROGRESS_AFTER"
 HOOKS: tuple[str, ...] = (
     PS_SLOW_WORKER,
     PS_PULL_TRACE,
+    PS_TIMELINE,
     DIST_SLOW_RANK,
     DIST_STATS,
     DIST_PING_INTERVAL,
@@ -82,6 +87,11 @@ def ps_slow_worker() -> tuple[int, float]:
 def ps_pull_trace() -> str | None:
     """The file ordered pulls append their arrival and read orders to, None when off."""
     return os.environ.get(PS_PULL_TRACE) or None
+
+
+def ps_timeline() -> str | None:
+    """The file paramserv's MPI workers append their compute and in-flight intervals to, None when off."""
+    return os.environ.get(PS_TIMELINE) or None
 
 
 def dist_slow_rank() -> tuple[int, float]:

@@ -2,7 +2,8 @@
 
 - `daphne.gradientReady(g) {position = j}` (compiler/passes/wait_free_backprop.py) hands g to the thread's
   *gradient sink*: an `overlap.OverlapReducer` (the all-reduce beside the backward pass) or a
-  `worker.EarlyPushes` (pushes to sharded servers beside it); without one nothing happens.
+  `worker.EarlyPushes` (pushes to sharded servers beside it) or `worker.MatrixPushes` (one server: each matrix
+  pushed on its own); without one nothing happens.
 - `daphne.awaitParameter(model) {position = j}` and `daphne.awaitModel(model)` (compiler/passes/pull_order.py)
   read the thread's *pull* in flight (`pulls.OrderedPull`); without one they are `model[j]` and `model`.
 

@@ -294,11 +294,11 @@ def run_server(c: Any, model: DaphneList, X: object, y: object, upd: Callable[..
         parts = partition(X, y, workers, opts.scheme, opts.effective_seed)
         pushes = [p.pushes for p in plans([p.rows for p in parts], opts.batchsize, opts.freq, opts.nbatches)]
         call = new_call(opts, "MPI", workers)
-        t0 = time.perf_counter()
         r0 = _Rank0(c, roles, _CALLS[0])
         r0.send_jobs(shipped, model, hp, parts, pushes, opts)
         del parts
         r0.drain_sends()  # the workers need their data before anything else happens: then count the bytes
+        t0 = time.perf_counter()  # the epochs' seconds (T) start once the data is shipped, as the workers' do
         wire0 = tcp_bytes_sent()
         server: Server | None = None
         loop = None

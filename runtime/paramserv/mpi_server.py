@@ -10,6 +10,10 @@ The loop (`ShardLoop`) is the server side of worker.Endpoint, for the `Server` o
     worker -> shard: PS_PUSH {c: clock, v: version used, next: clock to pull for (or None), g: descriptions}
                      + PS_GRAD (the packed gradients; compressed payloads when compression is on)
                      or PS_PUSH {bye: true}: the worker is done with this shard
+                     with one server and `overlap` (worker.MatrixPushes): PS_PUSH {c, v, next: None, g, j: [position]}
+                     + PS_GRAD per matrix as soon as it is final, then PS_PUSH {c, v, next, g, j: the rest, end: true}
+                     (+ PS_GRAD if the rest is not empty); the shard sums each matrix as it arrives
+                     (`SyncServer.push_part`) and completes the push when all its matrices are here
     shard -> worker: PS_MODEL {v: version, desc: descriptions} + PS_WEIGHTS (the packed matrices, packed once per
                      version), or {v, same: true} (the worker has that version), or {stop: true}
                      with ordered pulls (`order`, pulls.py): PS_MODEL {v, desc, o: the order} + one PS_WEIGHTS per
@@ -33,7 +37,7 @@ import numpy as np
 from daphnec.runtime.distributed import serialization as ser
 from daphnec.runtime.distributed.protocol import Tag, send_control, try_recv_control
 from daphnec.runtime.paramserv import compression as comp
-from daphnec.runtime.paramserv.server import STOP, Pulled, Server
+from daphnec.runtime.paramserv.server import STOP, Pulled, Server, SyncServer
 from daphnec.runtime.paramserv.transport import Idle, mpi, pack
 
 
@@ -66,6 +70,10 @@ class ShardLoop:
         self.error: Exception | None = None
         """An exception of `agg` on this shard (the loop then stops the workers)."""
         self.backoff = Idle()
+        self.parts: dict[int, tuple[dict[int, object], list[dict[str, Any]]]] = {}
+        """Pushes arriving matrix by matrix, by rank: the matrices kept (a server without `push_part`) and the
+        push's end message once it has arrived (its matrices may complete after it)."""
+        self.received: dict[int, set[int]] = {}
 
     @property
     def done(self) -> bool:
@@ -93,13 +101,18 @@ class ShardLoop:
                 did = True
                 self.inflight.remove(p)
                 grads = p.build()
-                if not self.halted():
+                body = p.body
+                if "j" in body:
+                    body = self._part(p.rank, body, grads)
+                    if body is None:
+                        continue
+                elif not self.halted():
                     try:
-                        self.server.push(self.index[p.rank], p.body["c"], grads, p.body["v"])
+                        self.server.push(self.index[p.rank], body["c"], grads, body["v"])
                     except Exception as e:  # noqa: BLE001 - agg failed here: stop the workers, report the error
                         self.error = e
-                if p.body["next"] is not None:
-                    self.waiting[p.rank] = (p.body["next"], p.body["v"])
+                if body["next"] is not None:
+                    self.waiting[p.rank] = (body["next"], body["v"])
         if self.waiting:
             did = self.answer() or did
         if self.sending:
@@ -107,6 +120,37 @@ class ShardLoop:
         if did:
             self.backoff.reset()
         return did
+
+    def _part(self, rank: int, body: dict[str, Any], grads: tuple) -> dict[str, Any] | None:
+        """Matrices of a push that comes matrix by matrix; the push's end message once all of them are here."""
+        w = self.index[rank]
+        kept, end = self.parts.setdefault(rank, ({}, []))
+        got = self.received.setdefault(rank, set())
+        incremental = isinstance(self.server, SyncServer)
+        for j, g in zip(body["j"], grads):
+            got.add(j)
+            if not incremental:
+                kept[j] = g
+            elif not self.halted():
+                try:
+                    self.server.push_part(w, body["c"], j, g)
+                except Exception as e:  # noqa: BLE001 - reported as agg's failures are
+                    self.error = e
+        if body.get("end"):
+            end.append(body)
+        if not end or len(got) < len(self.server.model):
+            return None
+        del self.parts[rank], self.received[rank]
+        last = end[0]
+        if not self.halted():
+            try:
+                if incremental:
+                    self.server.push_done(w, last["c"], last["v"])  # type: ignore[attr-defined]
+                else:
+                    self.server.push(w, last["c"], tuple(kept[j] for j in range(len(kept))), last["v"])
+            except Exception as e:  # noqa: BLE001 - agg failed here: stop the workers, report the error
+                self.error = e
+        return last
 
     def idle(self) -> None:
         self.backoff.idle(transfer=bool(self.inflight or self.sending))
@@ -130,13 +174,24 @@ class ShardLoop:
         """Answer the waiting pulls the server now allows (all of them with STOP once halted)."""
         did = False
         halted = self.halted()
+        posts: list[tuple[int, list[np.ndarray]]] = []
         for rank in list(self.waiting):
             nxt, used = self.waiting[rank]
             r = STOP if halted else self.server.try_pull(self.index[rank], nxt)
             if r is not None:
                 del self.waiting[rank]
-                self._reply(rank, r, used)
+                bufs = self._reply(rank, r, used)
+                if bufs:
+                    posts.append((rank, bufs))
                 did = True
+        # matrix-major across the workers answered together (BSP: all of them at once): every worker's first matrix
+        # in the pull order is posted before anyone's second, so that all of them start their forward pass early and
+        # stay in step, instead of the first worker getting its whole model before the last gets anything
+        for i in range(max((len(b) for _, b in posts), default=0)):
+            for rank, bufs in posts:
+                if i < len(bufs):
+                    for req in ser.isend(self.comms.data, [bufs[i]], rank, int(Tag.PS_WEIGHTS), self.chunk):
+                        self.sending.append((req, bufs[i]))
         return did
 
     def _post(self, rank: int, body: dict[str, Any]) -> _Push:
@@ -148,7 +203,8 @@ class ShardLoop:
                 allocated.append(ser.allocate(d))
         views = [ser._bytes(b) for bufs, _ in allocated for b in bufs]
         big = views[0] if len(views) == 1 else np.empty(sum(v.size for v in views), dtype=np.uint8)
-        requests = ser.irecv(self.comms.data, [big], rank, int(Tag.PS_GRAD), self.chunk)
+        # a push's end message whose matrices all went ahead carries no data
+        requests = ser.irecv(self.comms.data, [big], rank, int(Tag.PS_GRAD), self.chunk) if body["g"] else []
 
         def build() -> tuple:
             if len(views) > 1:
@@ -160,15 +216,16 @@ class ShardLoop:
 
         return _Push(rank, body, requests, build)
 
-    def _reply(self, rank: int, r: Pulled, used: int) -> None:
+    def _reply(self, rank: int, r: Pulled, used: int) -> list[np.ndarray]:
+        """Answer a pull: the control message now; the packed matrices to send (in order) are returned."""
         ctrl = self.comms.ctrl
         if r == STOP:
             send_control(ctrl, rank, Tag.PS_MODEL, {"stop": True})
-            return
+            return []
         model, version = r  # type: ignore[misc]
         if version == used:
             send_control(ctrl, rank, Tag.PS_MODEL, {"v": version, "same": True})
-            return
+            return []
         body: dict[str, Any] = {"v": version, "desc": [ser.describe(m) for m in model]}
         if self.order is not None:
             body["o"] = self.order
@@ -176,9 +233,7 @@ class ShardLoop:
         if self.packed[0] != version:  # packed once per version, one message per matrix with ordered pulls
             groups = [[model[j]] for j in self.order] if self.order is not None else [list(model)]
             self.packed = (version, [pack([b for m in g for b in ser.buffers(m)]) for g in groups])
-        for buf in self.packed[1]:
-            for req in ser.isend(self.comms.data, [buf], rank, int(Tag.PS_WEIGHTS), self.chunk):
-                self.sending.append((req, buf))
+        return self.packed[1]
 
     # -- the end of a shard on a rank other than 0 ---------------------------------------------------------------------
 

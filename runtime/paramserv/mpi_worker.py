@@ -18,12 +18,14 @@ rank 0 can stop the others; the rank still serves its shard until every worker i
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from daphnec.runtime import testing_hooks
 from daphnec.runtime.distributed import serialization as ser
 from daphnec.runtime.distributed.protocol import COORDINATOR, Tag, send_control, try_recv_control
 from daphnec.runtime.errors import DaphneRuntimeError
@@ -38,7 +40,7 @@ from daphnec.runtime.paramserv.partition import Partition, plans
 from daphnec.runtime.paramserv.pulls import shard_order
 from daphnec.runtime.paramserv.reduction import tree_sum
 from daphnec.runtime.paramserv.server import STOP, Pulled, make_shard
-from daphnec.runtime.paramserv.stats import EpochLog, EpochStats
+from daphnec.runtime.paramserv.stats import EpochLog, EpochStats, Flights
 from daphnec.runtime.paramserv.transport import Packed, Waiter, json_size, mpi, pack
 from daphnec.runtime.paramserv.udf import as_list
 from daphnec.runtime.paramserv.worker import (
@@ -63,7 +65,8 @@ _GROUPS: dict[tuple[tuple[int, ...], int], Any] = {}
 class RemoteEndpoint:
     """A worker rank's view of one server shard on rank `server` (`worker.Endpoint`)."""
 
-    def __init__(self, comms: Any, chunk: int, server: int, model: DaphneList, waiter: Waiter):
+    def __init__(self, comms: Any, chunk: int, server: int, model: DaphneList, waiter: Waiter,
+                 flights: Flights | None = None):  # fmt: skip
         self.comms = comms
         self.chunk = chunk
         self.server = server
@@ -71,24 +74,64 @@ class RemoteEndpoint:
         self.waiter = waiter
         self.sends: list[Any] = []
         self.closed = False
+        self.flights = flights if flights is not None else Flights(-1)
+        """When this worker's messages are on the wire (N of the overlap coefficient; shared by its shards)."""
+        self.open: list[tuple[list[Any], float, int]] = []
+        """Pushes whose sends have not completed yet: requests, post time, matrix (-1: a whole push)."""
+        self.lock = threading.Lock()
 
-    def send(self, w: int, clock: int, used: int, nxt: int | None, c: Contribution, stats: EpochStats) -> None:
+    def send(self, w: int, clock: int, used: int, nxt: int | None, c: Contribution, stats: EpochStats,
+             skip: frozenset[int] | set[int] = frozenset()) -> None:  # fmt: skip
+        """Push the contribution; `skip`: the positions that went ahead by `send_part` (then this message ends
+        the push and carries the rest)."""
         descs: list[dict[str, Any]] = []
         bufs: list[np.ndarray] = []
         payloads = c.payloads or [None] * len(c.grads)
-        for g, p in zip(c.grads, payloads):
+        rest = [j for j in range(len(c.grads)) if j not in skip]
+        for j in rest:
+            g, p = c.grads[j], payloads[j]
             if p is None:
                 descs.append(ser.describe(g))
                 bufs += ser.buffers(g)
             else:
                 descs.append(p.desc)
                 bufs += [ser._bytes(b) for b in p.buffers]
-        msg = {"c": clock, "v": used, "next": nxt, "g": descs}
+        msg: dict[str, Any] = {"c": clock, "v": used, "next": nxt, "g": descs}
+        if skip:
+            msg.update(j=rest, end=True)
+        self._post(msg, bufs, stats, rest[0] if len(rest) == 1 else -1)
+
+    def send_part(self, clock: int, used: int, j: int, g: object, stats: EpochStats) -> None:
+        """Push gradient j of the push for `clock` ahead of the others (worker.MatrixPushes); `send` with
+        `skip` ends the push."""
+        self._post({"c": clock, "v": used, "next": None, "g": [ser.describe(g)], "j": [j]}, ser.buffers(g), stats, j)
+
+    def _post(self, msg: dict[str, Any], bufs: list[np.ndarray], stats: EpochStats, j: int) -> None:
         header = json_size(msg)
         stats.push_raw += header
         stats.push_sent += header
+        t0 = time.perf_counter()
         send_control(self.comms.ctrl, self.server, Tag.PS_PUSH, msg)
-        self.sends = ser.isend(self.comms.data, [pack(bufs)], self.server, int(Tag.PS_GRAD), self.chunk)
+        if msg["g"]:
+            reqs = ser.isend(self.comms.data, [pack(bufs)], self.server, int(Tag.PS_GRAD), self.chunk)
+            self.sends += reqs
+            with self.lock:
+                self.open.append((reqs, t0, j))
+
+    def _reap(self, finished: bool = False) -> None:
+        """Record the pushes whose sends have completed (all of them when `finished`: they were waited for)."""
+        with self.lock:
+            if not self.open:
+                return
+            t = time.perf_counter()
+            MPI = mpi()
+            still = []
+            for reqs, t0, j in self.open:
+                if finished or MPI.Request.Testall(reqs):
+                    self.flights.add("push", j, t0, t)
+                else:
+                    still.append((reqs, t0, j))
+            self.open = still
 
     def receive(self, w: int, nxt: int | None, used: int, stats: EpochStats,
                 arrive: Callable[[int, object], None] | None = None) -> Pulled:  # fmt: skip
@@ -96,12 +139,13 @@ class RemoteEndpoint:
         is there."""
         waiter = self.waiter
         if nxt is None:
-            waiter.requests(self.sends, abortable=False)
+            self._wait_sends()
             return None
         t0 = time.perf_counter()
         box: list[tuple[int, Tag, dict[str, Any]]] = []
 
         def arrived() -> bool:
+            self._reap()
             m = try_recv_control(self.comms.ctrl, self.server, int(Tag.PS_MODEL))
             if m is not None:
                 box.append(m)
@@ -124,9 +168,13 @@ class RemoteEndpoint:
             recvs = [Packed(self.comms.data, [b for j in g for b in allocated[j][0]], self.server,
                             int(Tag.PS_WEIGHTS), self.chunk) for g in groups]  # fmt: skip
             values: list[object] = [None] * len(allocated)
+            t1 = time.perf_counter()  # the answer is here: its matrices follow on the wire
             for g, recv in zip(groups, recvs):  # in the order the shard sends them
                 waiter.wait(recv.done, abortable=False)
                 recv.finish()
+                t2 = time.perf_counter()
+                self.flights.add("pull", g[0] if len(g) == 1 else -1, t1, t2)
+                t1 = t2
                 for j in g:
                     values[j] = allocated[j][1]()
                     if arrive is not None:
@@ -135,12 +183,19 @@ class RemoteEndpoint:
             stats.pulled += sum(ser.nbytes(d) for d in body["desc"])
             r = (self.model, body["v"])
         stats.wait_seconds += time.perf_counter() - t0
-        waiter.requests(self.sends, abortable=False)
+        self._wait_sends()
         return r
 
+    def _wait_sends(self) -> None:
+        self.waiter.requests(self.sends, abortable=False)
+        self.sends = []
+        self._reap(finished=True)
+
     def progress(self) -> None:
-        """Let MPI progress this rank's messages (an Iprobe for a tag no worker receives; worker.EarlyPushes)."""
+        """Let MPI progress this rank's messages (an Iprobe for a tag no worker receives; worker.EarlyPushes), and
+        note which pushes have left."""
         self.comms.data.Iprobe(source=mpi().ANY_SOURCE, tag=int(Tag.PS_GRAD))
+        self._reap()
 
     def close(self, w: int) -> None:
         """Tell the shard this worker is done (once)."""
@@ -189,7 +244,8 @@ def serve_job(worker: Any, msg: dict[str, Any]) -> None:
     try:
         model, hp, parts = _receive_data(comms, chunk, msg, waiter)
         if index is not None and opts.has_server:
-            endpoints = [RemoteEndpoint(comms, chunk, r, as_list(model[a:b], model.elem_kind), waiter)
+            flights = Flights(index, testing_hooks.ps_timeline())
+            endpoints = [RemoteEndpoint(comms, chunk, r, as_list(model[a:b], model.elem_kind), waiter, flights)
                          for r, a, b in shards]  # fmt: skip
         functions = _functions(worker, msg)
         agg = _function(functions, msg["agg"])

@@ -3,7 +3,7 @@
 The `wait-free-backprop` pass puts `daphne.gradientReady(g) {position = j}` into `upd` right where gradient j is
 final (and hoists each gradient's computation there). Its kernel (marks.py) hands g to the *sink* of the calling
 thread: on an MPI worker rank running ALLREDUCE with `overlap=true`, an `OverlapReducer`. Everywhere else
-there is no sink (or worker.EarlyPushes, with sharded servers) and the call does nothing.
+there is no sink (or worker.EarlyPushes / worker.MatrixPushes, with parameter servers) and the call does nothing.
 
 The reducer lays the model out flat (layout.FlatLayout) and cuts it into *buckets* of at most `bucket` bytes
 (`FlatLayout.buckets`: consecutive small matrices share one, MG-WFBP's merging and BAGUA's flattening; a large matrix

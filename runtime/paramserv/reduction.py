@@ -86,6 +86,50 @@ def tree_sum(contributions: Sequence[Sequence[object] | None]) -> tuple:
     return r.vals
 
 
+class TreeAccumulator:
+    """`tree_sum` of one matrix, fed worker by worker in any arrival order: each block of the canonical tree is
+    added as soon as both its halves are complete, so most of the sum is done while later contributions are still
+    on the wire, and the result is `tree_sum`'s bit for bit (the same additions of the same operands). `present`:
+    which workers contribute (the others are absent, as None in `tree_sum`)."""
+
+    def __init__(self, present: Sequence[bool]):
+        self.k = len(present)
+        self.blocks: dict[tuple[int, int], _Owned | None] = {}
+        """Complete blocks (first worker, width) -> their partial sum (None: every worker in it is absent)."""
+        self.result: object | None = None
+        self.complete = False
+        for i, p in enumerate(present):
+            if not p:
+                self._climb(i, None)
+
+    def add(self, i: int, value: object) -> None:
+        """Worker i's contribution."""
+        self._climb(i, _Owned((value,), False))
+
+    def _climb(self, lo: int, val: _Owned | None) -> None:
+        width = 1
+        self.blocks[(lo, width)] = val
+        while width < self.k:
+            parent = lo - lo % (2 * width)
+            left, right = (parent, width), (parent + width, width)
+            if right[0] >= self.k:  # no right half: the block passes up unchanged (tree_fold's vals[lo])
+                merged = self.blocks.pop(left)
+            elif left in self.blocks and right in self.blocks:
+                a, b = self.blocks.pop(left), self.blocks.pop(right)
+                if a is None or b is None:
+                    merged = a if b is None else b
+                else:
+                    merged = _Owned((add_arrays(a.vals[0], b.vals[0], a.owned),), True)
+            else:
+                return
+            lo, width = parent, 2 * width
+            self.blocks[(lo, width)] = merged
+        top = self.blocks.pop((0, width))
+        if top is None:
+            raise ValueError("TreeAccumulator of no contributions")
+        self.result, self.complete = top.vals[0], True
+
+
 def tree_sum_array(parts: Sequence[np.ndarray | None]) -> np.ndarray:
     """`tree_sum` of single arrays (a flat gradient buffer per worker)."""
     return tree_sum([None if p is None else (p,) for p in parts])[0]  # type: ignore[return-value]

@@ -57,7 +57,7 @@ from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.kernels.lists import DaphneList
 from daphnec.runtime.paramserv.options import PSOptions
 from daphnec.runtime.paramserv.partition import exchanges_per_epoch
-from daphnec.runtime.paramserv.reduction import tree_sum
+from daphnec.runtime.paramserv.reduction import TreeAccumulator, tree_sum
 from daphnec.runtime.paramserv.stats import EpochLog
 from daphnec.runtime.paramserv.udf import as_list, call_agg, checked
 
@@ -188,22 +188,62 @@ class SyncServer(Server):
         super().__init__(model, update, log, self.max_pushes, epochs)
         self.staleness = staleness
         self.k = len(pushes)
+        self.pushes = list(pushes)
         self.needed = [sum(1 for p in pushes if p > s) for s in range(self.max_pushes)]
-        self.pending: dict[int, dict[int, tuple]] = {}
+        self.pending: dict[int, dict[int, tuple | None]] = {}
+        """Per clock, the pushes complete so far by worker (None: its matrices went by `push_part`)."""
+        self.partial: dict[int, list[TreeAccumulator]] = {}
+        """Per clock, one running canonical sum per matrix of the pushes that arrive matrix by matrix."""
 
     def push(self, w: int, clock: int, grads: tuple, used: int) -> bool:
+        self._stale(clock, used)
+        self.pending.setdefault(clock, {})[w] = grads
+        return self._complete()
+
+    def push_part(self, w: int, clock: int, j: int, grad: object) -> None:
+        """Matrix j of worker w's push for `clock`, ahead of the rest (`overlap=true` with one server: each
+        gradient leaves the worker when it is final). It is added into the clock's sum of matrix j at once, along
+        the canonical tree in worker order (`TreeAccumulator`: an early arrival waits for its sibling block), so the
+        summation runs while the other matrices are on the wire and the sum is BSP's bit for bit. `push_done`
+        ends the push once all its matrices are here."""
+        accs = self.partial.get(clock)
+        if accs is None:
+            present = [p > clock % self.max_pushes for p in self.pushes]
+            accs = self.partial[clock] = [TreeAccumulator(present) for _ in self.model]
+        accs[j].add(w, grad)
+
+    def push_done(self, w: int, clock: int, used: int) -> bool:
+        """Every matrix of worker w's push for `clock` went by `push_part`; True if the model version changed."""
+        self._stale(clock, used)
+        self.pending.setdefault(clock, {})[w] = None
+        return self._complete()
+
+    def _stale(self, clock: int, used: int) -> None:
         entry = self.log[min(clock // self.max_pushes, self.epochs - 1)]
         stale = clock - used
         if stale > entry.max_staleness:
             entry.max_staleness = stale
-        self.pending.setdefault(clock, {})[w] = grads
+
+    def _complete(self) -> bool:
+        """Apply every clock whose pushes are all here, in order."""
         changed = False
         while True:
             got = self.pending.get(self.version)
             if got is None or len(got) < self.needed[self.version % self.max_pushes]:
                 return changed
             del self.pending[self.version]
-            self._apply(tree_sum([got.get(i) for i in range(self.k)]))
+            accs = self.partial.pop(self.version, None)
+            if accs is None:
+                total = tree_sum([got.get(i) for i in range(self.k)])
+            else:  # some pushes came matrix by matrix; a whole push (a worker's last, without a next model to
+                # overlap) joins the same sums, whose order does not depend on arrival
+                for i, g in got.items():
+                    if g is not None:
+                        for acc, m in zip(accs, g):
+                            acc.add(i, m)
+                assert all(a.complete for a in accs)
+                total = tuple(a.result for a in accs)
+            self._apply(total)
             changed = True
 
     def try_pull(self, w: int, clock: int) -> Pulled:

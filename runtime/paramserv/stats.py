@@ -13,7 +13,8 @@
 | pulled | bytes of the models sent to workers (pulls; ALLREDUCE: the gathered gradients a worker receives) |
 | wait s | seconds workers spent blocked waiting for others (pulls, barriers, collectives), summed over workers |
 | compute s | seconds workers spent in `upd` and `agg`, summed over workers |
-| comm s | seconds workers spent communicating (push to pull answer, collectives, exchanges), summed over workers |
+| comm s | seconds workers spent communicating (push to pull answer, collectives, exchanges), summed over workers; |
+|        | MPI workers of the server strategies count the time their pushes and pulls are on the wire (`Flights`) |
 | val loss | `val(model, hyperparams, val_features, val_labels)` on the epoch's final model (only with `val=`; |
 |          | computed after the run, so it costs no training time) |
 
@@ -232,3 +233,58 @@ def report(calls: list[CallStats] | None = None) -> str:
     """A readable table per call (all calls of the process by default)."""
     cs = STATS.calls if calls is None else calls
     return "\n".join(format_call(i + 1, c) for i, c in enumerate(cs)) + ("\n" if cs else "")
+
+
+class Flights:
+    """The intervals one MPI worker's pushes and pulls are in flight, over all its server shards: N of the overlap
+    coefficient is the length of their union (a push overlapping a pull, or two shards' messages, count once),
+    not the worker's wall time from push to answer, which includes the server's sum and `agg` and the wait for
+    the other workers, when no byte of this worker moves.
+
+    A push is in flight from its post to the completion of its send, a pull from the shard's answer (its control
+    message) to its last matrix. Thread-safe: the pull's communication thread and the progress thread record too.
+    With the test hook `DAPHNEC_PS_TIMELINE` (runtime/testing_hooks.py) every interval, and every step's compute
+    interval, is also written to that file: `worker <w> <kind> <matrix> <start> <end>` in seconds of the host's
+    monotonic clock (`time.perf_counter`, common to the ranks of one machine)."""
+
+    def __init__(self, worker: int, path: str | None = None):
+        self.worker = worker
+        self.path = path
+        self.lock = threading.Lock()
+        self.closed: list[tuple[float, float]] = []
+        self.taken = -math.inf
+        """The end of the union counted so far: an interval reaching back before it counts from there."""
+        self.lines: list[str] = []
+
+    def add(self, kind: str, j: int, start: float, end: float) -> None:
+        with self.lock:
+            self.closed.append((start, end))
+            if self.path is not None:
+                self.lines.append(f"worker {self.worker} {kind} {j} {start:.6f} {end:.6f}\n")
+
+    def compute(self, start: float, end: float) -> None:
+        """A step's `upd` (timeline only)."""
+        if self.path is not None:
+            with self.lock:
+                self.lines.append(f"worker {self.worker} compute -1 {start:.6f} {end:.6f}\n")
+
+    def take(self) -> float:
+        """Seconds of the union of the intervals closed since the last call (not counted before)."""
+        with self.lock:
+            spans, self.closed = sorted(self.closed), []
+            total, reach = 0.0, self.taken
+            for a, b in spans:
+                a = max(a, reach)
+                if b > a:
+                    total += b - a
+                    reach = b
+            self.taken = max(self.taken, reach)
+            return total
+
+    def flush(self) -> None:
+        """Append the timeline's lines to the hook's file (one write)."""
+        with self.lock:
+            lines, self.lines = self.lines, []
+        if self.path is not None and lines:
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write("".join(lines))

@@ -46,7 +46,7 @@ from daphnec.runtime.paramserv.partition import Partition, Plan, exchange_at
 from daphnec.runtime.paramserv.pulls import OrderedPull, PullStopped, pull_sequence
 from daphnec.runtime.paramserv.reduction import add_arrays
 from daphnec.runtime.paramserv.server import STOP, Pulled
-from daphnec.runtime.paramserv.stats import EpochLog, EpochStats
+from daphnec.runtime.paramserv.stats import EpochLog, EpochStats, Flights
 from daphnec.runtime.paramserv.udf import add, call_agg, call_upd
 from daphnec.runtime.values import as_dense
 
@@ -199,9 +199,11 @@ class EarlyPushes:
 
     def _drive(self) -> None:
         """MPI moves a large message only inside MPI calls (no asynchronous progress by default), and while `upd`
-        computes this rank makes none: poll MPI's progress until `upd` returns, so the early pushes travel."""
+        computes this rank makes none: poll MPI's progress until `upd` returns, so the early pushes travel. Every
+        1 ms: often enough to keep a 1 Gbit/s link busy with 64 KiB chunks in flight, rare enough that the poll (it
+        takes the GIL) steals little of `upd`'s time on a shared core."""
         assert self.drive is not None
-        while not self.done.wait(1e-4):
+        while not self.done.wait(PROGRESS_PERIOD):
             self.drive()
 
     def close(self) -> None:
@@ -209,6 +211,49 @@ class EarlyPushes:
         self.done.set()
         if self.progress is not None:
             self.progress.join()
+
+
+class MatrixPushes(EarlyPushes):
+    """`overlap=true` with one server (BSP, SSP; the same conditions as `EarlyPushes`): each gradient matrix is
+    pushed on its own as soon as it is final (`RemoteEndpoint.send_part`), so the last layers' gradients travel, and
+    the server sums them (`SyncServer.push_part`), while the backward pass computes the first layers'. The push
+    after `upd` returns carries the matrices not sent yet and asks for the next model."""
+
+    def __init__(self, endpoint: Endpoint, w: int, tag: int, nxt: int, model: DaphneList, stats: EpochStats,
+                 pull: OrderedPull | None):  # fmt: skip
+        self.endpoint1 = endpoint
+        self.w, self.tag, self.nxt, self.stats, self.pull = w, tag, nxt, stats, pull
+        self.shapes = [getattr(m, "shape", None) for m in model]
+        self.grads = [None] * len(model)
+        self.sent = set()
+        self.off = False
+        self.used = 0
+        self.drive = getattr(endpoint, "progress", None)
+        self.progress = None
+        self.done = threading.Event()
+
+    def ready(self, j: int, g: object) -> None:
+        if self.off or not 0 <= j < len(self.grads) or j in self.sent:
+            return
+        if getattr(g, "shape", None) != self.shapes[j] or not isinstance(g, np.ndarray):
+            self.off = True  # call_upd reports a wrong shape; another value kind goes whole
+            return
+        if self.pull is not None:
+            r = self.pull.finish()
+            self.pull = None
+            if r is None or r == STOP:
+                self.off = True
+                return
+            self.used = r[1]  # type: ignore[index]
+        self.endpoint1.send_part(self.tag, self.used, j, g, self.stats)  # type: ignore[attr-defined]
+        self.sent.add(j)
+        if self.progress is None and self.drive is not None:
+            self.progress = threading.Thread(target=self._drive, name="daphnec-paramserv-push", daemon=True)
+            self.progress.start()
+
+
+PROGRESS_PERIOD = 1e-3
+"""Seconds between two polls of MPI's progress while early pushes are in flight (`EarlyPushes._drive`)."""
 
 
 @dataclass
@@ -420,9 +465,16 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
     cur = next(stream, None)
     pull: OrderedPull | None = None
     side = EpochStats()  # the communication thread's counts of the pull in flight, added when it is complete
-    pushing_early = (ordered and isinstance(endpoint, ShardedEndpoint) and utype in ("BSP", "SSP")
-                     and job.compressor is None and not job.sf and job.opts.freq == "BATCH")  # fmt: skip
+    pushing_early = (ordered and utype in ("BSP", "SSP") and job.compressor is None and not job.sf
+                     and job.opts.freq == "BATCH"
+                     and (isinstance(endpoint, ShardedEndpoint) or hasattr(endpoint, "send_part")))  # fmt: skip
     early: EarlyPushes | None = None
+    flights = in_flight(endpoint)
+
+    def communicated(stats: EpochStats, seconds: float) -> None:
+        """N: the time this worker's messages were on the wire (MPI), else the wall time of the exchange."""
+        stats.comm_seconds += seconds if flights is None else flights.take()
+
     if ordered:
         order = pull_sequence(job.opts.pull_order or (), len(model))
         if isinstance(endpoint, ShardedEndpoint):
@@ -435,7 +487,9 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
             early = None
             if pull is not None:
                 if pushing_early and nxt_item is not None:  # BSP, SSP: the push of `clock` asks for the next clock
-                    early = EarlyPushes(endpoint, job.index, clock, nxt_item[0], model, stats, pull)  # type: ignore[arg-type]
+                    pushes = EarlyPushes if isinstance(endpoint, ShardedEndpoint) else MatrixPushes
+                    early = pushes(endpoint, job.index, clock, nxt_item[0], model, stats, pull)  # type: ignore[arg-type]
+                tc = time.perf_counter()
                 try:
                     with marks.Installed("sink", early):
                         c: Contribution | None = job.push(model, s, stats, pull)
@@ -444,10 +498,12 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
                 finally:
                     if early is not None:
                         early.close()
+                if flights is not None:
+                    flights.compute(tc, time.perf_counter())
                 r = pull.finish()
                 pull.trace(job.index)
                 stats.pulled += side.pulled
-                stats.comm_seconds += pull.busy
+                communicated(stats, pull.busy)
                 stats.wait_seconds += pull.blocked
                 stats.compute_seconds -= pull.blocked
                 pull = None
@@ -456,7 +512,10 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
                 model, version = r  # type: ignore[misc]
                 assert c is not None, "a pull that was not stopped brings every matrix"
             else:
+                tc = time.perf_counter()
                 c = job.push(model, s, stats)
+                if flights is not None:
+                    flights.compute(tc, time.perf_counter())
             if utype in ("BSP", "SSP"):
                 tag, nxt = clock, (nxt_item[0] if nxt_item is not None else None)
             elif utype == "SBP":
@@ -469,14 +528,14 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
                     endpoint.send(job.index, tag, version, nxt, c, stats, skip=early.sent)  # type: ignore[call-arg]
                 else:
                     endpoint.send(job.index, tag, version, nxt, c, stats)
-                stats.comm_seconds += time.perf_counter() - t0
+                communicated(stats, time.perf_counter() - t0)
                 side = EpochStats()
                 pull = OrderedPull(functools.partial(endpoint.receive, job.index, nxt, version, side),
                                    len(model), model.elem_kind)  # type: ignore[arg-type]  # fmt: skip
                 cur = nxt_item
                 continue
             r = push_pull(endpoint, job.index, tag, version, nxt, c, stats)
-            stats.comm_seconds += time.perf_counter() - t0
+            communicated(stats, time.perf_counter() - t0)
             if r is None or r == STOP:
                 return
             model, version = r  # type: ignore[misc]
@@ -485,6 +544,14 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
         if pull is not None:  # `upd` failed while the pull was arriving: the shard answers it in any case
             pull.thread.join()
         endpoint.close(job.index)
+        if flights is not None:
+            flights.flush()
+
+
+def in_flight(endpoint: Endpoint) -> Flights | None:
+    """The in-flight record of an MPI worker's endpoint (shared by its shards), None in LOCAL mode."""
+    first = getattr(endpoint, "endpoints", [endpoint])[0]
+    return getattr(first, "flights", None)
 
 
 def run_allreduce_worker(job: Job, reducer: Reducer) -> DaphneList:

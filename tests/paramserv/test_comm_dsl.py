@@ -276,3 +276,35 @@ def test_ordered_pull_failure_ends_the_job(tmp_path: Path, where: str) -> None:
     assert res.returncode == 3, res.stdout + res.stderr
     assert "Traceback" not in res.stderr
     assert "tictac_fail.daph:9:9: error: " in res.stderr and "the output layer grew" in res.stderr, res.stderr
+
+
+def test_one_server_pushes_each_gradient_when_final(tmp_path: Path) -> None:
+    """overlap=true with one server over 4 real ranks: after a worker's first step (which has no pull in flight),
+    each gradient leaves on its own as soon as the backward pass has finalised it (the wait-free-backprop marks:
+    the output layer's two gradients before the hidden layer's), the server sums each on arrival, and the model
+    equals LOCAL BSP's bit for bit. The timeline hook (DAPHNEC_PS_TIMELINE) shows it: per worker and step, one
+    push per matrix, the output layer's posted first; and the in-flight intervals and compute steps it records."""
+    ps = 'upd=out_first_gradients, agg=m.sgd, hyperparams=createList(as.matrix(0.02), as.matrix(0.0)), ' \
+         'freq="BATCH", epochs=2, batchsize=32'  # fmt: skip
+    lines = [OUTPUT_FIRST, f'B = paramserv(model=init, features=X, labels=y, {ps}, k=3, utype="BSP");',
+             f'M = paramserv(model=init, features=X, labels=y, {ps}, k=3, utype="BSP", overlap=true, mode="MPI");',
+             DIFF]  # fmt: skip
+    script = driver(tmp_path, "early", "\n".join(lines))
+    timeline = tmp_path / "timeline.txt"
+    res = run_mpi(4, "--distributed", "--dist_backend=MPI", "--statistics", str(script), timeout=240,
+                  DAPHNEC_PS_TIMELINE=str(timeline))  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["0"], res.stdout + res.stderr
+    rows = [ln.split() for ln in timeline.read_text().splitlines()]
+    assert {r[0] for r in rows} == {"worker"} and {r[2] for r in rows} == {"compute", "push", "pull"}, rows[:5]
+    assert all(float(r[4]) <= float(r[5]) for r in rows)
+    for w in ("0", "1", "2"):
+        pushes = [(int(r[3]), float(r[4])) for r in rows if r[1] == w and r[2] == "push"]
+        # 600 rows, 3 workers, batches of 32, 2 epochs: 7 steps per epoch; the first push of the call goes whole
+        parts = pushes[1:]
+        assert len(parts) >= 4 * (2 * 7 - 2), (w, pushes)
+        steps = [parts[i : i + 4] for i in range(0, 4 * (2 * 7 - 2), 4)]
+        for step in steps:
+            order = [j for j, _ in step]
+            assert sorted(order) == [0, 1, 2, 3] and set(order[:2]) == {0, 1}, (w, step)
+        assert sum(1 for r in rows if r[1] == w and r[2] == "compute") == 2 * 7

@@ -20,6 +20,7 @@ from daphnec.runtime.paramserv.marks import await_model, await_parameter
 from daphnec.runtime.paramserv.netbytes import tcp_bytes_sent
 from daphnec.runtime.paramserv.pulls import OrderedPull, PullStopped, pull_sequence, shard_order
 from daphnec.runtime.paramserv.reduction import (
+    TreeAccumulator,
     broadcast_schedule,
     chunk_bounds,
     scatter_schedule,
@@ -27,7 +28,8 @@ from daphnec.runtime.paramserv.reduction import (
     tree_sum,
     tree_sum_array,
 )
-from daphnec.runtime.paramserv.server import ShardUpdate, shard_ranges
+from daphnec.runtime.paramserv.server import ShardUpdate, SyncServer, shard_ranges
+from daphnec.runtime.paramserv.stats import EpochLog
 from daphnec.runtime.paramserv.topology import neighbourhood
 from daphnec.runtime.paramserv.worker import Contribution
 
@@ -117,6 +119,58 @@ def test_chunks_and_buckets() -> None:
 
 
 # -- shards ----------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5, 7, 8])
+def test_tree_accumulator_sums_in_any_arrival_order_as_tree_sum(k: int) -> None:
+    """Contributions fed one by one in every kind of arrival order (absent workers too) give `tree_sum`'s bits:
+    the server's per-matrix running sum of `overlap=true` is BSP's sum. Values of very different magnitudes, so
+    that another association would change the bits."""
+    rng = np.random.default_rng(k)
+    for _trial in range(30):
+        present = [bool(rng.random() < 0.75) for _ in range(k)]
+        present[int(rng.integers(k))] = True
+        vals = [rng.standard_normal((3, 5)) * 10.0 ** int(rng.integers(-9, 9)) for _ in range(k)]
+        expected = tree_sum([(v,) if p else None for v, p in zip(vals, present)])[0]
+        acc = TreeAccumulator(present)
+        order = [int(i) for i in rng.permutation(k) if present[i]]
+        for n, i in enumerate(order):
+            assert not acc.complete
+            acc.add(i, vals[i].copy())
+            assert acc.complete == (n == len(order) - 1)
+        assert np.array_equal(acc.result, expected), (k, present, order)  # type: ignore[arg-type]
+        assert all(np.isfinite(v).all() for v in vals)
+
+
+def test_sync_server_push_part_equals_push() -> None:
+    """BSP's server fed matrix by matrix (`push_part` in a shuffled order, then `push_done`; one worker with a
+    whole push, as a worker's last push is) applies the same updates as when fed whole pushes: bit-identical
+    models at every version; the model changes only when the clock's last push is done."""
+    rng = np.random.default_rng(3)
+    shapes = [(4, 3), (1, 3), (3, 2)]
+    model = create_list(*[np.zeros(s) for s in shapes])
+    k, clocks = 3, 4
+    grads = [[[rng.standard_normal(s) * 10.0 ** int(rng.integers(-6, 6)) for s in shapes] for _ in range(k)]
+             for _ in range(clocks)]  # fmt: skip
+
+    def update(m: object, g: object) -> object:
+        return create_list(*[a - 0.1 * b for a, b in zip(m, g)])  # type: ignore[call-overload]
+
+    whole = SyncServer(model, update, EpochLog(1), [clocks] * k, 1)
+    parts = SyncServer(model, update, EpochLog(1), [clocks] * k, 1)
+    for c in range(clocks):
+        for w in range(k):
+            whole.push(w, c, tuple(grads[c][w]), c)
+        pieces = [(w, j) for w in range(1, k) for j in range(len(shapes))]
+        for i in rng.permutation(len(pieces)):
+            w, j = pieces[int(i)]
+            parts.push_part(w, c, j, grads[c][w][j])
+        assert parts.push_done(1, c, c) is False
+        assert parts.push(0, c, tuple(grads[c][0]), c) is False
+        assert parts.version == c
+        assert parts.push_done(2, c, c) is True
+        assert parts.version == whole.version == c + 1
+        assert all(np.array_equal(a, b) for a, b in zip(parts.model, whole.model))
 
 
 def test_shard_ranges_balance_bytes() -> None:
