@@ -159,15 +159,18 @@ def _context_free(cls: type) -> bool:
 _CONTEXT_FREE: dict[type, bool] = {}
 
 
-def _memo_verify(original: Callable[..., None]) -> Callable[..., None]:
-    """`DaphneOp.verify`, skipped for an op the active memo holds with the same signature."""
+def _memoized(
+    original: Callable[..., None], signature: Callable[[Operation], tuple], always: Callable[[Operation], bool]
+) -> Callable[..., None]:
+    """`original` (an op class's `verify`), skipped for an op the active memo holds with the same `signature`;
+    ops for which `always` holds are verified every time."""
 
-    def verify(self: DaphneOp, verify_nested_ops: bool = True) -> None:
+    def verify(self: Operation, verify_nested_ops: bool = True) -> None:
         indexes = _active()
         memo = indexes.memo if indexes is not None else None
-        if memo is None or self.regions or self.successors or not _context_free(type(self)):
+        if memo is None or always(self):
             return original(self, verify_nested_ops)
-        sig = _signature(self)
+        sig = signature(self)
         if memo.get(self) == sig:
             return None
         original(self, verify_nested_ops)
@@ -176,6 +179,12 @@ def _memo_verify(original: Callable[..., None]) -> Callable[..., None]:
 
     verify._daphnec_memo = True  # type: ignore[attr-defined]
     return verify
+
+
+def _memo_verify(original: Callable[..., None]) -> Callable[..., None]:
+    """`DaphneOp.verify`, skipped for an op the active memo holds with the same signature (ops with regions or
+    successors, and op classes whose verdict reads their surroundings, always verify)."""
+    return _memoized(original, _signature, lambda op: bool(op.regions or op.successors or not _context_free(type(op))))
 
 
 _TERMINATORS = (scf.YieldOp, func.ReturnOp)
@@ -194,21 +203,7 @@ def _context_signature(op: Operation) -> tuple:
 
 def _memo_verify_terminator(original: Callable[..., None]) -> Callable[..., None]:
     """`Operation.verify` of `_TERMINATORS`, skipped for an op the active memo holds with the same signature."""
-
-    def verify(self: Operation, verify_nested_ops: bool = True) -> None:
-        indexes = _active()
-        memo = indexes.memo if indexes is not None else None
-        if memo is None:
-            return original(self, verify_nested_ops)
-        sig = _context_signature(self)
-        if memo.get(self) == sig:
-            return None
-        original(self, verify_nested_ops)
-        memo[self] = sig
-        return None
-
-    verify._daphnec_memo = True  # type: ignore[attr-defined]
-    return verify
+    return _memoized(original, _context_signature, lambda op: False)
 
 
 def _lookup_symbol(

@@ -184,18 +184,34 @@ class EarlyPushes:
         for s, (a, b) in enumerate(self.endpoint.ranges):
             if s in self.sent or any(self.grads[i] is None for i in range(a, b)):
                 continue
-            if self.pull is not None:
-                r = self.pull.finish()
-                self.pull = None
-                if r is None or r == STOP:
-                    self.off = True
-                    return
+            if not self._finish_pull():
+                return
             part = Contribution(tuple(self.grads[a:b]), None, 0, 0)
             self.endpoint.endpoints[s].send(self.w, self.tag, self.endpoint.versions[s], self.nxt, part, self.stats)
             self.sent.add(s)
-            if self.progress is None and self.drive is not None:
-                self.progress = threading.Thread(target=self._drive, name="daphnec-paramserv-push", daemon=True)
-                self.progress.start()
+            self._start_progress()
+
+    def _finish_pull(self) -> bool:
+        """Complete the pull in flight before the first early push (its answer sets the versions the push
+        reports); False when it was stopped (the rest goes the usual way)."""
+        if self.pull is None:
+            return True
+        r = self.pull.finish()
+        self.pull = None
+        if r is None or r == STOP:
+            self.off = True
+            return False
+        self._pulled(r)
+        return True
+
+    def _pulled(self, answer: object) -> None:
+        """The completed pull's answer (the sharded endpoint keeps its versions itself)."""
+
+    def _start_progress(self) -> None:
+        """Start driving MPI's progress once the first early push is in flight."""
+        if self.progress is None and self.drive is not None:
+            self.progress = threading.Thread(target=self._drive, name="daphnec-paramserv-push", daemon=True)
+            self.progress.start()
 
     def _drive(self) -> None:
         """MPI moves a large message only inside MPI calls (no asynchronous progress by default), and while `upd`
@@ -238,18 +254,14 @@ class MatrixPushes(EarlyPushes):
         if getattr(g, "shape", None) != self.shapes[j] or not isinstance(g, np.ndarray):
             self.off = True  # call_upd reports a wrong shape; another value kind goes whole
             return
-        if self.pull is not None:
-            r = self.pull.finish()
-            self.pull = None
-            if r is None or r == STOP:
-                self.off = True
-                return
-            self.used = r[1]  # type: ignore[index]
+        if not self._finish_pull():
+            return
         self.endpoint1.send_part(self.tag, self.used, j, g, self.stats)  # type: ignore[attr-defined]
         self.sent.add(j)
-        if self.progress is None and self.drive is not None:
-            self.progress = threading.Thread(target=self._drive, name="daphnec-paramserv-push", daemon=True)
-            self.progress.start()
+        self._start_progress()
+
+    def _pulled(self, answer: object) -> None:
+        self.used = answer[1]  # type: ignore[index]  # the model version the push reports
 
 
 PROGRESS_PERIOD = 1e-3
