@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import numpy as np
@@ -140,31 +140,37 @@ def split_product(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
     if size == 0:
         return None
     res = np.empty((m, n), dtype=np.result_type(a, b))
-    blocks = -(-(m if axis == 0 else n) // size)
 
-    def run(first: int, last: int) -> None:
-        with quiet():  # a worker thread has no error state of its own (runtime/fperr.py)
-            _run(first, last)
+    def block(j: int) -> None:
+        lo, hi = j * size, (j + 1) * size
+        if axis == 0:
+            np.matmul(a[lo:hi], b, out=res[lo:hi])
+        else:
+            res[:, lo:hi] = np.matmul(a, b[:, lo:hi])
 
-    def _run(first: int, last: int) -> None:
-        for j in range(first, last):
-            lo, hi = j * size, (j + 1) * size
-            if axis == 0:
-                np.matmul(a[lo:hi], b, out=res[lo:hi])
-            else:
-                res[:, lo:hi] = np.matmul(a, b[:, lo:hi])
+    run_blocks(("matmul.blocks", axis), -(-(m if axis == 0 else n) // size), block)
+    return res
 
+
+def run_blocks(key: object, blocks: int, block: Callable[[int], None]) -> None:
+    """`block(j)` for j in 0..blocks-1 as tasks of daphnec's scheduler (OpenBLAS at one thread), or one after the
+    other on this thread inside a `parfor` task (whose products run on one thread each: the same blocks, so the same
+    bits as the `for` loop's). Blocks write disjoint outputs; their order never matters."""
     from daphnec.runtime.fperr import quiet
     from daphnec.runtime.parfor import in_parfor_task
 
+    def run(first: int, last: int) -> None:
+        with quiet():  # a worker thread has no error state of its own (runtime/fperr.py)
+            for j in range(first, last):
+                block(j)
+
     if in_parfor_task():
         run(0, blocks)
-    else:
-        from daphnec.runtime.vectorized.pipeline import schedule_tasks
+        return
+    from daphnec.runtime.vectorized.pipeline import schedule_tasks
 
-        with one_blas_thread():
-            schedule_tasks(("matmul.blocks", axis), blocks, run)
-    return res
+    with one_blas_thread():
+        schedule_tasks(key, blocks, run)
 
 
 REDUCTION_MAX_BLOCKS = 16
@@ -207,22 +213,13 @@ def split_reduction(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
     blocks = -(-k // size)
     parts = np.empty((blocks, m, n), dtype=dt)
 
+    def block(j: int) -> None:
+        lo, hi = j * size, min(k, (j + 1) * size)
+        np.matmul(a[:, lo:hi], b[lo:hi], out=parts[j])
+
+    run_blocks(("matmul.reduce",), blocks, block)
     from daphnec.runtime.fperr import quiet
-    from daphnec.runtime.parfor import in_parfor_task
 
-    def run(first: int, last: int) -> None:
-        with quiet():
-            for j in range(first, last):
-                lo, hi = j * size, min(k, (j + 1) * size)
-                np.matmul(a[:, lo:hi], b[lo:hi], out=parts[j])
-
-    if in_parfor_task():
-        run(0, blocks)
-    else:
-        from daphnec.runtime.vectorized.pipeline import schedule_tasks
-
-        with one_blas_thread():
-            schedule_tasks(("matmul.reduce",), blocks, run)
     res = parts[0].copy()
     with quiet():
         for j in range(1, blocks):  # fixed order: the bits do not depend on which worker ran which block

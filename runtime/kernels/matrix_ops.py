@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.kernels.blas_threads import split_reduction
 from daphnec.runtime.memory import check_alloc
 from daphnec.runtime.values import as_dense, dtype_of, is_csr
 
@@ -168,10 +169,8 @@ def syrk(A):
     A = _matrix(A, "syrk")
     if A.dtype == object:
         raise DaphneRuntimeError("syrk: not supported on value type str")
-    from daphnec.runtime.kernels.blas_threads import split_reduction
-
     with np.errstate(all="ignore"):
-        res = split_reduction(A.T, A) if A.dtype.kind == "f" else None  # long reductions: blocks on the workers
+        res = split_reduction(A.T, A)  # a long reduction of a float X: row blocks on the workers, or None
         res = np.ascontiguousarray((np.matmul(A.T, A) if res is None else res).astype(A.dtype, copy=False))
     for i in range(1, res.shape[0]):  # the lower triangle mirrors the upper one, row by row
         res[i, :i] = res[:i, i]
@@ -187,8 +186,6 @@ def gemv(A, x) -> np.ndarray:
         )
     if A.dtype == object:
         raise DaphneRuntimeError("gemv: not supported on value type str")
-    from daphnec.runtime.kernels.blas_threads import split_reduction
-
     with np.errstate(all="ignore"):
-        res = split_reduction(A.T, x) if A.dtype.kind == "f" and x.dtype == A.dtype else None
+        res = split_reduction(A.T, x) if x.dtype == A.dtype else None
         return np.ascontiguousarray((np.matmul(A.T, x) if res is None else res).astype(A.dtype, copy=False))

@@ -13,8 +13,17 @@ import pytest
 
 from daphnec.runtime.config import DaphneConfig
 from daphnec.runtime.kernels import blas_threads
-from daphnec.runtime.kernels.blas_threads import PARALLEL_PRODUCT_MACS, one_blas_thread, product_blocks
+from daphnec.runtime.kernels.blas_threads import (
+    GEMV_SPLIT_BYTES,
+    PARALLEL_PRODUCT_MACS,
+    REDUCTION_BLOCK_MIN,
+    REDUCTION_MAX_BLOCKS,
+    one_blas_thread,
+    product_blocks,
+    reduction_blocks,
+)
 from daphnec.runtime.kernels.matmul import matmul
+from daphnec.runtime.kernels.matrix_ops import gemv, syrk
 from daphnec.runtime.vectorized.settings import SETTINGS
 from daphnec.tools.driver import compile_source, configure_runtime
 
@@ -114,23 +123,35 @@ def test_product_blocks_depend_on_the_shapes_only():
     assert 2000 * 1000 * 1000 > PARALLEL_PRODUCT_MACS
 
 
-@pytest.mark.parametrize("shape", [(1200, 700, 900), (40, 3000, 2500), (3000, 300, 40)])
-def test_large_products_are_the_same_bits_at_every_thread_count(shape: tuple[int, int, int]):
-    m, k, n = shape
-    rng = np.random.default_rng(3)
-    a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+def _at_thread_counts(f):
+    """`f()` at 1-3 threads and three schemes: every result the same bits; the first is returned."""
     saved = SETTINGS.scheduler
     results = []
     try:
         for threads, scheme in ((1, "STATIC"), (2, "STATIC"), (3, "SS"), (2, "GSS")):
             configure_runtime(DaphneConfig(numberOfThreads=threads, taskPartitioningScheme=scheme))
             with one_blas_thread():
-                results.append(matmul(a, b, "f64"))
+                results.append(f())
     finally:
         SETTINGS.scheduler = saved
     for r in results[1:]:
-        assert r.flags.c_contiguous and np.array_equal(r, results[0])
-    np.testing.assert_allclose(results[0], a @ b, rtol=1e-11, atol=1e-11)
+        assert np.array_equal(r, results[0])
+    return results[0]
+
+
+@pytest.mark.parametrize("shape", [(1200, 700, 900), (40, 3000, 2500), (3000, 300, 40)])
+def test_large_products_are_the_same_bits_at_every_thread_count(shape: tuple[int, int, int]):
+    m, k, n = shape
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+
+    def product() -> np.ndarray:
+        r = matmul(a, b, "f64")
+        assert r.flags.c_contiguous
+        return r
+
+    res = _at_thread_counts(product)
+    np.testing.assert_allclose(res, a @ b, rtol=1e-11, atol=1e-11)
 
 
 def test_large_product_in_parfor_equals_for():
@@ -144,3 +165,36 @@ print(sum(R));
 print(R[2, 0:3]);
 """
     assert _run(text, numberOfThreads=2) == _run(text.replace("parfor (", "for ("), numberOfThreads=2)
+
+
+# Long reductions into a small result: shape-determined blocks of rows, partials summed in block order.
+
+
+def test_reduction_blocks_depend_on_the_shapes_only():
+    assert reduction_blocks(51, 1000, 51, 8) == 0  # small input: one call
+    size = reduction_blocks(51, 100000, 51, 8)
+    assert size >= REDUCTION_BLOCK_MIN and -(-100000 // size) <= REDUCTION_MAX_BLOCKS
+    assert reduction_blocks(51, 10**6, 1, 8) > 0  # t(X) @ y of a 408 MB X: split
+    assert reduction_blocks(51, 100000, 1, 8) == 0  # a 40 MB gemv: memory bound, one call
+
+
+@pytest.mark.parametrize("rows,cols", [(100000, 51), (50000, 20)])
+def test_tall_gram_products_are_the_same_bits_at_every_thread_count(rows: int, cols: int):
+    rng = np.random.default_rng(5)
+    X, y = rng.standard_normal((rows, cols)), rng.standard_normal((rows, 1))
+    g = _at_thread_counts(lambda: matmul(X, X, "f64", transa=True))
+    np.testing.assert_allclose(g, X.T @ X, rtol=1e-11, atol=1e-9)
+    s = _at_thread_counts(lambda: syrk(X))
+    assert np.array_equal(s, s.T)
+    np.testing.assert_allclose(s, X.T @ X, rtol=1e-11, atol=1e-9)
+    v = _at_thread_counts(lambda: gemv(X, y))
+    np.testing.assert_allclose(v, X.T @ y, rtol=1e-11, atol=1e-9)
+
+
+def test_large_gemv_is_split_and_the_same_bits_at_every_thread_count():
+    rows = GEMV_SPLIT_BYTES // (8 * 16) + 4096
+    assert reduction_blocks(16, rows, 1, 8) > 0
+    rng = np.random.default_rng(6)
+    X, y = rng.standard_normal((rows, 16)), rng.standard_normal((rows, 1))
+    v = _at_thread_counts(lambda: gemv(X, y))
+    np.testing.assert_allclose(v, X.T @ y, rtol=1e-11, atol=1e-9)
