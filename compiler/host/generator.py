@@ -386,23 +386,11 @@ class HostCodegen:
     def _cell_pair(self, col: Operation) -> tuple[CastOp, str | None] | None:
         """The as.scalar cast (and its target value type, None: the matrix's) that directly follows `col` and is
         its only reader, when `col` is an extractCol of one scalar position."""
-        cast = col.next_op
-        if not (
-            isinstance(col, ExtractColOp)
-            and isinstance(cast, CastOp)
-            and not isinstance(col.selection.type, MatrixType)
-            and cast.arg is col.res
-            and not isinstance(cast.res.type, MatrixType)
-            and _single_use(col.res)
-            and not is_noop_cast(cast)
-        ):
+        if not (isinstance(col, ExtractColOp) and not isinstance(col.selection.type, MatrixType)):
             return None
-        spec = select_kernel(cast)
-        fn = spec.fn
-        base = fn.func if isinstance(fn, functools.partial) else fn
-        if base is not as_scalar or spec.arg_casts != (None,) or select_kernel(col).arg_casts != (None, None):
+        if select_kernel(col).arg_casts != (None, None):
             return None
-        return cast, fn.keywords.get("vt") if isinstance(fn, functools.partial) else None
+        return _as_scalar_after(col)
 
     def _emit_cell(self, col: Operation) -> None:
         row, cast, vt = self.cells.pop(col)
@@ -425,20 +413,13 @@ class HostCodegen:
     def _idx_scalar(self, op: IdxAggOp) -> bool:
         """`as.scalar(idxMin(v, 1))` right after each other, the position matrix 1 x 1 by its type and read only by
         the cast: one kernel returning the position (`agg.idx_scalar_kernel`), no 1 x 1 matrix between."""
-        cast, t = op.next_op, op.res.type
-        if not (
-            isinstance(cast, CastOp)
-            and cast.arg is op.res
-            and _single_use(op.res)
-            and isinstance(t, MatrixType)
-            and (t.rows.data, t.cols.data) == (1, 1)
-            and not isinstance(cast.res.type, MatrixType)
-            and not is_noop_cast(cast)
-        ):
+        t = op.res.type
+        if not (isinstance(t, MatrixType) and (t.rows.data, t.cols.data) == (1, 1)):
             return False
-        spec = select_kernel(cast)
-        if spec.fn is not as_scalar or select_kernel(op).arg_casts != (None,):
+        found = _as_scalar_after(op)
+        if found is None or found[1] is not None or select_kernel(op).arg_casts != (None,):
             return False
+        cast = found[0]
         e = self.e
         fn = idx_scalar_kernel(op.KIND, op.AXIS)
         e.emit(f"{e.define(cast.res)} = {e.bind(fn, fn.__name__)}({e.ref(op.arg)})", op)
@@ -651,6 +632,26 @@ def _last_uses(block: Block) -> dict[SSAValue, int | None]:
                 end = max(end, pos[top])
             last[r] = end
     return last
+
+
+def _as_scalar_after(op: Operation) -> tuple[CastOp, str | None] | None:
+    """The matrix-to-scalar cast (`as.scalar`, kernel `meta.as_scalar`) right after `op` that is the only reader of
+    its one result, with the cast's target value type (None: the matrix's); None if there is none."""
+    cast = op.next_op
+    if not (
+        isinstance(cast, CastOp)
+        and cast.arg is op.results[0]
+        and _single_use(op.results[0])
+        and not isinstance(cast.res.type, MatrixType)
+        and not is_noop_cast(cast)
+    ):
+        return None
+    spec = select_kernel(cast)
+    fn = spec.fn
+    base = fn.func if isinstance(fn, functools.partial) else fn
+    if base is not as_scalar or spec.arg_casts != (None,):
+        return None
+    return cast, fn.keywords.get("vt") if isinstance(fn, functools.partial) else None
 
 
 def _plus_one(hi: SSAValue, lo: SSAValue) -> bool:
