@@ -154,12 +154,11 @@ saveDaphneLibResult(X);
     np.testing.assert_array_equal(np.asarray(out)[:, 0], [-1.0, -1.0, -1.0])
 
 
-def test_statistics_count_no_bytes_for_in_place_updates(tmp_path) -> None:  # noqa: ANN001 - pytest fixture
-    """`--statistics` adds the bytes of new results: an in-place update makes none (the first, copying write of
-    a matrix the program does not own would). An si64 matrix keeps the kernel call (an f64 written into one cell
-    is an inline store, no operator of the table: `test_statistics_omit_inline_cell_stores`)."""
+def _mask_statistics(tmp_path, zero: str, one: str) -> subprocess.CompletedProcess[str]:  # noqa: ANN001
+    """`--statistics` of a loop setting every third of 100 cells of a 1000 x 1 mask (`zero`/`one`: its literals),
+    which prints 100; the table is on stderr."""
     script = tmp_path / "mask.daph"
-    script.write_text("keep = fill(0, 1000, 1);\nfor (c in 0:99) {\n    keep[c * 3, 0] = 1;\n}\n"
+    script.write_text(f"keep = fill({zero}, 1000, 1);\nfor (c in 0:99) {{\n    keep[c * 3, 0] = {one};\n}}\n"
                       "print(sum(keep));\n")  # fmt: skip
     res = subprocess.run(
         [sys.executable, "-m", "daphnec.tools.daphnec", "--statistics", str(script)],
@@ -167,6 +166,14 @@ def test_statistics_count_no_bytes_for_in_place_updates(tmp_path) -> None:  # no
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
     assert res.stdout == "100\n"
+    return res
+
+
+def test_statistics_count_no_bytes_for_in_place_updates(tmp_path) -> None:  # noqa: ANN001 - pytest fixture
+    """`--statistics` adds the bytes of new results: an in-place update makes none (the first, copying write of
+    a matrix the program does not own would). An si64 matrix keeps the kernel call (an f64 written into one cell
+    is an inline store, no operator of the table: `test_statistics_omit_inline_cell_stores`)."""
+    res = _mask_statistics(tmp_path, "0", "1")
     rows = [line.split() for line in res.stderr.splitlines() if "insert_in_place" in line]
     assert len(rows) == 1
     _, name, _, count, _, nbytes, where = rows[0]
@@ -177,14 +184,6 @@ def test_statistics_count_no_bytes_for_in_place_updates(tmp_path) -> None:  # no
 def test_statistics_omit_inline_cell_stores(tmp_path) -> None:  # noqa: ANN001 - pytest fixture
     """The in-place store of a scalar f64 into one cell and the scalar ops around it are computed inline by the
     host code (compiler/host/generator.py): no kernel call, so `--statistics` lists none of them."""
-    script = tmp_path / "mask.daph"
-    script.write_text("keep = fill(0.0, 1000, 1);\nfor (c in 0:99) {\n    keep[c * 3, 0] = 1.0;\n}\n"
-                      "print(sum(keep));\n")  # fmt: skip
-    res = subprocess.run(
-        [sys.executable, "-m", "daphnec.tools.daphnec", "--statistics", str(script)],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert res.returncode == 0, res.stderr
-    assert res.stdout == "100\n"
+    res = _mask_statistics(tmp_path, "0.0", "1.0")
     names = [line.split()[1] for line in res.stderr.splitlines()[2:]]
     assert sorted(names) == ["fill", "print", "sum_all"]
