@@ -33,14 +33,13 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from script_steps import Script, scaled_rows  # the sibling module: one record of a benchmarked script
+from script_steps import Script, measure, scaled_rows  # the sibling module: one record of a benchmarked script
 
 ROOT = Path(__file__).resolve().parents[1]
 ALGOS = ROOT / "bench" / "algorithms"
@@ -239,28 +238,12 @@ def write_inputs(data: dict[str, object], folder: Path) -> tuple[dict[str, str],
     return paths, arrays
 
 
-#: Runs a command from a small process and reports its wall time and peak RSS. Linux charges a process that
-#: `exec`s the peak RSS of the memory it had before (a child forked from this big bench process starts at the
-#: bench's size), so the measured process is forked from this small one instead.
-MEASURE = """import os, sys, time
-t0 = time.perf_counter()
-pid = os.fork()
-if pid == 0:
-    os.execv(sys.argv[1], sys.argv[1:])
-_, status, usage = os.wait4(pid, 0)
-sys.stderr.write(f"\\nMEASURED {time.perf_counter() - t0} {usage.ru_maxrss}\\n")
-sys.exit(os.waitstatus_to_exitcode(status))
-"""
-
-
 def measured(cmd: list[str], env: dict[str, str] | None = None) -> tuple[int, str, str, float, float]:
     """Exit code, stdout, stderr, wall seconds and peak RSS (MiB) of `cmd` (a process of its own; `env`: extra
     environment variables)."""
     env = {**os.environ, **env} if env else None
-    res = subprocess.run([sys.executable, "-c", MEASURE, *cmd], capture_output=True, text=True, cwd=ROOT, env=env)
-    head, _, tail = res.stderr.rpartition("\nMEASURED ")
-    wall, rss_kb = tail.split()[:2] if tail else ("nan", "nan")
-    return res.returncode, res.stdout, head, float(wall), float(rss_kb) / 1024
+    m = measure(cmd, env, ROOT)
+    return m.returncode, m.stdout, m.stderr, m.wall, m.rss_kb / 1024
 
 
 def run_daphnec(

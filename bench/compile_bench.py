@@ -119,18 +119,6 @@ def profile(name: str, top: int, out: Path | None = None) -> None:
         pstats.Stats(prof).sort_stats("cumulative").print_stats(top)
 
 
-#: Forks + execs the measured command from a small process, so wait4's CPU and RSS are the child's alone.
-MEASURE = """import os, sys, time
-t0 = time.perf_counter()
-pid = os.fork()
-if pid == 0:
-    os.execv(sys.argv[1], sys.argv[1:])
-_, status, usage = os.wait4(pid, 0)
-sys.stderr.write(f"\\nMEASURED {time.perf_counter() - t0} {usage.ru_utime + usage.ru_stime}\\n")
-sys.exit(os.waitstatus_to_exitcode(status))
-"""
-
-
 def script_once(
     python: str, sc: object, args: dict[str, object], tmp: Path, importtime: bool = False, extra: dict | None = None
 ) -> dict[str, float]:
@@ -151,11 +139,12 @@ def script_once(
         str(ROOT / "bench" / "scripts" / sc.script),
     ]
     cmd += [f"{k}={v}" for k, v in args.items()]
-    res = subprocess.run([sys.executable, "-c", MEASURE, *cmd], capture_output=True, text=True, env=env, cwd=ROOT)
-    head, _, tail = res.stderr.rpartition("\nMEASURED ")
-    if res.returncode != 0 or not tail:
-        raise SystemExit(f"{python}: {sc.script} failed ({res.returncode}):\n{res.stderr[-2000:]}")
-    wall, cpu = (float(x) for x in tail.split()[:2])
+    from script_steps import measure
+
+    m = measure(cmd, env, ROOT)
+    if m.returncode != 0 or m.cpu != m.cpu:
+        raise SystemExit(f"{python}: {sc.script} failed ({m.returncode}):\n{m.stderr[-2000:]}")
+    head, wall, cpu = m.stderr, m.wall, m.cpu
     timing = next(json.loads(x) for x in head.splitlines() if x.startswith('{"startup_seconds"'))
     # -X importtime: top-level lines ("| name", not indented) carry the cumulative microseconds of each import tree
     imports = (

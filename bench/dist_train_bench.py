@@ -464,10 +464,15 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=900.0)
     ap.add_argument("--repeat", type=int, default=1, help="runs per cell (interleaved); the fastest is reported")
     ap.add_argument("--json", type=Path, default=None)
-    ap.add_argument("--timeline", type=Path, default=None,
-                    help="append every run's per-step intervals (compute, push/pull per matrix) to this file")
-    ap.add_argument("--baseline-all", action="store_true",
-                    help="also run every selected overlap strategy without overlap")
+    ap.add_argument(
+        "--timeline",
+        type=Path,
+        default=None,
+        help="append every run's per-step intervals (compute, push/pull per matrix) to this file",
+    )
+    ap.add_argument(
+        "--baseline-all", action="store_true", help="also run every selected overlap strategy without overlap"
+    )
     args = ap.parse_args()
     rates = args.rates.split(",")
     why = netem_works()

@@ -59,8 +59,10 @@ def main() -> None:
     from daphnec.runtime.kernels import blas_threads
 
     print(f"load: {os.getloadavg()[0]:.2f}")
-    print(f"{'case':20s} {'thr':>3s} {'single ms':>10s} {'blocked ms':>10s} {'cpu single':>10s} "
-          f"{'cpu blocked':>11s} {'speedup':>7s}")
+    print(
+        f"{'case':20s} {'thr':>3s} {'single ms':>10s} {'blocked ms':>10s} {'cpu single':>10s} "
+        f"{'cpu blocked':>11s} {'speedup':>7s}"
+    )
     rng = np.random.default_rng(1)
     for name, (kind, (r, c)) in CASES.items():
         if args.only and not any(s in name for s in args.only.split(",")):
@@ -81,8 +83,10 @@ def main() -> None:
                     blas_threads.split_reduction = saved
                     mm.split_reduction = saved
                 wb, cb = _time(f, args.repeat)
-            print(f"{name:20s} {threads:3d} {ws * 1e3:10.2f} {wb * 1e3:10.2f} {cs * 1e3:10.2f} {cb * 1e3:11.2f} "
-                  f"{ws / wb:7.2f}")
+            print(
+                f"{name:20s} {threads:3d} {ws * 1e3:10.2f} {wb * 1e3:10.2f} {cs * 1e3:10.2f} {cb * 1e3:11.2f} "
+                f"{ws / wb:7.2f}"
+            )
 
 
 if __name__ == "__main__":

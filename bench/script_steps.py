@@ -9,11 +9,52 @@ seeded, at sizes scaled by the bench's `--scale`.
 
 from __future__ import annotations
 
+import math
+import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+
+# ---------------------------------------------------------------------------------------------------------------------
+# One measured process (bench/algorithms_bench.py, bench/compile_bench.py)
+# ---------------------------------------------------------------------------------------------------------------------
+
+#: Forks and execs the measured command from a small process, so that `wait4`'s CPU time and peak RSS are the
+#: child's alone: Linux charges a process that `exec`s the peak RSS of the memory it had before, so a child forked
+#: from a big bench process would start at the bench's size.
+MEASURE = """import os, sys, time
+t0 = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+sys.stderr.write(f"\\nMEASURED {time.perf_counter() - t0} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}\\n")
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+@dataclass
+class Measured:
+    """A measured process: exit code, stdout, stderr (without the measurement line), wall seconds, peak RSS (KiB)
+    and CPU seconds (user + system; NaN when the process did not report)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    wall: float
+    rss_kb: float
+    cpu: float
+
+
+def measure(cmd: list[str], env: dict[str, str] | None = None, cwd: object = None) -> Measured:
+    """Run `cmd` as a process of its own and measure it (`MEASURE`)."""
+    res = subprocess.run([sys.executable, "-c", MEASURE, *cmd], capture_output=True, text=True, env=env, cwd=cwd)
+    head, _, tail = res.stderr.rpartition("\nMEASURED ")
+    wall, rss_kb, cpu = (float(x) for x in tail.split()[:3]) if tail else (math.nan,) * 3
+    return Measured(res.returncode, res.stdout, head if tail else res.stderr, wall, rss_kb, cpu)
+
 
 # ---------------------------------------------------------------------------------------------------------------------
 # numpy steps (one per script)
