@@ -37,7 +37,7 @@ from xdsl.passes import ModulePass
 from daphnec.compiler.analysis.inference import set_type
 from daphnec.compiler.analysis.vectorizable import is_vectorizable
 from daphnec.compiler.ir_walk import function_blocks
-from daphnec.compiler.passes.vectorize import fuse_ops, is_legal_fusion
+from daphnec.compiler.passes.pipeline_fusion import fuse_ops, is_legal_fusion
 from daphnec.dialects import ops, ops_frame
 from daphnec.dialects.attr_names import ORDERED_ATTR
 from daphnec.dialects.op_kinds import FROM_SUMS

@@ -25,7 +25,7 @@ from xdsl.passes import ModulePass
 
 from daphnec.compiler.ir_walk import function_blocks
 from daphnec.compiler.passes.fuse_sums import MIN_CELLS, chain, fusable_operand, native_elementwise, plain_f64
-from daphnec.compiler.passes.vectorize import fuse_ops, is_legal_fusion
+from daphnec.compiler.passes.pipeline_fusion import fuse_ops, is_legal_fusion
 from daphnec.dialects.attr_names import ORDERED_ATTR
 from daphnec.dialects.types import MatrixType
 

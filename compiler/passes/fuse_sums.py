@@ -25,7 +25,7 @@ from xdsl.passes import ModulePass
 
 from daphnec.compiler.ir_walk import function_blocks
 from daphnec.compiler.lowering import ew_kinds
-from daphnec.compiler.passes.vectorize import fuse_ops, is_legal_fusion
+from daphnec.compiler.passes.pipeline_fusion import fuse_ops, is_legal_fusion
 from daphnec.dialects import ops
 from daphnec.dialects.attr_names import ORDERED_ATTR
 from daphnec.dialects.types import MatrixType, vt_name

@@ -5,10 +5,8 @@ result; walking each block's candidates in reverse program order, an unassigned 
 producer joins its consumer's pipeline when the consumer splits that operand by ROWS and the producer combines that
 result by ROWS. Unlike DAPHNE (its issue #375), a merge is only made when the merged set stays *convex*: no op
 outside it both depends on it and feeds it, and nothing with side effects has to move — so SSA dominance and the
-order of effects always hold. Horizontal fusion then merges independent pipelines that scan the same input.
-
-A pipeline is placed where its first member was; the ops between its members that it depends on move before it.
-Constants used by members are cloned into the body, so the body is self-contained (it can be shipped as text).
+order of effects always hold (the legality and the building: compiler/passes/pipeline_fusion.py). Horizontal
+fusion then merges independent pipelines that scan the same input.
 
 The cost model (`min_cells` > 0; the CLI's `--vec-min-cells`, on by default except with `--distributed`; issue 23
 part 6, "--vec never slower than plain"): a candidate pipeline is formed only where it can run on several threads.
@@ -28,7 +26,10 @@ matrix into parts per iteration makes mostly small ones (RDP under --vec: a pipe
 than the plain kernels). Loops of small per-iteration matrices (decision trees,
 row-by-row geometry, 1-row slices) would otherwise run thousands of pipelines, each slower than the plain
 kernels. A pipeline whose input sizes are unknown is formed; the executor runs small inputs in one call on the
-calling thread. (Products never join pipelines: compiler/analysis/vectorizable.py.)
+calling thread. (Products never join pipelines: compiler/analysis/vectorizable.py.) A candidate that would get no
+native kernel (`lowers_natively`: e.g. a column count unknown at compile time) is not formed either: its Python
+body calls the plain ops' numpy kernels per row block. And what the cost model leaves as plain ops gets the
+default path's ordered fusions (`_plain_fusions`: fuse-sums, fuse-maps), as it would without `--vec`.
 """
 
 from __future__ import annotations
@@ -41,120 +42,26 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
-from xdsl.traits import Pure
 
-from daphnec.compiler.analysis.inference import Inference, set_type
-from daphnec.compiler.analysis.vectorizable import combines, is_vectorizable, splits
+from daphnec.compiler.analysis.vectorizable import is_vectorizable, splits
 from daphnec.compiler.ir_walk import function_blocks
+from daphnec.compiler.lowering.kernel_plan import try_plan
+from daphnec.compiler.passes.fuse_maps import fuse_maps_in
+from daphnec.compiler.passes.fuse_sums import fuse_sums_in
+from daphnec.compiler.passes.pipeline_fusion import (
+    BlockDeps,
+    block_op,
+    build_pipeline,
+    combine_of,
+    no_broadcast_only_member,
+)
 from daphnec.dialects.ops import ConstantOp, ExtractColOp, SliceRowOp, TransposeOp
 from daphnec.dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
-from daphnec.dialects.types import MatrixType, is_matrix
+from daphnec.dialects.types import MatrixType
 from daphnec.dialects.value_types import Split
 
 
-def _block_op(op: Operation, block: Block) -> Operation | None:
-    """The ancestor of `op` that sits directly in `block` (or None)."""
-    while op is not None and op.parent is not block:
-        op = op.parent_op()  # type: ignore[assignment]
-    return op
-
-
-def _operands_deep(op: Operation) -> list[SSAValue]:
-    """Operands of an op and of every op nested in it (a region may use values from outside)."""
-    return [v for o in op.walk() for v in o.operands]
-
-
-def _is_pure(op: Operation) -> bool:
-    return all(o.has_trait(Pure) or isinstance(o, PipelineReturnOp) for o in op.walk())
-
-
-class _Block:
-    """Dependency queries over one block's ops, for legality checks of candidate pipelines."""
-
-    def __init__(self, block: Block):
-        self.block = block
-        self.ops = list(block.ops)
-        self.pos = {op: i for i, op in enumerate(self.ops)}
-
-    def producers(self, op: Operation) -> set[Operation]:
-        out = set()
-        for v in _operands_deep(op):
-            owner = v.owner
-            if isinstance(owner, Operation):
-                p = _block_op(owner, self.block)
-                if p is not None and p is not op:
-                    out.add(p)
-        return out
-
-    def classify(self, members: set[Operation]) -> tuple[list[Operation], bool]:
-        """The non-members between the members that the members depend on, and whether the set is legal."""
-        lo = min(self.pos[m] for m in members)
-        hi = max(self.pos[m] for m in members)
-        between = [op for op in self.ops[lo + 1 : hi] if op not in members]
-        down: set[Operation] = set()
-        for op in self.ops[lo + 1 : hi + 1]:
-            if op not in members and self.producers(op) & (members | down):
-                down.add(op)
-        up: set[Operation] = set()
-        for op in reversed(self.ops[lo:hi]):
-            if op in members:
-                continue
-            users = {self.block_user(u.operation) for r in op.results for u in r.uses}
-            if users & (members | up):
-                up.add(op)
-        legal = (
-            not (up & down)
-            and all(_is_pure(op) for op in up)
-            and _row_wise_inside(members)
-            and _no_broadcast_only_member(
-                [(m, [v if v.owner not in members else None for v in m.operands]) for m in members]
-            )
-        )
-        return [op for op in between if op in up], legal
-
-    def block_user(self, op: Operation) -> Operation | None:
-        return _block_op(op, self.block)
-
-
-def _row_wise_inside(members: set[Operation]) -> bool:
-    """Inside a pipeline, a member may consume another member's result only row block by row block: the use
-    splits by ROWS and the producer combines by ROWS (a member cannot read a reduction of the whole input)."""
-    for m in members:
-        for v, split in zip(m.operands, splits(m)):
-            if v.owner in members and (split != Split.ROWS or _combine_of(v.owner, v) != 1):  # type: ignore[arg-type]
-                return False
-    return True
-
-
-def _no_broadcast_only_member(members: list[tuple[Operation, list[SSAValue | None]]]) -> bool:
-    """A pipeline runs over the rows of its ROWS inputs; one with a single row next to longer ones is broadcast
-    (passed whole to every row block, facts §2). Each member must read at least one ROWS operand that runs over
-    the pipeline's rows: a member whose row-split operands are all broadcast (`f[, 9]`, `2 * f`, `sum(f, 0)` of a
-    1-row `f` next to a 5000-row `X`) would produce one result per row block instead of one (its output would get
-    the pipeline's row count, its sum would be counted once per block). Each member comes with its operands as
-    pipeline inputs (None where another member produces the operand, which runs over the rows by induction)."""
-    rows: dict[SSAValue, int] = {}
-    for m, inputs in members:
-        for v, split in zip(inputs, splits(m)):
-            if v is not None and split == Split.ROWS and isinstance(v.type, MatrixType):
-                rows[v] = v.type.rows.data
-    if all(r == 1 for r in rows.values()):
-        return True  # a single row everywhere: nothing is broadcast
-    broadcast = {v for v, r in rows.items() if r == 1}
-    for m, inputs in members:
-        row_operands = [
-            v for v, o, split in zip(inputs, m.operands, splits(m)) if split == Split.ROWS and is_matrix(o.type)
-        ]
-        if row_operands and all(v in broadcast for v in row_operands):
-            return False
-    return True
-
-
-def _combine_of(prod: Operation, v: SSAValue) -> int:
-    return combines(prod)[list(prod.results).index(v)]
-
-
-def _find_pipelines(info: _Block) -> list[set[Operation]]:
+def _find_pipelines(info: BlockDeps) -> list[set[Operation]]:
     """DAPHNE's greedy grouping in reverse program order, restricted to legal (convex, effect-safe) merges."""
     cands = [op for op in info.ops if is_vectorizable(op)]
     group: dict[Operation, int] = {}
@@ -167,7 +74,7 @@ def _find_pipelines(info: _Block) -> list[set[Operation]]:
             prod = v.owner
             if not isinstance(prod, Operation) or prod.parent is not info.block or not is_vectorizable(prod):
                 continue
-            if split != Split.ROWS or _combine_of(prod, v) != 1:
+            if split != Split.ROWS or combine_of(prod, v) != 1:
                 continue
             gid = group[op]
             other = group.get(prod)
@@ -182,83 +89,6 @@ def _find_pipelines(info: _Block) -> list[set[Operation]]:
                 del groups[other]
             groups[gid] = merged
     return [g for g in groups.values()]
-
-
-def _build(info: _Block, members: set[Operation]) -> VectorizedPipelineOp:
-    """Replace a legal set of ops by one pipeline op."""
-    block = info.block
-    ordered = sorted(members, key=info.pos.__getitem__)
-    upstream, _ = info.classify(members)
-    first = ordered[0]
-    for op in upstream:  # what the pipeline needs from between its members moves in front of it
-        op.detach()
-        block.insert_op_before(op, first)
-    body = Block()
-    mapping: dict[SSAValue, SSAValue] = {}
-    inputs: list[SSAValue] = []
-    in_splits: list[int] = []
-    keys: dict[tuple[SSAValue, int], SSAValue] = {}
-    for op in ordered:
-        operands = []  # per position: a value used twice with two splits (X @ X) gets two different inputs
-        for v, split in zip(op.operands, splits(op)):
-            if v in mapping:
-                operands.append(mapping[v])
-                continue
-            owner = v.owner
-            if isinstance(owner, ConstantOp):
-                c = owner.clone()
-                body.add_op(c)
-                mapping[v] = c.res
-                operands.append(c.res)
-                continue
-            key = (v, split if is_matrix(v.type) else 0)
-            if key not in keys:
-                t = v.type
-                arg_t = t
-                if key[1] == Split.ROWS:  # row blocks: unknown row count, same representation and estimate
-                    arg_t = MatrixType(t.element_type, -1, t.cols.data, t.representation.data, t.sparsity_estimate)
-                keys[key] = body.insert_arg(arg_t, len(body.args))
-                inputs.append(v)
-                in_splits.append(key[1])
-            operands.append(keys[key])
-        clone = op.clone()
-        clone.operands = operands
-        body.add_op(clone)
-        for r, cr in zip(op.results, clone.results):
-            mapping[r] = cr
-    outs = [r for op in ordered for r in op.results if any(info.block_user(u.operation) not in members for u in r.uses)]
-    out_combines = [_combine_of(r.owner, r) for r in outs]  # type: ignore[arg-type]
-    body.add_op(PipelineReturnOp(*(mapping[r] for r in outs)))
-    pipe = VectorizedPipelineOp(inputs, in_splits, [r.type for r in outs], out_combines, body)
-    pipe.location = first.location
-    block.insert_op_before(pipe, first)
-    for r, nr in zip(outs, pipe.outs):
-        r.replace_all_uses_with(nr)
-    for op in reversed(ordered):
-        Rewriter.erase_op(op)
-    _reinfer_rows(body)
-    return pipe
-
-
-def is_legal_fusion(block: Block, members: set[Operation]) -> bool:
-    """Whether `members` (ops of `block`) may become one pipeline (convex, effect-safe, row-wise inside)."""
-    return _Block(block).classify(members)[1]
-
-
-def fuse_ops(block: Block, members: set[Operation]) -> VectorizedPipelineOp:
-    """One pipeline of a legal set of ops (`is_legal_fusion`), for passes that choose their own sets."""
-    return _build(_Block(block), members)
-
-
-def _reinfer_rows(body: Block) -> None:
-    """Row counts inside a pipeline are unknown (-1): re-infer the body's types, but keep every matrix's
-    representation and sparsity estimate (a CSR value stays CSR inside the pipeline)."""
-    before = {r: r.type for op in body.ops for r in op.results}
-    Inference(ModuleOp([]), specialize=False).infer_block(body)
-    for r, old in before.items():
-        new = r.type
-        if isinstance(old, MatrixType) and isinstance(new, MatrixType):
-            set_type(r, new.with_representation(old.representation.data, old.sparsity_estimate))
 
 
 def row_split_cells(members: set[Operation]) -> int | None:
@@ -350,11 +180,22 @@ def vectorize_block(block: Block, min_cells: int = 0) -> None:
         for region in op.regions:
             for b in region.blocks:
                 vectorize_block(b, min_cells)
-    info = _Block(block)
+    info = BlockDeps(block)
     chosen = [g for g in _find_pipelines(info) if worth_forming(g, min_cells)]
+    accept = lowers_natively if min_cells > 0 else None
     for members in sorted(chosen, key=lambda g: min(info.pos[m] for m in g)):
-        _build(_Block(block), members)
+        build_pipeline(BlockDeps(block), members, accept)
     _horizontal_fusion(block)
+
+
+def lowers_natively(pipe: VectorizedPipelineOp) -> bool:
+    """The cost model's check on a built candidate: it gets a native kernel (compiler/lowering/kernel_plan.py).
+    One that keeps its Python body calls, per row block, the very numpy kernels the plain ops call once each, and
+    adds the split and the combine copies: multiLogReg's `exp(Z - aggMax(Z, 0)) / sum(E, 0)` over a 50000 x k `Z`
+    whose k is unknown at compile time (no kernel without column counts) ran at 0.84x of plain on 2 threads
+    (issue 23). Refused, its ops stay plain kernels. (With `DAPHNEC_NO_NATIVE=1` no pipeline gets its kernel, but
+    the same pipelines are formed, so that the comparison runs the same IR.)"""
+    return try_plan(pipe)[0] is not None
 
 
 def _horizontal_fusion(block: Block) -> None:
@@ -389,13 +230,13 @@ def _can_fuse_horizontally(block: Block, a: VectorizedPipelineOp, b: VectorizedP
             for op in p.body.block.ops
             if not isinstance(op, PipelineReturnOp)
         ]
-    if not _no_broadcast_only_member(members):
+    if not no_broadcast_only_member(members):
         return False
     ops = list(block.ops)
     defined_before_a = set(ops[: ops.index(a)])
     for v in b.inputs:  # b (pure) may move up to a only if everything it reads exists there already
         owner = v.owner
-        if isinstance(owner, Operation) and _block_op(owner, block) not in defined_before_a:
+        if isinstance(owner, Operation) and block_op(owner, block) not in defined_before_a:
             return False
     return True
 
@@ -445,3 +286,16 @@ class VectorizePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for block in function_blocks(op):
             vectorize_block(block, self.min_cells)
+        if self.min_cells > 0:
+            _plain_fusions(op)
+
+
+def _plain_fusions(module: ModuleOp) -> None:
+    """What the cost model refused gets the default path's fusions (`fuse-sums`, `fuse-maps`: ordered one-call
+    native loops) instead of op-by-op kernels, so `--vec` never runs a chain slower than the run without it.
+    GNMF's `W * ((X @ t(H)) / (W @ (H @ t(H)) + eps))` over 5000 x 20 factors (800 KB, too small for threads)
+    ran as three numpy kernels under `--vec`, one fused loop without it (issue 23). Both passes only fuse plain
+    ops of known shapes, so the pipelines formed above (row counts unknown inside) are left alone."""
+    for block in function_blocks(module):
+        fuse_sums_in(block)
+        fuse_maps_in(block)
