@@ -9,6 +9,11 @@ match the op's replaces the built-in kernel (the highest priority wins; among eq
 An extension kernel is recorded with its backend and library (`kernel_backend`, `kernel_lib`), which is all
 `compiler.selection.table` needs to call it. Ops with a chosen kernel are neither folded nor fused into vectorized
 pipelines: the named kernel runs.
+
+A full `sum` of a float matrix whose cells are provably integers (`compiler/analysis/integer_valued.py`: masks,
+comparisons, their products, ...) without a chosen kernel is marked `daphne.exact_sum_cells` = how many cells it
+may add in any order and keep every bit of DAPHNE's sequential fold (2^53 over the cells' bound for f64): its
+kernel then adds pairwise, at numpy's speed (`agg.exact_sum_kernel`). The rule keeps every bit, so it is always on.
 """
 
 from __future__ import annotations
@@ -17,16 +22,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
+from daphnec.compiler.analysis.integer_valued import IntegerValued, exact_sum_cells
 from daphnec.compiler.ir_walk import preorder
 from daphnec.compiler.selection.naming import kernel_name, mnemonic, op_types
-from daphnec.dialects.attr_names import KERNEL_BACKEND_ATTR, KERNEL_CHOICE_ATTR, KERNEL_HINT_ATTR, KERNEL_LIB_ATTR
+from daphnec.dialects.attr_names import (
+    EXACT_SUM_ATTR,
+    KERNEL_BACKEND_ATTR,
+    KERNEL_CHOICE_ATTR,
+    KERNEL_HINT_ATTR,
+    KERNEL_LIB_ATTR,
+)
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
-from daphnec.dialects.ops import DaphneOp
+from daphnec.dialects.ops import DaphneOp, SumAllOp
 from daphnec.runtime.kernel_catalog import BACKENDS_RUN, KernelInfo
 from daphnec.runtime.kernels.extensions import unsupported_types
 
@@ -53,6 +65,19 @@ class SelectKernelsPass(ModulePass):
                 chosen = _by_priority(o, kernels)
                 if chosen is not None:
                     _use(o, chosen)
+        _mark_exact_sums(op)
+
+
+def _mark_exact_sums(module: ModuleOp) -> None:
+    """`daphne.exact_sum_cells` on every full float sum of integer cells that runs its built-in kernel."""
+    analysis: IntegerValued | None = None
+    for o in preorder(module):
+        if not isinstance(o, SumAllOp) or KERNEL_CHOICE_ATTR in o.attributes:
+            continue
+        analysis = analysis or IntegerValued(module)
+        cells = exact_sum_cells(analysis, o)
+        if cells:
+            o.attributes[EXACT_SUM_ATTR] = IntegerAttr(cells, 64)
 
 
 def _signature(types: tuple[tuple[str, ...], tuple[str, ...]]) -> str:

@@ -477,6 +477,25 @@ def full_kernel(op: str, vt_in: str, vt_out: str | None = None) -> Callable[[np.
     return kernel
 
 
+def exact_sum_kernel(vt: str, max_cells: int) -> Callable[[np.ndarray], object]:
+    """`sum(X)` of a float matrix whose cells the compiler proved to be integers of a magnitude B
+    (compiler/analysis/integer_valued.py), with `max_cells` = 2^53 // B (f64; 2^24 // B for f32; -1: every cell is
+    0): then every partial sum, in any order, is an exact integer, so numpy's pairwise sum (~15x faster than the
+    sequential fold's `cumsum`) gives the fold's bits. A zero comes out +0 as from the fold, which starts at +0.
+    Larger inputs (shapes known only at run time) take the sequential fold."""
+    fold = full_kernel("sum", vt, vt)
+    zero = dtype_of(vt).type(0)
+
+    def kernel(X: np.ndarray):
+        if type(X) is np.ndarray and X.dtype == zero.dtype and (max_cells < 0 or X.size <= max_cells):
+            s = np.add.reduce(X, axis=None)
+            return float(s + zero if s == 0 else s)
+        return fold(X)
+
+    kernel.__name__ = f"sumAll_exact_{vt}"
+    return kernel
+
+
 def row_kernel(op: str, vt_in: str, vt_out: str | None = None) -> Callable[[np.ndarray], np.ndarray]:
     """`agg(X, 0)`: one aggregate per row, a function `X (n x m) -> n x 1 matrix`."""
     op, out = _prepare(op, vt_in, vt_out)
