@@ -89,3 +89,23 @@ def test_marked_program_equals_the_sequential_program(rows, seed, scale):
     assert "daphne.exact_sum_cells" not in plain_ir, plain_ir
     got, want = float(np.asarray(marked).ravel()[0]), float(np.asarray(plain).ravel()[0])
     assert bits(got) == bits(want)
+
+
+@SETTINGS
+@given(
+    rows=st.integers(2000, 6000),
+    bound=st.sampled_from([1, 5, 2**20, 2**40, 2**45]),
+    special=st.sampled_from([None, 0.5, np.nan, np.inf, -np.inf, 2.0**60, -0.0]),
+    seed=st.integers(0, 2**16),
+)
+def test_run_time_integer_check_equals_the_sequential_fold(rows, bound, special, seed):
+    """Without the compiler's proof, `sum` of a large float matrix checks for integer cells at run time
+    (`agg._integer_sum`): the result equals the sequential fold bit for bit, whether the check passes (integers
+    within 2^53 / cells) or fails (a fraction, NaN, an infinity, a cell too large: the fold itself runs)."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-bound, bound + 1, (rows, 1)).astype(np.float64)
+    if special is not None:
+        X[rng.integers(0, rows), 0] = special
+    got = full_kernel("sum", "f64")(X)
+    want = sequential(X)
+    assert bits(got) == bits(want) or (got != got and want != want)
