@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from daphnec.compiler.analysis.integer_valued import EXACT_F32, EXACT_F64
 from daphnec.runtime.config import DaphneConfig
-from daphnec.runtime.kernels.agg import exact_sum_kernel, full_kernel
+from daphnec.runtime.kernels.agg import compared_sum_kernel, exact_sum_kernel, full_kernel
 from daphnec.tools.driver import compile_source, run_bound
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -109,3 +109,49 @@ def test_run_time_integer_check_equals_the_sequential_fold(rows, bound, special,
     got = full_kernel("sum", "f64")(X)
     want = sequential(X)
     assert bits(got) == bits(want) or (got != got and want != want)
+
+
+@SETTINGS
+@given(rows=st.integers(4096, 20000), seed=st.integers(0, 2**16), signed=st.booleans())
+def test_compared_sum_answers_as_the_fold(rows, seed, signed):
+    """`agg.compared_sum_kernel` (a sum the program only compares): every comparison with a threshold far from,
+    near to, or exactly at the sequential fold's value (and the pairwise one's, and their neighbours) has the
+    fold's outcome."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((rows, 1)) if signed else rng.random((rows, 1)) * 1e-3
+    fold = full_kernel("sum", "f64")(X)
+    got = compared_sum_kernel()(X)
+    pairwise = float(np.sum(X))
+    near = [fold, pairwise, np.nextafter(fold, np.inf), np.nextafter(fold, -np.inf), fold * (1 + 1e-13)]
+    for t in [*near, fold + 1.0, fold - 1.0, 0.0, np.inf, -np.inf, np.nan]:
+        for op in ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"):
+            assert getattr(got, op)(t) == getattr(fold, op)(float(t)), (op, t, fold, pairwise)
+        assert (got > t) == (fold > t) and (t < got) == (t < fold) and (t >= got) == (t >= fold)
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.integers(4096, 9000), seed=st.integers(0, 2**16))
+def test_compared_program_stops_where_the_fold_does(rows, seed):
+    """A convergence loop whose test compares the sum with a threshold placed at the fold's value of one
+    iteration (where the pairwise sum may be on the other side): the marked program counts the same iterations
+    as the program whose sum is printed too (not marked)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((rows, 1))
+    tol = full_kernel("sum", "f64")(np.abs(X * 0.5**3))  # the fold's value after 3 halvings
+    loop = (
+        f'X = receiveFromNumpy(0, {rows}, 1, "f64");\ndelta = {tol!r} + 1.0;\ni = 0;\n'
+        f"while (delta > {tol!r} && i < 10) {{ X = X * 0.5; delta = sum(abs(X)); i = i + 1; }}\n"
+    )
+    marked, ir = run(loop + "R = fill(as.f64(i), 1, 1);\nsaveDaphneLibResult(R);\n", [X])
+    plain, plain_ir = run(loop + "print(delta);\nR = fill(as.f64(i), 1, 1);\nsaveDaphneLibResult(R);\n", [X])
+    assert "daphne.only_compared" in ir and "daphne.only_compared" not in plain_ir
+    assert np.asarray(marked).ravel()[0] == np.asarray(plain).ravel()[0] == 3.0
+
+
+def test_two_compared_sums_compare_their_folds():
+    """Two compared sums compared with each other both resolve to their folds when close."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((5000, 1))
+    a, b = compared_sum_kernel()(X), compared_sum_kernel()(X[::-1].copy())
+    fa, fb = full_kernel("sum", "f64")(X), full_kernel("sum", "f64")(X[::-1].copy())
+    assert (a < b) == (fa < fb) and (a == b) == (fa == fb) and (b > a) == (fb > fa)

@@ -526,6 +526,85 @@ def exact_sum_kernel(vt: str, max_cells: int) -> Callable[[np.ndarray], object]:
     return kernel
 
 
+class ComparedSum(float):
+    """The value of a full f64 sum that the program only compares (compiler/analysis/order_only.py): numpy's
+    pairwise sum, which answers every comparison as the sequential fold would. Both sums are within
+    gamma_n * sum|x| of the exact sum (gamma_n = n u / (1 - n u), any order of additions), so a comparison with a
+    threshold farther than twice that from the pairwise sum has the fold's outcome; a closer one computes the fold
+    (once) and compares that. Only comparisons may see it: its float value is not the fold's."""
+
+    __slots__ = ("_cells", "_margin", "_fold")
+    __array_ufunc__ = None  # numpy scalars (`np.float64(t) < x`) defer to these comparisons instead of converting
+
+    def _exact(self) -> float:
+        if self._fold is None:
+            self._fold = full_kernel("sum", "f64")(self._cells)
+            self._cells = None
+        return self._fold
+
+    def _sides(self, other: object) -> tuple[float, float]:
+        """(this sum, `other`) as floats that compare like the folds' values."""
+        o = other._exact() if isinstance(other, ComparedSum) else float(other)  # type: ignore[arg-type]
+        s = float(self)
+        return (s if abs(s - o) > self._margin else self._exact()), o
+
+    def __lt__(self, other: object) -> bool:
+        s, o = self._sides(other)
+        return s < o
+
+    def __le__(self, other: object) -> bool:
+        s, o = self._sides(other)
+        return s <= o
+
+    def __gt__(self, other: object) -> bool:
+        s, o = self._sides(other)
+        return s > o
+
+    def __ge__(self, other: object) -> bool:
+        s, o = self._sides(other)
+        return s >= o
+
+    def __eq__(self, other: object) -> bool:
+        s, o = self._sides(other)
+        return s == o
+
+    def __ne__(self, other: object) -> bool:
+        s, o = self._sides(other)
+        return s != o
+
+    __hash__ = float.__hash__
+
+
+#: Below this many cells a compared sum folds in order at once (the fold is cheap; the bound's passes are not).
+_MIN_COMPARED_CELLS = 4096
+
+
+def compared_sum_kernel() -> Callable[[np.ndarray], float]:
+    """`sum(X)` of an f64 matrix whose value the program only compares (`ComparedSum`; the compiler's proof is
+    compiler/analysis/order_only.py): PageRank's `delta = sum(abs(q - p))` per iteration, a 50k-cell `cumsum`
+    (~140 us), becomes two pairwise sums (~20 us). Non-finite sums, CSR and small inputs fold in order."""
+    fold = full_kernel("sum", "f64")
+    u = 2.0**-53
+
+    def kernel(X: np.ndarray):
+        if type(X) is not np.ndarray or X.dtype != np.float64 or X.size < _MIN_COMPARED_CELLS:
+            return fold(X)
+        flat = X.ravel()
+        s = float(np.add.reduce(flat))
+        mag = float(np.add.reduce(np.abs(flat)))
+        nu = flat.size * u
+        if not (mag < 1e300 and s == s):  # finite, far from overflow (the fold stays finite too)
+            return fold(X)
+        out = ComparedSum(s + 0.0 if s == 0 else s)
+        out._margin = 4.0 * nu / (1.0 - nu) * mag  # twice the two sums' distance bound, with slack for `mag`'s own
+        out._cells = flat
+        out._fold = None
+        return out
+
+    kernel.__name__ = "sumAll_compared_f64"
+    return kernel
+
+
 def row_kernel(op: str, vt_in: str, vt_out: str | None = None) -> Callable[[np.ndarray], np.ndarray]:
     """`agg(X, 0)`: one aggregate per row, a function `X (n x m) -> n x 1 matrix`."""
     op, out = _prepare(op, vt_in, vt_out)
