@@ -272,6 +272,21 @@ class HostCodegen:
             return self.e.bind(v, "nan" if math.isnan(v) else "inf")
         return repr(v)
 
+    def _folded_cast(self, v: SSAValue, conv: object) -> str | None:
+        """The literal of a scalar constant operand's cast, done here (`x ^ 2` of an f64 matrix: the si64 2 as
+        2.0) instead of a cast call per run of the op; None for anything else (a cast that fails or makes no
+        plain number stays at run time, where it reports)."""
+        if conv is None or not isinstance(v.owner, ConstantOp):
+            return None
+        value = v.owner.python_value()
+        if type(value) not in (int, float, bool):
+            return None
+        try:
+            out = conv(value)  # type: ignore[operator]
+        except Exception:
+            return None
+        return self._literal(out) if type(out) in (int, float, bool) else None
+
     def _assign(self, targets: list[str], values: list[str], op: Operation) -> None:
         pairs = [(t, v) for t, v in zip(targets, values) if t != v]
         if pairs:
@@ -318,8 +333,8 @@ class HostCodegen:
             return
         args = []
         for v, conv in zip(op.operands, spec.arg_casts):
-            a = e.ref(v)
-            args.append(f"{e.bind(conv, 'cast')}({a})" if conv is not None else a)
+            a = self._folded_cast(v, conv)
+            args.append(a if a is not None else f"{e.bind(conv, 'cast')}({e.ref(v)})" if conv is not None else e.ref(v))
         call = f"{e.bind(spec.fn, spec.name)}({', '.join(args)})"
         native = self.kernels.get(kernel_symbol(op) or "") if isinstance(op, MatMulOp) else None
         if native is not None:  # --codegen: the product's loop nest, its runtime kernel as the fallback
@@ -339,6 +354,10 @@ class HostCodegen:
         args = []
         for v, conv in zip(op.operands, spec.arg_casts):
             a = e.ref(v)
+            folded = self._folded_cast(v, conv)
+            if folded is not None:
+                a = folded
+                conv = None
             if conv is not None:
                 tmp = e.fresh("c")
                 e.emit(f"{tmp} = {e.bind(conv, 'cast')}({a})", op)
