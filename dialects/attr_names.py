@@ -42,6 +42,16 @@ KERNEL_BACKEND_ATTR = "kernel_backend"
 KERNEL_LIB_ATTR = "kernel_lib"
 """An extension kernel's shared library or Python file."""
 
+EXACT_SUM_ATTR = "daphne.exact_sum_cells"
+"""On a full `sum` of a float matrix whose cells are integers (compiler/analysis/integer_valued.py), set by
+`select-kernels`: up to this many cells (-1: any number) every partial sum is exact, so the kernel may add in any
+order (numpy's pairwise sum) with the sequential fold's bits (`agg.exact_sum_kernel`)."""
+
+COMPARED_SUM_ATTR = "daphne.only_compared"
+"""On a full `sum` of an f64 matrix whose value the program only compares (compiler/analysis/order_only.py), set
+by `select-kernels`: its kernel adds pairwise and answers each comparison as the sequential fold would
+(`agg.compared_sum_kernel`)."""
+
 # --- pipelines and native code -------------------------------------------------------------------------------------
 
 ORDERED_ATTR = "daphne.ordered"

@@ -47,6 +47,7 @@ from daphnec.dialects.ops import (
     ExtractRowOp,
     InsertOp,
     MapOp,
+    MatrixLiteralOp,
     NumColsOp,
     NumRowsOp,
 )
@@ -141,6 +142,9 @@ class HostCodegen:
         """Ops an earlier op's code already computes (`_cell_read`): they emit nothing."""
         self.cells: dict[Operation, tuple[Operation, CastOp, str | None]] = {}
         """extractCol ops that read one cell (`_cell_read`): their extractRow, as.scalar cast and its value type."""
+        self.row_writes: dict[Operation, MatrixLiteralOp] = {}
+        """In-place inserts of a 1 x k matrix literal into a row (`_row_literal`): the literal, built only if the
+        numpy store cannot be done."""
 
     def generate(self) -> HostProgram:
         for op in self.module.ops:
@@ -166,6 +170,11 @@ class HostCodegen:
     def _block(self, block: Block) -> None:
         last = _last_uses(block)
         self._plan_cells(block, last)
+        for op in block.ops:
+            lit = self._row_literal(op) if isinstance(op, InsertOp) else None
+            if lit is not None:
+                self.row_writes[op] = lit
+                self.fused.add(lit)
         dies: dict[int, list[SSAValue]] = {}
         for v, end in last.items():
             if end is not None:
@@ -263,6 +272,21 @@ class HostCodegen:
             return self.e.bind(v, "nan" if math.isnan(v) else "inf")
         return repr(v)
 
+    def _folded_cast(self, v: SSAValue, conv: object) -> str | None:
+        """The literal of a scalar constant operand's cast, done here (`x ^ 2` of an f64 matrix: the si64 2 as
+        2.0) instead of a cast call per run of the op; None for anything else (a cast that fails or makes no
+        plain number stays at run time, where it reports)."""
+        if conv is None or not isinstance(v.owner, ConstantOp):
+            return None
+        value = v.owner.python_value()
+        if type(value) not in (int, float, bool):
+            return None
+        try:
+            out = conv(value)  # type: ignore[operator]
+        except Exception:
+            return None
+        return self._literal(out) if type(out) in (int, float, bool) else None
+
     def _assign(self, targets: list[str], values: list[str], op: Operation) -> None:
         pairs = [(t, v) for t, v in zip(targets, values) if t != v]
         if pairs:
@@ -282,6 +306,9 @@ class HostCodegen:
         spec = select_kernel(op)
         if spec.inline is not None and len(op.results) == 1:
             self._inline(op, spec)
+            return
+        if isinstance(op, InsertOp) and op in self.row_writes:
+            self._row_write(op, spec, self.row_writes[op])
             return
         if isinstance(op, InsertOp) and spec.fn is insert_range_in_place and self._cell_write(op, spec):
             return
@@ -306,8 +333,8 @@ class HostCodegen:
             return
         args = []
         for v, conv in zip(op.operands, spec.arg_casts):
-            a = e.ref(v)
-            args.append(f"{e.bind(conv, 'cast')}({a})" if conv is not None else a)
+            a = self._folded_cast(v, conv)
+            args.append(a if a is not None else f"{e.bind(conv, 'cast')}({e.ref(v)})" if conv is not None else e.ref(v))
         call = f"{e.bind(spec.fn, spec.name)}({', '.join(args)})"
         native = self.kernels.get(kernel_symbol(op) or "") if isinstance(op, MatMulOp) else None
         if native is not None:  # --codegen: the product's loop nest, its runtime kernel as the fallback
@@ -327,6 +354,10 @@ class HostCodegen:
         args = []
         for v, conv in zip(op.operands, spec.arg_casts):
             a = e.ref(v)
+            folded = self._folded_cast(v, conv)
+            if folded is not None:
+                a = folded
+                conv = None
             if conv is not None:
                 tmp = e.fresh("c")
                 e.emit(f"{tmp} = {e.bind(conv, 'cast')}({a})", op)
@@ -457,6 +488,55 @@ class HostCodegen:
         e.emit("except Exception:", op)
         e.emit(f"    {out} = {e.bind(spec.fn, spec.name)}({x}, {v}, {rl}, {rh}, {cl}, {ch})", op)
         return True
+
+    def _row_literal(self, op: InsertOp) -> MatrixLiteralOp | None:
+        """`X[i, ] = [a, b](1, 2)` in place (a stack of segments pushed per iteration): an in-place insert into an
+        f64 matrix of a 1 x k literal of f64 scalars made in the same block for this insert alone, at row i
+        (`i:i+1`) and constant columns `c:c+k`. Its code stores the k values into the row with numpy (`_row_write`)
+        instead of building the literal and calling the insert kernel (two calls, ~3 us, per push)."""
+        lit = op.ins.owner
+        t = op.arg.type
+        if not (
+            isinstance(lit, MatrixLiteralOp)
+            and lit.parent is op.parent
+            and _single_use(lit.res)
+            and isinstance(t, MatrixType)
+            and not t.is_sparse
+            and vt_name(t) == "f64"
+            and isinstance(lit.res.type, MatrixType)
+            and vt_name(lit.res.type) == "f64"
+            and all(not isinstance(v.type, MatrixType) and vt_name(v.type) == "f64" for v in lit.elems)
+            and _int_typed(op.row_lower)
+            and _plus_one(op.row_upper, op.row_lower)
+        ):
+            return None
+        k = len(lit.elems)
+        rows, cols, lo, hi = (v.owner for v in (lit.num_rows, lit.num_cols, op.col_lower, op.col_upper))
+        consts = [c.python_value() if isinstance(c, ConstantOp) else None for c in (rows, cols, lo, hi)]
+        if any(type(c) is not int for c in consts) or consts[:2] != [1, k] or not 0 <= consts[2] == consts[3] - k:
+            return None
+        spec, lit_spec = select_kernel(op), select_kernel(lit)
+        if spec.fn is not insert_range_in_place or any(spec.arg_casts) or any(lit_spec.arg_casts):
+            return None
+        return lit
+
+    def _row_write(self, op: InsertOp, spec: KernelSpec, lit: MatrixLiteralOp) -> None:
+        """The code of a `_row_literal` insert: a numpy row store when the program owns X's buffer (else, or for
+        a bad position, the literal and the kernel, which copy or report)."""
+        e = self.e
+        x, rl, rh, cl, ch = (e.ref(a) for a in (op.arg, op.row_lower, op.row_upper, op.col_lower, op.col_upper))
+        elems = [e.ref(v) for v in lit.elems]
+        out = e.define(op.res)
+        owned = f"{x}.base is None and {x}.flags.writeable and {x}.flags.c_contiguous"  # indexing.owns_buffer
+        lit_fn = select_kernel(lit)
+        value = f"{e.bind(lit_fn.fn, lit_fn.name)}({', '.join(elems)}, {e.ref(lit.num_rows)}, {e.ref(lit.num_cols)})"
+        e.emit("try:", op)
+        e.emit(f"    if {'' if rl.isdigit() else f'{rl} < 0 or '}not ({owned}):", op)
+        e.emit("        raise IndexError", op)
+        e.emit(f"    {x}[{rl}, {cl}:{ch}] = ({', '.join(elems)},)", op)
+        e.emit(f"    {out} = {x}", op)
+        e.emit("except Exception:", op)
+        e.emit(f"    {out} = {e.bind(spec.fn, spec.name)}({x}, {value}, {rl}, {rh}, {cl}, {ch})", op)
 
     def _pipeline(self, op: VectorizedPipelineOp) -> None:
         """The body becomes a local function over row blocks; the executor splits, runs and combines. When the

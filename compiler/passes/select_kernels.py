@@ -9,6 +9,14 @@ match the op's replaces the built-in kernel (the highest priority wins; among eq
 An extension kernel is recorded with its backend and library (`kernel_backend`, `kernel_lib`), which is all
 `compiler.selection.table` needs to call it. Ops with a chosen kernel are neither folded nor fused into vectorized
 pipelines: the named kernel runs.
+
+A full `sum` of a float matrix whose cells are provably integers (`compiler/analysis/integer_valued.py`: masks,
+comparisons, their products, ...) without a chosen kernel is marked `daphne.exact_sum_cells` = how many cells it
+may add in any order and keep every bit of DAPHNE's sequential fold (2^53 over the cells' bound for f64): its
+kernel then adds pairwise, at numpy's speed (`agg.exact_sum_kernel`). Any other full f64 sum whose value the
+program only compares (`compiler/analysis/order_only.py`: PageRank's convergence test) is marked
+`daphne.only_compared`: its kernel adds pairwise with an error bound and folds in order only for a comparison within
+that bound (`agg.compared_sum_kernel`). Both rules keep every bit of the program's results, so they are always on.
 """
 
 from __future__ import annotations
@@ -17,16 +25,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
+from daphnec.compiler.analysis.integer_valued import IntegerValued, exact_sum_cells
+from daphnec.compiler.analysis.order_only import only_compared
 from daphnec.compiler.ir_walk import preorder
 from daphnec.compiler.selection.naming import kernel_name, mnemonic, op_types
-from daphnec.dialects.attr_names import KERNEL_BACKEND_ATTR, KERNEL_CHOICE_ATTR, KERNEL_HINT_ATTR, KERNEL_LIB_ATTR
+from daphnec.dialects.attr_names import (
+    COMPARED_SUM_ATTR,
+    EXACT_SUM_ATTR,
+    KERNEL_BACKEND_ATTR,
+    KERNEL_CHOICE_ATTR,
+    KERNEL_HINT_ATTR,
+    KERNEL_LIB_ATTR,
+)
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
-from daphnec.dialects.ops import DaphneOp
+from daphnec.dialects.ops import DaphneOp, SumAllOp
+from daphnec.dialects.types import is_matrix, vt_name
 from daphnec.runtime.kernel_catalog import BACKENDS_RUN, KernelInfo
 from daphnec.runtime.kernels.extensions import unsupported_types
 
@@ -53,6 +71,22 @@ class SelectKernelsPass(ModulePass):
                 chosen = _by_priority(o, kernels)
                 if chosen is not None:
                     _use(o, chosen)
+        _mark_exact_sums(op)
+
+
+def _mark_exact_sums(module: ModuleOp) -> None:
+    """`daphne.exact_sum_cells` on every full float sum of integer cells that runs its built-in kernel, else
+    `daphne.only_compared` on a full f64 sum whose value is only compared."""
+    analysis: IntegerValued | None = None
+    for o in preorder(module):
+        if not isinstance(o, SumAllOp) or KERNEL_CHOICE_ATTR in o.attributes:
+            continue
+        analysis = analysis or IntegerValued(module)
+        cells = exact_sum_cells(analysis, o)
+        if cells:
+            o.attributes[EXACT_SUM_ATTR] = IntegerAttr(cells, 64)
+        elif is_matrix(o.arg.type) and vt_name(o.arg.type) == vt_name(o.res.type) == "f64" and only_compared(o.res):
+            o.attributes[COMPARED_SUM_ATTR] = UnitAttr()
 
 
 def _signature(types: tuple[tuple[str, ...], tuple[str, ...]]) -> str:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import functools
 
+from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation
 
 from daphnec.compiler.selection.frame import is_frame_or_list_cast, select_frame_cast
 from daphnec.compiler.selection.spec import KernelSpec, known_vt, matrix_cast, scalar_cast, value_cast
 from daphnec.dialects import ops
+from daphnec.dialects.attr_names import COMPARED_SUM_ATTR, EXACT_SUM_ATTR
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.op_kinds import EW_BINARY, LOGICAL_KINDS
@@ -118,9 +120,17 @@ _AGG_FACTORIES = {"all": agg.full_kernel, "row": agg.row_kernel, "col": agg.col_
 
 
 def select_agg(op: ops.AggOp) -> KernelSpec:
+    """The kernel of the aggregation's kind, axis and types; a full sum that `select-kernels` marked exact in any
+    order (`daphne.exact_sum_cells`) adds pairwise (`agg.exact_sum_kernel`), one it marked only compared
+    (`daphne.only_compared`) answers comparisons from a pairwise sum (`agg.compared_sum_kernel`)."""
     vin, vout = known_vt(op, op.arg.type), known_vt(op, op.res.type)
     if not is_matrix(op.arg.type):
         raise CompileError(f"{op.name}: the argument must be a matrix, got {op.arg.type}", loc_of(op))
+    exact = op.attributes.get(EXACT_SUM_ATTR)
+    if isinstance(exact, IntegerAttr) and vin == vout:
+        return KernelSpec(agg.exact_sum_kernel(vin, exact.value.data), (None,), "sum_all_exact")
+    if COMPARED_SUM_ATTR in op.attributes and vin == vout == "f64":
+        return KernelSpec(agg.compared_sum_kernel(), (None,), "sum_all_compared")
     return KernelSpec(_AGG_FACTORIES[op.AXIS](op.KIND, vin, vout), (None,), f"{op.KIND}_{op.AXIS}")
 
 

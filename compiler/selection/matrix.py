@@ -13,13 +13,14 @@ from xdsl.ir import Operation
 from daphnec.compiler.analysis.sparsity import estimate
 from daphnec.compiler.selection.frame import select_frame_bind
 from daphnec.compiler.selection.spec import KernelSpec, known_vt, result_typed, value_cast
+from daphnec.dialects import ops
 from daphnec.dialects import ops_matrix as om
 from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.op_kinds import EW_BINARY
 from daphnec.dialects.types import FrameType, MatrixType, is_matrix
 from daphnec.runtime.errors import DaphneRuntimeError
-from daphnec.runtime.kernels import agg, cum_agg, datagen, datagen_csr, matmul, meta, outer, reorg
+from daphnec.runtime.kernels import agg, cum_agg, datagen, datagen_csr, indexing, matmul, meta, outer, reorg
 
 
 def _need_matrices(op: Operation) -> None:
@@ -88,3 +89,18 @@ def select_diag_matrix(op: om.DiagMatrixOp) -> KernelSpec:
     if isinstance(op.res.type, MatrixType) and op.res.type.is_sparse:
         return KernelSpec(datagen_csr.diag_matrix, (None,), "diag_matrix_csr")
     return KernelSpec(datagen.diag_matrix, (None,), "diag_matrix")
+
+
+#: Ops that read each operand cell once, in one numpy pass (a strided operand costs them what a copy would read).
+_READ_ONCE = (ops.EwBinaryOp, ops.EwUnaryOp, om.OuterBinaryOp)
+
+
+def select_extract_col(op: ops.ExtractColOp) -> KernelSpec:
+    """`X[, j]` as a view (`indexing.extract_col_view`) when every use reads it once, in the same block (not in a
+    loop body that would re-read a strided column every iteration, nor a fused pipeline); else `extract_col`,
+    which compacts a column of a wide matrix."""
+    uses = [u.operation for u in op.results[0].uses]
+    block = op.parent_block()
+    if uses and all(isinstance(u, _READ_ONCE) and u.parent_block() is block for u in uses):
+        return KernelSpec(indexing.extract_col_view, (None, None), "extract_col_view")
+    return KernelSpec(indexing.extract_col, (None, None), "extract_col")

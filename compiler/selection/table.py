@@ -72,7 +72,7 @@ KERNELS: dict[type[Operation], Kernel] = {
     ops.SliceRowOp: fixed(indexing.slice_row, csr=True),
     ops.SliceColOp: fixed(indexing.slice_col, csr=True),
     ops.ExtractRowOp: fixed(indexing.extract_row, csr=True),
-    ops.ExtractColOp: fixed(indexing.extract_col, csr=True),
+    ops.ExtractColOp: Kernel(matrix.select_extract_col, csr=True),
     ops.FilterRowOp: fixed(indexing.filter_rows, "filter_row"),
     ops.FilterColOp: fixed(indexing.filter_cols, "filter_col"),
     ops.InsertOp: Kernel(

@@ -411,6 +411,16 @@ def _truth(x: np.ndarray, vt: str) -> np.ndarray | None:
     return np.abs(x) >= 1.0
 
 
+def _to_result(res: np.ndarray, res_vt: str) -> np.ndarray:
+    """A core's result in the result value type: a comparison's bool matrix becomes 0/1 numbers with a plain
+    `astype` (exact, no floating-point error to silence: `cast_matrix` enters `np.errstate`, ~1-2 us, more than a
+    small comparison costs); anything else takes `cast_matrix`."""
+    dt = dtype_of(res_vt)
+    if res.dtype.kind == "b" and dt.kind in "fiu":
+        return res.astype(dt)
+    return cast_matrix(res, res_vt)
+
+
 def _build_matrix(op: str, vt: str, res_vt: str) -> Callable:
     name = _name(op)
     dt = dtype_of(vt)
@@ -431,11 +441,11 @@ def _build_matrix(op: str, vt: str, res_vt: str) -> Callable:
             ):
                 with quiet():
                     res = core(lhs, rhs)
-                return res if res.dtype == res_dt else cast_matrix(res, res_vt)
+                return res if res.dtype == res_dt else _to_result(res, res_vt)
             if tr is np.ndarray and tl is float and rhs.dtype == dt:
                 with quiet():
                     res = core(lhs, rhs)
-                return res if res.dtype == res_dt else cast_matrix(res, res_vt)
+                return res if res.dtype == res_dt else _to_result(res, res_vt)
         if is_csr(lhs) or is_csr(rhs):
             return sparse_kernel(lhs, rhs)
         lm = isinstance(lhs, np.ndarray)
@@ -453,7 +463,7 @@ def _build_matrix(op: str, vt: str, res_vt: str) -> Callable:
         with quiet():
             res = core(a, b)
         if res.dtype != res_dt:
-            res = cast_matrix(res, res_vt)
+            res = _to_result(res, res_vt)
         return res
 
     def sparse_kernel(lhs, rhs):
