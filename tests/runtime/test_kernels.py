@@ -471,6 +471,15 @@ def test_fill():
         datagen.fill(1, -1, 2, "si64")
 
 
+def test_fill_zero_keeps_sign_and_type():
+    """Zeros come from fresh zero pages, but -0.0 keeps its sign bit and every value type its dtype."""
+    assert np.signbit(datagen.fill(-0.0, 2, 2, "f64")).all()
+    assert not np.signbit(datagen.fill(0.0, 2, 2, "f64")).any()
+    for vt, dt in [("f32", np.float32), ("si64", np.int64), ("ui8", np.uint8), ("bool", np.bool_)]:
+        a = datagen.fill(0, 3, 2, vt)
+        assert a.dtype == dt and a.shape == (3, 2) and not a.any()
+
+
 def test_seq_inclusive_and_default_direction():
     assert datagen.seq(1, 10, 4, "si64").ravel().tolist() == [1, 5, 9]
     assert datagen.seq(10, 1, -3, "si64").ravel().tolist() == [10, 7, 4, 1]
