@@ -181,14 +181,6 @@ def _function(kind: str, dt: np.dtype):
     return _functions[(kind, _LLVM_TYPES[dt])]
 
 
-def build() -> None:
-    """Build the folds now (runtime/scheduling/warmup.py: in the background while a program that sums reads its
-    inputs; the object code comes from the cache folder after the first build on this host, so the cost is
-    llvmlite's import and engine, ~50-100 ms of another core). From then on inputs of `MIN_NATIVE_CELLS` use them
-    (same bits as numpy's in-order sums)."""
-    _function("rows", np.dtype(np.float64))
-
-
 def applies(A: np.ndarray) -> bool:
     """True if `A` is a float matrix large enough for the native folds."""
     if A.dtype not in _LLVM_TYPES or A.size < MIN_NATIVE_CELLS:

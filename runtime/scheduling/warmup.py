@@ -33,74 +33,38 @@ WORKER_KERNEL_MODULES = frozenset(
 """Modules whose kernels run tasks on the scheduler's workers (`schedule_tasks`, `run_blocks`, pipelines).
 `tests/runtime/test_warmup.py` checks that every runtime module that calls the scheduler is listed."""
 
-SUM_KERNEL_MODULES = frozenset({"daphnec.runtime.kernels.agg"})
-"""Modules whose kernels add float cells in DAPHNE's order (`runtime.kernels.native_folds` once built, else numpy's
-cumsum or an in-order reduce: ~60 us vs ~4 us for a 50k-cell sum). A program that calls them and reads a file
-builds the folds in the background while it reads (`native_folds.build`)."""
-
-READ_KERNEL_MODULES = frozenset({"daphnec.runtime.kernels.io"})
-"""Reading a file takes long enough (a CSV: tens to hundreds of ms) to hide llvmlite's load on the other core."""
-
 _lock = threading.Lock()
 _started = False
 
 
-def kernel_modules(kernels: Iterable[object]) -> set[str]:
-    """The modules of `kernels` (a host program's globals: functions, partials, pipelines)."""
-    modules = set()
+def uses_workers(kernels: Iterable[object]) -> bool:
+    """Whether any of `kernels` (a host program's globals: functions, partials, pipelines) comes from a module of
+    `WORKER_KERNEL_MODULES`."""
     for k in kernels:
         while isinstance(k, functools.partial):
             k = k.func
         module = getattr(k, "__module__", None) or getattr(type(k), "__module__", None)
-        if isinstance(module, str):
-            modules.add(module)
-    return modules
-
-
-def uses_workers(kernels: Iterable[object]) -> bool:
-    """Whether any of `kernels` comes from a module of `WORKER_KERNEL_MODULES`."""
-    return not kernel_modules(kernels).isdisjoint(WORKER_KERNEL_MODULES)
-
-
-def builds_folds(kernels: Iterable[object]) -> bool:
-    """Whether a program of `kernels` sums floats (`SUM_KERNEL_MODULES`) and reads a file (`READ_KERNEL_MODULES`)."""
-    modules = kernel_modules(kernels)
-    return not modules.isdisjoint(SUM_KERNEL_MODULES) and not modules.isdisjoint(READ_KERNEL_MODULES)
+        if module in WORKER_KERNEL_MODULES:
+            return True
+    return False
 
 
 def warm_up_for(kernels: Iterable[object]) -> threading.Thread | None:
-    """Start the background warm-up once per process if `kernels` use the workers or the native folds; the thread
-    started (None when it was not needed or already done)."""
+    """Start the background warm-up once per process if `kernels` use the workers; the thread started (None when
+    it was not needed or already done)."""
     global _started
-    if _started:
-        return None
-    kernels = list(kernels)
-    workers, folds = uses_workers(kernels), builds_folds(kernels)
-    if not (workers or folds):
+    if _started or not uses_workers(kernels):
         return None
     with _lock:
         if _started:
             return None
         _started = True
-    t = threading.Thread(target=_warm, args=(workers, folds), name="daphne-warmup", daemon=True)
+    t = threading.Thread(target=_warm, name="daphne-warmup", daemon=True)
     t.start()
     return t
 
 
-def _warm(workers: bool, folds: bool) -> None:
-    """The workers first (needed by the first product, tens of ms after the start at most), then the folds."""
-    if workers:
-        _warm_workers()
-    if folds:
-        try:
-            from daphnec.runtime.kernels.native_folds import build
-
-            build()
-        except Exception:  # noqa: BLE001, S110 - without llvmlite the sums keep numpy's in-order paths
-            pass
-
-
-def _warm_workers() -> None:
+def _warm() -> None:
     """Import the task engine, then start the pool threads a pipeline of the configured scheduler wakes, each one
     warming OpenBLAS on itself before it parks."""
     try:

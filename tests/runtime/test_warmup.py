@@ -34,8 +34,6 @@ for t in threading.enumerate():
     if t.name == "daphne-warmup":
         t.join()
 print(sorted(t.name for t in threading.enumerate() if t.name.startswith("daphne-worker")))
-from daphnec.runtime.kernels import native_folds
-print("folds built" if native_folds._functions is not None else "no folds")
 """
 
 PRODUCT = """X = rand(30000, 40, 0.0, 1.0, 1.0, 7);
@@ -54,30 +52,18 @@ def test_program_with_products_starts_the_workers_and_keeps_the_bits() -> None:
     warm = _run(PRODUCT, "on")
     cold = _run(PRODUCT, "off")
     assert warm[:2] == cold[:2]  # the same bits, printed in full
-    assert warm[2:] == [("['daphne-worker-0']" if len(worker_cpus(-1, False)) > 1 else "[]"), "no folds"]
+    assert warm[2] == ("['daphne-worker-0']" if len(worker_cpus(-1, False)) > 1 else "[]")
 
 
 def test_the_warm_up_starts_the_workers_a_small_product_never_needs() -> None:
     small = "A = rand(4, 3, 0.0, 1.0, 1.0, 1);\nprint(sum(t(A) @ A) > 0.0);\n"
     helpers = "['daphne-worker-0']" if len(worker_cpus(-1, False)) > 1 else "[]"
-    assert _run(small, "on") == ["1", helpers, "no folds"]
-    assert _run(small, "off") == ["1", "[]", "no folds"]
+    assert _run(small, "on") == ["1", helpers]
+    assert _run(small, "off") == ["1", "[]"]
 
 
 def test_program_without_worker_kernels_starts_no_thread() -> None:
-    assert _run('x = 3;\nprint(x * 2);\nprint("done");\n') == ["6", "done", "[]", "no folds"]
-
-
-def test_a_program_that_reads_and_sums_builds_the_native_folds(tmp_path: Path) -> None:
-    """Sums of 4096 cells and more then run in the native folds (same bits as numpy's in-order sums,
-    tests/runtime/test_agg_folds.py) instead of cumsum; a program that sums without reading does not load llvmlite."""
-    data = tmp_path / "x.csv"
-    data.write_text("".join(f"{i}.5,{i % 7}\n" for i in range(3000)))
-    (tmp_path / "x.csv.meta").write_text('{"numRows":3000,"numCols":2,"valueType":"f64"}')
-    read = f'X = readMatrix("{data}");\nprint(sum(X));\n'
-    assert _run(read, "on") == ["4.50899e+06", "[]", "folds built"]
-    assert _run(read, "off") == ["4.50899e+06", "[]", "no folds"]
-    assert _run("X = fill(1.5, 100, 100);\nprint(sum(X));\n", "on") == ["15000", "[]", "no folds"]
+    assert _run('x = 3;\nprint(x * 2);\nprint("done");\n') == ["6", "done", "[]"]
 
 
 def test_uses_workers_sees_through_partials() -> None:
