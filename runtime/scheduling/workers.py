@@ -4,7 +4,8 @@ the others in its victim-selection order. Native task kernels release the GIL, s
 
 The workers are a pool that lives for the process (`_Pool`): the threads are started once and parked on a lock
 between pipelines, and the calling thread works as worker 0, so a pipeline call costs a wake-up (~40 us), not a
-thread start and join per worker (~170 us for two; `bench/sched_overhead.py`).
+thread start and join per worker (~170 us for two; `bench/sched_overhead.py`). A program whose kernels use the
+workers starts them in the background when it starts (`warm_pool`, from runtime/scheduling/warmup.py).
 
 Results come back tagged with their first row, so combining them is independent of which thread ran what.
 """
@@ -177,12 +178,16 @@ _ALLOWED: set[int] = set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffin
 _POOL = _Pool()
 
 
+def _pins(cfg: SchedulerConfig) -> bool:
+    """Whether a pipeline of `cfg` pins its workers (then every worker is a pool thread, see `_Pool.run`)."""
+    return cfg.pin_workers and hasattr(os, "sched_setaffinity")
+
+
 def pool_helpers(cfg: SchedulerConfig) -> int:
-    """How many pool threads a pipeline of `cfg` wakes: one per worker but the calling thread (every worker with
-    `--pin-workers`, see `schedule`)."""
+    """How many pool threads a pipeline of `cfg` wakes: one per worker but the calling thread (every worker when
+    it pins them)."""
     workers = len(_plan_cpus(cfg))
-    pinned = cfg.pin_workers and hasattr(os, "sched_setaffinity")
-    return workers if pinned else workers - 1
+    return workers if _pins(cfg) else workers - 1
 
 
 def warm_pool(cfg: SchedulerConfig, init: Callable[[], None]) -> None:
@@ -242,7 +247,7 @@ def schedule(
     if workers == 1 or sum(len(q) for q in plan.queues) <= 1:
         work(0)  # one worker or one task: no thread to wake
     else:
-        cpus = [c.id for c in plan.cpus] if cfg.pin_workers and hasattr(os, "sched_setaffinity") else None
+        cpus = [c.id for c in plan.cpus] if _pins(cfg) else None
         if not _POOL.run(workers, work, cpus):
             _threads(workers, work, cpus)
     if cfg.debug_mt:
