@@ -50,12 +50,14 @@ class HostProgram:
     def _call(self, entry: Callable[[], None]) -> None:
         from daphnec.runtime.fperr import ignoring  # numpy: imported when a program runs, not with this module
         from daphnec.runtime.kernels.blas_threads import one_blas_thread
+        from daphnec.runtime.scheduling.warmup import warm_up_for
 
         recursion_limit.raise_to(RUN_RECURSION_LIMIT)
         try:
             # one numpy error state for the whole run (runtime/fperr.py); OpenBLAS at one thread, so that no result
             # depends on its thread count and daphnec's workers own the cores (runtime/kernels/blas_threads.py)
             with ignoring(), one_blas_thread():
+                warm_up_for(self.globals.values())  # the scheduler's workers start while the program reads
                 entry()
         except DaphneError:
             raise

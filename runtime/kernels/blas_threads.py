@@ -97,6 +97,16 @@ def one_blas_thread() -> Iterator[None]:
                 set_(_saved)  # type: ignore[operator]
 
 
+def warm_this_thread() -> None:
+    """OpenBLAS's first product on a thread sets up that thread's buffers and faults their pages in (~0.2 ms
+    more for the first 3847 x 50 block of PCA's `t(X) @ X`); a small symmetric update and a general product now, on
+    a pool thread that waits for work (runtime/scheduling/warmup.py), move that out of the first real block. Both
+    stay below OpenBLAS's threading threshold, so they run on this thread at any thread count."""
+    x = np.ones((128, 40))
+    x.T @ x
+    x[:40] @ x[:40]
+
+
 PARALLEL_PRODUCT_MACS = 1 << 24
 """A float product of more multiply-adds than this (~0.4 ms on one core) is split into blocks for the task
 scheduler's workers (`split_product`); smaller ones are one call on the calling thread."""

@@ -4,7 +4,8 @@ the others in its victim-selection order. Native task kernels release the GIL, s
 
 The workers are a pool that lives for the process (`_Pool`): the threads are started once and parked on a lock
 between pipelines, and the calling thread works as worker 0, so a pipeline call costs a wake-up (~40 us), not a
-thread start and join per worker (~170 us for two; `bench/sched_overhead.py`).
+thread start and join per worker (~170 us for two; `bench/sched_overhead.py`). A program whose kernels use the
+workers starts them in the background when it starts (`warm_pool`, from runtime/scheduling/warmup.py).
 
 Results come back tagged with their first row, so combining them is independent of which thread ran what.
 """
@@ -38,10 +39,15 @@ class _Plan:
     homes: list[int] = field(default_factory=list)
 
 
-def _plan(n: int, cfg: SchedulerConfig) -> _Plan:
-    cpus = worker_cpus(cfg.num_threads, cfg.hyperthreading)
+def _plan_cpus(cfg: SchedulerConfig) -> list[Cpu]:
+    """The CPU of every worker of a pipeline of `cfg`."""
     if cfg.queue_layout != "CENTRALIZED" and cfg.num_threads <= 0:
-        cpus = worker_cpus(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1, True)
+        return worker_cpus(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1, True)
+    return worker_cpus(cfg.num_threads, cfg.hyperthreading)
+
+
+def _plan(n: int, cfg: SchedulerConfig) -> _Plan:
+    cpus = _plan_cpus(cfg)
     packages = sorted({c.package for c in cpus})
     pkg_index = {p: i for i, p in enumerate(packages)}
     q = num_queues(cfg.queue_layout, len(cpus), len(packages))
@@ -88,27 +94,40 @@ class _Pool:
 
     def __init__(self) -> None:
         self._busy = threading.Lock()
+        self._growing = threading.Lock()  # `warm` grows the pool from another thread while a pipeline may run
         self._threads: list[threading.Thread] = []
         self._go: list[threading.Lock] = []
         self._done: list[threading.Lock] = []
         self._pinned: list[int | None] = []
         self._job: Callable[[int], None] | None = None
 
-    def _grow(self, count: int) -> None:
-        while len(self._threads) < count:
-            i = len(self._threads)
-            go, done = threading.Lock(), threading.Lock()
-            go.acquire()
-            done.acquire()
-            self._go.append(go)
-            self._done.append(done)
-            self._pinned.append(None)
-            t = threading.Thread(target=self._loop, args=(i,), name=f"daphne-worker-{i}", daemon=True)
-            self._threads.append(t)
-            t.start()
+    def _grow(self, count: int, init: Callable[[], None] | None = None) -> None:
+        with self._growing:
+            while len(self._threads) < count:
+                i = len(self._threads)
+                go, done = threading.Lock(), threading.Lock()
+                go.acquire()
+                done.acquire()
+                self._go.append(go)
+                self._done.append(done)
+                self._pinned.append(None)
+                t = threading.Thread(target=self._loop, args=(i, init), name=f"daphne-worker-{i}", daemon=True)
+                self._threads.append(t)
+                t.start()
 
-    def _loop(self, i: int) -> None:
+    def warm(self, count: int, init: Callable[[], None]) -> None:
+        """Start pool threads up to `count` ahead of the first pipeline (runtime/scheduling/warmup.py); each new
+        thread runs `init` once before it parks (OpenBLAS's per-thread buffers). A pipeline that starts meanwhile
+        waits for the threads being created, then finds them parked or about to park; never holds `_busy`."""
+        self._grow(count, init)
+
+    def _loop(self, i: int, init: Callable[[], None] | None = None) -> None:
         ignore_in_this_thread()  # kernels then skip their own numpy error state (runtime/fperr.py)
+        if init is not None:
+            try:
+                init()
+            except Exception:  # noqa: BLE001, S110 - a warm-up is an optimisation: the thread works without it
+                pass
         go, done = self._go[i], self._done[i]
         while True:
             go.acquire()  # parked until a pipeline needs this thread
@@ -157,6 +176,23 @@ class _Pool:
 
 _ALLOWED: set[int] = set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else set()
 _POOL = _Pool()
+
+
+def _pins(cfg: SchedulerConfig) -> bool:
+    """Whether a pipeline of `cfg` pins its workers (then every worker is a pool thread, see `_Pool.run`)."""
+    return cfg.pin_workers and hasattr(os, "sched_setaffinity")
+
+
+def pool_helpers(cfg: SchedulerConfig) -> int:
+    """How many pool threads a pipeline of `cfg` wakes: one per worker but the calling thread (every worker when
+    it pins them)."""
+    workers = len(_plan_cpus(cfg))
+    return workers if _pins(cfg) else workers - 1
+
+
+def warm_pool(cfg: SchedulerConfig, init: Callable[[], None]) -> None:
+    """The process's pool threads for pipelines of `cfg`, started now (`_Pool.warm`)."""
+    _POOL.warm(pool_helpers(cfg), init)
 
 
 def _forget_pool_after_fork() -> None:
@@ -211,7 +247,7 @@ def schedule(
     if workers == 1 or sum(len(q) for q in plan.queues) <= 1:
         work(0)  # one worker or one task: no thread to wake
     else:
-        cpus = [c.id for c in plan.cpus] if cfg.pin_workers and hasattr(os, "sched_setaffinity") else None
+        cpus = [c.id for c in plan.cpus] if _pins(cfg) else None
         if not _POOL.run(workers, work, cpus):
             _threads(workers, work, cpus)
     if cfg.debug_mt:

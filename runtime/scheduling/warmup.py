@@ -1,0 +1,89 @@
+"""Start the task scheduler's workers in the background when a program that will use them starts running.
+
+The first kernel of a process that runs tasks on the scheduler paid for the scheduler's start in the measured
+path: importing the task engine (`runtime.vectorized.pipeline`, `runtime.parfor` and the adaptive scheme: ~2.8 ms),
+reading the CPU topology (~0.2 ms), starting the pool's threads (0.2-1.3 ms on a busy machine) and OpenBLAS's
+first product on each of them (~0.1-0.2 ms: per-thread buffers). PCA's one `t(X) @ X` (50,000 x 50, 13 row blocks
+on two threads) took ~6-7 ms in a process whose program came from the program cache against ~2.5 ms once started.
+A program knows the kernels it will call, so when it starts (compiler/host/program.py) and names a kernel of
+`WORKER_KERNEL_MODULES`, one background thread does all of that while the program reads its inputs; a kernel that
+needs the scheduler before the warm-up is done waits for the module being imported or the thread being created,
+never for more. The warm-up changes no result: no kernel's blocks depend on it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from collections.abc import Iterable
+
+WORKER_KERNEL_MODULES = frozenset(
+    {
+        "daphnec.runtime.kernels.matmul",  # split_product / split_reduction (blas_threads)
+        "daphnec.runtime.kernels.matmul_chain",
+        "daphnec.runtime.kernels.matrix_ops",  # syrk, gemv: split_reduction
+        "daphnec.runtime.kernels.gram_vector",
+        "daphnec.runtime.kernels.dnn",
+        "daphnec.runtime.parfor",
+        "daphnec.runtime.vectorized.pipeline",
+        "daphnec.runtime.vectorized.kernel",
+    }
+)
+"""Modules whose kernels run tasks on the scheduler's workers (`schedule_tasks`, `run_blocks`, pipelines).
+`tests/runtime/test_warmup.py` checks that every runtime module that calls the scheduler is listed."""
+
+_lock = threading.Lock()
+_started = False
+
+
+def uses_workers(kernels: Iterable[object]) -> bool:
+    """Whether any of `kernels` (a host program's globals: functions, partials, pipelines) comes from a module of
+    `WORKER_KERNEL_MODULES`."""
+    for k in kernels:
+        while isinstance(k, functools.partial):
+            k = k.func
+        module = getattr(k, "__module__", None) or getattr(type(k), "__module__", None)
+        if module in WORKER_KERNEL_MODULES:
+            return True
+    return False
+
+
+def warm_up_for(kernels: Iterable[object]) -> threading.Thread | None:
+    """Start the background warm-up once per process if `kernels` use the workers; the thread started (None when
+    it was not needed or already done)."""
+    global _started
+    if _started or not uses_workers(kernels):
+        return None
+    with _lock:
+        if _started:
+            return None
+        _started = True
+    t = threading.Thread(target=_warm, name="daphne-warmup", daemon=True)
+    t.start()
+    return t
+
+
+def _warm() -> None:
+    """Import the task engine, then start the pool threads a pipeline of the configured scheduler wakes, each one
+    warming OpenBLAS on itself before it parks."""
+    try:
+        import daphnec.runtime.parfor  # noqa: F401 - imported for its cost, here rather than in a kernel
+        from daphnec.runtime.kernels.blas_threads import warm_this_thread
+        from daphnec.runtime.scheduling.workers import warm_pool
+        from daphnec.runtime.vectorized.pipeline import SETTINGS
+
+        warm_pool(SETTINGS.scheduler, warm_this_thread)
+    except Exception:  # noqa: BLE001, S110 - only an optimisation: the first kernel then starts the workers itself
+        pass
+
+
+def _forget_after_fork() -> None:
+    """A forked child has a new, empty pool (workers.py): it warms its own when its program starts."""
+    global _started, _lock
+    _started = False
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)

@@ -1,0 +1,88 @@
+"""The scheduler's background warm-up (runtime/scheduling/warmup.py): a program that calls kernels running on the
+workers starts the pool threads when it starts, one that does not starts none, and a product that races the
+warm-up gives the same bits as one run without it. Each case runs in a fresh process (the warm-up is once per
+process)."""
+
+from __future__ import annotations
+
+import functools
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from daphnec.runtime.kernels.matmul import matmul
+from daphnec.runtime.kernels.matrix_ops import syrk
+from daphnec.runtime.kernels.reorg import order
+from daphnec.runtime.scheduling.topology import worker_cpus
+from daphnec.runtime.scheduling.warmup import WORKER_KERNEL_MODULES, uses_workers
+
+RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
+
+DRIVER = """
+import sys, threading
+from daphnec.runtime.config import DaphneConfig
+from daphnec.runtime.scheduling import warmup
+from daphnec.tools.driver import compile_source, configure_runtime
+if sys.argv[2] == "off":
+    warmup._started = True  # as if done: the program's kernels start the workers themselves
+cfg = DaphneConfig()
+configure_runtime(cfg)
+program = compile_source(sys.argv[1], "warm.daph", cfg, {})
+program.run()
+for t in threading.enumerate():
+    if t.name == "daphne-warmup":
+        t.join()
+print(sorted(t.name for t in threading.enumerate() if t.name.startswith("daphne-worker")))
+"""
+
+PRODUCT = """X = rand(30000, 40, 0.0, 1.0, 1.0, 7);
+C = t(X) @ X;
+print(sum(C));
+print(as.scalar(C[3, 5]));
+"""
+
+
+def _run(source: str, mode: str = "on") -> list[str]:
+    res = subprocess.run([sys.executable, "-c", DRIVER, source, mode], capture_output=True, text=True, check=True)
+    return res.stdout.splitlines()
+
+
+def test_program_with_products_starts_the_workers_and_keeps_the_bits() -> None:
+    warm = _run(PRODUCT, "on")
+    cold = _run(PRODUCT, "off")
+    assert warm[:2] == cold[:2]  # the same bits, printed in full
+    assert warm[2] == ("['daphne-worker-0']" if len(worker_cpus(-1, False)) > 1 else "[]")
+
+
+def test_the_warm_up_starts_the_workers_a_small_product_never_needs() -> None:
+    small = "A = rand(4, 3, 0.0, 1.0, 1.0, 1);\nprint(sum(t(A) @ A) > 0.0);\n"
+    helpers = "['daphne-worker-0']" if len(worker_cpus(-1, False)) > 1 else "[]"
+    assert _run(small, "on") == ["1", helpers]
+    assert _run(small, "off") == ["1", "[]"]
+
+
+def test_program_without_worker_kernels_starts_no_thread() -> None:
+    assert _run('x = 3;\nprint(x * 2);\nprint("done");\n') == ["6", "done", "[]"]
+
+
+def test_uses_workers_sees_through_partials() -> None:
+    assert uses_workers([order, functools.partial(matmul, vt="f64")])
+    assert uses_workers([syrk])
+    assert not uses_workers([order, 3, "text", functools.partial(print, end="")])
+
+
+def test_every_module_that_schedules_tasks_is_listed() -> None:
+    """A kernel module that calls the scheduler (directly or through blas_threads' blocks) must be in
+    `WORKER_KERNEL_MODULES`, or its programs would pay the scheduler's start in their first kernel."""
+    calls = re.compile(r"\b(schedule_tasks|run_blocks|split_product|split_reduction)\(")
+    missing = []
+    for path in RUNTIME.rglob("*.py"):
+        rel = path.relative_to(RUNTIME)
+        if rel.parts[0] == "scheduling" or rel == Path("kernels/blas_threads.py"):
+            continue
+        text = "\n".join(line for line in path.read_text().splitlines() if not line.lstrip().startswith(("def ", "#")))
+        module = "daphnec.runtime." + ".".join(rel.with_suffix("").parts)
+        if calls.search(text) and module not in WORKER_KERNEL_MODULES:
+            missing.append(module)
+    assert missing == []
