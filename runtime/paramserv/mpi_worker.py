@@ -101,10 +101,13 @@ class RemoteEndpoint:
             msg.update(j=rest, end=True)
         self._post(msg, bufs, stats, rest[0] if len(rest) == 1 else -1)
 
-    def send_part(self, clock: int, used: int, j: int, g: object, stats: EpochStats) -> None:
+    def send_part(self, clock: int, used: int, j: int, g: object, stats: EpochStats, pull: int | None = None) -> None:
         """Push gradient j of the push for `clock` ahead of the others (worker.MatrixPushes); `send` with
-        `skip` ends the push."""
-        self._post({"c": clock, "v": used, "next": None, "g": [ser.describe(g)], "j": [j]}, ser.buffers(g), stats, j)
+        `skip` ends the push. `pull`: ask for the model of that clock now, as a streamed pull (mpi_server.py)."""
+        msg: dict[str, Any] = {"c": clock, "v": used, "next": None, "g": [ser.describe(g)], "j": [j]}
+        if pull is not None:
+            msg["p"] = pull
+        self._post(msg, ser.buffers(g), stats, j)
 
     def _post(self, msg: dict[str, Any], bufs: list[np.ndarray], stats: EpochStats, j: int) -> None:
         header = json_size(msg)
@@ -114,8 +117,8 @@ class RemoteEndpoint:
         send_control(self.comms.ctrl, self.server, Tag.PS_PUSH, msg)
         if msg["g"]:
             reqs = ser.isend(self.comms.data, [pack(bufs)], self.server, int(Tag.PS_GRAD), self.chunk)
-            self.sends += reqs
-            with self.lock:
+            with self.lock:  # a streamed pull's thread waits for the sends too (`_wait_sends`)
+                self.sends += reqs
                 self.open.append((reqs, t0, j))
 
     def _reap(self, finished: bool = False) -> None:
@@ -156,7 +159,9 @@ class RemoteEndpoint:
         waiter.wait(arrived, transfer=False, abortable=False)
         body = box[0][2]
         stats.pulled += json_size(body)
-        if body.get("stop"):
+        if "j" in body:
+            r = self._streamed(body, arrived, box, stats, arrive)
+        elif body.get("stop"):
             r: Pulled = STOP
         elif body.get("same"):
             for j, m in enumerate(self.model if arrive is not None else ()):
@@ -186,9 +191,42 @@ class RemoteEndpoint:
         self._wait_sends()
         return r
 
+    def _streamed(self, body: dict[str, Any], arrived: Callable[[], bool], box: list[Any], stats: EpochStats,
+                  arrive: Callable[[int, object], None] | None) -> Pulled:  # fmt: skip
+        """A streamed pull (mpi_server.py): one PS_MODEL {v, j, d} + PS_WEIGHTS per matrix, in the order the
+        shard updated them, until every matrix is here (or {stop: true})."""
+        values: list[object] = list(self.model)
+        got: set[int] = set()
+        t1 = time.perf_counter()
+        while True:
+            if body.get("stop"):
+                return STOP
+            j = body["j"]
+            bufs, build = ser.allocate(body["d"])
+            recv = Packed(self.comms.data, bufs, self.server, int(Tag.PS_WEIGHTS), self.chunk)
+            self.waiter.wait(recv.done, abortable=False)
+            recv.finish()
+            t2 = time.perf_counter()
+            self.flights.add("pull", j, t1, t2)
+            values[j] = build()
+            stats.pulled += ser.nbytes(body["d"])
+            if arrive is not None:
+                arrive(j, values[j])
+            got.add(j)
+            if len(got) == len(values):
+                break
+            box.clear()
+            self.waiter.wait(arrived, transfer=False, abortable=False)
+            body = box[0][2]
+            stats.pulled += json_size(body)
+            t1 = time.perf_counter()
+        self.model = DaphneList(tuple(values), self.model.elem_kind)
+        return self.model, body["v"]
+
     def _wait_sends(self) -> None:
-        self.waiter.requests(self.sends, abortable=False)
-        self.sends = []
+        with self.lock:
+            sends, self.sends = self.sends, []
+        self.waiter.requests(sends, abortable=False)
         self._reap(finished=True)
 
     def progress(self) -> None:
