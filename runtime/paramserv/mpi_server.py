@@ -21,9 +21,9 @@ The loop (`ShardLoop`) is the server side of worker.Endpoint, for the `Server` o
                      with streamed pulls (options.streamed_pulls: BSP, one server, a per-matrix `agg`): the worker's
                      first PS_PUSH part carries {p: clock to pull for} (its end message then has next: None); the
                      shard updates each matrix once its sum is complete (`SyncServer.apply_ready`) and sends it at
-                     once: PS_MODEL {v, j: position, d: description} + PS_WEIGHTS, matrix by matrix in the order
-                     they are updated (or {stop: true}), so the first updated matrices travel while the workers
-                     still compute the last gradients
+                     once, strictly in the pull order: PS_MODEL {v, j: position, d: description} + PS_WEIGHTS per
+                     matrix (or {stop: true}); the update of the big matrices (complete first) is done while the
+                     last gradients still arrive, and the worker's receive is posted before its push ends
 
 A push is applied once its buffers have arrived; the pull it carries is answered as soon as the server's
 `try_pull` allows. The loop ends when every worker has said bye and no push is in flight. `stopping()` (a rank of
@@ -221,6 +221,7 @@ class ShardLoop:
                 self.error = e
                 halted = True
         posts: list[tuple[int, int, list[tuple[int, object]]]] = []
+        sequence = self.order if self.order is not None else list(range(len(server.model)))
         for rank in list(self.streams):
             nxt, sent = self.streams[rank]
             if halted:
@@ -234,9 +235,13 @@ class ShardLoop:
                 ready = server.fresh  # type: ignore[attr-defined]
             else:
                 continue
-            rank_of = {j: i for i, j in enumerate(self.order or ())}
-            # what is ready and not sent yet, in the pull order (what the forward pass reads first goes first)
-            todo = sorted(((j, m) for j, m in ready.items() if j not in sent), key=lambda t: rank_of.get(t[0], t[0]))
+            # strictly in the pull order, each as soon as it is updated: on a link shared by pushes and pulls a big
+            # matrix sent early would hold back the small first ones the next forward pass waits for
+            todo = []
+            for j in sequence[len(sent) :]:
+                if j not in ready:
+                    break
+                todo.append((j, ready[j]))
             sent += [j for j, _ in todo]
             if len(sent) == len(server.model):
                 del self.streams[rank]

@@ -59,7 +59,7 @@ from daphnec.runtime.paramserv.options import PSOptions
 from daphnec.runtime.paramserv.partition import exchanges_per_epoch
 from daphnec.runtime.paramserv.reduction import TreeAccumulator, tree_sum
 from daphnec.runtime.paramserv.stats import EpochLog
-from daphnec.runtime.paramserv.udf import as_list, call_agg, checked
+from daphnec.runtime.paramserv.udf import as_list, call_agg, checked, unwrap
 
 STOP = "STOP"
 """What `try_pull` returns once the run is over."""
@@ -124,11 +124,23 @@ class ShardUpdate:
 
     def some(self, model: DaphneList, grads: dict[int, object]) -> dict[int, object]:
         """The updated matrices at the positions of `grads` (the sums complete so far) of the whole `model` (one
-        server; `SyncServer.apply_ready`), by the shards' device: the other positions get zero gradients and their
-        results are discarded. Valid for a per-matrix `agg` only (options.per_matrix_agg)."""
-        full = [grads[j] if j in grads else z for j, z in enumerate(self.zeros)]
-        r = checked(self.agg(model, self.hp, as_list(full)), model, "agg")
-        return {j: r[j] for j in grads}
+        server; `SyncServer.apply_ready`). Valid for a per-matrix `agg` only (options.per_matrix_agg): its output j
+        depends on model j, gradient j and the hyperparameters alone, not on the other positions' values or shapes,
+        so they get 1x1 zero stand-ins and their results are discarded, and an update of a few matrices costs what
+        their share of `agg` costs. Should `agg` fail on a stand-in (a product with a matrix of the model's shape
+        from the hyperparameters), the stand-ins are zero gradients of the real shapes on the real model."""
+        tiny = [np.zeros((1, 1), dtype=z.dtype) for z in self.zeros]
+        stand = as_list([model[j] if j in grads else t for j, t in enumerate(tiny)], model.elem_kind)
+        full = as_list([grads[j] if j in grads else t for j, t in enumerate(tiny)])
+        try:
+            r = unwrap(self.agg(stand, self.hp, full))
+            out = {j: r[j] for j in grads}
+            checked([out[j] for j in grads], [model[j] for j in grads], "agg")
+            return out
+        except Exception:  # noqa: BLE001 - the stand-ins did not fit agg: the same update on real shapes
+            full = as_list([grads[j] if j in grads else z for j, z in enumerate(self.zeros)])
+            r = checked(self.agg(model, self.hp, full), model, "agg")
+            return {j: r[j] for j in grads}
 
 
 class Server:

@@ -28,7 +28,8 @@ def as_list(items: Sequence[object], kind: tuple[str, str] | None = None) -> Dap
     return DaphneList(tuple(items), kind)
 
 
-def _unwrap(r: object) -> object:
+def unwrap(r: object) -> object:
+    """A UDF's result without the 1-tuples around its list."""
     while isinstance(r, (tuple, list)) and len(r) == 1 and isinstance(r[0], (tuple, list)):
         r = r[0]
     return r
@@ -45,7 +46,7 @@ def _shape(x: object) -> str:
 
 def checked(r: object, model: Sequence[object], what: str) -> tuple:
     """The matrices a UDF returned, checked against the model's count and shapes."""
-    r = _unwrap(r)
+    r = unwrap(r)
     if not isinstance(r, (tuple, list)):
         r = (r,) if _is_matrix(r) else r
     if not isinstance(r, (tuple, list)):

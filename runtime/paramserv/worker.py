@@ -238,7 +238,7 @@ class MatrixPushes(EarlyPushes):
     (`next_pull`) starts receiving at once: the server sends each matrix as soon as it is updated, so the last
     layers' matrices come back while this backward pass still computes the first layers' gradients."""
 
-    def __init__(self, endpoint: Endpoint, w: int, tag: int, nxt: int, model: DaphneList, stats: EpochStats,
+    def __init__(self, endpoint: Endpoint, w: int, tag: int, nxt: int | None, model: DaphneList, stats: EpochStats,
                  pull: OrderedPull | None):  # fmt: skip
         self.endpoint1 = endpoint
         self.w, self.tag, self.nxt, self.stats, self.pull = w, tag, nxt, stats, pull
@@ -265,7 +265,7 @@ class MatrixPushes(EarlyPushes):
             return
         if not self._finish_pull():
             return
-        ask = self.nxt if self.stream and self.next_pull is None else None
+        ask = self.nxt if self.stream and self.next_pull is None and self.nxt is not None else None
         self.endpoint1.send_part(self.tag, self.used, j, g, self.stats, ask)  # type: ignore[attr-defined]
         if ask is not None:
             receive = functools.partial(self.endpoint1.receive, self.w, ask, self.used, self.side)  # type: ignore[attr-defined]
@@ -510,12 +510,15 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
             stats = job.log[e]
             nxt_item = next(stream, None)
             early = None
+            if pushing_early and not isinstance(endpoint, ShardedEndpoint):
+                # one server: every push goes matrix by matrix, the call's first (no pull in flight) and last (no next
+                # model) too; with streamed pulls the first early push asks for the next model
+                nxt_clock = nxt_item[0] if nxt_item is not None else None
+                early = MatrixPushes(endpoint, job.index, clock, nxt_clock, model, stats, pull)
+                early.stream = job.opts.streamed_pulls and nxt_clock is not None
+            elif pull is not None and pushing_early and nxt_item is not None:  # the push asks for the next clock
+                early = EarlyPushes(endpoint, job.index, clock, nxt_item[0], model, stats, pull)  # type: ignore[arg-type]
             if pull is not None:
-                if pushing_early and nxt_item is not None:  # BSP, SSP: the push of `clock` asks for the next clock
-                    pushes = EarlyPushes if isinstance(endpoint, ShardedEndpoint) else MatrixPushes
-                    early = pushes(endpoint, job.index, clock, nxt_item[0], model, stats, pull)  # type: ignore[arg-type]
-                    if isinstance(early, MatrixPushes):
-                        early.stream = job.opts.streamed_pulls
                 tc = time.perf_counter()
                 try:
                     with marks.Installed("sink", early):
@@ -540,7 +543,12 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
                 assert c is not None, "a pull that was not stopped brings every matrix"
             else:
                 tc = time.perf_counter()
-                c = job.push(model, s, stats)
+                try:
+                    with marks.Installed("sink", early):
+                        c = job.push(model, s, stats)
+                finally:
+                    if early is not None:
+                        early.close()
                 if flights is not None:
                     flights.compute(tc, time.perf_counter())
             if utype in ("BSP", "SSP"):
@@ -569,7 +577,11 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
                                    len(model), model.elem_kind)  # type: ignore[arg-type]  # fmt: skip
                 cur = nxt_item
                 continue
-            r = push_pull(endpoint, job.index, tag, version, nxt, c, stats)
+            if early is not None and early.sent:  # the call's last push, matrix by matrix
+                endpoint.send(job.index, tag, version, nxt, c, stats, skip=early.sent)  # type: ignore[call-arg]
+                r = endpoint.receive(job.index, nxt, version, stats)
+            else:
+                r = push_pull(endpoint, job.index, tag, version, nxt, c, stats)
             communicated(stats, time.perf_counter() - t0)
             if r is None or r == STOP:
                 return
