@@ -176,7 +176,7 @@ def test_lenet_overlap_and_sufficient_factors_equal_bsp(tmp_path: Path) -> None:
     (buckets of 1 MB: the 6.4 MB affine weight travels in chunks while the backward pass runs) and with sfb=true
     (the compiler finds the two affine weight gradients behind the convolutions; the stacked rebuild sums in
     another order) train BSP's model: bit for bit, and within 1e-12 relative; BSP with ordered pulls (the filters
-    first, the convolutions running while the affine weights arrive) bit for bit."""
+    first, the convolutions running while the affine weights arrive), streamed by a per-matrix agg, bit for bit."""
     lines = ["X, y = m.lenet_data(48);", "init = m.lenet_init();",
              f'B = paramserv(model=init, features=X, labels=y, {LENET_PS}, batchsize=8, utype="BSP", mode="MPI");',
              f'M = paramserv(model=init, features=X, labels=y, {LENET_PS}, batchsize=8, utype="ALLREDUCE", '
@@ -187,10 +187,11 @@ def test_lenet_overlap_and_sufficient_factors_equal_bsp(tmp_path: Path) -> None:
              'mode="MPI");', LENET_DIFF]  # fmt: skip
     script = tmp_path / "lenet.daph"
     script.write_text(f'import "{LENET}" as "m";\n' + "\n".join(lines) + "\n")
-    res = run_mpi(4, "--distributed", "--dist_backend=MPI", str(script), timeout=240)
+    res = run_mpi(4, "--distributed", "--dist_backend=MPI", "--statistics", str(script), timeout=240)
     assert res.returncode == 0, res.stderr
     out = res.stdout.split()
     assert out[0] == out[2] == "0" and float(out[1]) <= 1e-12, res.stdout + res.stderr
+    assert "overlap (ordered pulls, streamed)" in res.stderr, res.stderr  # lenet_sgd is per-matrix
 
 
 OUTPUT_FIRST = """
@@ -250,6 +251,46 @@ def test_ordered_pulls_equal_bsp_in_tictac_order(tmp_path: Path) -> None:
     assert set(pulls) == {"arrived 2 3 0 1 read 2 3 0 1"}, set(pulls)
     # one server with the per-matrix m.sgd streams its pulls (the per-matrix-agg pass; lit test per_matrix_agg.daph)
     assert "overlap (ordered pulls, streamed)" in res.stderr, res.stderr
+
+
+CLIPPED_AGG = """
+def clipped_sgd(model, hyperparams, gradients) {
+    norm = 0.0;
+    i = 0;
+    while (i < length(gradients)) {
+        norm = norm + sum(gradients[i] ^ 2);
+        i = i + 1;
+    }
+    scale = as.scalar(hyperparams[0]) / max(sqrt(norm), 1.0);
+    out = createList(model[0] - scale * gradients[0]);
+    i = 1;
+    while (i < length(model)) {
+        out = append(out, model[i] - scale * gradients[i]);
+        i = i + 1;
+    }
+    return out;
+}"""
+"""SGD with global gradient-norm clipping: every update depends on every gradient (not per-matrix)."""
+
+
+def test_streamed_pulls_only_for_a_per_matrix_agg(tmp_path: Path) -> None:
+    """overlap=true with one BSP server over 4 real ranks: with the per-matrix m.sgd the server updates each
+    matrix once its sum is complete and streams it (the statistics say "streamed"); with global gradient-norm
+    clipping, whose updates depend on every gradient, the per-matrix-agg pass says "whole-model" and the server
+    keeps updating the whole model at once. Both train LOCAL BSP's model bit for bit."""
+    ps = 'upd=out_first_gradients, hyperparams=createList(as.matrix(0.02), as.matrix(0.0)), freq="BATCH", ' \
+         'epochs=2, batchsize=32, k=3, utype="BSP"'  # fmt: skip
+    lines = [OUTPUT_FIRST + CLIPPED_AGG]
+    for agg in ("m.sgd", "clipped_sgd"):
+        lines += [f"B = paramserv(model=init, features=X, labels=y, {ps}, agg={agg});",
+                  f'M = paramserv(model=init, features=X, labels=y, {ps}, agg={agg}, overlap=true, mode="MPI");',
+                  DIFF]  # fmt: skip
+    script = driver(tmp_path, "streamed", "\n".join(lines))
+    res = run_mpi(4, "--distributed", "--dist_backend=MPI", "--statistics", str(script), timeout=240)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["0", "0"], res.stdout + res.stderr
+    assert res.stderr.count("overlap (ordered pulls, streamed)") == 1, res.stderr
+    assert res.stderr.count("overlap (ordered pulls)") == 1, res.stderr
 
 
 @pytest.mark.parametrize("where", ["upd", "agg"])
