@@ -193,35 +193,59 @@ class RemoteEndpoint:
 
     def _streamed(self, body: dict[str, Any], arrived: Callable[[], bool], box: list[Any], stats: EpochStats,
                   arrive: Callable[[int, object], None] | None) -> Pulled:  # fmt: skip
-        """A streamed pull (mpi_server.py): one PS_MODEL {v, j, d} + PS_WEIGHTS per matrix, in the order the
-        shard updated them, until every matrix is here (or {stop: true})."""
+        """A streamed pull (mpi_server.py): one PS_MODEL {v, j, d} + PS_WEIGHTS per matrix, until every matrix is
+        here (or {stop: true}). The receive of every matrix whose PS_MODEL has come is posted at once, before
+        waiting for the first of them: the shard sends a large matrix only once its receive is posted (MPI's
+        rendezvous), so posting it only after the previous matrix has arrived would cost a round trip per matrix."""
         values: list[object] = list(self.model)
-        got: set[int] = set()
+        posted: list[tuple[int, dict[str, Any], Packed, Callable[[], object]]] = []
+        bodies = [body]
+        got = 0
         t1 = time.perf_counter()
-        while True:
-            if body.get("stop"):
+
+        def more() -> None:
+            """Post the receives of the PS_MODELs that have come."""
+            while bodies:
+                b = bodies.pop(0)
+                if b.get("stop"):
+                    posted.append((-1, b, None, lambda: None))  # type: ignore[arg-type]
+                    continue
+                bufs, build = ser.allocate(b["d"])
+                posted.append((b["j"], b, Packed(self.comms.data, bufs, self.server, int(Tag.PS_WEIGHTS),
+                                                 self.chunk), build))  # fmt: skip
+            while len(posted) + got < len(values):
+                m = try_recv_control(self.comms.ctrl, self.server, int(Tag.PS_MODEL))
+                if m is None:
+                    return
+                stats.pulled += json_size(m[2])
+                bodies.append(m[2])
+                more()
+                return
+
+        while got < len(values):
+            more()
+            if not posted:
+                box.clear()
+                self.waiter.wait(arrived, transfer=False, abortable=False)
+                bodies.append(box[0][2])
+                stats.pulled += json_size(box[0][2])
+                continue
+            j, b, recv, build = posted.pop(0)
+            if j < 0:
                 return STOP
-            j = body["j"]
-            bufs, build = ser.allocate(body["d"])
-            recv = Packed(self.comms.data, bufs, self.server, int(Tag.PS_WEIGHTS), self.chunk)
-            self.waiter.wait(recv.done, abortable=False)
+            self.waiter.wait(lambda recv=recv: (more(), recv.done())[1], abortable=False)  # type: ignore[misc]
             recv.finish()
             t2 = time.perf_counter()
             self.flights.add("pull", j, t1, t2)
+            t1 = t2
             values[j] = build()
-            stats.pulled += ser.nbytes(body["d"])
+            stats.pulled += ser.nbytes(b["d"])
             if arrive is not None:
                 arrive(j, values[j])
-            got.add(j)
-            if len(got) == len(values):
-                break
-            box.clear()
-            self.waiter.wait(arrived, transfer=False, abortable=False)
-            body = box[0][2]
-            stats.pulled += json_size(body)
-            t1 = time.perf_counter()
+            got += 1
+            version = b["v"]
         self.model = DaphneList(tuple(values), self.model.elem_kind)
-        return self.model, body["v"]
+        return self.model, version
 
     def _wait_sends(self) -> None:
         with self.lock:
