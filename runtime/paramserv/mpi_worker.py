@@ -205,22 +205,22 @@ class RemoteEndpoint:
 
         def more() -> None:
             """Post the receives of the PS_MODELs that have come."""
-            while bodies:
-                b = bodies.pop(0)
-                if b.get("stop"):
-                    posted.append((-1, b, None, lambda: None))  # type: ignore[arg-type]
-                    continue
-                bufs, build = ser.allocate(b["d"])
-                posted.append((b["j"], b, Packed(self.comms.data, bufs, self.server, int(Tag.PS_WEIGHTS),
-                                                 self.chunk), build))  # fmt: skip
-            while len(posted) + got < len(values):
+            while True:
+                for b in bodies:
+                    if b.get("stop"):
+                        posted.append((-1, b, None, lambda: None))  # type: ignore[arg-type]
+                    else:
+                        bufs, build = ser.allocate(b["d"])
+                        recv = Packed(self.comms.data, bufs, self.server, int(Tag.PS_WEIGHTS), self.chunk)
+                        posted.append((b["j"], b, recv, build))
+                bodies.clear()
+                if len(posted) + got >= len(values):
+                    return
                 m = try_recv_control(self.comms.ctrl, self.server, int(Tag.PS_MODEL))
                 if m is None:
                     return
                 stats.pulled += json_size(m[2])
                 bodies.append(m[2])
-                more()
-                return
 
         while got < len(values):
             more()
@@ -233,7 +233,12 @@ class RemoteEndpoint:
             j, b, recv, build = posted.pop(0)
             if j < 0:
                 return STOP
-            self.waiter.wait(lambda recv=recv: (more(), recv.done())[1], abortable=False)  # type: ignore[misc]
+
+            def here(recv: Packed = recv) -> bool:
+                more()  # meanwhile, post the receives of the matrices announced since
+                return recv.done()
+
+            self.waiter.wait(here, abortable=False)
             recv.finish()
             t2 = time.perf_counter()
             self.flights.add("pull", j, t1, t2)
