@@ -81,7 +81,6 @@ STAGES: tuple[Stage, ...] = (
             "sufficient-factors",
             "wait-free-backprop",
             "pull-order",
-            "per-matrix-agg",
             ("reorder-matmul-chains", "reassociate"),
             "simplify-algebra",
             ("fuse-x-once", "reassociate"),

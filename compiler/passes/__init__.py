@@ -155,12 +155,6 @@ def _pull_order() -> type[ModulePass]:
     return PullOrderPass
 
 
-def _per_matrix_agg() -> type[ModulePass]:
-    from daphnec.compiler.passes.per_matrix_agg import PerMatrixAggPass
-
-    return PerMatrixAggPass
-
-
 def _distribute() -> type[ModulePass]:
     from daphnec.compiler.passes.distribute import DistributePass
 
@@ -207,7 +201,6 @@ PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
     "sufficient-factors": _sufficient_factors,
     "wait-free-backprop": _wait_free_backprop,
     "pull-order": _pull_order,
-    "per-matrix-agg": _per_matrix_agg,
     "vectorize": _vectorize,
     "distribute": _distribute,
     "parfor": _parfor,

@@ -1,4 +1,5 @@
-"""`per-matrix-agg`: decide whether a paramserv call's `agg` updates each model matrix on its own.
+"""The per-matrix check of `agg` (run by the `pull-order` pass): does a paramserv call's `agg` update each
+model matrix on its own?
 
 With `overlap=true` and one parameter server the workers push every gradient matrix as soon as it is final, and
 the server sums each matrix on arrival. If `agg`'s output j depends only on model j, gradient j and values that
@@ -20,26 +21,24 @@ at position p only: `model[p]`, `gradients[p]` with the same index, a constant o
 - any other use of model or gradients (the list handed to a function, a region that reads them) fails, except a
   call of a function with `agg`'s own three arguments, which is checked the same way.
 
-The verdict is a discardable attribute on `agg`'s function, shown by `--explain phy_op_selection` and shipped with
-the IR to the MPI ranks: `daphne.agg_update = "per-matrix"` or `"whole-model: <why>"`. The runtime
-(runtime/paramserv/udf.py, `per_matrix_agg`) streams pulls only for the first. How the server then applies a
-per-matrix `agg` to some matrices (the others with zero gradients, their results discarded) gives each matrix
-exactly the value the whole update gives it, so the model stays BSP's bit for bit.
+The verdict (`mark_agg`, run by `pull-order`) is a discardable attribute on `agg`'s function, shown by
+`--explain phy_op_selection` and shipped with the IR to the MPI ranks: `daphne.agg_update = "per-matrix"` or
+`"whole-model: <why>"`. The runtime (runtime/paramserv/udf.py, `per_matrix_agg`) streams pulls only for the
+first. How the server then applies a per-matrix `agg` to some matrices (stand-ins for the others, their results
+discarded) gives each matrix exactly the value the whole update gives it, so the model stays BSP's bit for bit.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
-from xdsl.passes import ModulePass
 
-from daphnec.compiler.passes.sufficient_factors import calls_with, functions_of
 from daphnec.dialects.ops import CastOp, EwAddOp, constant_value
 from daphnec.dialects.ops_frame import AppendOp, CreateListOp, LengthOp, ListGetOp
+from daphnec.dialects.ops_paramserv import ParamservOp
 
 ATTR = "daphne.agg_update"
 PER_MATRIX = "per-matrix"
@@ -229,15 +228,9 @@ def per_matrix_reason(fn: func.FuncOp, functions: dict[str, func.FuncOp]) -> str
     return None
 
 
-@dataclass(frozen=True)
-class PerMatrixAggPass(ModulePass):
-    name = "per-matrix-agg"
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        functions = functions_of(op)
-        for ps, _ in calls_with(op, "overlap"):
-            agg = functions.get(ps.agg.data)
-            if agg is None:
-                continue
-            why = per_matrix_reason(agg, functions)
-            agg.attributes[ATTR] = StringAttr(PER_MATRIX if why is None else f"whole-model: {why}")
+def mark_agg(ps: ParamservOp, functions: dict[str, func.FuncOp]) -> None:
+    """Put the verdict on the call's `agg` function (run by `pull-order` for every call with overlap)."""
+    agg = functions.get(ps.agg.data)
+    if agg is not None:
+        why = per_matrix_reason(agg, functions)
+        agg.attributes[ATTR] = StringAttr(PER_MATRIX if why is None else f"whole-model: {why}")

@@ -139,9 +139,9 @@ class PSOptions:
     positions in the order of its first reads. None: `upd` reads the model directly (pulls cannot be ordered)."""
     per_matrix_agg: bool = False
     """Set by the runtime from the compiler's verdict, not by scripts: `agg`'s output j depends only on model j,
-    gradient j and the hyperparameters (the `per-matrix-agg` pass marks such an `agg`; udf.per_matrix_agg reads the
-    mark). Then one server may update each matrix as soon as its sum is complete and stream it back
-    (`streamed_pulls`)."""
+    gradient j and the hyperparameters (the `pull-order` pass marks such an `agg`, per_matrix_agg.py;
+    udf.per_matrix_agg reads the mark). Then one server may update each matrix as soon as its sum is complete and
+    stream it back (`streamed_pulls`)."""
 
     def __post_init__(self) -> None:
         for f in fields(self):

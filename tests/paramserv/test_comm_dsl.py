@@ -249,7 +249,7 @@ def test_ordered_pulls_equal_bsp_in_tictac_order(tmp_path: Path) -> None:
     assert len(pulls) >= 2 * (3 * 7 - 3) + 2 * (2 * 10 - 2) + 4 * (3 * 7 - 3), len(pulls)
     assert len(lines) - len(pulls) == 3, lines
     assert set(pulls) == {"arrived 2 3 0 1 read 2 3 0 1"}, set(pulls)
-    # one server with the per-matrix m.sgd streams its pulls (the per-matrix-agg pass; lit test per_matrix_agg.daph)
+    # one server with the per-matrix m.sgd streams its pulls (the pull-order pass's check; lit test per_matrix_agg.daph)
     assert "overlap (ordered pulls, streamed)" in res.stderr, res.stderr
 
 
@@ -276,7 +276,7 @@ def clipped_sgd(model, hyperparams, gradients) {
 def test_streamed_pulls_only_for_a_per_matrix_agg(tmp_path: Path) -> None:
     """overlap=true with one BSP server over 4 real ranks: with the per-matrix m.sgd the server updates each
     matrix once its sum is complete and streams it (the statistics say "streamed"); with global gradient-norm
-    clipping, whose updates depend on every gradient, the per-matrix-agg pass says "whole-model" and the server
+    clipping, whose updates depend on every gradient, the pull-order pass's check says "whole-model" and the server
     keeps updating the whole model at once. Both train LOCAL BSP's model bit for bit."""
     ps = 'upd=out_first_gradients, hyperparams=createList(as.matrix(0.02), as.matrix(0.0)), freq="BATCH", ' \
          'epochs=2, batchsize=32, k=3, utype="BSP"'  # fmt: skip
