@@ -473,6 +473,9 @@ def main() -> int:
     ap.add_argument(
         "--baseline-all", action="store_true", help="also run every selected overlap strategy without overlap"
     )
+    ap.add_argument("--today-all", action="store_true",
+                    help="run every selected strategy with today's code too (not only BSP and ALLREDUCE), so that "
+                         "a change of an overlap strategy is compared in the same run")  # fmt: skip
     args = ap.parse_args()
     rates = args.rates.split(",")
     why = netem_works()
@@ -510,7 +513,7 @@ def main() -> int:
                 print(report([r]).splitlines()[-1], flush=True)
         cells = [(model, rate, n, s, base) for model in models for rate in rates
                  for n in (int(x) for x in args.ranks.split(",")) for s in strategies
-                 for base in [None] + ([baseline] if s.today and baseline is not None else [])
+                 for base in [None] + ([baseline] if (s.today or args.today_all) and baseline is not None else [])
                  if not ("servers" in s.options and n - 2 < 1)]  # fmt: skip
         best: dict[int, Run] = {}
         for rep in range(args.repeat):  # interleaved repetitions: a burst of load hits every cell alike

@@ -13,7 +13,9 @@ with `overlap` (the constant true or a value known only at run time) this pass r
 - a use of the whole list (the model handed to a function, an index computed at run time, `length`) gets one
   `daphne.awaitModel(model)` before it, which waits for every matrix; later uses take its result;
 - the positions in the order of their waits are recorded on the paramserv op (`pull_order = [...]`): the order
-  in which the servers send the matrices (the rest follow in index order).
+  in which the servers send the matrices (the rest follow in index order);
+- `agg` gets the verdict of the per-matrix check (per_matrix_agg.py, `daphne.agg_update`): with a per-matrix
+  `agg` one server updates and sends each matrix on its own (streamed pulls).
 
 After the pass the model argument of `upd` is read only by the waits, so a worker may call `upd` while its pull
 is still arriving. The values are the same matrices the pull brings, so the results equal BSP's bit for bit.
@@ -32,6 +34,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from daphnec.compiler.analysis.inference import set_type
+from daphnec.compiler.passes.per_matrix_agg import mark_agg
 from daphnec.compiler.passes.sufficient_factors import calls_with, functions_of
 from daphnec.dialects.ops import CastOp, constant_value
 from daphnec.dialects.ops_frame import ListGetOp
@@ -131,3 +134,4 @@ class PullOrderPass(ModulePass):
             if ps.factors is not None and ps.factors.data in functions:  # `sfb`: upd's variant reads the model too
                 place_waits(functions[ps.factors.data])
             ps.pull_order = ArrayAttr([IntAttr(j) for j in pull_order(body)])
+            mark_agg(ps, functions)  # may one server update and send each matrix on its own (streamed pulls)?

@@ -18,6 +18,12 @@ The loop (`ShardLoop`) is the server side of worker.Endpoint, for the `Server` o
                      version), or {v, same: true} (the worker has that version), or {stop: true}
                      with ordered pulls (`order`, pulls.py): PS_MODEL {v, desc, o: the order} + one PS_WEIGHTS per
                      matrix in that order, so that the worker's `upd` can start on the first ones
+                     with streamed pulls (options.streamed_pulls: BSP, one server, a per-matrix `agg`): the worker's
+                     first PS_PUSH part carries {p: clock to pull for} (its end message then has next: None); the
+                     shard updates each matrix once its sum is complete (`SyncServer.apply_ready`) and sends it at
+                     once, strictly in the pull order: PS_MODEL {v, j: position, d: description} + PS_WEIGHTS per
+                     matrix (or {stop: true}); the update of the big matrices (complete first) is done while the
+                     last gradients still arrive, and the worker's receive is posted before its push ends
 
 A push is applied once its buffers have arrived; the pull it carries is answered as soon as the server's
 `try_pull` allows. The loop ends when every worker has said bye and no push is in flight. `stopping()` (a rank of
@@ -74,6 +80,10 @@ class ShardLoop:
         """Pushes arriving matrix by matrix, by rank: the matrices kept (a server without `push_part`) and the
         push's end message once it has arrived (its matrices may complete after it)."""
         self.received: dict[int, set[int]] = {}
+        self.streams: dict[int, tuple[int, list[int]]] = {}
+        """Streamed pulls by rank: the clock pulled for and the positions sent so far."""
+        self.part_packed: tuple[int, dict[int, np.ndarray]] = (-1, {})
+        """Streamed pulls: the matrices of one version packed once each, by position."""
 
     @property
     def done(self) -> bool:
@@ -113,6 +123,8 @@ class ShardLoop:
                         self.error = e
                 if body["next"] is not None:
                     self.waiting[p.rank] = (body["next"], body["v"])
+        if self.streams:
+            did = self.stream() or did
         if self.waiting:
             did = self.answer() or did
         if self.sending:
@@ -124,6 +136,8 @@ class ShardLoop:
     def _part(self, rank: int, body: dict[str, Any], grads: tuple) -> dict[str, Any] | None:
         """Matrices of a push that comes matrix by matrix; the push's end message once all of them are here."""
         w = self.index[rank]
+        if body.get("p") is not None:  # a streamed pull, asked for with the push's first matrix
+            self.streams[rank] = (body["p"], [])
         kept, end = self.parts.setdefault(rank, ({}, []))
         got = self.received.setdefault(rank, set())
         incremental = isinstance(self.server, SyncServer)
@@ -193,6 +207,65 @@ class ShardLoop:
                     for req in ser.isend(self.comms.data, [bufs[i]], rank, int(Tag.PS_WEIGHTS), self.chunk):
                         self.sending.append((req, bufs[i]))
         return did
+
+    def stream(self) -> bool:
+        """Streamed pulls: update the matrices whose sums are complete, send every waiting worker the updated
+        matrices it has not got yet (matrix-major across the workers, as `answer`), STOP to all once halted."""
+        server = self.server
+        halted = self.halted()
+        did = False
+        if not halted and isinstance(server, SyncServer):
+            try:
+                did = bool(server.apply_ready())
+            except Exception as e:  # noqa: BLE001 - agg failed here: stop the workers, report the error
+                self.error = e
+                halted = True
+        posts: list[tuple[int, int, list[tuple[int, object]]]] = []
+        sequence = self.order if self.order is not None else list(range(len(server.model)))
+        for rank in list(self.streams):
+            nxt, sent = self.streams[rank]
+            if halted:
+                send_control(self.comms.ctrl, rank, Tag.PS_MODEL, {"stop": True})
+                del self.streams[rank]
+                did = True
+                continue
+            if server.version >= nxt:
+                ready: dict[int, object] = dict(enumerate(server.model))
+            elif server.version == nxt - 1:
+                ready = server.fresh  # type: ignore[attr-defined]
+            else:
+                continue
+            # strictly in the pull order, each as soon as it is updated: on a link shared by pushes and pulls a big
+            # matrix sent early would hold back the small first ones the next forward pass waits for
+            todo = []
+            for j in sequence[len(sent) :]:
+                if j not in ready:
+                    break
+                todo.append((j, ready[j]))
+            sent += [j for j, _ in todo]
+            if len(sent) == len(server.model):
+                del self.streams[rank]
+            if todo:
+                posts.append((rank, nxt, todo))
+        for i in range(max((len(t) for _, _, t in posts), default=0)):
+            for rank, nxt, todo in posts:
+                if i < len(todo):
+                    j, m = todo[i]
+                    send_control(self.comms.ctrl, rank, Tag.PS_MODEL, {"v": nxt, "j": j, "d": ser.describe(m)})
+                    buf = self._packed_part(nxt, j, m)
+                    for req in ser.isend(self.comms.data, [buf], rank, int(Tag.PS_WEIGHTS), self.chunk):
+                        self.sending.append((req, buf))
+                    did = True
+        return did
+
+    def _packed_part(self, version: int, j: int, m: object) -> np.ndarray:
+        """Matrix j of `version`, packed once for all the workers it goes to."""
+        if self.part_packed[0] != version:
+            self.part_packed = (version, {})
+        cache = self.part_packed[1]
+        if j not in cache:
+            cache[j] = pack(ser.buffers(m))
+        return cache[j]
 
     def _post(self, rank: int, body: dict[str, Any]) -> _Push:
         allocated: list[tuple[list[np.ndarray], object]] = []

@@ -101,10 +101,13 @@ class RemoteEndpoint:
             msg.update(j=rest, end=True)
         self._post(msg, bufs, stats, rest[0] if len(rest) == 1 else -1)
 
-    def send_part(self, clock: int, used: int, j: int, g: object, stats: EpochStats) -> None:
+    def send_part(self, clock: int, used: int, j: int, g: object, stats: EpochStats, pull: int | None = None) -> None:
         """Push gradient j of the push for `clock` ahead of the others (worker.MatrixPushes); `send` with
-        `skip` ends the push."""
-        self._post({"c": clock, "v": used, "next": None, "g": [ser.describe(g)], "j": [j]}, ser.buffers(g), stats, j)
+        `skip` ends the push. `pull`: ask for the model of that clock now, as a streamed pull (mpi_server.py)."""
+        msg: dict[str, Any] = {"c": clock, "v": used, "next": None, "g": [ser.describe(g)], "j": [j]}
+        if pull is not None:
+            msg["p"] = pull
+        self._post(msg, ser.buffers(g), stats, j)
 
     def _post(self, msg: dict[str, Any], bufs: list[np.ndarray], stats: EpochStats, j: int) -> None:
         header = json_size(msg)
@@ -114,8 +117,8 @@ class RemoteEndpoint:
         send_control(self.comms.ctrl, self.server, Tag.PS_PUSH, msg)
         if msg["g"]:
             reqs = ser.isend(self.comms.data, [pack(bufs)], self.server, int(Tag.PS_GRAD), self.chunk)
-            self.sends += reqs
-            with self.lock:
+            with self.lock:  # a streamed pull's thread waits for the sends too (`_wait_sends`)
+                self.sends += reqs
                 self.open.append((reqs, t0, j))
 
     def _reap(self, finished: bool = False) -> None:
@@ -156,7 +159,9 @@ class RemoteEndpoint:
         waiter.wait(arrived, transfer=False, abortable=False)
         body = box[0][2]
         stats.pulled += json_size(body)
-        if body.get("stop"):
+        if "j" in body:
+            r = self._streamed(body, arrived, box, stats, arrive)
+        elif body.get("stop"):
             r: Pulled = STOP
         elif body.get("same"):
             for j, m in enumerate(self.model if arrive is not None else ()):
@@ -186,9 +191,71 @@ class RemoteEndpoint:
         self._wait_sends()
         return r
 
+    def _streamed(self, body: dict[str, Any], arrived: Callable[[], bool], box: list[Any], stats: EpochStats,
+                  arrive: Callable[[int, object], None] | None) -> Pulled:  # fmt: skip
+        """A streamed pull (mpi_server.py): one PS_MODEL {v, j, d} + PS_WEIGHTS per matrix, until every matrix is
+        here (or {stop: true}). The receive of every matrix whose PS_MODEL has come is posted at once, before
+        waiting for the first of them: the shard sends a large matrix only once its receive is posted (MPI's
+        rendezvous), so posting it only after the previous matrix has arrived would cost a round trip per matrix."""
+        values: list[object] = list(self.model)
+        posted: list[tuple[int, dict[str, Any], Packed, Callable[[], object]]] = []
+        bodies = [body]
+        got = 0
+        t1 = time.perf_counter()
+
+        def more() -> None:
+            """Post the receives of the PS_MODELs that have come."""
+            while True:
+                for b in bodies:
+                    if b.get("stop"):
+                        posted.append((-1, b, None, lambda: None))  # type: ignore[arg-type]
+                    else:
+                        bufs, build = ser.allocate(b["d"])
+                        recv = Packed(self.comms.data, bufs, self.server, int(Tag.PS_WEIGHTS), self.chunk)
+                        posted.append((b["j"], b, recv, build))
+                bodies.clear()
+                if len(posted) + got >= len(values):
+                    return
+                m = try_recv_control(self.comms.ctrl, self.server, int(Tag.PS_MODEL))
+                if m is None:
+                    return
+                stats.pulled += json_size(m[2])
+                bodies.append(m[2])
+
+        while got < len(values):
+            more()
+            if not posted:
+                box.clear()
+                self.waiter.wait(arrived, transfer=False, abortable=False)
+                bodies.append(box[0][2])
+                stats.pulled += json_size(box[0][2])
+                continue
+            j, b, recv, build = posted.pop(0)
+            if j < 0:
+                return STOP
+
+            def here(recv: Packed = recv) -> bool:
+                more()  # meanwhile, post the receives of the matrices announced since
+                return recv.done()
+
+            self.waiter.wait(here, abortable=False)
+            recv.finish()
+            t2 = time.perf_counter()
+            self.flights.add("pull", j, t1, t2)
+            t1 = t2
+            values[j] = build()
+            stats.pulled += ser.nbytes(b["d"])
+            if arrive is not None:
+                arrive(j, values[j])
+            got += 1
+            version = b["v"]
+        self.model = DaphneList(tuple(values), self.model.elem_kind)
+        return self.model, version
+
     def _wait_sends(self) -> None:
-        self.waiter.requests(self.sends, abortable=False)
-        self.sends = []
+        with self.lock:
+            sends, self.sends = self.sends, []
+        self.waiter.requests(sends, abortable=False)
         self._reap(finished=True)
 
     def progress(self) -> None:

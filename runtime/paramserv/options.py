@@ -137,6 +137,11 @@ class PSOptions:
     pull_order: tuple | None = None
     """Set by the compiler, not by scripts: `upd` reads the model only through waits (`pull-order` pass), and the
     positions in the order of its first reads. None: `upd` reads the model directly (pulls cannot be ordered)."""
+    per_matrix_agg: bool = False
+    """Set by the runtime from the compiler's verdict, not by scripts: `agg`'s output j depends only on model j,
+    gradient j and the hyperparameters (the `pull-order` pass marks such an `agg`, per_matrix_agg.py;
+    udf.per_matrix_agg reads the mark). Then one server may update each matrix as soon as its sum is complete and
+    stream it back (`streamed_pulls`)."""
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -181,6 +186,15 @@ class PSOptions:
         """The next model is pulled matrix by matrix while `upd` runs (pulls.py): `overlap` with parameter servers,
         for an `upd` the `pull-order` pass prepared."""
         return self.overlap and self.utype in SERVER_UTYPES and self.utype != "EASGD" and self.pull_order is not None
+
+    @property
+    def streamed_pulls(self) -> bool:
+        """BSP with one server, ordered pulls and a per-matrix `agg`: the worker asks for the next model with its
+        first early push, and the server updates each matrix once its sum is complete and sends it at once
+        (mpi_server.ShardLoop, worker.MatrixPushes), so the big matrices' pulls travel under the rest of the
+        backward pass."""
+        return self.ordered_pulls and self.per_matrix_agg and self.utype == "BSP" and self.servers <= 1 \
+            and not self.colocated and not self.sfb and not self.compression
 
     @property
     def neighbourhood(self) -> str:

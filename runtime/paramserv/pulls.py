@@ -16,6 +16,9 @@ At run time (MPI worker ranks of BSP, SSP, ASP and SBP, one or sharded or co-loc
   thread-local pull makes the waits in `upd` return the new matrices, each as soon as it has arrived;
   `daphne.awaitModel` waits for all. Every read of the model in `upd` goes through a wait, so `upd` computes on
   exactly the pulled model: the result equals BSP's bit for bit;
+- with streamed pulls (BSP, one server, a per-matrix `agg`: options.streamed_pulls) the pull is asked for with the
+  first early push of a step and its `OrderedPull` starts then, while the backward pass still runs; the server
+  sends each matrix once it is updated, still in the pull order (mpi_server.ShardLoop.stream);
 - if the servers answer STOP (the run is over, or another rank failed), the first wait raises `PullStopped` and
   the worker ends as it would have without the overlap.
 

@@ -59,7 +59,7 @@ from daphnec.runtime.paramserv.options import PSOptions
 from daphnec.runtime.paramserv.partition import exchanges_per_epoch
 from daphnec.runtime.paramserv.reduction import TreeAccumulator, tree_sum
 from daphnec.runtime.paramserv.stats import EpochLog
-from daphnec.runtime.paramserv.udf import as_list, call_agg, checked
+from daphnec.runtime.paramserv.udf import as_list, call_agg, checked, unwrap
 
 STOP = "STOP"
 """What `try_pull` returns once the run is over."""
@@ -122,6 +122,26 @@ class ShardUpdate:
         r = checked(self.agg(whole, self.hp, as_list(full)), whole, "agg")
         return as_list(r[a:b], part.elem_kind)
 
+    def some(self, model: DaphneList, grads: dict[int, object]) -> dict[int, object]:
+        """The updated matrices at the positions of `grads` (the sums complete so far) of the whole `model` (one
+        server; `SyncServer.apply_ready`). Valid for a per-matrix `agg` only (options.per_matrix_agg): its output j
+        depends on model j, gradient j and the hyperparameters alone, not on the other positions' values or shapes,
+        so they get 1x1 zero stand-ins and their results are discarded, and an update of a few matrices costs what
+        their share of `agg` costs. Should `agg` fail on a stand-in (a product with a matrix of the model's shape
+        from the hyperparameters), the stand-ins are zero gradients of the real shapes on the real model."""
+        tiny = [np.zeros((1, 1), dtype=z.dtype) for z in self.zeros]
+        stand = as_list([model[j] if j in grads else t for j, t in enumerate(tiny)], model.elem_kind)
+        full = as_list([grads[j] if j in grads else t for j, t in enumerate(tiny)])
+        try:
+            r = unwrap(self.agg(stand, self.hp, full))
+            out = {j: r[j] for j in grads}
+            checked([out[j] for j in grads], [model[j] for j in grads], "agg")
+            return out
+        except Exception:  # noqa: BLE001 - the stand-ins did not fit agg: the same update on real shapes
+            full = as_list([grads[j] if j in grads else z for j, z in enumerate(self.zeros)])
+            r = checked(self.agg(model, self.hp, full), model, "agg")
+            return {j: r[j] for j in grads}
+
 
 class Server:
     """State shared by the strategies: the (shard's) model, its version, the statistics and epoch timing.
@@ -157,8 +177,12 @@ class Server:
 
     def _apply(self, grads: Sequence[object], weight: int = 1) -> None:
         """model = agg(model, hp, grads); one more version, `weight` more progress."""
+        self._install(self.update(self.model, grads), weight)
+
+    def _install(self, model: DaphneList, weight: int = 1) -> None:
+        """The updated model: one more version, `weight` more progress."""
         e = self.epoch()
-        self.model = self.update(self.model, grads)
+        self.model = model
         self.log[e].updates += 1
         self._advance(weight)
 
@@ -194,6 +218,10 @@ class SyncServer(Server):
         """Per clock, the pushes complete so far by worker (None: its matrices went by `push_part`)."""
         self.partial: dict[int, list[TreeAccumulator]] = {}
         """Per clock, one running canonical sum per matrix of the pushes that arrive matrix by matrix."""
+        self.per_matrix: Callable[[DaphneList, dict[int, object]], dict[int, object]] | None = None
+        """Set for a per-matrix `agg` (streamed pulls): `apply_ready` updates each matrix once its sum is complete."""
+        self.fresh: dict[int, object] = {}
+        """The matrices of the next version (clock `version`) updated so far, in the order they were updated."""
 
     def push(self, w: int, clock: int, grads: tuple, used: int) -> bool:
         self._stale(clock, used)
@@ -211,6 +239,19 @@ class SyncServer(Server):
             present = [p > clock % self.max_pushes for p in self.pushes]
             accs = self.partial[clock] = [TreeAccumulator(present) for _ in self.model]
         accs[j].add(w, grad)
+
+    def apply_ready(self) -> list[int]:
+        """Streamed pulls: update the matrices of the next version whose sums are complete and that are not updated
+        yet (one `agg` call for all of them); their positions. A per-matrix `agg` gives each matrix the value the
+        whole update gives it, so the model is BSP's bit for bit."""
+        accs = self.partial.get(self.version)
+        if self.per_matrix is None or accs is None:
+            return []
+        ready = {j: a.result for j, a in enumerate(accs) if a.complete and j not in self.fresh}
+        if not ready:
+            return []
+        self.fresh.update(self.per_matrix(self.model, ready))
+        return list(ready)
 
     def push_done(self, w: int, clock: int, used: int) -> bool:
         """Every matrix of worker w's push for `clock` went by `push_part`; True if the model version changed."""
@@ -243,7 +284,13 @@ class SyncServer(Server):
                             acc.add(i, m)
                 assert all(a.complete for a in accs)
                 total = tuple(a.result for a in accs)
-            self._apply(total)
+            if self.fresh:  # streamed pulls: some matrices are updated already, the rest now
+                rest = {j: g for j, g in enumerate(total) if j not in self.fresh}
+                fresh = {**self.fresh, **(self.per_matrix(self.model, rest) if rest else {})}  # type: ignore[misc]
+                self.fresh = {}
+                self._install(as_list([fresh[j] for j in range(len(self.model))], self.model.elem_kind))
+            else:
+                self._apply(total)
             changed = True
 
     def try_pull(self, w: int, clock: int) -> Pulled:
@@ -393,5 +440,8 @@ def make_shard(opts: PSOptions, model: DaphneList, hp: DaphneList, agg: Callable
     update = ShardUpdate(agg, hp, range(a, b), model)
     k = len(pushes)
     exchanges = exchanges_per_epoch(opts.epochs, max(pushes), opts.period) if opts.utype == "EASGD" else None
-    return make_server(opts.utype, part, update, log, pushes, opts.epochs, opts.staleness, opts.backup_workers,
-                       opts.delta_max, exchanges, opts.elastic(k))  # fmt: skip
+    server = make_server(opts.utype, part, update, log, pushes, opts.epochs, opts.staleness, opts.backup_workers,
+                         opts.delta_max, exchanges, opts.elastic(k))  # fmt: skip
+    if opts.streamed_pulls and isinstance(server, SyncServer) and update.whole:
+        server.per_matrix = update.some
+    return server

@@ -170,7 +170,8 @@ def describe(opts: PSOptions, mode: str) -> str:
     if opts.sfb:
         words.append("sfb")
     if opts.overlap:
-        words.append("overlap" + (" (ordered pulls)" if mode == "MPI" and opts.ordered_pulls else ""))
+        pulls = " (ordered pulls, streamed)" if opts.streamed_pulls else " (ordered pulls)"
+        words.append("overlap" + (pulls if mode == "MPI" and opts.ordered_pulls else ""))
     return " ".join(words)
 
 

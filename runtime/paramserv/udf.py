@@ -28,7 +28,8 @@ def as_list(items: Sequence[object], kind: tuple[str, str] | None = None) -> Dap
     return DaphneList(tuple(items), kind)
 
 
-def _unwrap(r: object) -> object:
+def unwrap(r: object) -> object:
+    """A UDF's result without the 1-tuples around its list."""
     while isinstance(r, (tuple, list)) and len(r) == 1 and isinstance(r[0], (tuple, list)):
         r = r[0]
     return r
@@ -45,7 +46,7 @@ def _shape(x: object) -> str:
 
 def checked(r: object, model: Sequence[object], what: str) -> tuple:
     """The matrices a UDF returned, checked against the model's count and shapes."""
-    r = _unwrap(r)
+    r = unwrap(r)
     if not isinstance(r, (tuple, list)):
         r = (r,) if _is_matrix(r) else r
     if not isinstance(r, (tuple, list)):
@@ -69,6 +70,26 @@ def call_upd(upd: Callable[..., object], model: DaphneList, hp: DaphneList, X: o
 def call_agg(agg: Callable[..., object], model: DaphneList, hp: DaphneList, grads: Sequence[object]) -> DaphneList:
     r = checked(agg(model, hp, as_list(grads)), model, "agg")
     return as_list(r, model.elem_kind if isinstance(model, DaphneList) else None)
+
+
+AGG_MARK = 'daphne.agg_update = "per-matrix"'
+"""The compiler's mark on a per-matrix `agg` (compiler/passes/per_matrix_agg.py) as it reads in the shipped IR: the
+runtime does not import the compiler, so it reads the verdict from the text it ships to the ranks anyway."""
+
+
+def per_matrix_agg(shipped: Sequence[str] | None) -> bool:
+    """Whether the shipped IR (text in MLIR's generic form, upd symbol, agg symbol, ...) marks `agg` as
+    per-matrix: the mark is among the attributes printed after the function's region (`}) {...}`)."""
+    if not shipped or len(shipped) < 3:
+        return False
+    lines = shipped[0].splitlines()
+    name = f'sym_name = "{shipped[2]}"'
+    for i, line in enumerate(lines):
+        if '"func.func"' in line and name in line:
+            indent = line[: len(line) - len(line.lstrip())]
+            end = next((e for e in lines[i + 1 :] if e.startswith(indent + "})")), "")
+            return AGG_MARK in end
+    return False
 
 
 def add(acc: tuple, g: Sequence[object], owned: bool) -> tuple:

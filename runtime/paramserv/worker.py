@@ -233,9 +233,12 @@ class MatrixPushes(EarlyPushes):
     """`overlap=true` with one server (BSP, SSP; the same conditions as `EarlyPushes`): each gradient matrix is
     pushed on its own as soon as it is final (`RemoteEndpoint.send_part`), so the last layers' gradients travel, and
     the server sums them (`SyncServer.push_part`), while the backward pass computes the first layers'. The push
-    after `upd` returns carries the matrices not sent yet and asks for the next model."""
+    after `upd` returns carries the matrices not sent yet and asks for the next model. With streamed pulls
+    (options.streamed_pulls) the first early push asks for it instead, and the next model's `OrderedPull`
+    (`next_pull`) starts receiving at once: the server sends each matrix as soon as it is updated, so the last
+    layers' matrices come back while this backward pass still computes the first layers' gradients."""
 
-    def __init__(self, endpoint: Endpoint, w: int, tag: int, nxt: int, model: DaphneList, stats: EpochStats,
+    def __init__(self, endpoint: Endpoint, w: int, tag: int, nxt: int | None, model: DaphneList, stats: EpochStats,
                  pull: OrderedPull | None):  # fmt: skip
         self.endpoint1 = endpoint
         self.w, self.tag, self.nxt, self.stats, self.pull = w, tag, nxt, stats, pull
@@ -247,6 +250,12 @@ class MatrixPushes(EarlyPushes):
         self.drive = getattr(endpoint, "progress", None)
         self.progress = None
         self.done = threading.Event()
+        self.stream = False
+        """Streamed pulls: the first early push asks for the next model (set by `run_server_worker`)."""
+        self.next_pull: OrderedPull | None = None
+        self.side = EpochStats()
+        """The next pull's counts (its communication thread's)."""
+        self.kind = model.elem_kind
 
     def ready(self, j: int, g: object) -> None:
         if self.off or not 0 <= j < len(self.grads) or j in self.sent:
@@ -256,7 +265,11 @@ class MatrixPushes(EarlyPushes):
             return
         if not self._finish_pull():
             return
-        self.endpoint1.send_part(self.tag, self.used, j, g, self.stats)  # type: ignore[attr-defined]
+        ask = self.nxt if self.stream and self.next_pull is None and self.nxt is not None else None
+        self.endpoint1.send_part(self.tag, self.used, j, g, self.stats, ask)  # type: ignore[attr-defined]
+        if ask is not None:
+            receive = functools.partial(self.endpoint1.receive, self.w, ask, self.used, self.side)  # type: ignore[attr-defined]
+            self.next_pull = OrderedPull(receive, len(self.grads), self.kind)
         self.sent.add(j)
         self._start_progress()
 
@@ -497,10 +510,15 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
             stats = job.log[e]
             nxt_item = next(stream, None)
             early = None
+            if pushing_early and not isinstance(endpoint, ShardedEndpoint):
+                # one server: every push goes matrix by matrix, the call's first (no pull in flight) and last (no next
+                # model) too; with streamed pulls the first early push asks for the next model
+                nxt_clock = nxt_item[0] if nxt_item is not None else None
+                early = MatrixPushes(endpoint, job.index, clock, nxt_clock, model, stats, pull)
+                early.stream = job.opts.streamed_pulls and nxt_clock is not None
+            elif pull is not None and pushing_early and nxt_item is not None:  # the push asks for the next clock
+                early = EarlyPushes(endpoint, job.index, clock, nxt_item[0], model, stats, pull)  # type: ignore[arg-type]
             if pull is not None:
-                if pushing_early and nxt_item is not None:  # BSP, SSP: the push of `clock` asks for the next clock
-                    pushes = EarlyPushes if isinstance(endpoint, ShardedEndpoint) else MatrixPushes
-                    early = pushes(endpoint, job.index, clock, nxt_item[0], model, stats, pull)  # type: ignore[arg-type]
                 tc = time.perf_counter()
                 try:
                     with marks.Installed("sink", early):
@@ -525,7 +543,12 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
                 assert c is not None, "a pull that was not stopped brings every matrix"
             else:
                 tc = time.perf_counter()
-                c = job.push(model, s, stats)
+                try:
+                    with marks.Installed("sink", early):
+                        c = job.push(model, s, stats)
+                finally:
+                    if early is not None:
+                        early.close()
                 if flights is not None:
                     flights.compute(tc, time.perf_counter())
             if utype in ("BSP", "SSP"):
@@ -535,6 +558,14 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
             else:
                 tag, nxt = version, 0
             t0 = time.perf_counter()
+            streamed = early.next_pull if isinstance(early, MatrixPushes) else None
+            if streamed is not None:  # the next model is already arriving: end the push without asking again
+                assert early is not None
+                endpoint.send(job.index, tag, version, None, c, stats, skip=early.sent)  # type: ignore[call-arg]
+                communicated(stats, time.perf_counter() - t0)
+                side, pull = early.side, streamed
+                cur = nxt_item
+                continue
             if ordered and nxt is not None:
                 if early is not None and early.sent:
                     endpoint.send(job.index, tag, version, nxt, c, stats, skip=early.sent)  # type: ignore[call-arg]
@@ -546,7 +577,11 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
                                    len(model), model.elem_kind)  # type: ignore[arg-type]  # fmt: skip
                 cur = nxt_item
                 continue
-            r = push_pull(endpoint, job.index, tag, version, nxt, c, stats)
+            if early is not None and early.sent:  # the call's last push, matrix by matrix
+                endpoint.send(job.index, tag, version, nxt, c, stats, skip=early.sent)  # type: ignore[call-arg]
+                r = endpoint.receive(job.index, nxt, version, stats)
+            else:
+                r = push_pull(endpoint, job.index, tag, version, nxt, c, stats)
             communicated(stats, time.perf_counter() - t0)
             if r is None or r == STOP:
                 return
@@ -555,6 +590,8 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
     finally:
         if pull is not None:  # `upd` failed while the pull was arriving: the shard answers it in any case
             pull.thread.join()
+        if isinstance(early, MatrixPushes) and early.next_pull is not None and early.next_pull is not pull:
+            early.next_pull.thread.join()  # a streamed pull asked for before `upd` stopped: answered too
         endpoint.close(job.index)
         if flights is not None:
             flights.flush()

@@ -176,7 +176,7 @@ def test_lenet_overlap_and_sufficient_factors_equal_bsp(tmp_path: Path) -> None:
     (buckets of 1 MB: the 6.4 MB affine weight travels in chunks while the backward pass runs) and with sfb=true
     (the compiler finds the two affine weight gradients behind the convolutions; the stacked rebuild sums in
     another order) train BSP's model: bit for bit, and within 1e-12 relative; BSP with ordered pulls (the filters
-    first, the convolutions running while the affine weights arrive) bit for bit."""
+    first, the convolutions running while the affine weights arrive), streamed by a per-matrix agg, bit for bit."""
     lines = ["X, y = m.lenet_data(48);", "init = m.lenet_init();",
              f'B = paramserv(model=init, features=X, labels=y, {LENET_PS}, batchsize=8, utype="BSP", mode="MPI");',
              f'M = paramserv(model=init, features=X, labels=y, {LENET_PS}, batchsize=8, utype="ALLREDUCE", '
@@ -187,10 +187,11 @@ def test_lenet_overlap_and_sufficient_factors_equal_bsp(tmp_path: Path) -> None:
              'mode="MPI");', LENET_DIFF]  # fmt: skip
     script = tmp_path / "lenet.daph"
     script.write_text(f'import "{LENET}" as "m";\n' + "\n".join(lines) + "\n")
-    res = run_mpi(4, "--distributed", "--dist_backend=MPI", str(script), timeout=240)
+    res = run_mpi(4, "--distributed", "--dist_backend=MPI", "--statistics", str(script), timeout=240)
     assert res.returncode == 0, res.stderr
     out = res.stdout.split()
     assert out[0] == out[2] == "0" and float(out[1]) <= 1e-12, res.stdout + res.stderr
+    assert "overlap (ordered pulls, streamed)" in res.stderr, res.stderr  # lenet_sgd is per-matrix
 
 
 OUTPUT_FIRST = """
@@ -248,6 +249,48 @@ def test_ordered_pulls_equal_bsp_in_tictac_order(tmp_path: Path) -> None:
     assert len(pulls) >= 2 * (3 * 7 - 3) + 2 * (2 * 10 - 2) + 4 * (3 * 7 - 3), len(pulls)
     assert len(lines) - len(pulls) == 3, lines
     assert set(pulls) == {"arrived 2 3 0 1 read 2 3 0 1"}, set(pulls)
+    # one server with the per-matrix m.sgd streams its pulls (the pull-order pass's check; lit test per_matrix_agg.daph)
+    assert "overlap (ordered pulls, streamed)" in res.stderr, res.stderr
+
+
+CLIPPED_AGG = """
+def clipped_sgd(model, hyperparams, gradients) {
+    norm = 0.0;
+    i = 0;
+    while (i < length(gradients)) {
+        norm = norm + sum(gradients[i] ^ 2);
+        i = i + 1;
+    }
+    scale = as.scalar(hyperparams[0]) / max(sqrt(norm), 1.0);
+    out = createList(model[0] - scale * gradients[0]);
+    i = 1;
+    while (i < length(model)) {
+        out = append(out, model[i] - scale * gradients[i]);
+        i = i + 1;
+    }
+    return out;
+}"""
+"""SGD with global gradient-norm clipping: every update depends on every gradient (not per-matrix)."""
+
+
+def test_streamed_pulls_only_for_a_per_matrix_agg(tmp_path: Path) -> None:
+    """overlap=true with one BSP server over 4 real ranks: with the per-matrix m.sgd the server updates each
+    matrix once its sum is complete and streams it (the statistics say "streamed"); with global gradient-norm
+    clipping, whose updates depend on every gradient, the pull-order pass's check says "whole-model" and the server
+    keeps updating the whole model at once. Both train LOCAL BSP's model bit for bit."""
+    ps = 'upd=out_first_gradients, hyperparams=createList(as.matrix(0.02), as.matrix(0.0)), freq="BATCH", ' \
+         'epochs=2, batchsize=32, k=3, utype="BSP"'  # fmt: skip
+    lines = [OUTPUT_FIRST + CLIPPED_AGG]
+    for agg in ("m.sgd", "clipped_sgd"):
+        lines += [f"B = paramserv(model=init, features=X, labels=y, {ps}, agg={agg});",
+                  f'M = paramserv(model=init, features=X, labels=y, {ps}, agg={agg}, overlap=true, mode="MPI");',
+                  DIFF]  # fmt: skip
+    script = driver(tmp_path, "streamed", "\n".join(lines))
+    res = run_mpi(4, "--distributed", "--dist_backend=MPI", "--statistics", str(script), timeout=240)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["0", "0"], res.stdout + res.stderr
+    assert res.stderr.count("overlap (ordered pulls, streamed)") == 1, res.stderr
+    assert res.stderr.count("overlap (ordered pulls)") == 1, res.stderr
 
 
 @pytest.mark.parametrize("where", ["upd", "agg"])
@@ -279,8 +322,8 @@ def test_ordered_pull_failure_ends_the_job(tmp_path: Path, where: str) -> None:
 
 
 def test_one_server_pushes_each_gradient_when_final(tmp_path: Path) -> None:
-    """overlap=true with one server over 4 real ranks: after a worker's first step (which has no pull in flight),
-    each gradient leaves on its own as soon as the backward pass has finalised it (the wait-free-backprop marks:
+    """overlap=true with one server over 4 real ranks: each gradient leaves on its own as soon as the backward pass
+    has finalised it (the wait-free-backprop marks:
     the output layer's two gradients before the hidden layer's), the server sums each on arrival, and the model
     equals LOCAL BSP's bit for bit. The timeline hook (DAPHNEC_PS_TIMELINE) shows it: per worker and step, one
     push per matrix, the output layer's posted first; and the in-flight intervals and compute steps it records."""
@@ -300,10 +343,10 @@ def test_one_server_pushes_each_gradient_when_final(tmp_path: Path) -> None:
     assert all(float(r[4]) <= float(r[5]) for r in rows)
     for w in ("0", "1", "2"):
         pushes = [(int(r[3]), float(r[4])) for r in rows if r[1] == w and r[2] == "push"]
-        # 600 rows, 3 workers, batches of 32, 2 epochs: 7 steps per epoch; the first push of the call goes whole
-        parts = pushes[1:]
-        assert len(parts) >= 4 * (2 * 7 - 2), (w, pushes)
-        steps = [parts[i : i + 4] for i in range(0, 4 * (2 * 7 - 2), 4)]
+        # 600 rows, 3 workers, batches of 32, 2 epochs: 7 steps per epoch, each pushed matrix by matrix (the call's
+        # first push, without a pull in flight, and its last, without a next model, too)
+        assert len(pushes) == 4 * 2 * 7, (w, pushes)
+        steps = [pushes[i : i + 4] for i in range(0, 4 * 2 * 7, 4)]
         for step in steps:
             order = [j for j, _ in step]
             assert sorted(order) == [0, 1, 2, 3] and set(order[:2]) == {0, 1}, (w, step)

@@ -31,6 +31,7 @@ from daphnec.runtime.paramserv.reduction import (
 from daphnec.runtime.paramserv.server import ShardUpdate, SyncServer, shard_ranges
 from daphnec.runtime.paramserv.stats import EpochLog
 from daphnec.runtime.paramserv.topology import neighbourhood
+from daphnec.runtime.paramserv.udf import per_matrix_agg
 from daphnec.runtime.paramserv.worker import Contribution
 
 X, Y = lr.data(n=610)
@@ -171,6 +172,61 @@ def test_sync_server_push_part_equals_push() -> None:
         assert parts.push_done(2, c, c) is True
         assert parts.version == whole.version == c + 1
         assert all(np.array_equal(a, b) for a, b in zip(parts.model, whole.model))
+
+
+def test_sync_server_per_matrix_updates_equal_whole() -> None:
+    """Streamed pulls: a server with a per-matrix `agg` (`ShardUpdate.some`) updates the matrices whose sums are
+    complete (`apply_ready`, 1x1 stand-ins for the others) before the clock's last push; the model at every version
+    equals the whole update's bit for bit, also when `agg` fails on the stand-ins (a product with a hyperparameter
+    of the model's shape: then zero gradients of the real shapes) and the fresh matrices come in completion order."""
+    rng = np.random.default_rng(5)
+    shapes = [(4, 3), (1, 3), (3, 3)]
+    model = create_list(*[rng.standard_normal(s) for s in shapes])
+    k, clocks = 3, 3
+    grads = [[[rng.standard_normal(s) for s in shapes] for _ in range(k)] for _ in range(clocks)]
+    hp = create_list(np.full((1, 1), 0.1), rng.standard_normal((3, 3)))
+
+    def sgd(m: tuple, h: tuple, g: tuple) -> tuple:
+        return create_list(*(a - h[0][0, 0] * b for a, b in zip(m, g)))
+
+    def projected(m: tuple, h: tuple, g: tuple) -> tuple:  # fails on a 1x1 stand-in: (1x1) @ (3x3)
+        return create_list(*(a - h[0][0, 0] * (b @ h[1]) for a, b in zip(m, g)))
+
+    for agg in (sgd, projected):
+        update = ShardUpdate(agg, hp, range(3), model)
+        whole = SyncServer(model, update, EpochLog(1), [clocks] * k, 1)
+        fresh = SyncServer(model, update, EpochLog(1), [clocks] * k, 1)
+        fresh.per_matrix = update.some
+        for c in range(clocks):
+            for w in range(k):
+                whole.push(w, c, tuple(grads[c][w]), c)
+            for j in (2, 0):  # matrices 2 and 0 complete first, 1 with the last push
+                for w in range(k):
+                    fresh.push_part(w, c, j, grads[c][w][j])
+                assert fresh.apply_ready() == [j]
+            assert list(fresh.fresh) == [2, 0] and fresh.version == c
+            for w in range(k):
+                fresh.push_part(w, c, 1, grads[c][w][1])
+                fresh.push_done(w, c, c)
+            assert fresh.version == whole.version == c + 1 and not fresh.fresh
+            assert all(np.array_equal(a, b) for a, b in zip(fresh.model, whole.model))
+
+
+def test_per_matrix_mark_in_shipped_ir() -> None:
+    """The runtime reads the compiler's verdict on `agg` from the shipped IR (MLIR's generic form: the function's
+    attributes follow its region)."""
+    ir = """builtin.module {
+  "func.func"() <{function_type = () -> (), sym_name = "sgd.2"}> ({
+    func.return
+  }) {daphne.agg_update = "per-matrix"} : () -> ()
+  "func.func"() <{function_type = () -> (), sym_name = "clip.3"}> ({
+    func.return
+  }) {daphne.agg_update = "whole-model: a loop carries a value"} : () -> ()
+}"""
+    assert per_matrix_agg((ir, "upd.1", "sgd.2")) is True
+    assert per_matrix_agg((ir, "upd.1", "clip.3")) is False
+    assert per_matrix_agg((ir, "upd.1", "sgd")) is False
+    assert per_matrix_agg(None) is False
 
 
 def test_shard_ranges_balance_bytes() -> None:
