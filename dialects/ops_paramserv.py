@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr, UnitAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, var_operand_def
 from xdsl.utils.exceptions import VerifyException
@@ -60,6 +60,9 @@ class ParamservOp(DaphneOp):
     """Set by `pull-order`: every read of the model in `upd` waits for its parameter (`daphne.awaitParameter`,
     `daphne.awaitModel`), and this is the order in which the forward pass first reads them (TicTac's order: with
     `overlap=true` and parameter servers the worker pulls them in it, and `upd` starts on the first that arrive)."""
+    per_matrix_agg = opt_prop_def(UnitAttr)
+    """Set by `pull-order` when `agg` is per-matrix (compiler/passes/per_matrix_agg.py: output j depends only on
+    model j, gradient j and the hyperparameters): one server may then update and send back each matrix on its own."""
     res = result_def()
 
     def __init__(self, args: Sequence[SSAValue], names: Sequence[str], upd: str, agg: str, val: str | None = None):

@@ -328,6 +328,7 @@ class HostCodegen:
             udfs = [f"{role}={py_function_name(sym)}" for role, sym in op.udfs]
             udfs += [f"factored={op.factored_positions!r}"] if op.factors is not None else []
             udfs += [f"pull_order={op.pull_positions!r}"] if op.pull_order is not None else []
+            udfs += ["per_matrix_agg=True"] if op.per_matrix_agg is not None else []
             shipped = repr(shipped_udfs(self.module, op))
             e.emit(f"{out} = {e.bind(spec.fn, spec.name)}({', '.join(named + udfs)}, shipped={shipped})", op)
             return

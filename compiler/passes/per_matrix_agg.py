@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import StringAttr, UnitAttr
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from daphnec.dialects.ops import CastOp, EwAddOp, constant_value
@@ -234,3 +234,5 @@ def mark_agg(ps: ParamservOp, functions: dict[str, func.FuncOp]) -> None:
     if agg is not None:
         why = per_matrix_reason(agg, functions)
         agg.attributes[ATTR] = StringAttr(PER_MATRIX if why is None else f"whole-model: {why}")
+        if why is None:  # the runtime's copy of the verdict: a kernel argument of the call (host code generator)
+            ps.per_matrix_agg = UnitAttr()

@@ -58,7 +58,7 @@ from daphnec.runtime.paramserv.pulls import shard_order
 from daphnec.runtime.paramserv.server import Server, make_shard, model_shards
 from daphnec.runtime.paramserv.stats import CallStats, EpochLog, EpochStats, collect, new_call
 from daphnec.runtime.paramserv.transport import Idle, mpi
-from daphnec.runtime.paramserv.udf import as_list, per_matrix_agg
+from daphnec.runtime.paramserv.udf import as_list
 
 LOCAL_FALLBACK_WARNING = ("paramserv: mode=MPI needs the distributed runtime with worker ranks (`mpiexec -n N "
                           "daphnec --distributed --dist_backend=MPI ...`, N >= 2); running LOCAL")  # fmt: skip
@@ -288,8 +288,6 @@ def run_server(c: Any, model: DaphneList, X: object, y: object, upd: Callable[..
     opts.validate(n)
     if shipped is None:
         raise DaphneRuntimeError("paramserv: mode=MPI needs the IR of upd and agg to ship to the workers")
-    if opts.overlap:  # the compiler's verdict on agg, for streamed pulls (the ranks get it with the options)
-        opts = dataclasses.replace(opts, per_matrix_agg=per_matrix_agg(shipped))
     with c.call_lock:
         c._check()
         _CALLS[0] += 1

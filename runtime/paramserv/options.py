@@ -138,10 +138,9 @@ class PSOptions:
     """Set by the compiler, not by scripts: `upd` reads the model only through waits (`pull-order` pass), and the
     positions in the order of its first reads. None: `upd` reads the model directly (pulls cannot be ordered)."""
     per_matrix_agg: bool = False
-    """Set by the runtime from the compiler's verdict, not by scripts: `agg`'s output j depends only on model j,
-    gradient j and the hyperparameters (the `pull-order` pass marks such an `agg`, per_matrix_agg.py;
-    udf.per_matrix_agg reads the mark). Then one server may update each matrix as soon as its sum is complete and
-    stream it back (`streamed_pulls`)."""
+    """Set by the compiler, not by scripts: `agg`'s output j depends only on model j, gradient j and the
+    hyperparameters (the `pull-order` pass's check, per_matrix_agg.py, puts `per_matrix_agg` on the paramserv op).
+    Then one server may update each matrix as soon as its sum is complete and stream it back (`streamed_pulls`)."""
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -72,26 +72,6 @@ def call_agg(agg: Callable[..., object], model: DaphneList, hp: DaphneList, grad
     return as_list(r, model.elem_kind if isinstance(model, DaphneList) else None)
 
 
-AGG_MARK = 'daphne.agg_update = "per-matrix"'
-"""The compiler's mark on a per-matrix `agg` (compiler/passes/per_matrix_agg.py) as it reads in the shipped IR: the
-runtime does not import the compiler, so it reads the verdict from the text it ships to the ranks anyway."""
-
-
-def per_matrix_agg(shipped: Sequence[str] | None) -> bool:
-    """Whether the shipped IR (text in MLIR's generic form, upd symbol, agg symbol, ...) marks `agg` as
-    per-matrix: the mark is among the attributes printed after the function's region (`}) {...}`)."""
-    if not shipped or len(shipped) < 3:
-        return False
-    lines = shipped[0].splitlines()
-    name = f'sym_name = "{shipped[2]}"'
-    for i, line in enumerate(lines):
-        if '"func.func"' in line and name in line:
-            indent = line[: len(line) - len(line.lstrip())]
-            end = next((e for e in lines[i + 1 :] if e.startswith(indent + "})")), "")
-            return AGG_MARK in end
-    return False
-
-
 def add(acc: tuple, g: Sequence[object], owned: bool) -> tuple:
     """acc + g element-wise (a worker's batches of one push); in place when `acc`'s arrays are ours (`owned`)."""
     return tuple(add_arrays(a, b, owned) for a, b in zip(acc, g))

@@ -31,7 +31,6 @@ from daphnec.runtime.paramserv.reduction import (
 from daphnec.runtime.paramserv.server import ShardUpdate, SyncServer, shard_ranges
 from daphnec.runtime.paramserv.stats import EpochLog
 from daphnec.runtime.paramserv.topology import neighbourhood
-from daphnec.runtime.paramserv.udf import per_matrix_agg
 from daphnec.runtime.paramserv.worker import Contribution
 
 X, Y = lr.data(n=610)
@@ -210,23 +209,6 @@ def test_sync_server_per_matrix_updates_equal_whole() -> None:
                 fresh.push_done(w, c, c)
             assert fresh.version == whole.version == c + 1 and not fresh.fresh
             assert all(np.array_equal(a, b) for a, b in zip(fresh.model, whole.model))
-
-
-def test_per_matrix_mark_in_shipped_ir() -> None:
-    """The runtime reads the compiler's verdict on `agg` from the shipped IR (MLIR's generic form: the function's
-    attributes follow its region)."""
-    ir = """builtin.module {
-  "func.func"() <{function_type = () -> (), sym_name = "sgd.2"}> ({
-    func.return
-  }) {daphne.agg_update = "per-matrix"} : () -> ()
-  "func.func"() <{function_type = () -> (), sym_name = "clip.3"}> ({
-    func.return
-  }) {daphne.agg_update = "whole-model: a loop carries a value"} : () -> ()
-}"""
-    assert per_matrix_agg((ir, "upd.1", "sgd.2")) is True
-    assert per_matrix_agg((ir, "upd.1", "clip.3")) is False
-    assert per_matrix_agg((ir, "upd.1", "sgd")) is False
-    assert per_matrix_agg(None) is False
 
 
 def test_shard_ranges_balance_bytes() -> None:
