@@ -478,17 +478,25 @@ class HostCodegen:
             return False
         e = self.e
         x, v, rl, rh, cl, ch = (e.ref(a) for a in op.operands)
-        out = e.define(op.res)
+        fallback = f"{e.bind(spec.fn, spec.name)}({x}, {v}, {rl}, {rh}, {cl}, {ch})"
+        self._owned_store(op, x, (rl, cl), f"{x}[{rl}, {cl}] = {v}", fallback)
+        return True
+
+    def _owned_store(self, op: Operation, x: str, positions: tuple[str, ...], store: str, fallback: str) -> None:
+        """The code of an in-place store into X: `store` when the program owns X's buffer and no position (a
+        literal is in range) is negative; else, or when the store fails (out of range), the kernel call
+        `fallback`, which copies or reports. The op's result is X either way."""
+        e = self.e
+        out = e.define(op.results[0])
         owned = f"{x}.base is None and {x}.flags.writeable and {x}.flags.c_contiguous"  # indexing.owns_buffer
+        negative = "".join(f"{p} < 0 or " for p in positions if not p.isdigit())
         e.emit("try:", op)
-        negative = "".join(f"{p} < 0 or " for p in (rl, cl) if not p.isdigit())  # a literal is in range
         e.emit(f"    if {negative}not ({owned}):", op)
         e.emit("        raise IndexError", op)
-        e.emit(f"    {x}[{rl}, {cl}] = {v}", op)
+        e.emit(f"    {store}", op)
         e.emit(f"    {out} = {x}", op)
         e.emit("except Exception:", op)
-        e.emit(f"    {out} = {e.bind(spec.fn, spec.name)}({x}, {v}, {rl}, {rh}, {cl}, {ch})", op)
-        return True
+        e.emit(f"    {out} = {fallback}", op)
 
     def _row_literal(self, op: InsertOp) -> MatrixLiteralOp | None:
         """`X[i, ] = [a, b](1, 2)` in place (a stack of segments pushed per iteration): an in-place insert into an
@@ -527,17 +535,10 @@ class HostCodegen:
         e = self.e
         x, rl, rh, cl, ch = (e.ref(a) for a in (op.arg, op.row_lower, op.row_upper, op.col_lower, op.col_upper))
         elems = [e.ref(v) for v in lit.elems]
-        out = e.define(op.res)
-        owned = f"{x}.base is None and {x}.flags.writeable and {x}.flags.c_contiguous"  # indexing.owns_buffer
         lit_fn = select_kernel(lit)
         value = f"{e.bind(lit_fn.fn, lit_fn.name)}({', '.join(elems)}, {e.ref(lit.num_rows)}, {e.ref(lit.num_cols)})"
-        e.emit("try:", op)
-        e.emit(f"    if {'' if rl.isdigit() else f'{rl} < 0 or '}not ({owned}):", op)
-        e.emit("        raise IndexError", op)
-        e.emit(f"    {x}[{rl}, {cl}:{ch}] = ({', '.join(elems)},)", op)
-        e.emit(f"    {out} = {x}", op)
-        e.emit("except Exception:", op)
-        e.emit(f"    {out} = {e.bind(spec.fn, spec.name)}({x}, {value}, {rl}, {rh}, {cl}, {ch})", op)
+        fallback = f"{e.bind(spec.fn, spec.name)}({x}, {value}, {rl}, {rh}, {cl}, {ch})"
+        self._owned_store(op, x, (rl,), f"{x}[{rl}, {cl}:{ch}] = ({', '.join(elems)},)", fallback)
 
     def _pipeline(self, op: VectorizedPipelineOp) -> None:
         """The body becomes a local function over row blocks; the executor splits, runs and combines. When the
