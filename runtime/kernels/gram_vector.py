@@ -197,6 +197,12 @@ def _loops() -> dict[str, object]:
     return _functions
 
 
+def warm_up() -> None:
+    """Build the native loops now (runtime/scheduling/warmup.py calls it in the background when a program that
+    calls these kernels starts, so that the first call does not load llvmlite)."""
+    _loops()
+
+
 def _csr_loop(it: str) -> str:
     """The CSR loop for index type `it` (i64 indices need no sign extension, which LLVM rejects as a no-op)."""
     text = _CSR.format(it=it)

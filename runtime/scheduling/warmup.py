@@ -14,6 +14,7 @@ never for more. The warm-up changes no result: no kernel's blocks depend on it.
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import threading
 from collections.abc import Iterable
@@ -33,48 +34,66 @@ WORKER_KERNEL_MODULES = frozenset(
 """Modules whose kernels run tasks on the scheduler's workers (`schedule_tasks`, `run_blocks`, pipelines).
 `tests/runtime/test_warmup.py` checks that every runtime module that calls the scheduler is listed."""
 
+NATIVE_LOOP_MODULES = frozenset({"daphnec.runtime.kernels.gram_vector"})
+"""Modules whose kernels always run a native loop the runtime builds on first use (`warm_up()`: llvmlite's engine,
+~23 ms on a quiet machine, and the loop's cached object code): `t(X) @ (X @ v)` in a one-shot process spent
+~31 ms in its first call against ~2.4 ms in the next. (The sum folds are not here: whether they are used depends on
+the input sizes, and building them speculatively cost more than it saved.)"""
+
 _lock = threading.Lock()
 _started = False
 
 
-def uses_workers(kernels: Iterable[object]) -> bool:
-    """Whether any of `kernels` (a host program's globals: functions, partials, pipelines) comes from a module of
-    `WORKER_KERNEL_MODULES`."""
+def kernel_modules(kernels: Iterable[object]) -> set[str]:
+    """The modules `kernels` (a host program's globals: functions, partials, pipelines) come from."""
+    out = set()
     for k in kernels:
         while isinstance(k, functools.partial):
             k = k.func
         module = getattr(k, "__module__", None) or getattr(type(k), "__module__", None)
-        if module in WORKER_KERNEL_MODULES:
-            return True
-    return False
+        if isinstance(module, str):
+            out.add(module)
+    return out
+
+
+def uses_workers(kernels: Iterable[object]) -> bool:
+    """Whether any of `kernels` comes from a module of `WORKER_KERNEL_MODULES`."""
+    return bool(kernel_modules(kernels) & WORKER_KERNEL_MODULES)
 
 
 def warm_up_for(kernels: Iterable[object]) -> threading.Thread | None:
-    """Start the background warm-up once per process if `kernels` use the workers; the thread started (None when
-    it was not needed or already done)."""
+    """Start the background warm-up once per process if `kernels` use the workers or a native loop; the thread
+    started (None when it was not needed or already done)."""
     global _started
-    if _started or not uses_workers(kernels):
+    if _started:
+        return None
+    modules = kernel_modules(kernels)
+    workers, native = bool(modules & WORKER_KERNEL_MODULES), sorted(modules & NATIVE_LOOP_MODULES)
+    if not (workers or native):
         return None
     with _lock:
         if _started:
             return None
         _started = True
-    t = threading.Thread(target=_warm, name="daphne-warmup", daemon=True)
+    t = threading.Thread(target=_warm, args=(workers, native), name="daphne-warmup", daemon=True)
     t.start()
     return t
 
 
-def _warm() -> None:
+def _warm(workers: bool, native: list[str]) -> None:
     """Import the task engine, then start the pool threads a pipeline of the configured scheduler wakes, each one
-    warming OpenBLAS on itself before it parks."""
+    warming OpenBLAS on itself before it parks; then build the native loops of the modules `native`."""
     try:
-        import daphnec.runtime.parfor  # noqa: F401 - imported for its cost, here rather than in a kernel
-        from daphnec.runtime.kernels.blas_threads import warm_this_thread
-        from daphnec.runtime.scheduling.workers import warm_pool
-        from daphnec.runtime.vectorized.pipeline import SETTINGS
+        if workers:
+            import daphnec.runtime.parfor  # noqa: F401 - imported for its cost, here rather than in a kernel
+            from daphnec.runtime.kernels.blas_threads import warm_this_thread
+            from daphnec.runtime.scheduling.workers import warm_pool
+            from daphnec.runtime.vectorized.pipeline import SETTINGS
 
-        warm_pool(SETTINGS.scheduler, warm_this_thread)
-    except Exception:  # noqa: BLE001, S110 - only an optimisation: the first kernel then starts the workers itself
+            warm_pool(SETTINGS.scheduler, warm_this_thread)
+        for module in native:
+            importlib.import_module(module).warm_up()
+    except Exception:  # noqa: BLE001, S110 - only an optimisation: the first kernel then does it itself
         pass
 
 
