@@ -335,7 +335,9 @@ class HostCodegen:
         args = []
         for v, conv in zip(op.operands, spec.arg_casts):
             a = self._folded_cast(v, conv)
-            args.append(a if a is not None else f"{e.bind(conv, 'cast')}({e.ref(v)})" if conv is not None else e.ref(v))
+            if a is None:
+                a = e.ref(v) if conv is None else f"{e.bind(conv, 'cast')}({e.ref(v)})"
+            args.append(a)
         call = f"{e.bind(spec.fn, spec.name)}({', '.join(args)})"
         native = self.kernels.get(kernel_symbol(op) or "") if isinstance(op, MatMulOp) else None
         if native is not None:  # --codegen: the product's loop nest, its runtime kernel as the fallback
@@ -354,16 +356,13 @@ class HostCodegen:
         e = self.e
         args = []
         for v, conv in zip(op.operands, spec.arg_casts):
-            a = e.ref(v)
-            folded = self._folded_cast(v, conv)
-            if folded is not None:
-                a = folded
-                conv = None
-            if conv is not None:
-                tmp = e.fresh("c")
-                e.emit(f"{tmp} = {e.bind(conv, 'cast')}({a})", op)
-                a = tmp
-            elif a.startswith("-"):
+            a = self._folded_cast(v, conv)
+            if a is None and conv is not None:
+                a = e.fresh("c")
+                e.emit(f"{a} = {e.bind(conv, 'cast')}({e.ref(v)})", op)
+            elif a is None:
+                a = e.ref(v)
+            if a.startswith("-"):
                 a = f"({a})"
             args.append(a)
         helpers = {h: e.bind(obj, h) for h, obj in spec.helpers}

@@ -239,7 +239,7 @@ class MatrixPushes(EarlyPushes):
     layers' matrices come back while this backward pass still computes the first layers' gradients."""
 
     def __init__(self, endpoint: Endpoint, w: int, tag: int, nxt: int | None, model: DaphneList, stats: EpochStats,
-                 pull: OrderedPull | None):  # fmt: skip
+                 pull: OrderedPull | None, stream: bool = False):  # fmt: skip
         self.endpoint1 = endpoint
         self.w, self.tag, self.nxt, self.stats, self.pull = w, tag, nxt, stats, pull
         self.shapes = [getattr(m, "shape", None) for m in model]
@@ -250,8 +250,8 @@ class MatrixPushes(EarlyPushes):
         self.drive = getattr(endpoint, "progress", None)
         self.progress = None
         self.done = threading.Event()
-        self.stream = False
-        """Streamed pulls: the first early push asks for the next model (set by `run_server_worker`)."""
+        self.stream = stream
+        """Streamed pulls: the first early push asks for the next model."""
         self.next_pull: OrderedPull | None = None
         self.side = EpochStats()
         """The next pull's counts (its communication thread's)."""
@@ -514,22 +514,24 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
                 # one server: every push goes matrix by matrix, the call's first (no pull in flight) and last (no next
                 # model) too; with streamed pulls the first early push asks for the next model
                 nxt_clock = nxt_item[0] if nxt_item is not None else None
-                early = MatrixPushes(endpoint, job.index, clock, nxt_clock, model, stats, pull)
-                early.stream = job.opts.streamed_pulls and nxt_clock is not None
+                early = MatrixPushes(endpoint, job.index, clock, nxt_clock, model, stats, pull,
+                                     stream=job.opts.streamed_pulls and nxt_clock is not None)
             elif pull is not None and pushing_early and nxt_item is not None:  # the push asks for the next clock
                 early = EarlyPushes(endpoint, job.index, clock, nxt_item[0], model, stats, pull)  # type: ignore[arg-type]
+            tc = time.perf_counter()
+            try:
+                with marks.Installed("sink", early):
+                    c: Contribution | None = job.push(model, s, stats, pull)
+            except PullStopped:
+                if pull is None:
+                    raise
+                c = None
+            finally:
+                if early is not None:
+                    early.close()
+            if flights is not None:
+                flights.compute(tc, time.perf_counter())
             if pull is not None:
-                tc = time.perf_counter()
-                try:
-                    with marks.Installed("sink", early):
-                        c: Contribution | None = job.push(model, s, stats, pull)
-                except PullStopped:
-                    c = None
-                finally:
-                    if early is not None:
-                        early.close()
-                if flights is not None:
-                    flights.compute(tc, time.perf_counter())
                 r = pull.finish()
                 pull.trace(job.index)
                 stats.pulled += side.pulled
@@ -541,16 +543,6 @@ def run_server_worker(job: Job, endpoint: Endpoint, ordered: bool = False) -> No
                     return
                 model, version = r  # type: ignore[misc]
                 assert c is not None, "a pull that was not stopped brings every matrix"
-            else:
-                tc = time.perf_counter()
-                try:
-                    with marks.Installed("sink", early):
-                        c = job.push(model, s, stats)
-                finally:
-                    if early is not None:
-                        early.close()
-                if flights is not None:
-                    flights.compute(tc, time.perf_counter())
             if utype in ("BSP", "SSP"):
                 tag, nxt = clock, (nxt_item[0] if nxt_item is not None else None)
             elif utype == "SBP":
