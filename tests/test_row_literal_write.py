@@ -5,24 +5,15 @@ error)."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-
 import pytest
+from test_in_place import run as run_with_ir  # tests/test_in_place.py: a program's output and IR, in place or not
 
 from daphnec.dialects.errors import ExecutionError
-from daphnec.runtime.config import DaphneConfig
-from daphnec.tools.driver import compile_source
 
 
 def run(text: str, in_place: bool) -> str:
-    config = DaphneConfig()
-    config.use_in_place_updates = in_place
-    program = compile_source(text, "<row-literal-test>", config, {})
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        program.run()
-    return out.getvalue()
+    """What the program prints (tests/test_in_place.py's runner, which also returns the IR)."""
+    return run_with_ir(text, in_place)[0]
 
 
 PUSHES = """
