@@ -15,8 +15,11 @@ Per run the table shows: seconds per epoch; the bytes the busiest worker rank se
 sockets by the kernel (runtime/paramserv/netbytes.py), next to the cost formula (runtime/paramserv/costs.py);
 final loss and accuracy; a worker's compute seconds C and communication seconds N (means over the workers) and
 the overlap coefficient alpha = (N + C - T) / min(N, C) (0 = no overlap, 1 = perfect; below 0 when the epoch has
-time in neither, e.g. the server's sum and `agg` while the link is idle, or a barrier). T is the epoch's seconds from
-the `--statistics` table (from after the data is shipped to the workers); N is, for the parameter-server
+time in neither, e.g. the server's sum and `agg` while the link is idle, or a barrier). T is the epochs' seconds from
+the `--statistics` table (the epoch rows: from after the data is shipped to the workers until worker 0's last
+update; the seconds per epoch, the script's clock around the call, also hold shipping the data and the model to
+the workers and the model back, 0.5 s of the FC MLP's call at 1 Gbit/s); "T vs AR" is today's ALLREDUCE's T over
+this run's. N is, for the parameter-server
 strategies, the time a worker's pushes and pulls are on the wire (the union of their intervals over the shards:
 runtime/paramserv/stats.py `Flights`), for ALLREDUCE with `overlap=true` the communication thread's busy time.
 `--timeline FILE` writes every worker's per-step intervals (compute, and push/pull per matrix) to FILE (the test
@@ -216,17 +219,21 @@ def netem_works() -> str:
 
 def parse_stats(err: str) -> tuple[dict[int, int], float, float, int, float]:
     """From the last `--statistics` table: TCP bytes per rank, compute and communication seconds (summed over the
-    workers), updates, the seconds of the epochs (T)."""
+    workers), updates, the seconds of the epochs (T: the sum of the epoch rows; the "total" row's seconds are the
+    whole call's, which also hold shipping the data and the model to the workers and the result back)."""
     wire: dict[int, int] = {}
     for line in err.splitlines():
         if line.strip().startswith("sent over TCP"):
             wire = {int(r): round(float(mb) * 1e6) for r, mb in re.findall(r"rank (\d+) ([\d.]+)", line)}
-    totals = [ln.split() for ln in err.splitlines() if ln.split()[:1] == ["total"]]
+    calls = err.split("paramserv call ")
+    rows = [ln.split() for ln in calls[-1].splitlines()[2:]] if len(calls) > 1 else []
+    totals = [r for r in rows if r[:1] == ["total"]]
     if not totals:
         return wire, math.nan, math.nan, 0, math.nan
     t = totals[-1]
+    epochs = sum(float(r[1]) for r in rows[: rows.index(t)] if r[:1] and r[0].isdigit())
     return (wire, float(t[10]) if len(t) > 11 else math.nan, float(t[11]) if len(t) > 11 else math.nan, int(t[2]),
-            float(t[1]))  # fmt: skip
+            epochs)  # fmt: skip
 
 
 def shard_bytes(model: Model, options: dict[str, object], k: int) -> list[float]:
@@ -427,7 +434,7 @@ def report(runs: list[Run]) -> str:
     today = {(r.model, r.rate, r.ranks, r.strategy): r for r in runs if r.code == "today"}
     head = (f"{'model':<6} {'rate':<7} {'n':>2} {'strategy':<22} {'k':>2} {'s/epoch':>8} {'vs BSP':>7} "
             f"{'vs AR':>6} {'MB/step':>8} {'formula':>8} {'diff':>6} {'loss':>7} {'acc':>6} {'T s':>6} {'C s':>6} "
-            f"{'N s':>6} {'alpha':>6}")  # fmt: skip
+            f"{'N s':>6} {'alpha':>6} {'T vs AR':>7}")  # fmt: skip
     lines.append(head)
     for r in runs:
         if r.code == "peer":
@@ -439,6 +446,7 @@ def report(runs: list[Run]) -> str:
         ar = today.get((r.model, r.rate, r.ranks, "ALLREDUCE ALLGATHER"))
         vs_bsp = f"{bsp.seconds / r.seconds:.2f}x" if bsp and r.seconds > 0 else ""
         vs_ar = f"{ar.seconds / r.seconds:.2f}x" if ar and r.seconds > 0 else ""
+        t_ar = f"{ar.epoch / r.epoch:.3f}x" if ar and r.epoch > 0 else ""
         mb, fm = r.worker_bytes / 1e6, r.worker_formula / 1e6
         diff = f"{(mb / fm - 1) * 100:+.1f}%" if fm > 0 and not math.isnan(mb) else ""
         shown = f"{mb:>8.2f}" if not math.isnan(mb) else f"{'-':>8}"
@@ -446,7 +454,7 @@ def report(runs: list[Run]) -> str:
         lines.append(f"{r.model:<6} {r.rate:<7} {r.ranks:>2} {name:<22} {r.k:>2} {r.seconds:>8.2f} {vs_bsp:>7} "
                      f"{vs_ar:>6} {shown} {fm:>8.2f} {diff:>6} {r.loss:>7.4f} {r.accuracy:>6.3f} {r.epoch:>6.2f} "
                      f"{r.compute:>6.2f} "
-                     f"{r.comm:>6.2f} {r.alpha:>6.2f}" + (f"  {r.error}" if r.error else ""))  # fmt: skip
+                     f"{r.comm:>6.2f} {r.alpha:>6.2f} {t_ar:>7}" + (f"  {r.error}" if r.error else ""))  # fmt: skip
     return "\n".join(lines)
 
 
