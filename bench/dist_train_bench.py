@@ -22,8 +22,9 @@ the workers and the model back, 0.5 s of the FC MLP's call at 1 Gbit/s); "T vs A
 this run's. N is, for the parameter-server
 strategies, the time a worker's pushes and pulls are on the wire (the union of their intervals over the shards:
 runtime/paramserv/stats.py `Flights`), for ALLREDUCE with `overlap=true` the communication thread's busy time.
-`--timeline FILE` writes every worker's per-step intervals (compute, and push/pull per matrix) to FILE (the test
-hook DAPHNEC_PS_TIMELINE), to see what serialises; `--baseline-all` adds, for every selected `overlap` strategy,
+`--timeline FILE` writes every worker's per-step intervals (compute, and push/pull per matrix; for ALLREDUCE the
+reduction's levels and steps, stats.py `Flights`) to FILE (the test hook DAPHNEC_PS_TIMELINE), to see what
+serialises; `--baseline-all` adds, for every selected `overlap` strategy,
 the same strategy without overlap. The model beyond this machine is bench/dist_train_model.py. The "today"
 rows run the code of `--baseline` (default: `git archive main` into a temporary folder) in the same session, so
 the ratios compare like with like on this shared, noisy machine.

@@ -44,7 +44,7 @@ from daphnec.runtime.paramserv.reduction import (
     tree_mean,
     tree_sum,
 )
-from daphnec.runtime.paramserv.stats import EpochStats
+from daphnec.runtime.paramserv.stats import EpochStats, Flights
 from daphnec.runtime.paramserv.topology import neighbourhood
 from daphnec.runtime.paramserv.transport import Waiter, call_tag, mpi
 from daphnec.runtime.paramserv.worker import Contribution
@@ -84,6 +84,18 @@ class Collective:
         self.others = (Collective(comm, k, me, [model[j] for j in rest], compression, algorithm, call, waiter)
                        if self.sf and rest else None)  # fmt: skip
         """`sfb=true`: the collective of the matrices that travel whole."""
+        self.flights: Flights | None = None
+        """With the test hook DAPHNEC_PS_TIMELINE: every step of a reduction is written to the timeline (kind
+        `rs` a reduce-scatter level from posting its messages to their completion, `add` the additions after it,
+        `ag` an all-gather step, `bcast` a broadcast step, `gather` an all-gather or master exchange; the matrix
+        column is the level or step), to see where a step's time goes."""
+
+    def trace(self, kind: str, j: int, start: float) -> float:
+        """Record an interval from `start` to now on the timeline (if on); returns now."""
+        now = time.perf_counter()
+        if self.flights is not None:
+            self.flights.add(kind, j, start, now)
+        return now
 
     @property
     def flat(self) -> FlatLayout:
@@ -164,8 +176,10 @@ class Collective:
         MPI = mpi()
         size = send.size
         recv = np.empty(self.k * size, dtype=np.uint8)
+        t0 = time.perf_counter()
         req = self.comm.Iallgather([send, MPI.BYTE], [recv, MPI.BYTE])
         self.waiter.requests([req])
+        self.trace("gather", 0, t0)
         counter.sent += (self.k - 1) * size
         counter.received += (self.k - 1) * size
         return [recv[i * size : (i + 1) * size] for i in range(self.k)]
@@ -220,7 +234,8 @@ class Collective:
         me, item = self.me, out.itemsize
         tag = call_tag(self.call, _REDUCE)
         combined = [False] * len(owners)
-        for moves in scatter_schedule(self.k, present, owners):
+        for level, moves in enumerate(scatter_schedule(self.k, present, owners)):
+            t0 = time.perf_counter()
             reqs, incoming = [], []
             for m in moves:
                 lo, hi = bounds[m.chunk]
@@ -234,6 +249,7 @@ class Collective:
                     incoming.append((m, buf))
                     counter.received += (hi - lo) * item
             self.waiter.requests(reqs)
+            t1 = self.trace("rs", level, t0) if reqs else t0
             for m, buf in incoming:
                 lo, hi = bounds[m.chunk]
                 if not m.level:  # a finished chunk handed to its owner: received in place
@@ -243,6 +259,8 @@ class Collective:
                 else:
                     np.add(flat[lo:hi], buf, out=out[lo:hi])  # type: ignore[index]
                     combined[m.chunk] = True
+            if incoming:
+                self.trace("add", level, t1)
         for c, o in enumerate(owners):
             if o == me and not combined[c]:  # nobody else had this chunk: it is this rank's own
                 lo, hi = bounds[c]
@@ -257,6 +275,7 @@ class Collective:
         tag = call_tag(self.call, _GATHER)
         right, left = (me + 1) % k, (me - 1) % k
         for step in range(k - 1):
+            t0 = time.perf_counter()
             slo, shi = bounds[(me - step) % k]
             rlo, rhi = bounds[(me - step - 1) % k]
             reqs = [self.comm.Isend([out[slo:shi], MPI.BYTE], dest=right, tag=tag),
@@ -264,6 +283,7 @@ class Collective:
             counter.sent += (shi - slo) * out.itemsize
             counter.received += (rhi - rlo) * out.itemsize
             self.waiter.requests(reqs)
+            self.trace("ag", step, t0)
         return out
 
     def _tree(self, flat: np.ndarray | None, present: Sequence[bool], counter: Counter, n: int) -> np.ndarray:
@@ -271,7 +291,8 @@ class Collective:
         out = np.empty(n, dtype=self.flat.dtype)
         self._scatter(flat, present, [0], [(0, n)], out, counter)
         tag = call_tag(self.call, _BCAST)
-        for pairs in broadcast_schedule(self.k, 0):
+        for step, pairs in enumerate(broadcast_schedule(self.k, 0)):
+            t0 = time.perf_counter()
             reqs = []
             for src, dst in pairs:
                 if src == self.me:
@@ -281,6 +302,8 @@ class Collective:
                     reqs.append(self.comm.Irecv([out, MPI.BYTE], source=src, tag=tag))
                     counter.received += out.nbytes
             self.waiter.requests(reqs)
+            if reqs:
+                self.trace("bcast", step, t0)
         return out
 
     # -- GOSSIP --------------------------------------------------------------------------------------------------------
@@ -320,6 +343,11 @@ class MpiReducer:
         self.pushes = pushes
         self.threads = threads
         self.clock = 0
+
+    @property
+    def flights(self) -> Flights | None:
+        """The timeline of this rank's reductions (test hook), None when off."""
+        return self.collective.flights
 
     def present(self, clock: int) -> list[bool]:
         """Per worker rank, whether any of its workers has a batch at `clock`."""

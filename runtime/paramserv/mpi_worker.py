@@ -452,6 +452,11 @@ def _run_worker(comms: Any, chunk: int, msg: dict[str, Any], opts: PSOptions, mo
     algorithm = opts.algorithm if opts.utype != "GOSSIP" else "RING"
     collective = Collective(comm, len(ranks), index, model, opts.compressor, algorithm, msg["call"], waiter,
                             jobs[0].sf, opts.push_rows)  # fmt: skip
+    timeline = testing_hooks.ps_timeline()
+    if timeline is not None:  # the reductions' steps on the timeline (Collective.flights)
+        collective.flights = Flights(index, timeline)
+        if collective.others is not None:
+            collective.others.flights = collective.flights
     reducer = MpiReducer(collective, pushes, threads)
     if opts.utype == "GOSSIP":
         mixer = MpiMixer(collective, opts.neighbourhood, opts.effective_seed)

@@ -39,7 +39,7 @@ from daphnec.runtime.kernels.lists import DaphneList
 from daphnec.runtime.paramserv import marks
 from daphnec.runtime.paramserv.collectives import Collective, Counter, MpiReducer
 from daphnec.runtime.paramserv.options import DEFAULT_BUCKET
-from daphnec.runtime.paramserv.stats import EpochStats
+from daphnec.runtime.paramserv.stats import EpochStats, Flights
 from daphnec.runtime.paramserv.worker import Contribution
 from daphnec.runtime.values import as_dense
 
@@ -96,7 +96,7 @@ class OverlapReducer:
                     part = self.vec[lo:hi] if self.vec is not None else None
                     assert self.present is not None
                     self.out[lo:hi] = self.collective.sum_flat(part, self.present, self.counter, hi - lo)
-                    self.busy += time.perf_counter() - t0
+                    self.busy += self.collective.trace("bucket", b, t0) - t0
             except BaseException as e:  # noqa: BLE001 - re-raised by the main thread in `reduce`
                 self.error = e
             self.done.release()
@@ -192,6 +192,11 @@ class OverlapReducer:
         for j, g in zip(self.sf, factored):
             out[j] = g
         return tuple(out)
+
+    @property
+    def flights(self) -> Flights | None:
+        """The timeline of this rank's reductions (test hook), None when off."""
+        return self.full.flights
 
     def busy_seconds(self) -> float:
         """The communication thread's time in the last reduction (N of the overlap coefficient)."""

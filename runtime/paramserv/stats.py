@@ -246,7 +246,10 @@ class Flights:
     message) to its last matrix. Thread-safe: the pull's communication thread and the progress thread record too.
     With the test hook `DAPHNEC_PS_TIMELINE` (runtime/testing_hooks.py) every interval, and every step's compute
     interval, is also written to that file: `worker <w> <kind> <matrix> <start> <end>` in seconds of the host's
-    monotonic clock (`time.perf_counter`, common to the ranks of one machine)."""
+    monotonic clock (`time.perf_counter`, common to the ranks of one machine). The decentralised ALLREDUCE workers
+    write one too (collectives.Collective.flights): per step `compute` (upd), `reduce` (the whole reduction) and
+    `agg`, and inside the reduction each reduce-scatter level (`rs`, then `add`), all-gather step (`ag`), broadcast
+    step (`bcast`) or all-gather (`gather`), and with `overlap=true` each bucket (`bucket`, its index)."""
 
     def __init__(self, worker: int, path: str | None = None):
         self.worker = worker

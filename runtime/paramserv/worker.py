@@ -600,27 +600,39 @@ def run_allreduce_worker(job: Job, reducer: Reducer) -> DaphneList:
     replica = job.model
     m, p = job.max_pushes, job.plan.pushes
     begin = getattr(reducer, "begin", None)  # overlap.OverlapReducer: gradients go out while upd runs
-    for clock in range(job.opts.epochs * m):
-        e, s = divmod(clock, m)
-        stats = job.log[e]
-        if begin is not None and s < p:
-            begin(job.index)
-        c = job.push(replica, s, stats) if s < p else None
-        t0 = time.perf_counter()
-        summed = reducer.reduce(job.index, c, stats)
-        t1 = time.perf_counter()
-        if begin is not None:  # communication time is the communication thread's; the rest was waiting
-            stats.comm_seconds += reducer.busy_seconds()  # type: ignore[attr-defined]
-            stats.wait_seconds += t1 - t0
-        else:
-            stats.comm_seconds += t1 - t0
-        replica = call_agg(job.agg, replica, job.hp, summed)
-        stats.compute_seconds += time.perf_counter() - t1
-        if job.index == 0:
-            stats.updates += 1
-        if s == m - 1:
-            job.epoch_ends.append(time.perf_counter())
-            job.epoch_models.append(replica)
+    flights: Flights | None = getattr(reducer, "flights", None)  # MPI with the timeline hook: each step's phases
+    try:
+        for clock in range(job.opts.epochs * m):
+            e, s = divmod(clock, m)
+            stats = job.log[e]
+            if begin is not None and s < p:
+                begin(job.index)
+            tc = time.perf_counter()
+            c = job.push(replica, s, stats) if s < p else None
+            t0 = time.perf_counter()
+            summed = reducer.reduce(job.index, c, stats)
+            t1 = time.perf_counter()
+            if begin is not None:  # communication time is the communication thread's; the rest was waiting
+                stats.comm_seconds += reducer.busy_seconds()  # type: ignore[attr-defined]
+                stats.wait_seconds += t1 - t0
+            else:
+                stats.comm_seconds += t1 - t0
+            replica = call_agg(job.agg, replica, job.hp, summed)
+            t2 = time.perf_counter()
+            stats.compute_seconds += t2 - t1
+            if flights is not None:
+                if c is not None:
+                    flights.compute(tc, t0)
+                flights.add("reduce", -1, t0, t1)
+                flights.add("agg", -1, t1, t2)
+            if job.index == 0:
+                stats.updates += 1
+            if s == m - 1:
+                job.epoch_ends.append(time.perf_counter())
+                job.epoch_models.append(replica)
+    finally:
+        if flights is not None:
+            flights.flush()
     return replica
 
 
