@@ -111,21 +111,29 @@ class Collective:
 
     # -- the reductions ----------------------------------------------------------------------------------------------
 
-    def reduce(self, c: Contribution | None, present: Sequence[bool], stats: EpochStats) -> tuple:
-        """The canonical sum of the present workers' gradients (this rank's is `c`, None if it has none)."""
+    def reduce(self, c: Contribution | None, present: Sequence[bool], stats: EpochStats,
+               to_root: bool = False) -> tuple | None:  # fmt: skip
+        """The canonical sum of the present workers' gradients (this rank's is `c`, None if it has none).
+        `to_root`: only worker 0 needs the sum (the call's last clock: only worker 0's replica is the result), so
+        the sum goes to worker 0 alone and the other ranks get None (not with `sfb`)."""
         t0 = time.perf_counter()
         counter = Counter()
-        out = self._hybrid_sum(c, present, counter) if self.sf else self._sum(c, present, counter)
+        if self.sf:
+            out: tuple | None = self._hybrid_sum(c, present, counter)
+        else:
+            out = self._sum(c, present, counter, to_root)
         self._count(stats, counter, t0)
         return out
 
-    def _sum(self, c: Contribution | None, present: Sequence[bool], counter: Counter) -> tuple:
+    def _sum(self, c: Contribution | None, present: Sequence[bool], counter: Counter,
+             to_root: bool = False) -> tuple | None:  # fmt: skip
         if self.algorithm == "ALLGATHER":
-            return self._allgather_sum(c, present, counter)
+            return self._allgather_sum(c, present, counter, to_root)
         if self.algorithm == "MASTER":
-            return self._master_sum(c, present, counter)
+            return self._master_sum(c, present, counter, to_root)
         flat = self.flat.flatten(c.grads) if c is not None else None
-        return self.flat.unflatten(self.sum_flat(flat, present, counter))
+        out = self.sum_flat(flat, present, counter, to_root=to_root)
+        return self.flat.unflatten(out) if out is not None else None
 
     def _hybrid_sum(self, c: Contribution | None, present: Sequence[bool], counter: Counter) -> tuple:
         """Poseidon's hybrid communication: the factored positions' factors by one all-gather (every worker
@@ -135,7 +143,7 @@ class Collective:
         out: list[object] = [None] * len(self.model)
         if self.others is not None:
             mine = Contribution(tuple(c.grads[j] for j in self.whole), None, 0, 0) if c is not None else None
-            for j, g in zip(self.whole, self.others._sum(mine, present, counter)):
+            for j, g in zip(self.whole, self.others._sum(mine, present, counter)):  # type: ignore[arg-type]
                 out[j] = g
         parts = self._allgather(self.factors.encode(c), counter)
         for j, g in zip(self.sf, self.factors.rebuild([p for p in parts if self.factors.flag(p) == 1])):
@@ -184,13 +192,37 @@ class Collective:
         counter.received += (self.k - 1) * size
         return [recv[i * size : (i + 1) * size] for i in range(self.k)]
 
-    def _allgather_sum(self, c: Contribution | None, present: Sequence[bool], counter: Counter) -> tuple:
+    def _gather(self, send: np.ndarray, counter: Counter) -> list[np.ndarray] | None:
+        """`_allgather` to worker 0 only: the parts on worker 0, None elsewhere. Point to point, each part straight
+        to worker 0 (mpich's `Igather` is a binomial tree whose inner ranks forward the others' parts)."""
+        MPI = mpi()
+        size = send.size
+        tag = call_tag(self.call, _MASTER)
+        t0 = time.perf_counter()
+        if self.me != 0:
+            self.waiter.requests([self.comm.Isend([send, MPI.BYTE], dest=0, tag=tag)])
+            self.trace("gather", 0, t0)
+            counter.sent += size
+            return None
+        recv = np.empty(self.k * size, dtype=np.uint8)
+        recv[:size] = send
+        self.waiter.requests([self.comm.Irecv([recv[j * size : (j + 1) * size], MPI.BYTE], source=j, tag=tag)
+                              for j in range(1, self.k)])  # fmt: skip
+        self.trace("gather", 0, t0)
+        counter.received += (self.k - 1) * size
+        return [recv[i * size : (i + 1) * size] for i in range(self.k)]
+
+    def _allgather_sum(self, c: Contribution | None, present: Sequence[bool], counter: Counter,
+                       to_root: bool = False) -> tuple | None:  # fmt: skip
         lay = self.payload
-        parts = self._allgather(lay.encode(c), counter)
+        parts = self._gather(lay.encode(c), counter) if to_root else self._allgather(lay.encode(c), counter)
+        if parts is None:
+            return None
         return tree_sum([lay.decode(p) if lay.flag(p) == 1 else None for p in parts])
 
-    def _master_sum(self, c: Contribution | None, present: Sequence[bool], counter: Counter) -> tuple:
-        """Contributions to worker 0, which sums them and sends the sum to every other worker."""
+    def _master_sum(self, c: Contribution | None, present: Sequence[bool], counter: Counter,
+                    to_root: bool = False) -> tuple | None:  # fmt: skip
+        """Contributions to worker 0, which sums them and sends the sum to every other worker (`to_root`: not)."""
         MPI = mpi()
         lay, flat = self.payload, self.flat
         tag_in, tag_out = call_tag(self.call, _MASTER), call_tag(self.call, _BCAST)
@@ -200,6 +232,9 @@ class Collective:
                 buf = lay.encode(c)
                 reqs.append(self.comm.Isend([buf, MPI.BYTE], dest=0, tag=tag_in))
                 counter.sent += buf.size
+            if to_root:
+                self.waiter.requests(reqs)
+                return None
             out = np.empty(flat.n, dtype=flat.dtype)
             reqs.append(self.comm.Irecv([out, MPI.BYTE], source=0, tag=tag_out))
             self.waiter.requests(reqs)
@@ -211,21 +246,24 @@ class Collective:
         parts: list[tuple | None] = [c.grads if c is not None else None]
         parts += [lay.decode(bufs[j]) if j in bufs else None for j in range(1, self.k)]
         total = flat.flatten(tree_sum(parts))
-        reqs = [self.comm.Isend([total, MPI.BYTE], dest=j, tag=tag_out) for j in range(1, self.k)]
-        counter.sent += (self.k - 1) * total.nbytes
+        reqs = [self.comm.Isend([total, MPI.BYTE], dest=j, tag=tag_out) for j in range(1, self.k) if not to_root]
+        counter.sent += len(reqs) * total.nbytes
         self.waiter.requests(reqs)
         return flat.unflatten(total)
 
     # -- RING and TREE: partial sums travel along the tree ---------------------------------------------------------
 
     def sum_flat(self, flat: np.ndarray | None, present: Sequence[bool], counter: Counter,
-                 n: int | None = None) -> np.ndarray:  # fmt: skip
+                 n: int | None = None, to_root: bool = False) -> np.ndarray | None:  # fmt: skip
         """RING or TREE (ALLGATHER/MASTER use `reduce`): the canonical sum of the present workers' vectors (of the
-        model's value type; `n` values, default the whole flattened model: a bucket of it with `overlap`)."""
+        model's value type; `n` values, default the whole flattened model: a bucket of it with `overlap`).
+        `to_root`: on worker 0 only (the others return None): RING gathers the reduce-scatter's chunks to worker
+        0 instead of passing them round the ring ((k-1)/k |w| in total instead of (k-1) |w|), TREE broadcasts
+        nothing."""
         n = self.flat.n if n is None else n
         if self.algorithm == "TREE":
-            return self._tree(flat, present, counter, n)
-        return self._ring(flat, present, counter, n)
+            return self._tree(flat, present, counter, n, to_root)
+        return self._ring(flat, present, counter, n, to_root)
 
     def _scatter(self, flat: np.ndarray | None, present: Sequence[bool], owners: list[int],
                  bounds: list[tuple[int, int]], out: np.ndarray, counter: Counter) -> None:  # fmt: skip
@@ -266,13 +304,28 @@ class Collective:
                 lo, hi = bounds[c]
                 out[lo:hi] = flat[lo:hi]  # type: ignore[index]
 
-    def _ring(self, flat: np.ndarray | None, present: Sequence[bool], counter: Counter, n: int) -> np.ndarray:
+    def _ring(self, flat: np.ndarray | None, present: Sequence[bool], counter: Counter, n: int,
+              to_root: bool = False) -> np.ndarray | None:  # fmt: skip
         MPI = mpi()
         k, me = self.k, self.me
         out = np.empty(n, dtype=self.flat.dtype)
         bounds = chunk_bounds(n, k)
         self._scatter(flat, present, list(range(k)), bounds, out, counter)
         tag = call_tag(self.call, _GATHER)
+        if to_root:  # every chunk straight to worker 0
+            t0 = time.perf_counter()
+            if me != 0:
+                lo, hi = bounds[me]
+                self.waiter.requests([self.comm.Isend([out[lo:hi], MPI.BYTE], dest=0, tag=tag)])
+                counter.sent += (hi - lo) * out.itemsize
+                self.trace("ag", 0, t0)
+                return None
+            reqs = [self.comm.Irecv([out[lo:hi], MPI.BYTE], source=c, tag=tag)
+                    for c, (lo, hi) in enumerate(bounds) if c != 0]  # fmt: skip
+            counter.received += sum(hi - lo for lo, hi in bounds[1:]) * out.itemsize
+            self.waiter.requests(reqs)
+            self.trace("ag", 0, t0)
+            return out
         right, left = (me + 1) % k, (me - 1) % k
         for step in range(k - 1):
             t0 = time.perf_counter()
@@ -286,10 +339,13 @@ class Collective:
             self.trace("ag", step, t0)
         return out
 
-    def _tree(self, flat: np.ndarray | None, present: Sequence[bool], counter: Counter, n: int) -> np.ndarray:
+    def _tree(self, flat: np.ndarray | None, present: Sequence[bool], counter: Counter, n: int,
+              to_root: bool = False) -> np.ndarray | None:  # fmt: skip
         MPI = mpi()
         out = np.empty(n, dtype=self.flat.dtype)
         self._scatter(flat, present, [0], [(0, n)], out, counter)
+        if to_root:
+            return out if self.me == 0 else None
         tag = call_tag(self.call, _BCAST)
         for step, pairs in enumerate(broadcast_schedule(self.k, 0)):
             t0 = time.perf_counter()
@@ -338,11 +394,18 @@ class MpiReducer:
     """`worker.Reducer` over a `Collective`: knows the clock of each reduction (one per clock for ALLREDUCE), so
     every rank derives the same set of present workers from the plan."""
 
-    def __init__(self, collective: Collective, pushes: list[int], threads: int = 1):
+    def __init__(self, collective: Collective, pushes: list[int], threads: int = 1, clocks: int = 0):
         self.collective = collective
         self.pushes = pushes
         self.threads = threads
         self.clock = 0
+        self.clocks = clocks
+        """The call's clocks (epochs x the most pushes of a worker); 0: unknown (every reduction to every rank)."""
+
+    def to_root(self, clock: int) -> bool:
+        """Whether the reduction at `clock` goes to worker 0 only: the call's last clock, after which only worker
+        0's replica is read (it is the call's result), unless the factors of `sfb` travel (an all-gather)."""
+        return clock == self.clocks - 1 and not self.collective.sf
 
     @property
     def flights(self) -> Flights | None:
@@ -355,10 +418,11 @@ class MpiReducer:
         s, t = clock % m, self.threads
         return [any(p > s for p in self.pushes[r * t : (r + 1) * t]) for r in range(len(self.pushes) // t)]
 
-    def reduce(self, w: int, c: Contribution | None, stats: EpochStats) -> tuple:
-        present = self.present(self.clock)
+    def reduce(self, w: int, c: Contribution | None, stats: EpochStats) -> tuple | None:
+        """The sum of the clock's gradients; None on a rank other than worker 0's at the call's last clock."""
+        present, to_root = self.present(self.clock), self.to_root(self.clock)
         self.clock += 1
-        return self.collective.reduce(c, present, stats)
+        return self.collective.reduce(c, present, stats, to_root)
 
     def average(self, w: int, model: DaphneList, stats: EpochStats) -> tuple:
         return self.collective.average(model, stats)

@@ -42,6 +42,19 @@ def allreduce(algorithm: str, k: int, w: float) -> list[float]:
     raise ValueError(algorithm)
 
 
+def reduce_to_root(algorithm: str, k: int, w: float) -> list[float]:
+    """Bytes each of k worker ranks sends for a reduction of w bytes whose sum only worker 0 needs (ALLREDUCE's
+    last clock: only worker 0's replica is the call's result): RING's reduce-scatter, then each chunk to worker 0;
+    TREE's reduce without the broadcast; ALLGATHER a gather; MASTER no answers."""
+    if k == 1:
+        return [0.0]
+    if algorithm == "RING":
+        return [(k - 1) / k * w] + [w] * (k - 1)
+    if algorithm in ("ALLGATHER", "TREE", "MASTER"):
+        return [0.0] + [w] * (k - 1)
+    raise ValueError(algorithm)
+
+
 def per_step(utype: str, k: int, w: float, algorithm: str = "ALLGATHER", shards: Sequence[float] = (),
              colocated: bool = False, period: int = 1, topology: str = "RING") -> list[float]:  # fmt: skip
     """Bytes per step sent by rank 0, the k worker ranks and the dedicated server ranks (in that order).
@@ -67,7 +80,8 @@ def per_step(utype: str, k: int, w: float, algorithm: str = "ALLGATHER", shards:
 def per_epoch(utype: str, k: int, w: float, steps: int, algorithm: str = "ALLGATHER", shards: Sequence[float] = (),
               colocated: bool = False, period: int = 1, topology: str = "RING") -> list[float]:  # fmt: skip
     """Bytes per epoch (of `steps` clocks, one epoch per call, every worker with a batch at every clock) sent by
-    each rank, with the edges of a call: the last push asks for no model; EASGD and LOCALSGD also exchange after
+    each rank, with the edges of a call: the last push asks for no model; ALLREDUCE's last sum goes to worker 0
+    only (`reduce_to_root`); EASGD and LOCALSGD also exchange after
     the last clock; GOSSIP ends with the mean of all replicas (a RING all-reduce)."""
     if utype in ("BSP", "SSP", "ASP", "SBP"):
         sizes = list(shards) or [w]
@@ -82,8 +96,9 @@ def per_epoch(utype: str, k: int, w: float, steps: int, algorithm: str = "ALLGAT
             held = sizes + [0.0] * (k - len(sizes))
             return [0.0] + [ex * ((w - held[j]) + (k - 1) * held[j]) for j in range(k)]
         return [k * ex * sizes[0]] + [ex * w] * k + [k * ex * s for s in sizes[1:]]
-    if utype == "ALLREDUCE":
-        return [0.0] + [steps * b for b in allreduce(algorithm, k, w)]
+    if utype == "ALLREDUCE":  # the last clock's sum goes to worker 0 only
+        last = reduce_to_root(algorithm, k, w)
+        return [0.0] + [(steps - 1) * b + r for b, r in zip(allreduce(algorithm, k, w), last)]
     if utype == "LOCALSGD":
         ex = sum(1 for c in range(steps) if (c + 1) % period == 0 or c == steps - 1)
         return [0.0] + [ex * b for b in allreduce(algorithm, k, w)]

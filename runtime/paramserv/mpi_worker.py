@@ -457,7 +457,7 @@ def _run_worker(comms: Any, chunk: int, msg: dict[str, Any], opts: PSOptions, mo
         collective.flights = Flights(index, timeline)
         if collective.others is not None:
             collective.others.flights = collective.flights
-    reducer = MpiReducer(collective, pushes, threads)
+    reducer = MpiReducer(collective, pushes, threads, opts.epochs * max(pushes) if opts.utype == "ALLREDUCE" else 0)
     if opts.utype == "GOSSIP":
         mixer = MpiMixer(collective, opts.neighbourhood, opts.effective_seed)
         result = run_gossip_worker(jobs[0], mixer, reducer)

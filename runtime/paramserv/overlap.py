@@ -72,6 +72,8 @@ class OverlapReducer:
 
     def _clock_state(self, present: Sequence[bool] | None) -> None:
         self.present = present
+        self.to_root = self.reducer.to_root(self.reducer.clock)
+        """The call's last clock: the buckets' sums go to worker 0 only (MpiReducer.to_root)."""
         self.vec: np.ndarray | None = None
         self.out = np.empty(self.lay.n, dtype=self.lay.dtype)
         self.final: set[int] = set()
@@ -95,7 +97,9 @@ class OverlapReducer:
                     lo, hi = self.buckets[b]
                     part = self.vec[lo:hi] if self.vec is not None else None
                     assert self.present is not None
-                    self.out[lo:hi] = self.collective.sum_flat(part, self.present, self.counter, hi - lo)
+                    got = self.collective.sum_flat(part, self.present, self.counter, hi - lo, self.to_root)
+                    if got is not None:
+                        self.out[lo:hi] = got
                     self.busy += self.collective.trace("bucket", b, t0) - t0
             except BaseException as e:  # noqa: BLE001 - re-raised by the main thread in `reduce`
                 self.error = e
@@ -140,7 +144,7 @@ class OverlapReducer:
     def _complete(self, b: int) -> bool:
         return all(m in self.final for m in self.members[b])
 
-    def reduce(self, w: int, c: Contribution | None, stats: EpochStats) -> tuple:
+    def reduce(self, w: int, c: Contribution | None, stats: EpochStats) -> tuple | None:
         marks.install("sink", None)
         if c is None:  # no batch at this clock: take part in every bucket, in the recorded order
             self._clock_state(self.reducer.present(self.reducer.clock))
@@ -183,6 +187,8 @@ class OverlapReducer:
             raise self.error
         stats.push_sent += self.counter.sent
         stats.pulled += self.counter.received
+        if self.to_root and self.collective.me != 0:
+            return None
         whole = self.lay.unflatten(self.out)
         if not self.sf:
             return whole

@@ -80,7 +80,10 @@ class Endpoint(Protocol):
 
 
 class Reducer(Protocol):
-    def reduce(self, w: int, c: Contribution | None, stats: EpochStats) -> tuple: ...
+    def reduce(self, w: int, c: Contribution | None, stats: EpochStats) -> tuple | None:
+        """The sum of the clock's gradients; None where nobody needs it (an MPI rank other than worker 0's at
+        the call's last clock: collectives.MpiReducer.to_root)."""
+        ...
 
     def average(self, w: int, model: DaphneList, stats: EpochStats) -> tuple: ...
 
@@ -617,14 +620,16 @@ def run_allreduce_worker(job: Job, reducer: Reducer) -> DaphneList:
                 stats.wait_seconds += t1 - t0
             else:
                 stats.comm_seconds += t1 - t0
-            replica = call_agg(job.agg, replica, job.hp, summed)
+            if summed is not None:  # None: the call's last clock on a rank whose replica nobody reads
+                replica = call_agg(job.agg, replica, job.hp, summed)
             t2 = time.perf_counter()
             stats.compute_seconds += t2 - t1
             if flights is not None:
                 if c is not None:
                     flights.compute(tc, t0)
                 flights.add("reduce", -1, t0, t1)
-                flights.add("agg", -1, t1, t2)
+                if summed is not None:
+                    flights.add("agg", -1, t1, t2)
             if job.index == 0:
                 stats.updates += 1
             if s == m - 1:

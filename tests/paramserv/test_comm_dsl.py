@@ -351,3 +351,39 @@ def test_one_server_pushes_each_gradient_when_final(tmp_path: Path) -> None:
             order = [j for j, _ in step]
             assert sorted(order) == [0, 1, 2, 3] and set(order[:2]) == {0, 1}, (w, step)
         assert sum(1 for r in rows if r[1] == w and r[2] == "compute") == 2 * 7
+
+
+def test_allreduce_timeline_and_last_sum_to_worker_0(tmp_path: Path) -> None:
+    """ALLREDUCE RING over 3 real worker ranks, with and without overlap: the model equals LOCAL BSP's bit for bit,
+    and the timeline hook (DAPHNEC_PS_TIMELINE) records each worker's steps: `upd` (compute), the reduction, its
+    reduce-scatter levels and all-gather steps (overlap: per bucket), `agg`. At the call's last clock the sum goes
+    to worker 0 alone (only its replica is the result): one gather step instead of the ring's k - 1 = 2, and
+    workers 1 and 2 apply no `agg` then."""
+    common = f"{FC}, k=3"
+    lines = ["X, y = m.classes_data(480, 64, 4);", "init = m.fc_init(64, 128, 128, 4);",
+             f'B = paramserv(model=init, features=X, labels=y, {common}, utype="BSP");',
+             f'M = paramserv(model=init, features=X, labels=y, {common}, utype="ALLREDUCE", allreduce="RING", '
+             'mode="MPI");', FC_DIFF,
+             f'M = paramserv(model=init, features=X, labels=y, {common}, utype="ALLREDUCE", allreduce="RING", '
+             'overlap=true, bucket=40000, mode="MPI");', FC_DIFF]  # fmt: skip
+    script = driver(tmp_path, "ring_timeline", "\n".join(lines))
+    timeline = tmp_path / "timeline.txt"
+    res = run_mpi(4, "--distributed", "--dist_backend=MPI", str(script), timeout=240,
+                  DAPHNEC_PS_TIMELINE=str(timeline))  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["0", "0"], res.stdout + res.stderr
+    rows = [ln.split() for ln in timeline.read_text().splitlines()]
+    assert all(float(r[4]) <= float(r[5]) for r in rows)
+    steps = 2 * 20  # 480 rows, 3 workers, batches of 8: 20 steps per epoch, 2 epochs
+    for w in ("0", "1", "2"):
+        mine = [r for r in rows if r[1] == w]
+        starts = [float(r[4]) for r in mine if r[2] == "compute"][::steps]  # each call's first step
+        assert len(starts) == 2, (w, len(starts))
+        for lo, hi, kinds in ((starts[0], starts[1], {"rs", "add", "ag"}),
+                              (starts[1], float("inf"), {"rs", "add", "ag", "bucket"})):  # fmt: skip
+            call = [r for r in mine if lo <= float(r[4]) < hi]
+            count = {kind: sum(1 for r in call if r[2] == kind) for kind in ("compute", "reduce", "agg")}
+            assert count == {"compute": steps, "reduce": steps, "agg": steps - (w != "0")}, (w, count)
+            assert {r[2] for r in call} - {"compute", "reduce", "agg"} <= kinds, {r[2] for r in call}
+            if "bucket" not in kinds:  # the ring: 2 all-gather steps per clock, the last clock's one gather
+                assert sum(1 for r in call if r[2] == "ag") == 2 * (steps - 1) + 1, w
