@@ -19,7 +19,9 @@ time in neither, e.g. the server's sum and `agg` while the link is idle, or a ba
 the `--statistics` table (the epoch rows: from after the data is shipped to the workers until worker 0's last
 update; the seconds per epoch, the script's clock around the call, also hold shipping the data and the model to
 the workers and the model back, 0.5 s of the FC MLP's call at 1 Gbit/s); "T vs AR" is today's ALLREDUCE's T over
-this run's. N is, for the parameter-server
+this run's; "link" the MB/s all ranks together sent during the epochs (the sum of the ranks' TCP bytes over T;
+netem's shaped link carries ~118 MB/s at 1 Gbit/s, so a value near it means the epoch is bound by the link's
+bytes, whatever overlaps). N is, for the parameter-server
 strategies, the time a worker's pushes and pulls are on the wire (the union of their intervals over the shards:
 runtime/paramserv/stats.py `Flights`), for ALLREDUCE with `overlap=true` the communication thread's busy time.
 `--timeline FILE` writes every worker's per-step intervals (compute, and push/pull per matrix; for ALLREDUCE the
@@ -435,7 +437,7 @@ def report(runs: list[Run]) -> str:
     today = {(r.model, r.rate, r.ranks, r.strategy): r for r in runs if r.code == "today"}
     head = (f"{'model':<6} {'rate':<7} {'n':>2} {'strategy':<22} {'k':>2} {'s/epoch':>8} {'vs BSP':>7} "
             f"{'vs AR':>6} {'MB/step':>8} {'formula':>8} {'diff':>6} {'loss':>7} {'acc':>6} {'T s':>6} {'C s':>6} "
-            f"{'N s':>6} {'alpha':>6} {'T vs AR':>7}")  # fmt: skip
+            f"{'N s':>6} {'alpha':>6} {'T vs AR':>7} {'link':>5}")  # fmt: skip
     lines.append(head)
     for r in runs:
         if r.code == "peer":
@@ -448,14 +450,15 @@ def report(runs: list[Run]) -> str:
         vs_bsp = f"{bsp.seconds / r.seconds:.2f}x" if bsp and r.seconds > 0 else ""
         vs_ar = f"{ar.seconds / r.seconds:.2f}x" if ar and r.seconds > 0 else ""
         t_ar = f"{ar.epoch / r.epoch:.3f}x" if ar and r.epoch > 0 else ""
+        link = f"{sum(r.wire.values()) / r.epoch / 1e6:.0f}" if r.wire and r.epoch > 0 else ""
         mb, fm = r.worker_bytes / 1e6, r.worker_formula / 1e6
         diff = f"{(mb / fm - 1) * 100:+.1f}%" if fm > 0 and not math.isnan(mb) else ""
         shown = f"{mb:>8.2f}" if not math.isnan(mb) else f"{'-':>8}"
         name = r.strategy + (" (today)" if r.code == "today" else "")
         lines.append(f"{r.model:<6} {r.rate:<7} {r.ranks:>2} {name:<22} {r.k:>2} {r.seconds:>8.2f} {vs_bsp:>7} "
                      f"{vs_ar:>6} {shown} {fm:>8.2f} {diff:>6} {r.loss:>7.4f} {r.accuracy:>6.3f} {r.epoch:>6.2f} "
-                     f"{r.compute:>6.2f} "
-                     f"{r.comm:>6.2f} {r.alpha:>6.2f} {t_ar:>7}" + (f"  {r.error}" if r.error else ""))  # fmt: skip
+                     f"{r.compute:>6.2f} {r.comm:>6.2f} {r.alpha:>6.2f} {t_ar:>7} {link:>5}"
+                     + (f"  {r.error}" if r.error else ""))  # fmt: skip
     return "\n".join(lines)
 
 
