@@ -28,6 +28,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from daphnec.runtime.kernels.product_form import product
+
 _SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads")
 _GETTERS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads", "openblas_get_num_threads")
 
@@ -154,9 +156,9 @@ def split_product(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
     def block(j: int) -> None:
         lo, hi = j * size, (j + 1) * size
         if axis == 0:
-            np.matmul(a[lo:hi], b, out=res[lo:hi])
+            product(a[lo:hi], b, out=res[lo:hi])
         else:
-            res[:, lo:hi] = np.matmul(a, b[:, lo:hi])
+            product(a, b[:, lo:hi], out=res[:, lo:hi])
 
     run_blocks(("matmul.blocks", axis), -(-(m if axis == 0 else n) // size), block)
     return res

