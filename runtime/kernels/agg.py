@@ -86,6 +86,8 @@ def _fold(A: np.ndarray, axis: int | None):
         flat = A.ravel()
         s = _integer_sum(flat)
         if s is None:
+            s = _fold_nonzeros(flat)
+        if s is None:
             s = np.cumsum(flat, dtype=A.dtype)[-1]
         return s + A.dtype.type(0) if s == 0 else s  # starting from the neutral 0 makes -0 impossible
     if A.ndim == 2 and A.shape[0] > 1 and _ordered_sum_pays(A.shape[1], axis):
@@ -118,6 +120,28 @@ def _integer_sum(flat: np.ndarray):
     if not hi * n <= exact:
         return None
     return np.add.reduce(flat)
+
+
+#: Full sums of at least this many cells probe for mostly-zero vectors (`_fold_nonzeros`); the probe reads
+#: `_ZERO_PROBES` cells spread over the vector (~1 us).
+_MIN_ZERO_CHECK = 2048
+_ZERO_PROBES = 32
+
+
+def _fold_nonzeros(flat: np.ndarray):
+    """The sequential fold of a float vector that is mostly zeros (a masked vector, `sum((nid == node) * w * y)`
+    of a tree node's rows), over its non-zero cells alone: the fold starts from +0 and never holds -0 (x + -x is
+    +0), so adding a +-0 leaves it unchanged, and the remaining cells are added in the same order: the same bits
+    (NaN is non-zero and kept). A 25k-cell vector with 1/8 non-zeros: 25 us instead of the cumsum's 100 us. None:
+    the probe cells are mostly non-zero (compressing would cost more than it saves), fold all cells."""
+    n = flat.size
+    if n < _MIN_ZERO_CHECK:
+        return None
+    probes = flat[:: max(1, n // _ZERO_PROBES)]
+    if 2 * np.count_nonzero(probes) > probes.size:
+        return None
+    nz = flat[flat != 0]
+    return np.cumsum(nz, dtype=flat.dtype)[-1] if nz.size else flat.dtype.type(0)
 
 
 #: Narrower matrices keep `cumsum` for column folds: numpy's axis-0 reduce pays a per-row step (2-3 columns: 1.4x).
