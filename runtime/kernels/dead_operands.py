@@ -7,8 +7,8 @@ the operation (memory the allocator returned to the OS is mapped and first-touch
 a 50k-point segment, 7 temporaries, 0.35-0.6 ms against numpy's 0.07 ms).
 
 The host code generator passes `dead` (bit 0: the left operand, bit 1: the right one) to kernels marked
-`reuses_dead_operands` when an operand's variable is deleted right after the call (`_drop_dead`, the same
-liveness). That alone is not enough: the same array may be held under another name, by a view of it (its
+`reuses_dead_operands` when an operand's variable is deleted right after the call (`_dead_names`, the same
+liveness as its `del`s). That alone is not enough: the same array may be held under another name, by a view of it (its
 `base`), a list, a cache, or a caller further up. So the kernel also checks the array's reference count: exactly
 `DEAD_REFS` means nothing but the dying variable and the kernel's own parameter hold it, so no one can observe
 the overwrite. Anything else (a view, an input, a read-only buffer, the statistics wrapper's extra frame)
