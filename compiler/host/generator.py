@@ -142,6 +142,8 @@ class HostCodegen:
         """Ops an earlier op's code already computes (`_cell_read`): they emit nothing."""
         self.cells: dict[Operation, tuple[Operation, CastOp, str | None]] = {}
         """extractCol ops that read one cell (`_cell_read`): their extractRow, as.scalar cast and its value type."""
+        self.dying: frozenset[str] = frozenset()
+        """The names deleted right after the op being generated (`_dead_names`)."""
         self.row_writes: dict[Operation, MatrixLiteralOp] = {}
         """In-place inserts of a 1 x k matrix literal into a row (`_row_literal`): the literal, built only if the
         numpy store cannot be done."""
@@ -180,14 +182,18 @@ class HostCodegen:
             if end is not None:
                 dies.setdefault(end, []).append(v)
         for i, op in enumerate(block.ops):
+            self.dying = frozenset(self._dead_names(dies.get(i, ()), i, last))
             self._op(op)
-            self._drop_dead(dies.get(i, ()), i, last)
+            dead = self._dead_names(dies.get(i, ()), i, last)  # again: the op may have given a name more holders
+            if dead:
+                self.e.emit(f"del {', '.join(dead)}")
 
-    def _drop_dead(self, values: Iterable[SSAValue], i: int, last: dict[SSAValue, int | None]) -> None:
-        """`del` the matrices that no later op of the block reads, so numpy can reuse their memory for the next
-        temporaries (a held 268 MB temporary costs a fresh allocation and its first touch). A name goes only when
-        every value it holds (a no-op cast shares its operand's) is a result of this block read for the last time
-        here: never a parameter, a loop-carried name or a value a terminator passes on."""
+    def _dead_names(self, values: Iterable[SSAValue], i: int, last: dict[SSAValue, int | None]) -> list[str]:
+        """The names to `del` after op i: the matrices that no later op of the block reads, so numpy can reuse
+        their memory for the next temporaries (a held 268 MB temporary costs a fresh allocation and its first
+        touch), and op i's element-wise kernel may write its result into them (`_dead_operands`). A name goes only
+        when every value it holds (a no-op cast shares its operand's) is a result of this block read for the last
+        time here: never a parameter, a loop-carried name or a value a terminator passes on."""
         dead: list[str] = []
         for v in values:
             name = self.e.names.get(v)
@@ -195,8 +201,16 @@ class HostCodegen:
                 continue
             if all((end := last.get(w)) is not None and end <= i for w in self.e.names.holders[name]):
                 dead.append(name)
-        if dead:
-            self.e.emit(f"del {', '.join(dead)}")
+        return dead
+
+    def _dead_operands(self, spec: KernelSpec, args: list[str]) -> str:
+        """The `dead` argument of an element-wise kernel that can write its result into an operand
+        (runtime/kernels/dead_operands.py): bit k set when argument k is a name deleted right after this op (an
+        operand cast first is a fresh value, not a name); empty when there is none."""
+        if not getattr(spec.fn, "reuses_dead_operands", False):
+            return ""
+        bits = sum(1 << k for k, a in enumerate(args) if a in self.dying)
+        return f", {bits}" if bits else ""
 
     def _op(self, op: Operation) -> None:
         if isinstance(op, ConstantOp):
@@ -338,7 +352,7 @@ class HostCodegen:
             if a is None:
                 a = e.ref(v) if conv is None else f"{e.bind(conv, 'cast')}({e.ref(v)})"
             args.append(a)
-        call = f"{e.bind(spec.fn, spec.name)}({', '.join(args)})"
+        call = f"{e.bind(spec.fn, spec.name)}({', '.join(args)}{self._dead_operands(spec, args)})"
         native = self.kernels.get(kernel_symbol(op) or "") if isinstance(op, MatMulOp) else None
         if native is not None:  # --codegen: the product's loop nest, its runtime kernel as the fallback
             call = f"{e.bind(run_native, 'run_native')}({e.bind(native.bind, 'native_' + native.name)}, "
@@ -372,7 +386,7 @@ class HostCodegen:
 
     def _plan_cells(self, block: Block, last: dict[SSAValue, int | None]) -> None:
         """Find the block's cell reads (`_cell_read`) before generating it: the matrix a fused extractRow reads
-        lives until its last cell is read, not only until the extractRow (`_drop_dead`)."""
+        lives until its last cell is read, not only until the extractRow (`_dead_names`)."""
         pos = {op: i for i, op in enumerate(block.ops)}
         for op in block.ops:
             cols = self._cell_read(op) if isinstance(op, ExtractRowOp) else None

@@ -37,14 +37,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import scf
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, SymbolRefAttr
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from daphnec.compiler.analysis.vectorizable import is_vectorizable, splits
-from daphnec.compiler.ir_walk import function_blocks
+from daphnec.compiler.ir_walk import function_blocks, preorder
 from daphnec.compiler.lowering.kernel_plan import try_plan
 from daphnec.compiler.passes.fuse_maps import fuse_maps_in
 from daphnec.compiler.passes.fuse_sums import fuse_sums_in
@@ -284,10 +284,41 @@ class VectorizePass(ModulePass):
     min_cells: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for block in function_blocks(op):
-            vectorize_block(block, self.min_cells)
+        named = _named_functions(op) if self.min_cells > 0 else None
+        for f in op.ops:
+            if named is not None and isinstance(f, func.FuncOp) and f.sym_name.data not in named:
+                continue  # never runs (see `_named_functions`): a pipeline there could only cost
+            for region in f.regions:
+                for block in region.blocks:
+                    vectorize_block(block, self.min_cells)
         if self.min_cells > 0:
             _plain_fusions(op)
+
+
+def _named_functions(module: ModuleOp) -> set[str]:
+    """`main` and every function some op names (a call, map's and paramserv's UDFs, ...): any string or symbol in
+    any op's attributes counts, so nothing that may run is left out. The cost model forms no pipeline in the other
+    functions: they never run (the rest of an imported module: RDP's script imports `geometry.daph`, whose unused
+    `vw` had a pipeline of unknown size, so every `--vec` run loaded llvmlite for its kernel, ~45 ms of a 0.2 s
+    process, issue 23). Leaving a function that does run unvectorised would only cost speed, never a result."""
+    names = {"main"}
+    for op in preorder(module):
+        if isinstance(op, func.FuncOp):
+            continue  # its own name
+        for attr in (*op.attributes.values(), *op.properties.values()):
+            _collect_names(attr, names)
+    return names
+
+
+def _collect_names(attr: Attribute, names: set[str]) -> None:
+    if isinstance(attr, StringAttr):
+        names.add(attr.data)
+    elif isinstance(attr, SymbolRefAttr):
+        names.add(attr.root_reference.data)
+        names.update(a.data for a in attr.nested_references.data)
+    elif isinstance(attr, (ArrayAttr, DictionaryAttr)):
+        for a in attr.data.values() if isinstance(attr, DictionaryAttr) else attr.data:
+            _collect_names(a, names)
 
 
 def _plain_fusions(module: ModuleOp) -> None:

@@ -86,6 +86,8 @@ def _fold(A: np.ndarray, axis: int | None):
         flat = A.ravel()
         s = _integer_sum(flat)
         if s is None:
+            s = _fold_nonzeros(flat)
+        if s is None:
             s = np.cumsum(flat, dtype=A.dtype)[-1]
         return s + A.dtype.type(0) if s == 0 else s  # starting from the neutral 0 makes -0 impossible
     if A.ndim == 2 and A.shape[0] > 1 and _ordered_sum_pays(A.shape[1], axis):
@@ -118,6 +120,28 @@ def _integer_sum(flat: np.ndarray):
     if not hi * n <= exact:
         return None
     return np.add.reduce(flat)
+
+
+#: Full sums of at least this many cells probe for mostly-zero vectors (`_fold_nonzeros`); the probe reads
+#: `_ZERO_PROBES` cells spread over the vector (~1 us).
+_MIN_ZERO_CHECK = 2048
+_ZERO_PROBES = 32
+
+
+def _fold_nonzeros(flat: np.ndarray):
+    """The sequential fold of a float vector that is mostly zeros (a masked vector, `sum((nid == node) * w * y)`
+    of a tree node's rows), over its non-zero cells alone: the fold starts from +0 and never holds -0 (x + -x is
+    +0), so adding a +-0 leaves it unchanged, and the remaining cells are added in the same order: the same bits
+    (NaN is non-zero and kept). A 25k-cell vector with 1/8 non-zeros: 25 us instead of the cumsum's 100 us. None:
+    the probe cells are mostly non-zero (compressing would cost more than it saves), fold all cells."""
+    n = flat.size
+    if n < _MIN_ZERO_CHECK:
+        return None
+    probes = flat[:: max(1, n // _ZERO_PROBES)]
+    if 2 * np.count_nonzero(probes) > probes.size:
+        return None
+    nz = flat[flat != 0]
+    return np.cumsum(nz, dtype=flat.dtype)[-1] if nz.size else flat.dtype.type(0)
 
 
 #: Narrower matrices keep `cumsum` for column folds: numpy's axis-0 reduce pays a per-row step (2-3 columns: 1.4x).
@@ -677,6 +701,11 @@ def idx_kernel(kind: str, axis: str) -> Callable[[np.ndarray], np.ndarray]:
     return kernel
 
 
+_F64 = np.dtype(np.float64)
+"""numpy's f64 dtype: one object, so `X.dtype is _F64` tests it in one step (another equal dtype object takes the
+general path, with the same result)."""
+
+
 def idx_scalar_kernel(kind: str, axis: str) -> Callable[[np.ndarray], int]:
     """`as.scalar(idxMin(X, 1))` etc. of a vector (the host code fuses the two when the result is 1 x 1 by its
     type, compiler/host/generator.py): the position as a Python int, without the 1 x 1 matrix between. Anything but
@@ -687,10 +716,20 @@ def idx_scalar_kernel(kind: str, axis: str) -> Callable[[np.ndarray], int]:
     first_min = kind == "min"
 
     def kernel(X) -> int:
-        if type(X) is np.ndarray and X.ndim == 2 and X.shape[1 - lane] == 1 and X.shape[lane] and X.dtype.kind in "fiu":
-            i = int(X.argmin() if first_min else X.argmax())
-            if X.dtype.kind != "f" or X.flat[i] == X.flat[i]:
-                return i
+        if type(X) is np.ndarray:
+            shape = X.shape
+            if len(shape) == 2 and shape[1 - lane] == 1 and shape[lane]:
+                if X.dtype is _F64:  # the hot case (RDP's farthest point per segment): one item read for the NaN test
+                    i = int(X.argmin() if first_min else X.argmax())
+                    v = X.item(i)
+                    if v == v:
+                        return i
+                elif X.dtype.kind in "iu":
+                    return int(X.argmin() if first_min else X.argmax())
+                elif X.dtype.kind == "f":
+                    i = int(X.argmin() if first_min else X.argmax())
+                    if X.item(i) == X.item(i):
+                        return i
         from daphnec.runtime.kernels.meta import as_scalar
 
         return as_scalar(idx_kernel(kind, axis)(X))

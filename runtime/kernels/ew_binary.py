@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from sys import getrefcount
 
 import numpy as np
 
 from daphnec.dialects.op_kinds import COMPARISON_KINDS, EW_BINARY, LOGICAL_KINDS
 from daphnec.runtime.errors import DaphneRuntimeError
-from daphnec.runtime.fperr import quiet
+from daphnec.runtime.fperr import STATE, quiet, quietly
+from daphnec.runtime.kernels.dead_operands import DEAD_REFS, owned
 from daphnec.runtime.values import (
     FLOAT_VTS,
     INT_RANGES,
@@ -430,21 +432,29 @@ def _build_matrix(op: str, vt: str, res_vt: str) -> Callable:
     logical = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}.get(op)
 
     f64_fast = vt == "f64" and logical is None  # dense f64 with a same-shape matrix or a Python float: the hot case
+    # + - * /: f64 in, f64 out (a comparison's ufunc gives bools, made 0/1 numbers after)
+    arith = f64_fast and res_dt == dt and type(core) is np.ufunc and op not in COMPARISON_KINDS
 
-    def kernel(lhs, rhs):
+    def kernel(lhs, rhs, dead=0):
         if f64_fast:  # the checks below, decided by types alone (numpy's per-call overhead dominates small matrices)
-            tl, tr = type(lhs), type(rhs)
-            if (
-                tl is np.ndarray
-                and lhs.dtype == dt
-                and (tr is float or (tr is np.ndarray and rhs.dtype == dt and rhs.shape == lhs.shape))
-            ):
-                with quiet():
-                    res = core(lhs, rhs)
-                return res if res.dtype == res_dt else _to_result(res, res_vt)
-            if tr is np.ndarray and tl is float and rhs.dtype == dt:
-                with quiet():
-                    res = core(lhs, rhs)
+            tl, tr = type(lhs), type(rhs)  # `dtype is`: numpy's f64 dtype is one object; another one takes the long way
+            if tl is np.ndarray and lhs.dtype is dt:
+                if tr is float or (tr is np.ndarray and rhs.dtype is dt and rhs.shape == lhs.shape):
+                    if arith:
+                        if dead:  # runtime/kernels/dead_operands.py: the count is taken here, in the kernel's frame
+                            if dead & 1 and getrefcount(lhs) == DEAD_REFS and owned(lhs):
+                                return core(lhs, rhs, out=lhs) if STATE.ignoring else quietly(core, lhs, rhs, out=lhs)
+                            if dead & 2 and tr is np.ndarray and getrefcount(rhs) == DEAD_REFS and owned(rhs):
+                                return core(lhs, rhs, out=rhs) if STATE.ignoring else quietly(core, lhs, rhs, out=rhs)
+                        return core(lhs, rhs) if STATE.ignoring else quietly(core, lhs, rhs)
+                    res = core(lhs, rhs) if STATE.ignoring else quietly(core, lhs, rhs)
+                    return res if res.dtype == res_dt else _to_result(res, res_vt)
+            elif tr is np.ndarray and tl is float and rhs.dtype is dt:
+                if arith:
+                    if dead & 2 and getrefcount(rhs) == DEAD_REFS and owned(rhs):
+                        return core(lhs, rhs, out=rhs) if STATE.ignoring else quietly(core, lhs, rhs, out=rhs)
+                    return core(lhs, rhs) if STATE.ignoring else quietly(core, lhs, rhs)
+                res = core(lhs, rhs) if STATE.ignoring else quietly(core, lhs, rhs)
                 return res if res.dtype == res_dt else _to_result(res, res_vt)
         if is_csr(lhs) or is_csr(rhs):
             return sparse_kernel(lhs, rhs)
@@ -475,6 +485,7 @@ def _build_matrix(op: str, vt: str, res_vt: str) -> Callable:
         return cast_matrix(res, res_vt) if res.dtype != res_dt else res
 
     kernel.__name__ = f"{name}_{vt}_{res_vt}"
+    kernel.reuses_dead_operands = True  # type: ignore[attr-defined]  # compiler/host/generator.py passes `dead`
     return kernel
 
 

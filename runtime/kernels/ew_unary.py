@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from sys import getrefcount
 
 import numpy as np
 
 from daphnec.dialects.op_kinds import EW_UNARY, EwUnaryKind
 from daphnec.runtime.errors import DaphneRuntimeError
-from daphnec.runtime.fperr import quiet
+from daphnec.runtime.fperr import STATE, quiet, quietly
+from daphnec.runtime.kernels.dead_operands import DEAD_REFS, owned
 from daphnec.runtime.printing import format_scalar
 from daphnec.runtime.values import (
     FLOAT_VTS,
@@ -319,11 +321,13 @@ def _build_matrix(op: str, vt_in: str, vt_out: str) -> Callable:
         core = _int_matrix_core(op, vt_in)
 
     calc_dt, out_dt = dtype_of(calc_vt), dtype_of(vt_out)
+    reuse = type(core) is np.ufunc and calc_dt == out_dt  # abs, minus, exp, ...: into a dead operand (`dead`)
 
-    def kernel(X):
+    def kernel(X, dead=0):
         if type(X) is np.ndarray and X.dtype == calc_dt:  # dense, no cast: numpy's overhead dominates small ones
-            with quiet():
-                res = core(X)
+            if dead and reuse and getrefcount(X) == DEAD_REFS and owned(X):  # runtime/kernels/dead_operands.py
+                return core(X, out=X) if STATE.ignoring else quietly(core, X, out=X)
+            res = core(X) if STATE.ignoring else quietly(core, X)  # runtime/fperr.py: no scope to enter in a run
             return res if res.dtype == out_dt else cast_matrix(res, vt_out)
         A = cast_matrix(X, calc_vt)
         with quiet():
@@ -331,6 +335,7 @@ def _build_matrix(op: str, vt_in: str, vt_out: str) -> Callable:
         return res if res.dtype == dtype_of(vt_out) else cast_matrix(res, vt_out)
 
     kernel.__name__ = f"{name}_{vt_in}_{vt_out}"
+    kernel.reuses_dead_operands = True  # type: ignore[attr-defined]  # compiler/host/generator.py passes `dead`
     return kernel
 
 

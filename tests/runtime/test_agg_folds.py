@@ -181,3 +181,42 @@ def test_column_statistics_in_blocks_equal_the_fold_of_the_materialised_squares(
     got = agg._column_squared_deviations(A, mean)
     assert _same_bits(got, want)
     assert _same_bits(agg.col_kernel("var", "f64")(A).ravel(), want / A.shape[0])
+
+
+@st.composite
+def masked_vectors(draw):
+    """Mostly-zero vectors (a tree node's rows of `w * y`): signed zeros, specials and floats between."""
+    dt = np.dtype(draw(st.sampled_from([np.float64, np.float32])))
+    n = draw(st.integers(1, 60))
+    pool = st.one_of(
+        st.sampled_from([0.0, 0.0, 0.0, -0.0, -0.0]),
+        st.sampled_from(SPECIAL),
+        st.floats(-1e6, 1e6, allow_nan=False, width=32),
+    )
+    cells = draw(st.lists(pool, min_size=n, max_size=n))
+    with np.errstate(all="ignore"):
+        return np.array(cells, dtype=dt).reshape(n, 1)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(A=masked_vectors())
+def test_fold_of_the_non_zeros_is_the_left_fold(monkeypatch, A):
+    """`agg._fold_nonzeros` (full sums of mostly-zero vectors add their non-zero cells only) gives the bits of the
+    left fold over all cells, -0 and all-zero vectors included; the threshold is lowered to reach small inputs."""
+    monkeypatch.setattr(agg, "_MIN_ZERO_CHECK", 1)
+    monkeypatch.setattr(agg, "_MIN_INTEGER_CHECK", 1 << 62)
+    monkeypatch.setattr(native_folds, "MIN_NATIVE_CELLS", 1 << 62)
+    vt = "f64" if A.dtype == np.float64 else "f32"
+    with np.errstate(all="ignore"):
+        assert _same_bits(agg.full_kernel("sum", vt)(A), _reference("sum", A, "all"), False)
+        direct = agg._fold_nonzeros(A.ravel())
+        if direct is not None:
+            assert _same_bits(direct + A.dtype.type(0) if direct == 0 else direct, _reference("sum", A, "all"), False)
+
+
+def test_fold_of_the_non_zeros_takes_a_masked_vector_only():
+    rng = np.random.default_rng(3)
+    y = rng.random(25_000)
+    masked = y * (rng.random(25_000) < 0.125)
+    assert agg._fold_nonzeros(masked) is not None and agg._fold_nonzeros(y) is None
+    assert _same_bits(agg._fold_nonzeros(masked), np.cumsum(masked)[-1])
