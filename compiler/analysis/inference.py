@@ -243,6 +243,8 @@ class Inference:
         if key in self.specializations:
             return self.specializations[key]
         self.counter += 1
+        while f"{callee.sym_name.data}.{self.counter}" in self.functions():  # a second run's clone of a first's
+            self.counter += 1
         spec = callee.clone()
         spec.sym_name = StringAttr(f"{callee.sym_name.data}.{self.counter}")
         for a, t in zip(spec.body.block.args, arg_types):
