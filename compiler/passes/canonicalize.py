@@ -19,7 +19,7 @@ from xdsl.context import Context
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.folder import Folder
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
@@ -28,9 +28,10 @@ from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
 
 from daphnec.compiler.ir_walk import LinearRewriteWalker
 from daphnec.compiler.selection.table import evaluate_constant
-from daphnec.dialects.attr_names import KERNEL_HINT_ATTR
+from daphnec.dialects.attr_names import KERNEL_HINT_ATTR, MERGE_CAST_ATTR
 from daphnec.dialects.folding import evaluating_with
-from daphnec.dialects.ops import DaphneOp, constant_value
+from daphnec.dialects.ops import CastOp, DaphneOp, constant_value
+from daphnec.dialects.types import is_matrix
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,9 @@ class InlineConstantIf(RewritePattern):
         cond = constant_value(op.cond)
         if not isinstance(cond, bool):
             return
+        yields = [r.block.last_op for r in op.regions if r.blocks]
+        if any(_scalar_to_matrix_merge(v) for y in yields for v in y.operands):
+            return  # a scalar on one path and a matrix on the other: inference reports it (DAPHNE does, taken or not)
         region = op.true_region if cond else op.false_region
         if not region.blocks:  # an `if` without `else` whose condition is false: nothing runs
             rewriter.erase_op(op)
@@ -78,8 +82,14 @@ class InlineConstantIf(RewritePattern):
             if inner is yield_op:
                 break
             inner.detach()
-            rewriter.insert_op(inner, InsertPoint.before(op))
+            rewriter.insert(inner, InsertPoint.before(op))
         rewriter.replace(op, [], values)
+
+
+def _scalar_to_matrix_merge(v: SSAValue) -> bool:
+    """`v` is the frontend's cast of a scalar to the matrix type that the other path of a branch gives."""
+    owner = v.owner
+    return isinstance(owner, CastOp) and MERGE_CAST_ATTR in owner.attributes and not is_matrix(owner.arg.type)
 
 
 class DaphneCanonicalization(CanonicalizationRewritePattern):
