@@ -112,6 +112,48 @@ def _refined(declared: Attribute, given: Attribute) -> Attribute:
     return given if same and given.element_type == declared.element_type else declared
 
 
+def _steering_params(f: func.FuncOp, constant: set[int]) -> set[int]:
+    """Positions among `constant` (the parameters a call passes constants for) that would let `canonicalize` fold
+    control flow in `f`: those a branch or loop condition of `f` is computed from when that condition depends on
+    nothing but constants and such parameters (`d > 1.5` with `d` read from a matrix cannot fold, whatever index
+    is constant), and those `f` passes on to the functions it calls (whose own specialization decides for them)."""
+    params = f.body.block.args
+    found: set[int] = set()
+    for op in preorder(f):
+        if isinstance(op, scf.IfOp):
+            found |= _foldable_from(op.cond, params, constant)
+        elif isinstance(op, scf.ConditionOp):
+            found |= _foldable_from(op.condition, params, constant)
+        elif isinstance(op, (func.CallOp, GenericCallOp)):
+            found.update(i for i, p in enumerate(params) if i in constant and p in op.operands)
+    return found
+
+
+def _foldable_from(cond: SSAValue, params: Sequence[SSAValue], constant: set[int]) -> set[int]:
+    """The parameters `cond` is computed from if it is computed only from constants and parameters in `constant`
+    (by ops without regions), else the empty set."""
+    found: set[int] = set()
+    todo, seen = [cond], set()
+    while todo:
+        v = todo.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        owner = v.owner
+        if v in params:
+            i = list(params).index(v)
+            if i not in constant:
+                return set()
+            found.add(i)
+        elif isinstance(owner, ConstantOp):
+            continue
+        elif isinstance(owner, Operation) and not owner.regions and owner.operands:
+            todo.extend(owner.operands)
+        else:  # a value of a loop, a branch, a call, or an op that reads the clock or the data
+            return set()
+    return found
+
+
 def _merged_source(v: SSAValue) -> SSAValue:
     """The value a merge cast (a coercion to a declared or joined type) was made from, else `v`."""
     owner = v.owner
@@ -201,6 +243,8 @@ class Inference:
         if key in self.specializations:
             return self.specializations[key]
         self.counter += 1
+        while f"{callee.sym_name.data}.{self.counter}" in self.functions():  # a second run's clone of a first's
+            self.counter += 1
         spec = callee.clone()
         spec.sym_name = StringAttr(f"{callee.sym_name.data}.{self.counter}")
         for a, t in zip(spec.body.block.args, arg_types):
@@ -224,26 +268,36 @@ class Inference:
         return spec
 
     def _constant_args(self, callee: func.FuncOp, args: Sequence[SSAValue]) -> Constants:
-        """The constant string arguments of a call of a function that reads files (itself or through the functions
-        it calls): inlined into its specialization, they let the reads learn their types from the files' `.meta`
-        while compiling, like DAPHNE's inter-procedural constant propagation (SpecializeGenericFunctionsPass,
-        which only does it for typed functions; `--no-ipa-const-propa` turns it off). A function gets at most
+        """The constant arguments of a call that are inlined into the callee's specialization, like DAPHNE's
+        inter-procedural constant propagation (SpecializeGenericFunctionsPass; `--no-ipa-const-propa` turns it
+        off): constant strings passed to a function that reads files (itself or through the functions it calls),
+        so the reads learn their types from the files' `.meta` while compiling; and constant integers and booleans
+        passed to parameters that steer the callee's control flow (`_steering_params`), so `canonicalize` folds
+        the branches on options such as `icpt` away (a library function called with `icpt = 2` computes only the
+        steps of `icpt = 2`, and the passes after it see one straight-line path). A function gets at most
         `_MAX_CONSTANT_CLONES` such clones (a recursion that keeps building new names stops there)."""
         if not self.ipa or self.constant_clones.get(callee.sym_name.data, 0) >= _MAX_CONSTANT_CLONES:
             return ()
-        consts = tuple((i, v) for i, a in enumerate(args) if isinstance(v := constant_value(a), str))
+        declared = callee.function_type.inputs.data
+        generic = is_generic(callee)
+        strings = tuple((i, v) for i, a in enumerate(args) if isinstance(v := constant_value(a), str))
+        if strings:
+            functions = self.functions()
+            reached = reachable_functions(functions, [callee.sym_name.data])
+            if not any(isinstance(o, ReadOp) for f in reached for o in preorder(f)):
+                strings = ()
+        ints = {
+            i: v
+            for i, a in enumerate(args)
+            if isinstance(v := constant_value(a), int)  # bool is an int
+            and (generic or a.type == declared[i])
+        }
+        flags = tuple((i, ints[i]) for i in sorted(_steering_params(callee, set(ints))))
+        consts = tuple(sorted(strings + flags, key=lambda c: c[0]))
         if not consts:
-            return ()
-        functions = self.functions()
-        reached = reachable_functions(functions, [callee.sym_name.data])
-        if not any(isinstance(o, ReadOp) for f in reached for o in preorder(f)):
             return ()
         self.constant_clones[callee.sym_name.data] = self.constant_clones.get(callee.sym_name.data, 0) + 1
         return consts
-
-    def _property_specialization(self, callee: func.FuncOp, types: tuple[Attribute, ...]) -> func.FuncOp:
-        """The clone of a typed function for its call sites' matrix properties (see `_refined_types`)."""
-        return self._specialization(callee, types, property_clone=True)
 
     def _refined_types(self, callee: func.FuncOp, arg_types: tuple[Attribute, ...]) -> tuple[Attribute, ...] | None:
         """Parameter types of a typed function refined by a call site: a `matrix<vt>` parameter given a matrix of
@@ -332,21 +386,19 @@ class Inference:
         if callee is None:
             return
         consts = self._constant_args(callee, op.arguments) if self.specialize else ()
-        if consts:
-            callee = self._specialization(callee, tuple(callee.function_type.inputs.data), consts)
+        given = [_merged_source(a) for a in op.arguments]  # what the frontend's casts to the declared types got
+        refined = self._refined_types(callee, tuple(g.type for g in given)) if self.specialize else None
+        if refined is not None:
+            declared = callee.function_type.inputs.data
+            op.operands = [g if r != d else a for a, g, r, d in zip(op.arguments, given, refined, declared)]
+        if consts or refined is not None:
+            types = refined if refined is not None else tuple(callee.function_type.inputs.data)
+            callee = self._specialization(callee, types, consts, property_clone=refined is not None)
             op.callee = SymbolRefAttr(callee.sym_name.data)
-        else:
-            given = [_merged_source(a) for a in op.arguments]  # what the frontend's casts to the declared types got
-            refined = self._refined_types(callee, tuple(g.type for g in given)) if self.specialize else None
-            if refined is not None:
-                declared = callee.function_type.inputs.data
-                op.operands = [g if r != d else a for a, g, r, d in zip(op.arguments, given, refined, declared)]
-                callee = self._property_specialization(callee, refined)
-                op.callee = SymbolRefAttr(callee.sym_name.data)
-            elif callee.sym_name.data not in self.in_progress and callee.sym_name.data not in self.inferred:
-                # A re-run (the second `specialize`) may refine the callee's results (a size folded to a constant by
-                # canonicalize): infer it before the call takes its result types.
-                self.infer_function(callee)
+        elif callee.sym_name.data not in self.in_progress and callee.sym_name.data not in self.inferred:
+            # A re-run (the second `specialize`) may refine the callee's results (a size folded to a constant by
+            # canonicalize): infer it before the call takes its result types.
+            self.infer_function(callee)
         op.operands = [coerce(a, t, op) for a, t in zip(op.arguments, callee.function_type.inputs.data)]
         for r, t in zip(op.results, callee.function_type.outputs.data):
             set_type(r, t)
@@ -361,13 +413,14 @@ class Inference:
         if callee is None:
             return
         consts = self._constant_args(callee, op.args)
-        if is_generic(callee) or consts:
-            types = arg_types if is_generic(callee) else tuple(callee.function_type.inputs.data)
-            spec = self._specialization(callee, types, consts)
+        refined = None if is_generic(callee) else self._refined_types(callee, arg_types)
+        if is_generic(callee) or consts or refined is not None:
+            if is_generic(callee):
+                types = arg_types
+            else:
+                types = refined if refined is not None else tuple(callee.function_type.inputs.data)
+            spec = self._specialization(callee, types, consts, property_clone=refined is not None)
             args = [coerce(a, t, op) for a, t in zip(op.args, types)]
-        elif (refined := self._refined_types(callee, arg_types)) is not None:
-            spec = self._property_specialization(callee, refined)
-            args = [coerce(a, t, op) for a, t in zip(op.args, refined)]
         else:  # typed parameters, inferred results: call it directly once its body is inferred
             if callee.sym_name.data not in self.in_progress and callee.sym_name.data not in self.inferred:
                 self.infer_function(callee)

@@ -6,7 +6,9 @@ dialects/folding.py); this pass is xDSL's greedy driver over them, with three di
 (`compiler.selection.table.evaluate_constant`), so a folded result is bit-identical to the unfolded one; dead ops
 stay (removing them is `dce`'s job, so each pass's effect shows separately in `--explain` and daphne-opt); and
 only daphne ops are rewritten (scf's own patterns, such as hoisting constants out of loops or inlining loops of
-one iteration, are not part of it), except ops with a kernel hint, whose hinted kernel must run.
+one iteration, are not part of it), except ops with a kernel hint, whose hinted kernel must run. The one control-flow
+rewrite is an `if` on a constant condition replaced by the branch it takes (`InlineConstantIf`): inter-procedural
+constant propagation (`specialize`) makes such conditions out of a library function's options.
 """
 
 from __future__ import annotations
@@ -14,19 +16,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.folder import Folder
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, RewritePattern
+from xdsl.rewriter import InsertPoint
 from xdsl.traits import ConstantLike, HasFolder
 from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
 
 from daphnec.compiler.ir_walk import LinearRewriteWalker
 from daphnec.compiler.selection.table import evaluate_constant
-from daphnec.dialects.attr_names import KERNEL_HINT_ATTR
+from daphnec.dialects.attr_names import KERNEL_HINT_ATTR, MERGE_CAST_ATTR
 from daphnec.dialects.folding import evaluating_with
-from daphnec.dialects.ops import DaphneOp
+from daphnec.dialects.ops import CastOp, DaphneOp, constant_value
+from daphnec.dialects.types import is_matrix
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,43 @@ class FoldAtLocation(RewritePattern):
         rewriter.replace(op, new_ops, values)
 
 
+class InlineConstantIf(RewritePattern):
+    """`if (c) {A} else {B}` with a constant `c`: the ops of the branch taken, in place of the `if`, and the `if`'s
+    results are what that branch yields. Why: a function specialized for a constant option (`icpt == 2`) would
+    otherwise keep both branches and merge their values, so the passes after it (fusion, in-place updates, kernel
+    selection) saw neither path's ops as the ones that run; the values are bit-identical (nothing is re-evaluated)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if not isinstance(op, scf.IfOp):
+            return
+        cond = constant_value(op.cond)
+        if not isinstance(cond, bool):
+            return
+        yields = [r.block.last_op for r in op.regions if r.blocks]
+        if any(_scalar_to_matrix_merge(v) for y in yields for v in y.operands):
+            return  # a scalar on one path and a matrix on the other: inference reports it (DAPHNE does, taken or not)
+        region = op.true_region if cond else op.false_region
+        if not region.blocks:  # an `if` without `else` whose condition is false: nothing runs
+            rewriter.erase_op(op)
+            return
+        block = region.block
+        yield_op = block.last_op
+        assert isinstance(yield_op, scf.YieldOp)
+        values = list(yield_op.arguments)
+        for inner in list(block.ops):
+            if inner is yield_op:
+                break
+            inner.detach()
+            rewriter.insert(inner, InsertPoint.before(op))
+        rewriter.replace(op, [], values)
+
+
+def _scalar_to_matrix_merge(v: SSAValue) -> bool:
+    """`v` is the frontend's cast of a scalar to the matrix type that the other path of a branch gives."""
+    owner = v.owner
+    return isinstance(owner, CastOp) and MERGE_CAST_ATTR in owner.attributes and not is_matrix(owner.arg.type)
+
+
 class DaphneCanonicalization(CanonicalizationRewritePattern):
     """The canonicalization patterns a daphne op declares (`HasCanonicalizationPatternsTrait`)."""
 
@@ -63,6 +105,9 @@ class CanonicalizePass(ModulePass):
     name = "canonicalize"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        patterns = GreedyRewritePatternApplier([FoldAtLocation(ctx), DaphneCanonicalization()], dce_enabled=False)
+        patterns = GreedyRewritePatternApplier(
+            [FoldAtLocation(ctx), DaphneCanonicalization(), InlineConstantIf()],
+            dce_enabled=False,
+        )
         with evaluating_with(evaluate_constant):
             LinearRewriteWalker(patterns).rewrite_module(op)  # xDSL's walker, linear on deep nesting
