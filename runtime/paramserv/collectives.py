@@ -100,7 +100,7 @@ class Collective:
         """Record an interval from `start` to now on the timeline (if on); returns now."""
         now = time.perf_counter()
         if self.flights is not None:
-            self.flights.add(kind, j, start, now)
+            self.flights.mark(kind, j, start, now)
         return now
 
     @property

@@ -268,9 +268,14 @@ class Flights:
 
     def compute(self, start: float, end: float) -> None:
         """A step's `upd` (timeline only)."""
+        self.mark("compute", -1, start, end)
+
+    def mark(self, kind: str, j: int, start: float, end: float) -> None:
+        """An interval for the timeline only, not counted in N: the ALLREDUCE workers' phases (their N is the
+        reduction's own clock), which `take` never collects, so `add` would keep every one for the whole call."""
         if self.path is not None:
             with self.lock:
-                self.lines.append(f"worker {self.worker} compute -1 {start:.6f} {end:.6f}\n")
+                self.lines.append(f"worker {self.worker} {kind} {j} {start:.6f} {end:.6f}\n")
 
     def take(self) -> float:
         """Seconds of the union of the intervals closed since the last call (not counted before)."""

@@ -627,9 +627,9 @@ def run_allreduce_worker(job: Job, reducer: Reducer) -> DaphneList:
             if flights is not None:
                 if c is not None:
                     flights.compute(tc, t0)
-                flights.add("reduce", -1, t0, t1)
+                flights.mark("reduce", -1, t0, t1)
                 if summed is not None:
-                    flights.add("agg", -1, t1, t2)
+                    flights.mark("agg", -1, t1, t2)
             if job.index == 0:
                 stats.updates += 1
             if s == m - 1:
