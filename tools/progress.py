@@ -44,6 +44,11 @@ class ProgressLine:
         self._stdout: Any = None
 
     def start(self) -> None:
+        # the erasing stdout goes in here, on the main thread before the run: swapped in by the drawing thread
+        # when the line first shows, a `print` that had fetched the old stream just before wrote after the line
+        self._stdout = sys.stdout
+        self._wrapper = _ErasingStdout(self._stdout, self)
+        sys.stdout = self._wrapper  # type: ignore[assignment]
         self._thread = threading.Thread(target=self._loop, name="daphnec-progress", daemon=True)
         self._thread.start()
 
@@ -59,10 +64,6 @@ class ProgressLine:
     def _loop(self) -> None:
         if self._done.wait(self.after):
             return
-        with self.lock:
-            self._stdout = sys.stdout
-            self._wrapper = _ErasingStdout(self._stdout, self)
-            sys.stdout = self._wrapper  # type: ignore[assignment]
         while True:
             self._draw()
             if self._done.wait(INTERVAL):
