@@ -13,7 +13,8 @@ hook set for `mpiexec ... daphnec` acts on every rank.
 - `DAPHNEC_PS_TIMELINE=<file>` (`ps_timeline`, runtime/paramserv/stats.py `Flights`): every MPI worker appends, per
   step, the intervals its `upd` computed and, with the server strategies, each push and pull was in flight (per
   matrix with `overlap=true`); with ALLREDUCE the reduction's phases (each reduce-scatter level and its additions,
-  all-gather or broadcast step, overlap bucket) and `agg`; bench/dist_train_bench.py `--timeline` shows with it what serialises.
+  all-gather or broadcast step, overlap bucket) and `agg`; bench/dist_train_bench.py `--timeline` shows with it
+  what serialises.
 - `DAPHNEC_DIST_SLOW_RANK=<rank>:<factor>` (`dist_slow_rank`, runtime/distributed/worker.py): that MPI worker rank
   takes `factor` times as long for every task (it sleeps (factor - 1) x the task's compute time afterwards), a slow
   node; bench/dist_bench.py and the tests show with it what dynamic inter-node scheduling buys.

@@ -501,7 +501,7 @@ class HostCodegen:
         `fallback`, which copies or reports. The op's result is X either way."""
         e = self.e
         out = e.define(op.results[0])
-        owned = f"{x}.base is None and {x}.flags.writeable and {x}.flags.c_contiguous"  # indexing.owns_buffer
+        owned = f"{x}.base is None and {x}.flags.writeable and {x}.flags.c_contiguous"  # dead_operands.owns_buffer
         negative = "".join(f"{p} < 0 or " for p in positions if not p.isdigit())
         e.emit("try:", op)
         e.emit(f"    if {negative}not ({owned}):", op)

@@ -285,12 +285,11 @@ class VectorizePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         named = _named_functions(op) if self.min_cells > 0 else None
-        for f in op.ops:
+        for block in function_blocks(op):
+            f = block.parent_op()
             if named is not None and isinstance(f, func.FuncOp) and f.sym_name.data not in named:
                 continue  # never runs (see `_named_functions`): a pipeline there could only cost
-            for region in f.regions:
-                for block in region.blocks:
-                    vectorize_block(block, self.min_cells)
+            vectorize_block(block, self.min_cells)
         if self.min_cells > 0:
             _plain_fusions(op)
 

@@ -701,11 +701,6 @@ def idx_kernel(kind: str, axis: str) -> Callable[[np.ndarray], np.ndarray]:
     return kernel
 
 
-_F64 = np.dtype(np.float64)
-"""numpy's f64 dtype: one object, so `X.dtype is _F64` tests it in one step (another equal dtype object takes the
-general path, with the same result)."""
-
-
 def idx_scalar_kernel(kind: str, axis: str) -> Callable[[np.ndarray], int]:
     """`as.scalar(idxMin(X, 1))` etc. of a vector (the host code fuses the two when the result is 1 x 1 by its
     type, compiler/host/generator.py): the position as a Python int, without the 1 x 1 matrix between. Anything but
@@ -718,18 +713,14 @@ def idx_scalar_kernel(kind: str, axis: str) -> Callable[[np.ndarray], int]:
     def kernel(X) -> int:
         if type(X) is np.ndarray:
             shape = X.shape
-            if len(shape) == 2 and shape[1 - lane] == 1 and shape[lane]:
-                if X.dtype is _F64:  # the hot case (RDP's farthest point per segment): one item read for the NaN test
-                    i = int(X.argmin() if first_min else X.argmax())
-                    v = X.item(i)
-                    if v == v:
-                        return i
-                elif X.dtype.kind in "iu":
-                    return int(X.argmin() if first_min else X.argmax())
-                elif X.dtype.kind == "f":
-                    i = int(X.argmin() if first_min else X.argmax())
-                    if X.item(i) == X.item(i):
-                        return i
+            vk = X.dtype.kind
+            if len(shape) == 2 and shape[1 - lane] == 1 and shape[lane] and vk in "fiu":
+                i = int(X.argmin() if first_min else X.argmax())
+                if vk != "f":
+                    return i
+                v = X.item(i)  # one item read for the NaN test (RDP's farthest point per segment)
+                if v == v:
+                    return i
         from daphnec.runtime.kernels.meta import as_scalar
 
         return as_scalar(idx_kernel(kind, axis)(X))

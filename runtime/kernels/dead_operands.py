@@ -12,7 +12,7 @@ liveness as its `del`s). That alone is not enough: the same array may be held un
 `base`), a list, a cache, or a caller further up. So the kernel also checks the array's reference count: exactly
 `DEAD_REFS` means nothing but the dying variable and the kernel's own parameter hold it, so no one can observe
 the overwrite. Anything else (a view, an input, a read-only buffer, the statistics wrapper's extra frame)
-allocates as before. Results are the same bits: the ufunc computes the same values into other memory.
+allocates as before (`owns_buffer`). Results are the same bits: the ufunc computes the same values into other memory.
 """
 
 from __future__ import annotations
@@ -37,7 +37,10 @@ holder (3 on CPython 3.11: that variable, the parameter, getrefcount's argument)
 rather than assumed, so that an interpreter that counts calls differently cannot make a live array look dead."""
 
 
-def owned(x: np.ndarray) -> bool:
-    """Whether x's memory is x's own and writable: not a view (whose base another name may hold), not a read-only
-    input of the Python API, not a buffer another object provides."""
-    return x.base is None and x.flags.writeable
+def owns_buffer(X: object) -> bool:
+    """Whether X is a dense matrix whose memory is X's alone: not a view of another array (slices, transposes,
+    reshapes; a parfor's private buffer is never one), not read-only (the Python API's inputs) and not memory
+    another object provides (an Arrow buffer read from a file). What every in-place write checks: the kernels
+    here and the in-place insert (runtime/kernels/indexing.py; compiler/host/generator.py emits the same test
+    inline). CSR matrices are never written in place: a CSR insert densifies."""
+    return isinstance(X, np.ndarray) and X.base is None and X.flags.writeable and X.flags.c_contiguous

@@ -26,7 +26,7 @@ import numpy as np
 from daphnec.dialects.op_kinds import COMPARISON_KINDS, EW_BINARY, LOGICAL_KINDS
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.fperr import STATE, quiet, quietly
-from daphnec.runtime.kernels.dead_operands import DEAD_REFS, owned
+from daphnec.runtime.kernels.dead_operands import DEAD_REFS, owns_buffer
 from daphnec.runtime.values import (
     FLOAT_VTS,
     INT_RANGES,
@@ -438,24 +438,21 @@ def _build_matrix(op: str, vt: str, res_vt: str) -> Callable:
     def kernel(lhs, rhs, dead=0):
         if f64_fast:  # the checks below, decided by types alone (numpy's per-call overhead dominates small matrices)
             tl, tr = type(lhs), type(rhs)  # `dtype is`: numpy's f64 dtype is one object; another one takes the long way
-            if tl is np.ndarray and lhs.dtype is dt:
-                if tr is float or (tr is np.ndarray and rhs.dtype is dt and rhs.shape == lhs.shape):
-                    if arith:
-                        if dead:  # runtime/kernels/dead_operands.py: the count is taken here, in the kernel's frame
-                            if dead & 1 and getrefcount(lhs) == DEAD_REFS and owned(lhs):
-                                return core(lhs, rhs, out=lhs) if STATE.ignoring else quietly(core, lhs, rhs, out=lhs)
-                            if dead & 2 and tr is np.ndarray and getrefcount(rhs) == DEAD_REFS and owned(rhs):
-                                return core(lhs, rhs, out=rhs) if STATE.ignoring else quietly(core, lhs, rhs, out=rhs)
-                        return core(lhs, rhs) if STATE.ignoring else quietly(core, lhs, rhs)
-                    res = core(lhs, rhs) if STATE.ignoring else quietly(core, lhs, rhs)
-                    return res if res.dtype == res_dt else _to_result(res, res_vt)
-            elif tr is np.ndarray and tl is float and rhs.dtype is dt:
-                if arith:
-                    if dead & 2 and getrefcount(rhs) == DEAD_REFS and owned(rhs):
-                        return core(lhs, rhs, out=rhs) if STATE.ignoring else quietly(core, lhs, rhs, out=rhs)
-                    return core(lhs, rhs) if STATE.ignoring else quietly(core, lhs, rhs)
+            if (
+                tl is np.ndarray
+                and lhs.dtype is dt
+                and (tr is float or (tr is np.ndarray and rhs.dtype is dt and rhs.shape == lhs.shape))
+            ) or (tl is float and tr is np.ndarray and rhs.dtype is dt):
+                if dead and arith:  # runtime/kernels/dead_operands.py: the counts are taken here, in the kernel's frame
+                    out = (
+                        lhs if dead & 1 and getrefcount(lhs) == DEAD_REFS and owns_buffer(lhs)
+                        else rhs if dead & 2 and getrefcount(rhs) == DEAD_REFS and owns_buffer(rhs)
+                        else None
+                    )  # fmt: skip
+                    if out is not None:
+                        return core(lhs, rhs, out=out) if STATE.ignoring else quietly(core, lhs, rhs, out=out)
                 res = core(lhs, rhs) if STATE.ignoring else quietly(core, lhs, rhs)
-                return res if res.dtype == res_dt else _to_result(res, res_vt)
+                return res if arith or res.dtype == res_dt else _to_result(res, res_vt)
         if is_csr(lhs) or is_csr(rhs):
             return sparse_kernel(lhs, rhs)
         lm = isinstance(lhs, np.ndarray)

@@ -25,7 +25,7 @@ import numpy as np
 from daphnec.dialects.op_kinds import EW_UNARY, EwUnaryKind
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.fperr import STATE, quiet, quietly
-from daphnec.runtime.kernels.dead_operands import DEAD_REFS, owned
+from daphnec.runtime.kernels.dead_operands import DEAD_REFS, owns_buffer
 from daphnec.runtime.printing import format_scalar
 from daphnec.runtime.values import (
     FLOAT_VTS,
@@ -325,7 +325,7 @@ def _build_matrix(op: str, vt_in: str, vt_out: str) -> Callable:
 
     def kernel(X, dead=0):
         if type(X) is np.ndarray and X.dtype == calc_dt:  # dense, no cast: numpy's overhead dominates small ones
-            if dead and reuse and getrefcount(X) == DEAD_REFS and owned(X):  # runtime/kernels/dead_operands.py
+            if dead and reuse and getrefcount(X) == DEAD_REFS and owns_buffer(X):  # runtime/kernels/dead_operands.py
                 return core(X, out=X) if STATE.ignoring else quietly(core, X, out=X)
             res = core(X) if STATE.ignoring else quietly(core, X)  # runtime/fperr.py: no scope to enter in a run
             return res if res.dtype == out_dt else cast_matrix(res, vt_out)

@@ -19,6 +19,7 @@ import numpy as np
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.frame import Frame
 from daphnec.runtime.kernels import frame_ops
+from daphnec.runtime.kernels.dead_operands import owns_buffer
 from daphnec.runtime.kernels.positions import position, positions
 from daphnec.runtime.values import as_dense, cast_matrix, cast_scalar, csr_from_parts, is_csr, vt_of
 
@@ -239,14 +240,6 @@ def _cell_value(value: object, dtype: np.dtype) -> object | None:
     if (type(value) is float and dtype == np.float64) or (type(value) is int and dtype == np.int64):
         return value  # a Python int of a DaphneDSL si64 is always within its range
     return None
-
-
-def owns_buffer(X: object) -> bool:
-    """Whether X is a dense matrix whose memory is X's alone: not a view of another array (slices, transposes,
-    reshapes; a parfor's private buffer is never one), not read-only (the Python API's inputs) and not memory
-    another object provides (an Arrow buffer read from a file). CSR matrices are never written in place: a
-    CSR insert densifies."""
-    return isinstance(X, np.ndarray) and X.base is None and X.flags.writeable and X.flags.c_contiguous
 
 
 def insert(X: np.ndarray, rows: Selector, cols: Selector, value, in_place: bool = False) -> np.ndarray:

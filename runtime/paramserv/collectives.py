@@ -199,24 +199,32 @@ class Collective:
         return [recv[i * size : (i + 1) * size] for i in range(self.k)]
 
     def _gather(self, send: np.ndarray, counter: Counter) -> list[np.ndarray] | None:
-        """`_allgather` to worker 0 only: the parts on worker 0, None elsewhere. Point to point, each part straight
-        to worker 0 (mpich's `Igather` is a binomial tree whose inner ranks forward the others' parts)."""
-        MPI = mpi()
-        size = send.size
-        tag = call_tag(self.call, _MASTER)
-        t0 = time.perf_counter()
+        """`_allgather` to worker 0 only: the parts on worker 0, None elsewhere."""
         if self.me != 0:
-            self.waiter.requests([self.comm.Isend([send, MPI.BYTE], dest=0, tag=tag)])
-            self.trace("gather", 0, t0)
-            counter.sent += size
+            self._to_worker_0(send, [], call_tag(self.call, _MASTER), counter, "gather")
             return None
+        size = send.size
         recv = np.empty(self.k * size, dtype=np.uint8)
         recv[:size] = send
-        self.waiter.requests([self.comm.Irecv([recv[j * size : (j + 1) * size], MPI.BYTE], source=j, tag=tag)
-                              for j in range(1, self.k)])  # fmt: skip
-        self.trace("gather", 0, t0)
-        counter.received += (self.k - 1) * size
-        return [recv[i * size : (i + 1) * size] for i in range(self.k)]
+        parts = [recv[i * size : (i + 1) * size] for i in range(self.k)]
+        self._to_worker_0(send, parts[1:], call_tag(self.call, _MASTER), counter, "gather")
+        return parts
+
+    def _to_worker_0(self, send: np.ndarray, into: Sequence[np.ndarray], tag: int, counter: Counter,
+                     kind: str) -> None:  # fmt: skip
+        """Point to point, each rank's part straight to worker 0 (mpich's `Igather` is a binomial tree whose inner
+        ranks forward the others' parts, more bytes than the formula): a rank other than worker 0 sends `send`;
+        worker 0 receives rank j's part into `into[j - 1]`. On the timeline as `kind`."""
+        MPI = mpi()
+        t0 = time.perf_counter()
+        if self.me != 0:
+            reqs = [self.comm.Isend([send, MPI.BYTE], dest=0, tag=tag)]
+            counter.sent += send.nbytes
+        else:
+            reqs = [self.comm.Irecv([buf, MPI.BYTE], source=j, tag=tag) for j, buf in enumerate(into, 1)]
+            counter.received += sum(buf.nbytes for buf in into)
+        self.waiter.requests(reqs)
+        self.trace(kind, 0, t0)
 
     def _allgather_sum(self, c: Contribution | None, present: Sequence[bool], counter: Counter,
                        to_root: bool = False) -> tuple | None:  # fmt: skip
@@ -319,19 +327,9 @@ class Collective:
         self._scatter(flat, present, list(range(k)), bounds, out, counter)
         tag = call_tag(self.call, _GATHER)
         if to_root:  # every chunk straight to worker 0
-            t0 = time.perf_counter()
-            if me != 0:
-                lo, hi = bounds[me]
-                self.waiter.requests([self.comm.Isend([out[lo:hi], MPI.BYTE], dest=0, tag=tag)])
-                counter.sent += (hi - lo) * out.itemsize
-                self.trace("ag", 0, t0)
-                return None
-            reqs = [self.comm.Irecv([out[lo:hi], MPI.BYTE], source=c, tag=tag)
-                    for c, (lo, hi) in enumerate(bounds) if c != 0]  # fmt: skip
-            counter.received += sum(hi - lo for lo, hi in bounds[1:]) * out.itemsize
-            self.waiter.requests(reqs)
-            self.trace("ag", 0, t0)
-            return out
+            lo, hi = bounds[me]
+            self._to_worker_0(out[lo:hi], [out[a:b] for a, b in bounds[1:]], tag, counter, "ag")
+            return out if me == 0 else None
         right, left = (me + 1) % k, (me - 1) % k
         for step in range(k - 1):
             t0 = time.perf_counter()

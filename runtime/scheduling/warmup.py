@@ -34,8 +34,9 @@ WORKER_KERNEL_MODULES = frozenset(
 """Modules whose kernels run tasks on the scheduler's workers (`schedule_tasks`, `run_blocks`, pipelines).
 `tests/runtime/test_warmup.py` checks that every runtime module that calls the scheduler is listed."""
 
-NATIVE_LOOP_MODULES = frozenset({"daphnec.runtime.kernels.gram_vector", "daphnec.runtime.kernels.decomposition"})
-"""Modules whose kernels always run a native loop the runtime builds on first use (`warm_up()`: llvmlite's engine,
+FIRST_USE_MODULES = frozenset({"daphnec.runtime.kernels.gram_vector", "daphnec.runtime.kernels.decomposition"})
+"""Modules whose kernels pay a cost on their first use in a process that `warm_up()` pays in advance: a native
+loop the runtime builds (llvmlite's engine,
 ~23 ms on a quiet machine, and the loop's cached object code): `t(X) @ (X @ v)` in a one-shot process spent
 ~31 ms in its first call against ~2.4 ms in the next. `eigen` runs LAPACK's code, whose first call in a
 process pays for loading it. (The sum folds are not here: whether they are used depends on
@@ -69,7 +70,7 @@ def warm_up_for(kernels: Iterable[object]) -> threading.Thread | None:
     if _started:
         return None
     modules = kernel_modules(kernels)
-    workers, native = bool(modules & WORKER_KERNEL_MODULES), sorted(modules & NATIVE_LOOP_MODULES)
+    workers, native = bool(modules & WORKER_KERNEL_MODULES), sorted(modules & FIRST_USE_MODULES)
     if not (workers or native):
         return None
     with _lock:
