@@ -131,6 +131,11 @@ def _best(runs: list[Run]) -> Run:
                min(r.idle for r in runs))  # fmt: skip
 
 
+def _ratio(a: float, b: float) -> str:
+    """`a / b` as a speed-up; "-" when a loop ended between two samples (no thread ran in it, by the samples)."""
+    return f"{a / b:.2f}x" if b > 0 else "-"
+
+
 def threads_table(folder: Path, rounds: int, cv: list[str], cols: list[str], before: str) -> None:
     cases = {"cv_lmds": cv, "colstats": cols}
     variants: dict[str, tuple[str, list[str]]] = {
@@ -160,9 +165,9 @@ def threads_table(folder: Path, rounds: int, cv: list[str], cols: list[str], bef
         b = {label: _best(runs[(case, label)]) for label in variants}
         cells = [f"{r.secs:.3f} / {r.idle:.3f} ({r.parallelism:.2f}, {r.cpu:.3f})" for r in b.values()]
         f, p, s = b["for"], b["parfor"], b["for 1T"]
-        cells += [f"{f.secs / p.secs:.2f}x", f"{f.idle / p.idle:.2f}x", f"{s.idle / p.idle:.2f}x"]
+        cells += [_ratio(f.secs, p.secs), _ratio(f.idle, p.idle), _ratio(s.idle, p.idle)]
         if before:
-            cells.append(f"{b['before for'].idle / b['before parfor'].idle:.2f}x")
+            cells.append(_ratio(b["before for"].idle, b["before parfor"].idle))
         print(f"| {case} | {' '.join(args)} | {' | '.join(cells)} |")
 
 
