@@ -92,14 +92,32 @@ def _sample(pid: int, samples: Samples, stop: threading.Event) -> None:
         time.sleep(0.005)
 
 
+def _at(samples: Samples, t: int) -> dict[str, tuple[float, float]]:
+    """Per thread (run, wait) nanoseconds at time `t`, interpolated between the samples around it (a loop of 0.15 s
+    is 30 samples: taking the sample before each end would be off by up to a sixth of one)."""
+    i = next((j for j, (ts, _) in enumerate(samples) if ts > t), len(samples))
+    if i == 0:
+        return {}
+    t_a, a = samples[i - 1]
+    if i == len(samples):
+        return {tid: (float(r), float(w)) for tid, (r, w) in a.items()}
+    t_b, b = samples[i]
+    f = (t - t_a) / max(t_b - t_a, 1)
+    zero = (0, 0)
+    return {
+        tid: (ra + f * (rb - ra), wa + f * (wb - wa))
+        for tid in a.keys() | b.keys()
+        for (ra, wa), (rb, wb) in [(a.get(tid, zero), b.get(tid, a.get(tid, zero)))]
+    }
+
+
 def _loop_stats(samples: Samples, t0: int, t1: int) -> tuple[float, float, float]:
     """(parallelism, cpu seconds, idle-core seconds) of the loop [t0, t1]: over the threads, run and wait are the
     nanoseconds they ran and waited for a CPU in it. Parallelism = (run + wait) / wall: how many threads wanted a
     core at once (1 for a loop bound by the interpreter lock); the machine's load changes how long they wait, not
     whether they want to run. Idle = wall x run / (run + wait): the wall time had every such wish been served at
     once (the load's waits removed)."""
-    before = next((d for t, d in reversed(samples) if t <= t0), {})
-    after = next((d for t, d in reversed(samples) if t <= t1), {})
+    before, after = _at(samples, t0), _at(samples, t1)
     run_ns = sum(r - before.get(tid, (0, 0))[0] for tid, (r, _) in after.items())
     wait_ns = sum(w - before.get(tid, (0, 0))[1] for tid, (_, w) in after.items())
     wall = max(t1 - t0, 1)

@@ -36,17 +36,19 @@ def test_loop_stats_of_two_threads_that_each_waited_half_the_loop() -> None:
     assert idle == pytest.approx(0.05)  # 100 ms of work on two idle cores
 
 
-def test_loop_stats_counts_a_thread_started_in_the_loop_and_takes_the_samples_before_the_ends() -> None:
-    # thread 2 appears during the loop; the bounds fall between samples: the last sample at or before each counts
+def test_loop_stats_interpolate_between_samples_and_count_a_thread_started_in_the_loop() -> None:
+    # the loop [5 ms, 120 ms] ends between samples: each end's counts are interpolated; thread 2 appears after 0
     samples = [
         (0, {"1": (0, 0)}),
         (100 * MS, {"1": (80 * MS, 0), "2": (30 * MS, 10 * MS)}),
         (130 * MS, {"1": (90 * MS, 0), "2": (40 * MS, 10 * MS)}),
     ]
     parallelism, cpu, idle = pb._loop_stats(samples, 5 * MS, 120 * MS)
-    assert cpu == pytest.approx(0.11)
-    assert parallelism == pytest.approx(0.12 / 0.115)
-    assert idle == pytest.approx(0.115 * 110 / 120)
+    run = (80 + 20 / 3 - 4) + (30 + 20 / 3 - 1.5)  # thread 1: 4 -> 86.7 ms; thread 2: 1.5 -> 36.7 ms
+    wait = 10 - 0.5
+    assert cpu == pytest.approx(run / 1000)
+    assert parallelism == pytest.approx((run + wait) / 115)
+    assert idle == pytest.approx(0.115 * run / (run + wait))
 
 
 def test_best_takes_each_measure_from_its_best_round() -> None:
