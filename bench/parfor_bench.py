@@ -24,11 +24,12 @@ statistics during the loop (`/proc/<pid>/task/*/schedstat`, sampled every 5 ms):
   the machine served. On a shared machine the wall time says little about threads: with the kernel's autogroup
   scheduling (`/proc/sys/kernel/sched_autogroup_enabled`), every session gets an equal share of the CPUs, so while
   other sessions are busy a 2-thread process gets no more CPU than a 1-thread one and every "for / parfor" tends
-  to 1x (measured: colstats' parfor ran 0.60 s of CPU per thread and waited 1.24 s for one). *idle* stays within
-  a few percent from load 0 to 7; compare those ratios when `load average` is not ~0.
-The `for 1T` column is the `for` loop at `--num-threads=1` (its products in one call each, not in blocks on the
-workers: the serial reference; `for` at 2 threads already spreads a large product over both cores, which bounds
-what the parfor can add: at most 2 / the for loop's parallelism). The outputs of `for` and `parfor` must be
+  to 1x (measured: colstats' parfor ran 0.60 s of CPU per thread and waited 1.24 s for one). *idle* stayed within
+  ~10% from load 2 to 7 (colstats' parfor: 0.61-0.67 s); at load 12 the work itself grew by ~15% (caches are
+  shared). Compare the idle ratios when `load average` is not ~0.
+The `for 1T` column is the `for` loop at `--num-threads=1` (a large product's blocks one after the other on one
+thread, the same bits): the serial reference. `for` at 2 threads already spreads a large product over both cores,
+which bounds what the parfor can add: at most 2 / the for loop's parallelism. The outputs of all loops must be
 identical (checked); `--before PY` adds the `for` and `parfor` runs of another installation's python (e.g.
 /tmp/basepy), interleaved.
 
