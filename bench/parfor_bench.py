@@ -29,7 +29,8 @@ statistics during the loop (`/proc/<pid>/task/*/schedstat`, sampled every 5 ms):
   shared). Compare the idle ratios when `load average` is not ~0.
 The `for 1T` column is the `for` loop at `--num-threads=1` (a large product's blocks one after the other on one
 thread, the same bits): the serial reference. `for` at 2 threads already spreads a large product over both cores,
-which bounds what the parfor can add: at most 2 / the for loop's parallelism. The outputs of all loops must be
+which bounds what the parfor can add on 2 cores: at most 2 / the for loop's parallelism (the `bound` column; the
+work, cpu, is the same in both loops). The outputs of all loops must be
 identical (checked); `--before PY` adds the `for` and `parfor` runs of another installation's python (e.g.
 /tmp/basepy), interleaved.
 
@@ -173,7 +174,7 @@ def threads_table(folder: Path, rounds: int, cv: list[str], cols: list[str], bef
                 r, out = run([*cmd, str(instantiate(folder, case, loop)), *args], {})
                 outputs[case].add(out)
                 runs.setdefault((case, label), []).append(r)
-    ratios = ["for / parfor", "idle: for / parfor", "idle: for 1T / parfor"]
+    ratios = ["for / parfor", "idle: for / parfor", "bound: 2 / for's parallelism", "idle: for 1T / parfor"]
     ratios += ["before idle: for / parfor"] if before else []
     print(f"\n## parfor vs for, 2 threads (best of {rounds} interleaved rounds, load average {os.getloadavg()[0]:.1f})")
     print("Per run: wall kernel seconds / idle-core estimate (parallelism, cpu seconds); ratios of walls and of idle.")
@@ -184,7 +185,7 @@ def threads_table(folder: Path, rounds: int, cv: list[str], cols: list[str], bef
         b = {label: _best(runs[(case, label)]) for label in variants}
         cells = [f"{r.secs:.3f} / {r.idle:.3f} ({r.parallelism:.2f}, {r.cpu:.3f})" for r in b.values()]
         f, p, s = b["for"], b["parfor"], b["for 1T"]
-        cells += [_ratio(f.secs, p.secs), _ratio(f.idle, p.idle), _ratio(s.idle, p.idle)]
+        cells += [_ratio(f.secs, p.secs), _ratio(f.idle, p.idle), _ratio(2.0, f.parallelism), _ratio(s.idle, p.idle)]
         if before:
             cells.append(_ratio(b["before for"].idle, b["before parfor"].idle))
         print(f"| {case} | {' '.join(args)} | {' | '.join(cells)} |")

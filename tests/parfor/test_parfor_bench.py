@@ -65,4 +65,4 @@ def test_the_bench_runs_and_its_loops_agree(tmp_path: Path) -> None:
     rows = {line.split(" | ")[0]: line for line in r.stdout.splitlines() if line.startswith("| cv_lmds |")
             or line.startswith("| colstats |")}  # fmt: skip
     assert set(rows) == {"| cv_lmds", "| colstats"}
-    assert all(line.count("|") == 9 for line in rows.values()), r.stdout  # name, arguments, 3 runs, 3 ratios
+    assert all(line.count("|") == 10 for line in rows.values()), r.stdout  # name, args, 3 runs, 3 ratios, bound
