@@ -30,9 +30,8 @@ statistics during the loop (`/proc/<pid>/task/*/schedstat`, sampled every 5 ms):
 The `for 1T` column is the `for` loop at `--num-threads=1` (a large product's blocks one after the other on one
 thread, the same bits): the serial reference. `for` at 2 threads already spreads a large product over both cores,
 which bounds what the parfor can add on 2 cores: at most 2 / the for loop's parallelism (the `bound` column; the
-work, cpu, is the same in both loops). The outputs of all loops must be
-identical (checked); `--before PY` adds the `for` and `parfor` runs of another installation's python (e.g.
-/tmp/basepy), interleaved.
+work, cpu, is the same in both loops). The outputs of all loops must be identical (checked); `--before PY` adds
+the `for` and `parfor` runs of another installation's python (e.g. /tmp/basepy), interleaved.
 
 Goal (issue 23): parfor >= 1.7x the `for` loop at 2 threads on both scripts; dynamic schemes beat STATIC with one
 slowed rank.
