@@ -36,7 +36,7 @@ import numpy as np
 from daphnec.runtime.columns import DictColumn
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.io.arrow_numpy import array_to_numpy, chunked_to_numpy
-from daphnec.runtime.memory import check_alloc
+from daphnec.runtime.memory import check_alloc, prefault_for_input
 from daphnec.runtime.values import FLOAT_VTS, dtype_of, object_matrix, parse_int, to_f32
 
 _PARALLEL_COPY_CELLS = 1 << 20
@@ -290,6 +290,8 @@ def read_matrix(path: str, rows: int, cols: int, vt: str, who: str = "readMatrix
     if rows == 0 or cols == 0:
         return np.empty((rows, cols), dtype=dtype_of(vt))
     check_alloc(who, rows, cols, vt)
+    if vt != "str":
+        prefault_for_input(rows, cols, dtype_of(vt).itemsize)  # while pyarrow parses
     vts = [vt] * cols
     table = _arrow_table(path, vts, rows, who)
     if table is not None:

@@ -19,6 +19,7 @@ from daphnec.dialects.value_types import DTYPES, most_general
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.io.arrow_numpy import chunked_to_numpy
 from daphnec.runtime.io.meta import FileMeta, MetaDataError
+from daphnec.runtime.memory import prefault_for_input
 
 EXTENSION = ".parquet"
 
@@ -92,6 +93,8 @@ def _column(chunked, vt: str) -> np.ndarray:  # noqa: ANN001 - a pyarrow Chunked
 
 def read_matrix(filename: str, rows: int, cols: int, vt: str, who: str = "readMatrix") -> np.ndarray:
     """A dense `rows x cols` matrix of value type `vt` from the Parquet file's columns."""
+    if vt != "str":
+        prefault_for_input(rows, cols, np.dtype(DTYPES[vt]).itemsize)  # while pyarrow decodes
     table = _table(filename, rows, cols, who)
     out = np.empty((rows, cols), dtype=DTYPES[vt])
     for j, chunked in enumerate(table.columns):

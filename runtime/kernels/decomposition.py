@@ -47,7 +47,10 @@ def eigen(X) -> tuple[np.ndarray, np.ndarray]:
 def warm_up() -> None:
     """LAPACK's first general eigensolve in a process pays for loading its code (~0.2 ms of PCA's ~0.75 ms `eigen`
     of a 50 x 50 covariance on this project's machine, 0.55 ms once warm); a program that calls `eigen` does it on
-    the background warm-up thread while it reads its inputs (runtime/scheduling/warmup.py). No result depends on
-    it."""
-    a = np.arange(64.0).reshape(8, 8)
+    the background warm-up thread while it reads its inputs (runtime/scheduling/warmup.py). The warm-up matrix is
+    64 x 64: `dgeev` takes other code paths for a tiny matrix (unblocked reductions), so an 8 x 8 one left most of
+    the cost to the first real call (a fresh process's first 50 x 50 eigensolve: 0.78-0.91 ms after no warm-up or
+    an 8 x 8 one, 0.47-0.60 ms after a 64 x 64 one, 0.42 ms warm). Below 75 rows, the size of a covariance of tens
+    of features, `dhseqr` runs its small-matrix QR iteration, which this one warms. No result depends on it."""
+    a = np.arange(64.0 * 64.0).reshape(64, 64) % 7.0
     np.linalg.eig(a + a.T)

@@ -64,3 +64,43 @@ def test_the_cli_reuses_a_loops_freed_results(tmp_path: Path) -> None:
         _cli_faults(tmp_path, n)
     extra = min(_cli_faults(tmp_path, 12) for _ in range(2)) - max(_cli_faults(tmp_path, 2) for _ in range(2))
     assert extra < 10 * 32, extra  # fresh mappings: 64 faults per iteration with 2 MiB pages, 32768 without
+
+
+_READ_PROBE = """
+import resource, sys, threading
+import numpy as np
+from daphnec.runtime.io.csv import read_matrix
+from daphnec.runtime.memory import reuse_freed_memory
+if sys.argv[2] == "prefault":
+    assert reuse_freed_memory()  # the daphnec CLI's policy, which the pre-fault needs
+X = read_matrix(sys.argv[1], 20000, 50, "f64")
+for t in threading.enumerate():
+    if t.name == "daphne-prefault":
+        t.join()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+Y = X - X.mean(axis=0)  # two fresh results of the input's size, as a script computes after reading
+Z = Y * 2.0
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before, float(Z.sum()))
+"""
+
+
+def _read_faults(path: Path, mode: str) -> tuple[int, float]:
+    res = subprocess.run([sys.executable, "-c", _READ_PROBE, str(path), mode], capture_output=True, text=True,
+                         timeout=60)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    faults, total = res.stdout.split()
+    return int(faults), float(total)
+
+
+def test_reading_a_large_csv_prefaults_the_next_results(tmp_path: Path) -> None:
+    """While a CSV input of 8 MB is parsed, the heap memory for it and two results of its size is faulted in, so
+    the results computed after the read (fresh matrices) take no page faults of their own; the values are the
+    same with and without."""
+    import numpy as np
+
+    path = tmp_path / "X.csv"
+    np.savetxt(path, np.random.default_rng(1).random((20000, 50)), fmt="%f", delimiter=",")
+    (fresh, want), (pre, got) = _read_faults(path, "default"), _read_faults(path, "prefault")
+    assert got == want
+    assert fresh >= 2 * 8, fresh  # two fresh 8 MB results: at least one fault per 2 MiB huge page
+    assert pre <= 8, (fresh, pre)
