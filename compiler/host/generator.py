@@ -357,7 +357,7 @@ class HostCodegen:
                 a = e.ref(v) if conv is None else f"{e.bind(conv, 'cast')}({e.ref(v)})"
             args.append(a)
         call = f"{e.bind(spec.fn, spec.name)}({', '.join(args)}{self._dead_operands(spec, args)})"
-        if self._inline_ufunc(op, spec, args, call):
+        if self._inline_ufunc(op, spec, args, call) or self._inline_view(op, spec, args, call):
             return
         native = self.kernels.get(kernel_symbol(op) or "") if isinstance(op, MatMulOp) else None
         if native is not None:  # --codegen: the product's loop nest, its runtime kernel as the fallback
@@ -409,6 +409,24 @@ class HostCodegen:
             e.emit(f"        {out} = {fn}({', '.join(args)})", op)
         else:
             e.emit(f"    {out} = {fn}({', '.join(args)})", op)
+        e.emit("else:", op)
+        e.emit(f"    {out} = {call}", op)
+        return True
+
+    def _inline_view(self, op: DaphneOp, spec: KernelSpec, args: list[str], call: str) -> bool:
+        """An indexing op whose kernel names its fast path (`host_view`: the kernel's own test and the numpy view it
+        returns then, `indexing.slice_row`, `extract_col_view`) as that test and view in the host code, with the
+        kernel call `call` for everything else: the call costs more than the view (RDP's loop makes three per
+        segment)."""
+        view = getattr(spec.fn, "host_view", None)
+        if view is None or len(op.results) != 1 or any(c is not None for c in spec.arg_casts):
+            return False
+        e = self.e
+        refs = [f"({a})" if a.startswith("-") else a for a in args]
+        test, expr = (t.format(*refs, ndarray=e.bind(np.ndarray, "ndarray")) for t in view)
+        out = e.define(op.results[0])
+        e.emit(f"if {test}:", op)
+        e.emit(f"    {out} = {expr}", op)
         e.emit("else:", op)
         e.emit(f"    {out} = {call}", op)
         return True

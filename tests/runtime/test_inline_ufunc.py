@@ -1,7 +1,7 @@
-"""The host code's inlined f64 element-wise ufuncs (compiler/host/generator.py `_inline_ufunc`): each op the code
-inlines computes the bits its kernel computes (the same ufunc on the same operands, or the kernel itself for
-anything its type test rejects: broadcasts, empty-shaped mixes, integer matrices, errors), and writes into a dying
-operand only when nothing else holds it."""
+"""The host code's inlined kernel fast paths (compiler/host/generator.py): f64 element-wise ufuncs (`_inline_ufunc`)
+compute the bits their kernels compute (the same ufunc on the same operands, or the kernel itself for anything its
+type test rejects: broadcasts, integer matrices, errors) and write into a dying operand only when nothing else
+holds it; row ranges and read-once columns (`_inline_view`) are the views the kernels return, errors theirs."""
 
 from __future__ import annotations
 
@@ -90,3 +90,47 @@ def test_a_shape_mismatch_reports_as_the_kernel_does() -> None:
     text = "n = 2;\nwhile (n < 4) { n = n + 1; }\nA = fill(1.0, n, 3);\nB = fill(2.0, 2, 3);\nprint(A + B);\n"
     with pytest.raises(DaphneError, match=r"shape mismatch: lhs 4x3, rhs 2x3"):
         _run(text)
+
+
+VIEWS = """
+X = rand(6, 3, -2.0, 2.0, 1.0, 7);
+n = 2;
+while (n < 4) { n = n + 1; }
+k = n - 3;
+write(X[1:n, ], "{d}/rows.dbdf");
+write(X[n:n, ], "{d}/none.dbdf");
+Q = X[k:n, ];
+write(Q[, 0] - 1.0, "{d}/col0.dbdf");
+write(Q[, k + 1] * 2.0, "{d}/col2.dbdf");
+S = t(X)[0:2, ];
+write(S[, 1] + 0.5, "{d}/strided.dbdf");
+"""
+
+
+def _views(tmp: Path, name: str) -> tuple[dict[str, bytes], str]:
+    d = tmp / name
+    d.mkdir()
+    _, source = _run(VIEWS.replace("{d}", str(d)))
+    return {p.name: p.read_bytes() for p in sorted(d.iterdir())}, source
+
+
+def test_inlined_views_give_the_kernels_matrices(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_inline_view`: `X[a:b, ]` and a column read once are numpy views under the kernels' own tests (in range
+    and contiguous; anything else calls the kernel), the same matrices as the kernels give."""
+    inlined, source = _views(tmp_path, "inlined")
+    assert "[:, " in source and "_slice_row_" in source, source
+    monkeypatch.setattr(generator.HostCodegen, "_inline_view", lambda *a: False)
+    kernels, plain = _views(tmp_path, "kernels")
+    assert "[:, " not in plain
+    assert inlined == kernels and len(inlined) == 10  # five matrices and their .meta files
+
+
+@pytest.mark.parametrize("rows", ["2:(n + 5)", "(n - 5):n", "n:(n - 1)"])
+def test_a_bad_row_range_reports_as_the_kernel_does(rows: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = f"X = rand(6, 3, 0.0, 1.0, 1.0, 7);\nn = 2;\nwhile (n < 4) {{ n = n + 1; }}\nprint(X[{rows}, ]);\n"
+    with pytest.raises(DaphneError) as inlined:
+        _run(text)
+    monkeypatch.setattr(generator.HostCodegen, "_inline_view", lambda *a: False)
+    with pytest.raises(DaphneError) as kernel:
+        _run(text)
+    assert str(inlined.value) == str(kernel.value)
