@@ -513,3 +513,29 @@ def test_a_cached_kernel_binds_like_the_compiled_one(tmp_path: Path, monkeypatch
         b = loaded.globals[name](body)  # type: ignore[operator]
         assert sorted(vars(a)) == sorted(vars(b))
         assert a.key == b.key  # type: ignore[attr-defined]
+
+
+def test_a_loaded_kernel_keeps_numpys_own_dtypes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kernels test `X.dtype is dt` on their fast paths (ew_binary's f64 path, the host code's inlined ufuncs):
+    a loaded program's dtypes must be numpy's builtin objects, not the copies numpy's own pickling makes (a cached
+    RDP took the general path in every element-wise call)."""
+    import numpy as np
+
+    from daphnec.compiler.host import program_cache
+    from daphnec.runtime.config import DaphneConfig
+    from daphnec.tools.driver import compile_with_inputs
+
+    script = tmp_path / "ew.daph"
+    script.write_text("X = seq(1.0, 4.0, 1.0);\nY = abs(X * 2.0 - 3.0);\nprint(sum(Y));\n")
+    monkeypatch.setenv("DAPHNEC_CACHE_DIR", str(tmp_path / "k"))
+    cfg = DaphneConfig()
+    key = program_cache.lookup_key(str(script), {}, cfg)
+    compiled, inputs = compile_with_inputs(str(script), {}, cfg, {})
+    assert program_cache.store(key, inputs, compiled.host)
+    loaded = program_cache.load(key)
+    assert loaded is not None
+    dtypes = [v for v in loaded.globals.values() if isinstance(v, np.dtype)]
+    for fn in loaded.globals.values():
+        cells = [c.cell_contents for c in getattr(fn, "__closure__", None) or ()]
+        dtypes += [c for c in cells if isinstance(c, np.dtype)]
+    assert dtypes and all(d is np.dtype(d.str) for d in dtypes), dtypes

@@ -293,6 +293,8 @@ def _make_pickler(buf: io.BytesIO) -> Any:
     import marshal
     import types
 
+    import numpy as np
+
     from daphnec.runtime.vectorized.kernel import NativeKernel, PendingKernel
 
     class Pickler(pickle.Pickler):
@@ -321,6 +323,10 @@ def _make_pickler(buf: io.BytesIO) -> Any:
             if isinstance(obj, NativeKernel):  # its object code is loaded before the program (`_load_kernels`)
                 self.kernels.setdefault(obj.object_key, (obj.name, [e.symbol for e in obj.entries]))
                 return obj.__reduce__()
+            if isinstance(obj, np.dtype) and np.dtype(obj.str) is obj:
+                # a builtin dtype by name: unpickled, numpy's own reduce gives a copy, and the kernels' fast paths
+                # test `X.dtype is dt` (ew_binary: a cached RDP took the general path in every f64 kernel call)
+                return np.dtype, (obj.str,)
             cls = type(obj)
             if cls.__module__ == "builtins" or isinstance(obj, types.BuiltinFunctionType):
                 return NotImplemented

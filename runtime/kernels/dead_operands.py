@@ -37,6 +37,19 @@ holder (3 on CPython 3.11: that variable, the parameter, getrefcount's argument)
 rather than assumed, so that an interpreter that counts calls differently cannot make a live array look dead."""
 
 
+def _held_by_this_local() -> int:
+    x = object()
+    return getrefcount(x)
+
+
+INLINE_DEAD_REFS = _held_by_this_local()
+"""`sys.getrefcount(x)` in the frame whose local variable x is the only holder (2 on CPython 3.11: the variable and
+getrefcount's argument): the count the host code's inlined element-wise fast path (compiler/host/generator.py,
+`_inline_ufunc`) tests before it writes into a dying operand, measured like `DEAD_REFS`. That code calls this
+module's `getrefcount` (it binds the module: `--statistics` wraps every callable a program binds, and a wrapper's
+frame would hold one more reference)."""
+
+
 def owns_buffer(X: object) -> bool:
     """Whether X is a dense matrix whose memory is X's alone: not a view of another array (slices, transposes,
     reshapes; a parfor's private buffer is never one), not read-only (the Python API's inputs) and not memory

@@ -483,6 +483,8 @@ def _build_matrix(op: str, vt: str, res_vt: str) -> Callable:
 
     kernel.__name__ = f"{name}_{vt}_{res_vt}"
     kernel.reuses_dead_operands = True  # type: ignore[attr-defined]  # compiler/host/generator.py passes `dead`
+    if arith and "dd->d" in core.types:  # type: ignore[union-attr]
+        kernel.f64_ufunc = core  # type: ignore[attr-defined]  # the fast path's call, inlined by the host code
     return kernel
 
 

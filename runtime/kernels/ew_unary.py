@@ -336,6 +336,8 @@ def _build_matrix(op: str, vt_in: str, vt_out: str) -> Callable:
 
     kernel.__name__ = f"{name}_{vt_in}_{vt_out}"
     kernel.reuses_dead_operands = True  # type: ignore[attr-defined]  # compiler/host/generator.py passes `dead`
+    if reuse and vt_in == vt_out == "f64" and "d->d" in core.types:  # type: ignore[union-attr]
+        kernel.f64_ufunc = core  # type: ignore[attr-defined]  # the fast path's call, inlined by the host code
     return kernel
 
 

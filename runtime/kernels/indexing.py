@@ -144,6 +144,13 @@ def slice_row(X: np.ndarray, lo: object, hi: object) -> np.ndarray:
     return extract(X, (lo, hi), None)  # type: ignore[arg-type]
 
 
+slice_row.host_view = (  # type: ignore[attr-defined]  # compiler/host/generator.py inlines the fast path (`_inline_view`)
+    "type({0}) is {ndarray} and type({1}) is int and type({2}) is int and 0 <= {1} <= {2} <= {0}.shape[0] "
+    "and {0}.flags.c_contiguous and {0}.dtype.kind != 'O'",
+    "{0}[{1}:{2}]",
+)
+
+
 def slice_col(X: np.ndarray, lo: object, hi: object) -> np.ndarray:
     return extract(X, None, (lo, hi))  # type: ignore[arg-type]
 
@@ -180,6 +187,13 @@ def extract_col_view(X: np.ndarray, sel: Selector) -> np.ndarray:
         if len(shape) == 2 and 0 <= sel < shape[1] and X.dtype.kind != "O":
             return X[:, sel : sel + 1]
     return extract_col(X, sel)
+
+
+extract_col_view.host_view = (  # type: ignore[attr-defined]  # inlined like `slice_row`'s
+    "type({1}) is int and type({0}) is {ndarray} and len({0}.shape) == 2 and 0 <= {1} < {0}.shape[1] "
+    "and {0}.dtype.kind != 'O'",
+    "{0}[:, {1}:{1} + 1]",
+)
 
 
 def cell(X: np.ndarray, i: object, j: object, vt: str | None = None) -> object:
