@@ -9,9 +9,10 @@ that is the call's first argument: an in-place update, `compiler/passes/in_place
 daphnec's `nn` library is charged to the line that called into its library file (`_where`), so the table shows
 the time of each layer's ops (docs/deep-learning.md). Ops the host code computes inline, without a kernel call,
 are not operators of the table: scalar arithmetic, comparisons and casts (`KernelSpec.inline`), `nrow`/`ncol` of
-matrices, `as.scalar(X[i, j])` of integer positions and the in-place store of one f64 cell `X[i, j] = v`
-(compiler/host/generator.py);
-their time is the time of the generated code around the calls.
+matrices, `as.scalar(X[i, j])` of integer positions, the in-place store of one f64 cell `X[i, j] = v`, and a row
+range `X[a:b, ]` or a read-once column when the kernel's own test allows a numpy view (`host_view`)
+(compiler/host/generator.py); their time is the time of the generated code around the calls. An f64 element-wise
+op that calls its numpy function directly (`f64_ufunc`) is still charged to its kernel's name.
 
 `instrument(globals, line_locs, host_file)` wraps the callables of a host program's globals; each call is charged
 to the generated line that made it, hence to that line's DaphneDSL location. The report goes to stderr (stdout is
