@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
-from daphnec.runtime.fperr import quiet
+from daphnec.runtime.fperr import STATE, quiet
 from daphnec.runtime.kernels.blas_threads import split_product, split_reduction
 from daphnec.runtime.kernels.product_form import product
 from daphnec.runtime.memory import check_alloc
@@ -19,7 +19,15 @@ def matmul(A: np.ndarray, B: np.ndarray, vt: str, transa: bool = False, transb: 
     operands never densify (see `_csr_matmul`). `transa`/`transb` multiply by the transpose of an operand without
     materialising it, like DAPHNE's MatMulOp (src/ir/daphneir/DaphneOps.td: `transa`, `transb`): BLAS reads the
     operand transposed, and `t(X) @ X` becomes one symmetric rank-k update (numpy calls syrk for it).
+
+    A small dense f64 product inside a program run (decision trees make hundreds of 1 x 15 @ 15 x 1 products) goes
+    straight to the call the general path would make for it: no conversion, block or split applies below
+    `BLAS_SERIAL_MACS`, and the checks cost ~4 us of a ~5 us call.
     """
+    if type(A) is np.ndarray and type(B) is np.ndarray and A.dtype is _F64 and B.dtype is _F64 and STATE.ignoring:
+        a, b = (A.T if transa else A), (B.T if transb else B)
+        if a.shape[1] == b.shape[0] and a.shape[0] * a.shape[1] * b.shape[1] <= BLAS_SERIAL_MACS and vt == "f64":
+            return np.ascontiguousarray(product(a, b))  # the path below takes for it, without its ~4 us of checks
     (ar, ac), (br, bc) = A.shape[:: -1 if transa else 1], B.shape[:: -1 if transb else 1]
     if ac != br:
         raise DaphneRuntimeError(
@@ -48,6 +56,8 @@ def matmul(A: np.ndarray, B: np.ndarray, vt: str, transa: bool = False, transb: 
         res = product(a, b)
     return np.ascontiguousarray(res)
 
+
+_F64 = np.dtype(np.float64)
 
 BLAS_SERIAL_MACS = 65536 * 4
 """OpenBLAS runs a product of at most m*n*k = 65536 * GEMM_MULTITHREAD_THRESHOLD (4) multiply-adds on the calling
