@@ -380,7 +380,7 @@ class ScalarOutOfSum(Rule):
 # --- re-associating rules: a constant column appended by cbind (the intercept of a linear model) ---------------------
 
 
-def _intercept(v: SSAValue) -> tuple[SSAValue, SSAValue] | None:
+def intercept(v: SSAValue) -> tuple[SSAValue, SSAValue] | None:
     """`(X, c)` when `v` is `cbind(X, fill(c, nrow(X), 1))` of f64 (the design matrix of a model with an
     intercept)."""
     cb = v.owner
@@ -399,7 +399,7 @@ class GramOfIntercept(Rule):
     `[[t(X) @ X, c * t(colSums(X))], [c * colSums(X), c * c * n]]`: `cbind` never copies X."""
 
     def rewrite(self, op: Operation, b: Builder) -> None:
-        if not isinstance(op, SyrkOp) or (xc := _intercept(op.arg)) is None:
+        if not isinstance(op, SyrkOp) or (xc := intercept(op.arg)) is None:
             return
         x, c = xc
         cs = b.mul(b.agg(ops.SumColOp, x), c)  # 1 x m
@@ -419,6 +419,14 @@ def _nrows(b: Builder, x: SSAValue) -> SSAValue:
     return b.add(ops.CastOp(b.add(ops.NumRowsOp(x)), "f64", "scalar"))
 
 
+def _left_to_fusion(design: SSAValue, product: SSAValue) -> bool:
+    """`product` belongs to a `t(design) @ (design @ v)` that `fuse-x-once` computes in one pass over the design
+    matrix: taking the intercept column out of either product would split it into two passes."""
+    from daphnec.compiler.passes.fuse_x_once import feeds_gram_vector  # it imports this module's helpers
+
+    return feeds_gram_vector(design, product)
+
+
 class ProductOfInterceptTransposed(Rule):
     """`t(cbind(X, c)) @ Y` -> `rbind(t(X) @ Y, c * colSums(Y))`: `cbind` never copies X."""
 
@@ -428,8 +436,8 @@ class ProductOfInterceptTransposed(Rule):
         t = op.lhs.owner
         if not isinstance(t, ops.TransposeOp) or KERNEL_CHOICE_ATTR in op.attributes or not f64_matrix(op.rhs):
             return
-        xc = _intercept(t.arg)
-        if xc is None:
+        xc = intercept(t.arg)
+        if xc is None or _left_to_fusion(t.arg, op.res):
             return
         x, c = xc
         b.done(b.add(RowBindOp(b.mm(b.t(x), op.rhs), b.mul(b.agg(ops.SumColOp, op.rhs), c))))
@@ -444,8 +452,8 @@ class ProductOfIntercept(Rule):
             return
         if KERNEL_CHOICE_ATTR in op.attributes or not f64_matrix(op.rhs, dense=True):
             return
-        xc = _intercept(op.lhs)
-        if xc is None:
+        xc = intercept(op.lhs)
+        if xc is None or _left_to_fusion(op.lhs, op.res):
             return
         x, c = xc
         m = x.type.shape[1]  # type: ignore[attr-defined]
