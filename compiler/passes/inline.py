@@ -8,7 +8,8 @@ scaled matrix. Once the callee's ops stand in the caller, they do.
 
 What is inlined: a `func.call` of a function whose body is one block without regions (no `if`, loop or `parfor`
 left: `specialize` propagates constant options into the call site's clone and `canonicalize` folds the branches on
-them), of at most `MAX_OPS` ops, that cannot reach itself through its calls (no recursion). The callee's ops are
+them), of at most `MAX_OPS` ops, that cannot reach itself through its calls (no recursion), outside `parfor`
+bodies (see `_in_parfor`). The callee's ops are
 cloned before the call in their order, so prints and other effects keep their order; the call's results become the
 values the callee returned. A value that a declared parameter or result type generalized (a merge cast to
 `matrix<f64>`) is handed to the daphne ops that read it uncast, so they learn its shape and the `cbind` it came from
@@ -31,6 +32,7 @@ from daphnec.compiler.ir_walk import preorder
 from daphnec.dialects.attr_names import MERGE_CAST_ATTR
 from daphnec.dialects.calls import callees, reachable_functions
 from daphnec.dialects.ops import CastOp, DaphneOp
+from daphnec.dialects.ops_parfor import ParForOp
 
 MAX_OPS = 64
 """Largest callee body (ops, the return included) inlined: a library helper's size. Larger bodies stay calls, so
@@ -101,7 +103,7 @@ def inline_module(module: ModuleOp) -> int:
                 continue
             if name not in verdicts:
                 verdicts[name] = inlinable(callee, functions)
-            if verdicts[name] and _caller(call) is not callee:
+            if verdicts[name] and _caller(call) is not callee and not _in_parfor(call):
                 inline_call(call, callee)
                 inlined.add(name)
                 done += 1
@@ -111,6 +113,17 @@ def inline_module(module: ModuleOp) -> int:
     if inlined:
         _drop_uncalled(functions, inlined)
     return count
+
+
+def _in_parfor(op: Operation) -> bool:
+    """Whether `op` is in a `parfor` body: its calls stay calls, so that the `parfor` pass's check of the body's
+    effects names the function that prints or writes (a located error about the function, not the body)."""
+    p = op.parent_op()
+    while p is not None and not isinstance(p, func.FuncOp):
+        if isinstance(p, ParForOp):
+            return True
+        p = p.parent_op()
+    return False
 
 
 def _caller(op: Operation) -> func.FuncOp | None:
