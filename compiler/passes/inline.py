@@ -9,13 +9,17 @@ scaled matrix. Once the callee's ops stand in the caller, they do.
 What is inlined: a `func.call` of a function whose body is one block without regions (no `if`, loop or `parfor`
 left: `specialize` propagates constant options into the call site's clone and `canonicalize` folds the branches on
 them), of at most `MAX_OPS` ops, that cannot reach itself through its calls (no recursion), outside `parfor`
-bodies (see `_in_parfor`). The callee's ops are
-cloned before the call in their order, so prints and other effects keep their order; the call's results become the
-values the callee returned. A value that a declared parameter or result type generalized (a merge cast to
-`matrix<f64>`) is handed to the daphne ops that read it uncast, so they learn its shape and the `cbind` it came from
-(the `specialize` that follows re-infers their types); terminators and calls keep the cast value, whose type they
-were built for. A function whose every call was inlined is removed; `main` and functions still called (or passed
-by name to `map`, `paramserv`) stay. Nothing is re-evaluated: the program computes the same bits.
+bodies (see `_in_parfor`). The callee's ops are cloned before the call in their order, so prints and other
+effects keep their order; the call's results become the values the callee returned. A value that a declared
+parameter or result type generalized (a merge cast to `matrix<f64>`) is handed to the daphne ops that read it
+uncast, so they learn its shape and the `cbind` it came from (the `specialize` that follows re-infers their
+types); terminators and calls keep the cast value, whose type they were built for. A function whose every call
+was inlined is removed; `main` and functions still called (or passed by name to `map`, `paramserv`) stay.
+
+The pass runs between the first `canonicalize` and the second `specialize` (`--explain property_inference` shows
+its result), except with `--select-matrix-repr`, where functions take and return dense matrices and their calls
+stay calls (compiler/pipeline.py). Inlining changes no bit of the program's results; the rewrites it lets see
+through the call are the usual ones (the re-associating ones off with `--no-reassociate`).
 """
 
 from __future__ import annotations
