@@ -9,12 +9,13 @@ scaled matrix. Once the callee's ops stand in the caller, they do.
 What is inlined: a `func.call` of a function whose body is one block without regions (no `if`, loop or `parfor`
 left: `specialize` propagates constant options into the call site's clone and `canonicalize` folds the branches on
 them), of at most `MAX_OPS` ops, that cannot reach itself through its calls (no recursion), outside `parfor`
-bodies (see `_in_parfor`). The callee's ops are cloned before the call in their order, so prints and other
-effects keep their order; the call's results become the values the callee returned. A value that a declared
-parameter or result type generalized (a merge cast to `matrix<f64>`) is handed to the daphne ops that read it
-uncast, so they learn its shape and the `cbind` it came from (the `specialize` that follows re-infers their
-types); terminators and calls keep the cast value, whose type they were built for. A function whose every call
-was inlined is removed; `main` and functions still called (or passed by name to `map`, `paramserv`) stay.
+bodies (see `_in_parfor`), and not from daphnec's own library (`_shipped`). The callee's ops are cloned before the
+call in their order, so prints and other effects keep their order; the call's results become the values the
+callee returned. A value that a declared parameter or result type generalized (a merge cast to `matrix<f64>`) is
+handed to the daphne ops that read it uncast, so they learn its shape and the `cbind` it came from (the
+`specialize` that follows re-infers their types); terminators and calls keep the cast value, whose type they were
+built for. A function whose every call was inlined is removed; `main` and functions still called (or passed by
+name to `map`, `paramserv`) stay.
 
 The pass runs between the first `canonicalize` and the second `specialize` (`--explain property_inference` shows
 its result), except with `--select-matrix-repr`, where functions take and return dense matrices and their calls
@@ -24,6 +25,7 @@ through the call are the usual ones (the re-associating ones off with `--no-reas
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -35,8 +37,10 @@ from xdsl.passes import ModulePass
 from daphnec.compiler.ir_walk import preorder
 from daphnec.dialects.attr_names import MERGE_CAST_ATTR
 from daphnec.dialects.calls import callees, reachable_functions
+from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops import CastOp, DaphneOp
 from daphnec.dialects.ops_parfor import ParForOp
+from daphnec.lib import LIBRARY_DIR
 
 MAX_OPS = 64
 """Largest callee body (ops, the return included) inlined: a library helper's size. Larger bodies stay calls, so
@@ -54,8 +58,18 @@ def inlinable(f: func.FuncOp, functions: dict[str, func.FuncOp]) -> bool:
     ops = list(f.body.block.ops)
     if len(ops) > MAX_OPS or any(op.regions for op in ops) or not isinstance(ops[-1], func.ReturnOp):
         return False
+    if _shipped(f):
+        return False
     called = [c for op in ops for c in callees(op)]
     return not called or f not in reachable_functions(functions, called)
+
+
+def _shipped(f: func.FuncOp) -> bool:
+    """Whether `f` is defined in daphnec's own library (`lib/`, the `nn` layers): its calls stay calls, since
+    `--statistics` charges a library op to the script line that called into the library by the call's frame
+    (runtime/statistics.py), which makes each layer of a network a row of its own."""
+    loc = loc_of(f.body.block.last_op) or loc_of(f)
+    return loc is not None and os.path.abspath(loc.file).startswith(os.path.join(LIBRARY_DIR, ""))
 
 
 def inline_call(call: func.CallOp, callee: func.FuncOp) -> None:
