@@ -26,88 +26,20 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from xdsl.rewriter import InsertPoint
 
 from daphnec.compiler.ir_walk import LinearRewriteWalker
-from daphnec.compiler.passes.simplify_algebra import Builder, as_type, f64_matrix, intercept, plain_product
+from daphnec.compiler.passes.simplify_algebra import Builder, as_type, f64_matrix, fusable_gram, gram_shape, intercept
 from daphnec.dialects import ops
-from daphnec.dialects.attr_names import KERNEL_CHOICE_ATTR
 from daphnec.dialects.ops_matrix import (
     GramVectorOp,
     MatMulOp,
     ResidualGramVectorOp,
     RowBindOp,
-    WeightedGramVectorOp,
 )
-from daphnec.dialects.types import MatrixType
-
-
-def column(v: SSAValue) -> bool:
-    """An f64 column vector (n x 1)."""
-    return f64_matrix(v, dense=True) and isinstance(v.type, MatrixType) and v.type.shape[1] == 1
-
-
-def _product_with(u: SSAValue, x: SSAValue) -> SSAValue | None:
-    """v when `u` is `x @ v` for a column v, used only here."""
-    p = plain_product(u)
-    if p is not None and p.lhs is x and column(p.rhs):
-        return p.rhs
-    return None
-
-
-def gram_shape(x: SSAValue, u: SSAValue) -> tuple[type[Operation], tuple[SSAValue, ...]] | None:
-    """The fused op's class and operands for `t(x) @ u`, if `u` is one of the three shapes (see the module
-    docstring); builds nothing, so a rule elsewhere may ask too."""
-    if not u.has_one_use():
-        return None
-    if (v := _product_with(u, x)) is not None:
-        return GramVectorOp, (x, v)
-    p = u.owner
-    if isinstance(p, ops.EwMulOp):
-        for q, w in ((p.rhs, p.lhs), (p.lhs, p.rhs)):
-            if (v := _product_with(q, x)) is not None and column(w) and w.type.shape == q.type.shape:
-                return WeightedGramVectorOp, (x, v, w)
-    if isinstance(p, ops.EwSubOp) and (v := _product_with(p.lhs, x)) is not None:
-        if column(p.rhs) and p.rhs.type.shape == p.lhs.type.shape:
-            return ResidualGramVectorOp, (x, v, p.rhs)
-    return None
-
-
-def gram_vector(x: SSAValue, u: SSAValue) -> Operation | None:
-    """The fused op computing `t(x) @ u`, if `u` is one of the three shapes (see the module docstring)."""
-    shape = gram_shape(x, u)
-    return shape[0](*shape[1]) if shape is not None else None
-
-
-def feeds_gram_vector(x: SSAValue, v: SSAValue) -> bool:
-    """Whether `v` (`t(x) @ u` or `x @ w`) is, or is the inner product of, a `t(x) @ u` this pass fuses:
-    `simplify-algebra`, which runs first, leaves such products to it (taking `x`'s intercept column out of
-    `x @ w` would hide the shape)."""
-    owner = v.owner
-    if isinstance(owner, MatMulOp) and isinstance(owner.lhs.owner, ops.TransposeOp) and owner.lhs.owner.arg is x:
-        return _fusable(owner)
-    users = [v]
-    if v.has_one_use() and isinstance(inner := next(iter(v.uses)).operation, (ops.EwMulOp, ops.EwSubOp)):
-        users.append(inner.results[0])
-    for u in users:
-        if u.has_one_use() and isinstance(mm := next(iter(u.uses)).operation, MatMulOp) and mm.rhs is u:
-            t = mm.lhs.owner
-            if isinstance(t, ops.TransposeOp) and t.arg is x and _fusable(mm):
-                return True
-    return False
-
-
-def _fusable(op: MatMulOp) -> bool:
-    """`op` is `t(X) @ u` that `FuseGramVector` rewrites."""
-    if op.transa is not None or op.transb is not None or KERNEL_CHOICE_ATTR in op.attributes:
-        return False
-    t = op.lhs.owner
-    if not isinstance(t, ops.TransposeOp) or not f64_matrix(t.arg) or not f64_matrix(op.res):
-        return False
-    return gram_shape(t.arg, op.rhs) is not None
 
 
 class FuseGramVector(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: MatMulOp, rewriter: PatternRewriter) -> None:
-        if not _fusable(op):
+        if not fusable_gram(op):
             return
         t = op.lhs.owner
         assert isinstance(t, ops.TransposeOp)

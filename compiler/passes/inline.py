@@ -9,13 +9,14 @@ scaled matrix. Once the callee's ops stand in the caller, they do.
 What is inlined: a `func.call` of a function whose body is one block without regions (no `if`, loop or `parfor`
 left: `specialize` propagates constant options into the call site's clone and `canonicalize` folds the branches on
 them), of at most `MAX_OPS` ops, that cannot reach itself through its calls (no recursion), outside `parfor`
-bodies (see `_in_parfor`), and not from daphnec's own library (`_shipped`). The callee's ops are cloned before the
-call in their order, so prints and other effects keep their order; the call's results become the values the
-callee returned. A value that a declared parameter or result type generalized (a merge cast to `matrix<f64>`) is
-handed to the daphne ops that read it uncast, so they learn its shape and the `cbind` it came from (the
-`specialize` that follows re-infers their types); terminators and calls keep the cast value, whose type they were
-built for. A function whose every call was inlined is removed; `main` and functions still called (or passed by
-name to `map`, `paramserv`) stay.
+bodies (see `_in_parfor`), not from daphnec's own library (`_shipped`) and without `sparsity(...)` (the
+compile-time estimate, -1 for a parameter: inlined, the printed value would change). The callee's ops are cloned
+before the call in their order, so prints and other effects keep their order; the call's results become the
+values the callee returned. A value that a declared parameter or result type generalized (a merge cast to
+`matrix<f64>`) is handed to the daphne ops that read it uncast, so they learn its shape and the `cbind` it came
+from (the `specialize` that follows re-infers their types); terminators and calls keep the cast value, whose type
+they were built for. A function whose every call was inlined is removed; `main` and functions still called (or
+passed by name to `map`, `paramserv`) stay.
 
 The pass runs between the first `canonicalize` and the second `specialize` (`--explain property_inference` shows
 its result), except with `--select-matrix-repr`, where functions take and return dense matrices and their calls
@@ -39,6 +40,7 @@ from daphnec.dialects.attr_names import MERGE_CAST_ATTR
 from daphnec.dialects.calls import callees, reachable_functions
 from daphnec.dialects.locations import loc_of
 from daphnec.dialects.ops import CastOp, DaphneOp
+from daphnec.dialects.ops_matrix import SparsityOp
 from daphnec.dialects.ops_parfor import ParForOp
 from daphnec.lib import LIBRARY_DIR
 
@@ -58,8 +60,8 @@ def inlinable(f: func.FuncOp, functions: dict[str, func.FuncOp]) -> bool:
     ops = list(f.body.block.ops)
     if len(ops) > MAX_OPS or any(op.regions for op in ops) or not isinstance(ops[-1], func.ReturnOp):
         return False
-    if _shipped(f):
-        return False
+    if _shipped(f) or any(isinstance(op, SparsityOp) for op in ops):
+        return False  # `sparsity(M)` of a parameter is -1 (no estimate crosses a call): inlined, it would change
     called = [c for op in ops for c in callees(op)]
     return not called or f not in reachable_functions(functions, called)
 

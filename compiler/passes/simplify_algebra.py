@@ -44,10 +44,13 @@ from daphnec.dialects.ops_matrix import (
     ColBindOp,
     DiagMatrixOp,
     DiagVectorOp,
+    GramVectorOp,
     MatMulOp,
+    ResidualGramVectorOp,
     RowBindOp,
     SyrkOp,
     TraceOfProductOp,
+    WeightedGramVectorOp,
 )
 from daphnec.dialects.types import MatrixType, is_scalar, vt_name
 
@@ -419,11 +422,71 @@ def _nrows(b: Builder, x: SSAValue) -> SSAValue:
     return b.add(ops.CastOp(b.add(ops.NumRowsOp(x)), "f64", "scalar"))
 
 
+# --- the shapes `fuse-x-once` computes in one pass over X (here, so that the intercept rules can leave them alone) --
+
+
+def column(v: SSAValue) -> bool:
+    """An f64 column vector (n x 1)."""
+    return f64_matrix(v, dense=True) and isinstance(v.type, MatrixType) and v.type.shape[1] == 1
+
+
+def _product_with(u: SSAValue, x: SSAValue) -> SSAValue | None:
+    """v when `u` is `x @ v` for a column v, used only here."""
+    p = plain_product(u)
+    if p is not None and p.lhs is x and column(p.rhs):
+        return p.rhs
+    return None
+
+
+def gram_shape(x: SSAValue, u: SSAValue) -> tuple[type[Operation], tuple[SSAValue, ...]] | None:
+    """The fused op's class and operands for `t(x) @ u`, if `u` is one of the three shapes (see the module
+    docstring); builds nothing, so a rule elsewhere may ask too."""
+    if not u.has_one_use():
+        return None
+    if (v := _product_with(u, x)) is not None:
+        return GramVectorOp, (x, v)
+    p = u.owner
+    if isinstance(p, ops.EwMulOp):
+        for q, w in ((p.rhs, p.lhs), (p.lhs, p.rhs)):
+            if (v := _product_with(q, x)) is not None and column(w) and w.type.shape == q.type.shape:
+                return WeightedGramVectorOp, (x, v, w)
+    if isinstance(p, ops.EwSubOp) and (v := _product_with(p.lhs, x)) is not None:
+        if column(p.rhs) and p.rhs.type.shape == p.lhs.type.shape:
+            return ResidualGramVectorOp, (x, v, p.rhs)
+    return None
+
+
+def feeds_gram_vector(x: SSAValue, v: SSAValue) -> bool:
+    """Whether `v` (`t(x) @ u` or `x @ w`) is, or is the inner product of, a `t(x) @ u` `fuse-x-once` fuses:
+    the intercept rules below, which run first, leave such products to it (taking `x`'s intercept column out of
+    `x @ w` would hide the shape)."""
+    owner = v.owner
+    if isinstance(owner, MatMulOp) and isinstance(owner.lhs.owner, ops.TransposeOp) and owner.lhs.owner.arg is x:
+        return fusable_gram(owner)
+    users = [v]
+    if v.has_one_use() and isinstance(inner := next(iter(v.uses)).operation, (ops.EwMulOp, ops.EwSubOp)):
+        users.append(inner.results[0])
+    for u in users:
+        if u.has_one_use() and isinstance(mm := next(iter(u.uses)).operation, MatMulOp) and mm.rhs is u:
+            t = mm.lhs.owner
+            if isinstance(t, ops.TransposeOp) and t.arg is x and fusable_gram(mm):
+                return True
+    return False
+
+
+def fusable_gram(op: MatMulOp) -> bool:
+    """`op` is a `t(X) @ u` that `fuse-x-once` rewrites."""
+    if op.transa is not None or op.transb is not None or KERNEL_CHOICE_ATTR in op.attributes:
+        return False
+    t = op.lhs.owner
+    if not isinstance(t, ops.TransposeOp) or not f64_matrix(t.arg) or not f64_matrix(op.res):
+        return False
+    return gram_shape(t.arg, op.rhs) is not None
+
+
 def _left_to_fusion(design: SSAValue, product: SSAValue) -> bool:
     """`product` belongs to a `t(design) @ (design @ v)` that `fuse-x-once` computes in one pass over the design
     matrix: taking the intercept column out of either product would split it into two passes."""
-    from daphnec.compiler.passes.fuse_x_once import feeds_gram_vector  # it imports this module's helpers
-
     return feeds_gram_vector(design, product)
 
 
