@@ -69,7 +69,7 @@ STAGES: tuple[Stage, ...] = (
     ((), "parsing"),
     (("canonicalize", "cse"), "parsing_simplified"),
     (("sql",), "sql"),
-    (("specialize", "canonicalize", "specialize", "dce", "parfor"), "property_inference"),
+    (("specialize", "canonicalize", ("inline", "inline"), "specialize", "dce", "parfor"), "property_inference"),
     ((("columnar", "columnar"), ("infer", "columnar"), ("canonicalize", "columnar"), ("cse", "columnar")), "columnar"),
     (
         (("dce", "columnar"), ("select-matrix-repr", "select_matrix_repr")),
@@ -155,6 +155,8 @@ def pipeline_options(config: object) -> tuple[frozenset[str], dict[str, dict[str
         opts.add("in_place_late" if codegen else "in_place_early")
     if getattr(config, "select_matrix_repr", False):
         opts.add("select_matrix_repr")
+    else:  # with representations chosen, functions take and return dense matrices: their calls stay calls
+        opts.add("inline")  # small straight-line functions inlined at their call sites (compiler/passes/inline.py)
     if getattr(config, "use_columnar", False):
         opts.add("columnar")  # frame and matrix ops rewritten to columnar ops (RewriteToColumnarOpsPass)
     pass_args: dict[str, dict[str, object]] = {

@@ -83,6 +83,12 @@ def _in_place_insert() -> type[ModulePass]:
     return InPlaceInsertPass
 
 
+def _inline() -> type[ModulePass]:
+    from daphnec.compiler.passes.inline import InlinePass
+
+    return InlinePass
+
+
 def _infer() -> type[ModulePass]:
     from daphnec.compiler.passes.infer import InferPass
 
@@ -185,6 +191,7 @@ PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
     "cse": _cse,
     "dce": _dce,
     "infer": _infer,
+    "inline": _inline,
     "fold-transpose": _fold_transpose,
     "fold-positions": _fold_positions,
     "fuse-sums": _fuse_sums,

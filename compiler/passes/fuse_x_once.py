@@ -26,63 +26,70 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from xdsl.rewriter import InsertPoint
 
 from daphnec.compiler.ir_walk import LinearRewriteWalker
-from daphnec.compiler.passes.simplify_algebra import as_type, f64_matrix, plain_product
+from daphnec.compiler.passes.simplify_algebra import Builder, as_type, f64_matrix, fusable_gram, gram_shape, intercept
 from daphnec.dialects import ops
-from daphnec.dialects.attr_names import KERNEL_CHOICE_ATTR
 from daphnec.dialects.ops_matrix import (
     GramVectorOp,
     MatMulOp,
     ResidualGramVectorOp,
-    WeightedGramVectorOp,
+    RowBindOp,
 )
-from daphnec.dialects.types import MatrixType
-
-
-def column(v: SSAValue) -> bool:
-    """An f64 column vector (n x 1)."""
-    return f64_matrix(v, dense=True) and isinstance(v.type, MatrixType) and v.type.shape[1] == 1
-
-
-def _product_with(u: SSAValue, x: SSAValue) -> SSAValue | None:
-    """v when `u` is `x @ v` for a column v, used only here."""
-    p = plain_product(u)
-    if p is not None and p.lhs is x and column(p.rhs):
-        return p.rhs
-    return None
-
-
-def gram_vector(x: SSAValue, u: SSAValue) -> Operation | None:
-    """The fused op computing `t(x) @ u`, if `u` is one of the three shapes (see the module docstring)."""
-    if not u.has_one_use():
-        return None
-    if (v := _product_with(u, x)) is not None:
-        return GramVectorOp(x, v)
-    p = u.owner
-    if isinstance(p, ops.EwMulOp):
-        for q, w in ((p.rhs, p.lhs), (p.lhs, p.rhs)):
-            if (v := _product_with(q, x)) is not None and column(w) and w.type.shape == q.type.shape:
-                return WeightedGramVectorOp(x, v, w)
-    if isinstance(p, ops.EwSubOp) and (v := _product_with(p.lhs, x)) is not None:
-        if column(p.rhs) and p.rhs.type.shape == p.lhs.type.shape:
-            return ResidualGramVectorOp(x, v, p.rhs)
-    return None
 
 
 class FuseGramVector(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: MatMulOp, rewriter: PatternRewriter) -> None:
-        if op.transa is not None or op.transb is not None or KERNEL_CHOICE_ATTR in op.attributes:
+        if not fusable_gram(op):
             return
         t = op.lhs.owner
-        if not isinstance(t, ops.TransposeOp) or not f64_matrix(t.arg) or not f64_matrix(op.res):
+        assert isinstance(t, ops.TransposeOp)
+        shape = gram_shape(t.arg, op.rhs)
+        assert shape is not None
+        if shape[0] is GramVectorOp and (res := intercept_gram(Builder(rewriter, op), *shape[1])) is not None:
+            rewriter.replace(op, [], [as_type(res, op.res.type, op)])
             return
-        new = gram_vector(t.arg, op.rhs)
-        if new is None:
-            return
+        new = shape[0](*shape[1])
         new.typed()  # type: ignore[attr-defined]
         new.location = op.location
         rewriter.insert(new, InsertPoint.before(op))
         rewriter.replace(op, [], [as_type(new.results[0], op.res.type, op)])
+
+
+def intercept_gram(b: Builder, d: SSAValue, p: SSAValue) -> SSAValue | None:
+    """`t(D) @ (D @ p)` for a design matrix with an intercept column, `D = cbind(A, fill(c, n, 1))` (A dense, m
+    columns), without reading the `cbind` copy: with `h = p[0:m, ]`, `l = p[m, 0]` and `u = A @ h + c * l` (D's
+    rows times p, the same terms in another order), it is `rbind(t(A) @ u, c * sum(u))`, where `t(A) @ u` is
+    `gramVectorResidual(A, h, fill(-(c * l), n, 1))` (one pass over A) and `sum(u)` is `colSums(A) @ h + n * c * l`
+    with `colSums(A)` computed once, right where A is defined (before a loop that multiplies by D). The `cbind`
+    (a copy of A, fresh memory each time) is no longer read; `dce` removes it. None when D is not such a matrix."""
+    xc = intercept(d)
+    if xc is None or not f64_matrix(xc[0], dense=True):
+        return None
+    a, c = xc
+    m = a.type.shape[1]  # type: ignore[attr-defined]
+    if m < 0:
+        return None
+    bounds = [b.const(k, "si64") for k in (0, m, m + 1)]
+    head = b.add(ops.SliceRowOp.create(operands=[p, bounds[0], bounds[1]], result_types=[ops.UNKNOWN]))
+    last = b.scalar(b.add(ops.SliceRowOp.create(operands=[p, bounds[1], bounds[2]], result_types=[ops.UNKNOWN])))
+    cl = b.mul(c, last)
+    rows = b.add(ops.NumRowsOp(a))
+    one = b.const(1, "index")
+    shift = b.add(ops.FillOp.create(operands=[b.add(ops.EwMinusOp(cl)), rows, one], result_types=[ops.UNKNOWN]))
+    g = b.add(ResidualGramVectorOp(a, head, shift))
+    sums = _col_sums_where_defined(b, a)
+    n = b.add(ops.CastOp(rows, "f64", "scalar"))
+    total = b.add(ops.EwAddOp(b.scalar(b.mm(sums, head)), b.mul(n, cl)))
+    corner = b.add(ops.FillOp.create(operands=[b.mul(c, total), one, one], result_types=[ops.UNKNOWN]))
+    return b.add(RowBindOp(g, corner))
+
+
+def _col_sums_where_defined(b: Builder, a: SSAValue) -> SSAValue:
+    """`colSums(a)` inserted right after `a`'s definition (outside the loop that reads it, if any)."""
+    owner = a.owner
+    anchor = owner.next_op if isinstance(owner, Operation) else owner.first_op  # type: ignore[union-attr]
+    assert anchor is not None  # `a` is used later in its block (by the cbind)
+    return Builder(b.rewriter, anchor).agg(ops.SumColOp, a)
 
 
 @dataclass(frozen=True)

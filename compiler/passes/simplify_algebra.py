@@ -44,10 +44,13 @@ from daphnec.dialects.ops_matrix import (
     ColBindOp,
     DiagMatrixOp,
     DiagVectorOp,
+    GramVectorOp,
     MatMulOp,
+    ResidualGramVectorOp,
     RowBindOp,
     SyrkOp,
     TraceOfProductOp,
+    WeightedGramVectorOp,
 )
 from daphnec.dialects.types import MatrixType, is_scalar, vt_name
 
@@ -380,7 +383,7 @@ class ScalarOutOfSum(Rule):
 # --- re-associating rules: a constant column appended by cbind (the intercept of a linear model) ---------------------
 
 
-def _intercept(v: SSAValue) -> tuple[SSAValue, SSAValue] | None:
+def intercept(v: SSAValue) -> tuple[SSAValue, SSAValue] | None:
     """`(X, c)` when `v` is `cbind(X, fill(c, nrow(X), 1))` of f64 (the design matrix of a model with an
     intercept)."""
     cb = v.owner
@@ -399,7 +402,7 @@ class GramOfIntercept(Rule):
     `[[t(X) @ X, c * t(colSums(X))], [c * colSums(X), c * c * n]]`: `cbind` never copies X."""
 
     def rewrite(self, op: Operation, b: Builder) -> None:
-        if not isinstance(op, SyrkOp) or (xc := _intercept(op.arg)) is None:
+        if not isinstance(op, SyrkOp) or (xc := intercept(op.arg)) is None:
             return
         x, c = xc
         cs = b.mul(b.agg(ops.SumColOp, x), c)  # 1 x m
@@ -419,6 +422,74 @@ def _nrows(b: Builder, x: SSAValue) -> SSAValue:
     return b.add(ops.CastOp(b.add(ops.NumRowsOp(x)), "f64", "scalar"))
 
 
+# --- the shapes `fuse-x-once` computes in one pass over X (here, so that the intercept rules can leave them alone) --
+
+
+def column(v: SSAValue) -> bool:
+    """An f64 column vector (n x 1)."""
+    return f64_matrix(v, dense=True) and isinstance(v.type, MatrixType) and v.type.shape[1] == 1
+
+
+def _product_with(u: SSAValue, x: SSAValue) -> SSAValue | None:
+    """v when `u` is `x @ v` for a column v, used only here."""
+    p = plain_product(u)
+    if p is not None and p.lhs is x and column(p.rhs):
+        return p.rhs
+    return None
+
+
+def gram_shape(x: SSAValue, u: SSAValue) -> tuple[type[Operation], tuple[SSAValue, ...]] | None:
+    """The fused op's class and operands for `t(x) @ u`, if `u` is one of the three shapes (see the module
+    docstring); builds nothing, so a rule elsewhere may ask too."""
+    if not u.has_one_use():
+        return None
+    if (v := _product_with(u, x)) is not None:
+        return GramVectorOp, (x, v)
+    p = u.owner
+    if isinstance(p, ops.EwMulOp):
+        for q, w in ((p.rhs, p.lhs), (p.lhs, p.rhs)):
+            if (v := _product_with(q, x)) is not None and column(w) and w.type.shape == q.type.shape:
+                return WeightedGramVectorOp, (x, v, w)
+    if isinstance(p, ops.EwSubOp) and (v := _product_with(p.lhs, x)) is not None:
+        if column(p.rhs) and p.rhs.type.shape == p.lhs.type.shape:
+            return ResidualGramVectorOp, (x, v, p.rhs)
+    return None
+
+
+def feeds_gram_vector(x: SSAValue, v: SSAValue) -> bool:
+    """Whether `v` (`t(x) @ u` or `x @ w`) is, or is the inner product of, a `t(x) @ u` `fuse-x-once` fuses:
+    the intercept rules below, which run first, leave such products to it (taking `x`'s intercept column out of
+    `x @ w` would hide the shape)."""
+    owner = v.owner
+    if isinstance(owner, MatMulOp) and isinstance(owner.lhs.owner, ops.TransposeOp) and owner.lhs.owner.arg is x:
+        return fusable_gram(owner)
+    users = [v]
+    if v.has_one_use() and isinstance(inner := next(iter(v.uses)).operation, (ops.EwMulOp, ops.EwSubOp)):
+        users.append(inner.results[0])
+    for u in users:
+        if u.has_one_use() and isinstance(mm := next(iter(u.uses)).operation, MatMulOp) and mm.rhs is u:
+            t = mm.lhs.owner
+            if isinstance(t, ops.TransposeOp) and t.arg is x and fusable_gram(mm):
+                return True
+    return False
+
+
+def fusable_gram(op: MatMulOp) -> bool:
+    """`op` is a `t(X) @ u` that `fuse-x-once` rewrites."""
+    if op.transa is not None or op.transb is not None or KERNEL_CHOICE_ATTR in op.attributes:
+        return False
+    t = op.lhs.owner
+    if not isinstance(t, ops.TransposeOp) or not f64_matrix(t.arg) or not f64_matrix(op.res):
+        return False
+    return gram_shape(t.arg, op.rhs) is not None
+
+
+def _left_to_fusion(design: SSAValue, product: SSAValue) -> bool:
+    """`product` belongs to a `t(design) @ (design @ v)` that `fuse-x-once` computes in one pass over the design
+    matrix: taking the intercept column out of either product would split it into two passes."""
+    return feeds_gram_vector(design, product)
+
+
 class ProductOfInterceptTransposed(Rule):
     """`t(cbind(X, c)) @ Y` -> `rbind(t(X) @ Y, c * colSums(Y))`: `cbind` never copies X."""
 
@@ -428,8 +499,8 @@ class ProductOfInterceptTransposed(Rule):
         t = op.lhs.owner
         if not isinstance(t, ops.TransposeOp) or KERNEL_CHOICE_ATTR in op.attributes or not f64_matrix(op.rhs):
             return
-        xc = _intercept(t.arg)
-        if xc is None:
+        xc = intercept(t.arg)
+        if xc is None or _left_to_fusion(t.arg, op.res):
             return
         x, c = xc
         b.done(b.add(RowBindOp(b.mm(b.t(x), op.rhs), b.mul(b.agg(ops.SumColOp, op.rhs), c))))
@@ -444,8 +515,8 @@ class ProductOfIntercept(Rule):
             return
         if KERNEL_CHOICE_ATTR in op.attributes or not f64_matrix(op.rhs, dense=True):
             return
-        xc = _intercept(op.lhs)
-        if xc is None:
+        xc = intercept(op.lhs)
+        if xc is None or _left_to_fusion(op.lhs, op.res):
             return
         x, c = xc
         m = x.type.shape[1]  # type: ignore[attr-defined]
