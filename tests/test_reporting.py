@@ -40,6 +40,8 @@ def test_timing_parts_add_up_and_a_cache_hit_compiles_nothing(tmp_path: Path) ->
     assert sum(hit[p] for p in parts) == pytest.approx(hit["total_seconds"], rel=1e-5)
 
 
+PRODUCTS = {"matmul", "syrk", "solve"}
+"""The script's product kernels (a 1000 x 10 `t(X) @ X`, `solve`, 10 x 10 products in the loop)."""
 ROW = re.compile(r"(\d+) +(\S+) +(\d+\.\d{4}) *(\d+) +(\d+\.\d{4}) *(\d+) +(\S+:\d+:\d+)$")
 
 
@@ -53,7 +55,8 @@ def test_statistics_table_for_every_run(tmp_path: Path, mode: list[str]) -> None
     rows = [ROW.match(line) for line in lines[2:]]
     assert rows and all(rows) and len(rows) <= 10, res.stderr
     names = {m.group(2) for m in rows if m}
-    assert "rand" in names and (any(n.startswith("pipeline(") for n in names) if mode else "matmul" in names)
+    # the ten most expensive rows: which of the small products make it depends on the machine's timing
+    assert "rand" in names and (any(n.startswith("pipeline(") for n in names) if mode else names & PRODUCTS)
     times = [float(m.group(3)) for m in rows if m]
     assert times == sorted(times, reverse=True)
     rand = next(m for m in rows if m and m.group(2) == "rand" and m.group(7).endswith(":7:5"))
