@@ -82,3 +82,17 @@ def test_kernel_cases(kind, x, thr):
     want = written(x, thr, [counts, sums], kind)
     close(got[:1], want[:1], exact=True)
     close(got[1:], want[1:], exact=False)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_kernel_reads_column_views(kind):
+    """x and the vectors as column views of wider matrices (what `X[, j]` passes): read through their strides."""
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 8, (500, 5)).astype(np.float64)
+    V = np.hstack([rng.integers(0, 3, (500, 1)).astype(np.float64), rng.uniform(-1.0, 1.0, (500, 2))])
+    thr = np.arange(0.0, 7.0).reshape(1, -1)
+    vs = [V[:, 0:1], V[:, 2:3]]
+    got = split_stats(X[:, 3:4], thr, *vs, kind=kind)
+    want = written(X[:, 3:4], thr, vs, kind)
+    close(got[:1], want[:1], exact=True)
+    close(got[1:], want[1:], exact=False)
