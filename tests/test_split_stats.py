@@ -71,6 +71,7 @@ def test_fused_program_equals_written(xs, thr, kind, seed):
         ([[1.0], [5.0], [2.0], [0.0]], [[3.0, 1.0, 2.0]]),  # unsorted: the written computation
         ([[1.0], [5.0], [2.0]], [[1.0, np.nan, 2.0]]),  # NaN threshold: the written computation
         (np.empty((0, 1)), [[1.0, 2.0]]),  # no rows
+        ([[1.0], [2.0]], np.empty((1, 0))),  # no thresholds
     ],
 )
 def test_kernel_cases(kind, x, thr):
@@ -96,3 +97,16 @@ def test_kernel_reads_column_views(kind):
     want = written(X[:, 3:4], thr, vs, kind)
     close(got[:1], want[:1], exact=True)
     close(got[1:], want[1:], exact=False)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+@pytest.mark.filterwarnings("ignore:invalid value encountered in matmul")
+def test_kernel_nonfinite_vector(kind, bad):
+    """An infinite or NaN vector value makes every threshold's sum NaN, as `inf * 0` does in the written product."""
+    x = np.array([[0.0], [1.0], [2.0], [3.0]])
+    thr = np.array([[0.5, 1.5, 2.5]])
+    v = np.array([[1.0], [bad], [2.0], [3.0]])
+    w = np.ones((4, 1))
+    got, want = split_stats(x, thr, v, w, kind=kind), written(x, thr, [v, w], kind)
+    assert np.array_equal(got, want, equal_nan=True), (got, want)

@@ -38,7 +38,8 @@ define void @split_{pred}(ptr noalias %x, i64 %xs, i64 %n, ptr noalias %thr, i64
                           ptr noalias %vs, i64 %p, ptr noalias %acc) {{
 entry:
   %any = icmp slt i64 0, %n
-  %k1 = add i64 %k, 1
+  %kz = add i64 %k, 1
+  %k1 = shl i64 %kz, 1
   br i1 %any, label %row, label %done
 row:
   %i = phi i64 [0, %entry], [%in, %row_end]
@@ -77,6 +78,13 @@ vec:
   %av = load double, ptr %pa
   %av1 = fadd double %av, %vv
   store double %av1, ptr %pa
+  %zr = add i64 %ro, %kz
+  %zo = add i64 %zr, %bin
+  %pz = getelementptr inbounds double, ptr %acc, i64 %zo
+  %zv = load double, ptr %pz
+  %z = fmul double %vv, 0.0
+  %zv1 = fadd double %zv, %z
+  store double %zv1, ptr %pz
   %rn = add nuw nsw i64 %r, 1
   %rmore = icmp slt i64 %rn, %p
   br i1 %rmore, label %vec, label %row_end
@@ -89,7 +97,9 @@ done:
 }}
 """
 """Per row: its bin (how many thresholds the comparison holds for, unordered for le/lt so that NaN lands in bin
-k), then each vector's value added to its bin; rows in order, so the bits do not depend on anything else."""
+k), then each vector's value added to its bin; rows in order, so the bits do not depend on anything else. Columns
+k + 1 .. 2k + 1 of a vector's sums add `v_i * 0.0` per bin: NaN for an infinite or NaN value, which the written
+product gives the thresholds that do not count the row (`inf * 0`), else 0.0."""
 
 _P, _I = ctypes.c_void_p, ctypes.c_int64
 _SIG = ctypes.CFUNCTYPE(None, _P, _I, _I, _P, _I, _P, _P, _I, _P)
@@ -135,14 +145,16 @@ def split_stats(x, thr, *vs, kind: str = "le") -> np.ndarray:
     if np.isnan(t).any() or (k > 1 and not (t[1:] >= t[:-1]).all()):
         return _as_written(x, thr, cols, kind)
     pred, below = _PREDICATES[kind]
-    acc = np.zeros((len(cols), k + 1), dtype=np.float64)
+    acc = np.zeros((len(cols), 2 * (k + 1)), dtype=np.float64)
     ptrs = np.array([v.ctypes.data for v in cols], dtype=np.uint64)
     strides = np.array([v.strides[0] // 8 for v in cols], dtype=np.int64)
     _loops()[pred](x.ctypes.data, x.strides[0] // 8, n, t.ctypes.data, k, ptrs.ctypes.data, strides.ctypes.data,
                    len(cols), acc.ctypes.data)  # fmt: skip
-    if below:  # thresholds j < b_i: the sum of the bins above j
-        return np.ascontiguousarray(np.cumsum(acc[:, ::-1], axis=1)[:, ::-1][:, 1:])
-    return np.ascontiguousarray(np.cumsum(acc, axis=1)[:, :k])  # thresholds j >= b_i: the bins up to j
+    bins, zeros = acc[:, : k + 1], acc[:, k + 1 :]
+    up = np.cumsum(zeros if below else bins, axis=1)[:, :k]  # the bins up to j
+    down = np.cumsum((bins if below else zeros)[:, ::-1], axis=1)[:, ::-1][:, 1:]  # the bins above j
+    # counted for j >= b_i (le, lt) or j < b_i (ge, gt); the other thresholds add v_i * 0 (0, or NaN for inf/NaN)
+    return up + down
 
 
 def _as_written(x: np.ndarray, thr: np.ndarray, vs, kind: str) -> np.ndarray:
