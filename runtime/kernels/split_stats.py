@@ -121,6 +121,12 @@ def _loops() -> dict[str, object]:
     return _functions
 
 
+def warm_up() -> None:
+    """Build the native loops now (for runtime/scheduling/warmup.py's background thread, when a program that calls
+    this kernel starts: the first call otherwise pays llvmlite's engine start, ~50 ms in the forest bench)."""
+    _loops()
+
+
 def _f64_column(a) -> np.ndarray:
     """`a` as an f64 array whose rows are a whole number of doubles apart (a column view of a matrix stays one)."""
     a = np.asarray(a, dtype=np.float64)
