@@ -84,6 +84,7 @@ STAGES: tuple[Stage, ...] = (
             ("reorder-matmul-chains", "reassociate"),
             "simplify-algebra",
             ("fuse-x-once", "reassociate"),
+            ("fuse-split-stats", "reassociate"),
             "dce",
             "select-kernels",
             ("fold-transpose", "phy_op_selection"),

@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import ArrayAttr, IntAttr, UnitAttr
+from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr, UnitAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -1259,12 +1259,43 @@ class BinOp(DaphneOp):
             raise VerifyException(f"{self.name}: the argument must be a numeric matrix, got value type str")
 
 
+@irdl_op_definition
+class SplitStatsOp(DaphneOp):
+    """`t(v1) @ outer<kind>(x, thr)`, `t(v2) @ ...`: row r of the p x k result is the product with the r-th vector
+    (built by `fuse-split-stats` for the split statistics of decision trees, kernel runtime/kernels/split_stats.py:
+    per-row threshold bins, no n x k 0/1 matrix). x and the vectors are n x 1, thr 1 x k; `kind` is the
+    comparison (le, lt, ge, gt); the pass builds it for f64 operands only."""
+
+    name = "daphne.splitStats"
+    x = operand_def(MATRIX)
+    thr = operand_def(MATRIX)
+    vs = var_operand_def(MATRIX)
+    kind = prop_def(StringAttr)
+    res = result_def()
+    traits = traits_def(Pure())
+    DT_RULE: ClassVar = "mat"
+    VT_RULE: ClassVar = staticmethod(vt_fixed("f64"))
+    SHAPE: ClassVar = staticmethod(lambda op: (len(op.vs), shape_of(op.thr.type)[1]))
+
+    def __init__(self, x: SSAValue, thr: SSAValue, vs: Sequence[SSAValue], kind: str):
+        super().__init__(operands=[x, thr, list(vs)], result_types=[UNKNOWN], properties={"kind": StringAttr(kind)})
+
+    def verify_(self) -> None:
+        (n, xc), (tr, _) = shape_of(self.x.type), shape_of(self.thr.type)
+        if (xc >= 0 and xc != 1) or (tr >= 0 and tr != 1) or self.kind.data not in ("le", "lt", "ge", "gt"):
+            raise _shape_mismatch(self, self.x.type, self.thr.type, "x must be n x 1, thr 1 x k")
+        for v in self.vs:
+            vr, vc = shape_of(v.type)
+            if (_known(n, vr) and n != vr) or (vc >= 0 and vc != 1):
+                raise _shape_mismatch(self, self.x.type, v.type, "x and the vectors must be n x 1")
+
+
 OPS: list[type[Operation]] = [
     DiagMatrixOp, SampleOp, IsSymmetricOp, SparsityOp, *OUTER_OPS.values(), *IDX_OPS.values(), *CUM_OPS.values(),
     ColBindOp, RowBindOp, ReverseOp, OrderOp, EigenOp, Conv2DForwardOp, AvgPoolForwardOp, MaxPoolForwardOp,
     BatchNorm2DInferenceForwardOp, BiasAddOp, ReluForwardOp, SoftmaxOp, AffineForwardOp, Conv2DBackwardFilterOp,
     Conv2DBackwardDataOp, AvgPoolBackwardOp, MaxPoolBackwardOp, BatchNorm2DBackwardOp, DiagVectorOp, TriOp,
     MatMulOp, MatMulChainOp, TraceOfProductOp, SyrkOp, GemvOp, GramVectorOp, WeightedGramVectorOp,
-    ResidualGramVectorOp, SolveOp, ReplaceOp, CTableOp, QuantizeOp, OneHotOp, RecodeOp, BinOp,
+    ResidualGramVectorOp, SolveOp, ReplaceOp, CTableOp, QuantizeOp, OneHotOp, RecodeOp, BinOp, SplitStatsOp,
 ]  # fmt: skip
 """The ops this module defines, registered in the dialect by dialects/daphne.py."""

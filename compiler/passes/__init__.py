@@ -71,6 +71,12 @@ def _reorder_matmul_chains() -> type[ModulePass]:
     return ReorderMatMulChainsPass
 
 
+def _fuse_split_stats() -> type[ModulePass]:
+    from daphnec.compiler.passes.fuse_split_stats import FuseSplitStatsPass
+
+    return FuseSplitStatsPass
+
+
 def _fuse_x_once() -> type[ModulePass]:
     from daphnec.compiler.passes.fuse_x_once import FuseXOncePass
 
@@ -200,6 +206,7 @@ PASS_FACTORIES: dict[str, Callable[[], type[ModulePass]]] = {
     "simplify-algebra": _simplify_algebra,
     "reorder-matmul-chains": _reorder_matmul_chains,
     "fuse-x-once": _fuse_x_once,
+    "fuse-split-stats": _fuse_split_stats,
     "specialize": _specialize,
     "sql": _sql,
     "columnar": _columnar,

@@ -9,6 +9,7 @@ the category modules `compiler/select_*.py`; ops with one kernel name it here (`
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from xdsl.ir import Operation
@@ -32,7 +33,7 @@ from daphnec.dialects.errors import CompileError
 from daphnec.dialects.locations import loc_of
 from daphnec.runtime import parfor, printing
 from daphnec.runtime.errors import DaphneRuntimeError
-from daphnec.runtime.kernels import control, datagen, indexing, meta, misc, reorg, secondorder
+from daphnec.runtime.kernels import control, datagen, indexing, meta, misc, reorg, secondorder, split_stats
 
 __all__ = ["KERNELS", "evaluate_constant", "is_noop_cast", "kernel_of", "select_kernel"]
 
@@ -52,6 +53,11 @@ KERNELS: dict[type[Operation], Kernel] = {
     ops.EwUnaryOp: Kernel(core.select_ew_unary, csr=True),
     ops.AggOp: Kernel(core.select_agg, csr=True),
     om.OuterBinaryOp: Kernel(matrix.select_outer),
+    om.SplitStatsOp: Kernel(
+        lambda op: KernelSpec(
+            functools.partial(split_stats.split_stats, kind=op.kind.data), (None,) * len(op.operands), "split_stats"
+        )
+    ),
     om.IdxAggOp: Kernel(matrix.select_idx_agg),
     om.CumAggOp: Kernel(matrix.select_cum_agg),
     ops.MapOp: result_typed(secondorder.map_matrix, "map"),
