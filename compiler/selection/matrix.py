@@ -92,7 +92,7 @@ def select_diag_matrix(op: om.DiagMatrixOp) -> KernelSpec:
 
 
 #: Ops that read each operand cell once, in one numpy pass (a strided operand costs them what a copy would read).
-_READ_ONCE = (ops.EwBinaryOp, ops.EwUnaryOp, om.OuterBinaryOp)
+_READ_ONCE = (ops.EwBinaryOp, ops.EwUnaryOp, om.OuterBinaryOp, om.SplitStatsOp)
 
 
 def select_extract_col(op: ops.ExtractColOp) -> KernelSpec:
