@@ -4,7 +4,7 @@ Decision-tree code computes the split statistics of a feature as `L = outerLe(X[
 `cL = t(w) @ L` and `sL = t(wy) @ L`: an n x k f64 matrix (1.2 MB at 10,000 rows and 15 thresholds) written and
 read twice, for 2k numbers. When every consumer of an outer comparison is such a product, this pass replaces them
 all by one `daphne.splitStats(x, thr, v1, v2, ...)` (a p x k matrix, row r the r-th product, sliced back out),
-whose kernel bins each row once by binary search over the thresholds and sums the vectors per bin
+whose kernel bins each row once (a branch-free count over the thresholds) and sums the vectors per bin
 (runtime/kernels/split_stats.py; unsorted thresholds fall back to the written computation at run time). The sums
 are added in another order than BLAS's dot products, so this is a re-associating rewrite: on by default, off with
 `--no-reassociate` (bench/README.md "Algebraic rewrites"); integer-valued vectors (counts) give the same bits.
@@ -32,7 +32,7 @@ from daphnec.dialects.ops import shape_of
 from daphnec.dialects.ops_matrix import MatMulOp, OuterBinaryOp, SplitStatsOp
 
 KINDS = frozenset({"le", "lt", "ge", "gt"})
-"""The outer comparisons the kernel bins by binary search."""
+"""The outer comparisons the kernel bins (a row's bin: how many thresholds the comparison holds for)."""
 
 
 def _column(v: SSAValue) -> bool:
