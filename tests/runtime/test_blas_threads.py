@@ -21,6 +21,7 @@ from daphnec.runtime.kernels.blas_threads import (
     one_blas_thread,
     product_blocks,
     reduction_blocks,
+    streaming_halves,
 )
 from daphnec.runtime.kernels.matmul import matmul
 from daphnec.runtime.kernels.matrix_ops import gemv, syrk
@@ -152,6 +153,19 @@ def test_large_products_are_the_same_bits_at_every_thread_count(shape: tuple[int
 
     res = _at_thread_counts(product)
     np.testing.assert_allclose(res, a @ b, rtol=1e-11, atol=1e-11)
+
+
+def test_streaming_products_split_in_halves_and_are_the_same_bits_at_every_thread_count():
+    """PCA's `X @ V` (a large left operand, a thin result, below `PARALLEL_PRODUCT_MACS`): two halves of rows."""
+    rng = np.random.default_rng(4)
+    X, V = rng.standard_normal((50001, 50)), rng.standard_normal((50, 5))
+    assert product_blocks(50001, 50, 5) == (0, 0) and streaming_halves(X, V) == 25001
+    assert streaming_halves(X[:1000], V) == 0  # small: one call
+    assert streaming_halves(np.asfortranarray(X), V) == 0  # rows not contiguous: each half would sweep all of X
+    assert streaming_halves(X.T.copy().T, V) == 0
+    res = _at_thread_counts(lambda: matmul(X, V, "f64"))
+    assert res.flags.c_contiguous
+    np.testing.assert_allclose(res, X @ V, rtol=1e-12, atol=1e-12)
 
 
 def test_large_product_in_parfor_equals_for():
