@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import csv as pycsv
 import mmap
+import os
 import re
 import sys
 from collections.abc import Iterator, Sequence
@@ -285,13 +286,25 @@ def read_columns(
     return [DictColumn.encode(c) if vt == "str" and encode_str else c for c, vt in zip(exact, vts)]
 
 
+def _rows_the_file_can_hold(path: str, rows: int, cols: int) -> int:
+    """`rows`, or fewer when the file is too short for them: every cell of a CSV file takes at least two bytes (a
+    character and a separator), so a `.meta` file that claims more rows than the data has pre-faults (runtime/memory.py)
+    no more than the file's size allows before the read reports the short file."""
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return rows
+    return min(rows, (size + 1) // (2 * cols))
+
+
 def read_matrix(path: str, rows: int, cols: int, vt: str, who: str = "readMatrix") -> np.ndarray:
     """A dense rows x cols matrix of value type `vt`."""
     if rows == 0 or cols == 0:
         return np.empty((rows, cols), dtype=dtype_of(vt))
     check_alloc(who, rows, cols, vt)
     if vt != "str":
-        prefault_for_input(rows, cols, dtype_of(vt).itemsize)  # while pyarrow parses
+        # while pyarrow parses
+        prefault_for_input(_rows_the_file_can_hold(path, rows, cols), cols, dtype_of(vt).itemsize)
     vts = [vt] * cols
     table = _arrow_table(path, vts, rows, who)
     if table is not None:

@@ -104,3 +104,13 @@ def test_reading_a_large_csv_prefaults_the_next_results(tmp_path: Path) -> None:
     assert got == want
     assert fresh >= 2 * 8, fresh  # two fresh 8 MB results: at least one fault per 2 MiB huge page
     assert pre <= 8, (fresh, pre)
+
+
+def test_a_meta_file_claiming_too_many_rows_prefaults_only_what_the_csv_can_hold(tmp_path: Path) -> None:
+    from daphnec.runtime.io.csv import _rows_the_file_can_hold
+
+    path = tmp_path / "short.csv"
+    path.write_text("1,2\n3,4\n")  # 8 bytes: at most 2 rows of 2 cells (each at least a character and a separator)
+    assert _rows_the_file_can_hold(str(path), 10**9, 2) == 2
+    assert _rows_the_file_can_hold(str(path), 1, 2) == 1
+    assert _rows_the_file_can_hold(str(tmp_path / "missing.csv"), 7, 2) == 7  # the read reports it
