@@ -11,6 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_rewrites import receive, run  # the sibling module: compile with or without re-associating rewrites
 
+from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.kernels.matmul import matmul
+from daphnec.runtime.kernels.outer import outer_kernel
 from daphnec.runtime.kernels.split_stats import split_stats
 
 KINDS = ("le", "lt", "ge", "gt")
@@ -110,3 +113,16 @@ def test_kernel_nonfinite_vector(kind, bad):
     w = np.ones((4, 1))
     got, want = split_stats(x, thr, v, w, kind=kind), written(x, thr, [v, w], kind)
     assert np.array_equal(got, want, equal_nan=True), (got, want)
+
+
+@pytest.mark.parametrize(
+    "shapes", [((3, 2), (1, 2), (3, 1)), ((3, 1), (2, 2), (3, 1)), ((3, 1), (1, 2), (4, 1))]
+)
+def test_kernel_shape_errors_are_the_written_kernels(shapes):
+    """Operands of the wrong shapes raise what the outer kernel or the product would raise in the written program."""
+    x, thr, v = (np.ones(s) for s in shapes)
+    with pytest.raises(DaphneRuntimeError) as fused:
+        split_stats(x, thr, v, kind="le")
+    with pytest.raises(DaphneRuntimeError) as unfused:
+        matmul(v, outer_kernel("le", "f64", "f64")(x, thr), "f64", transa=True)
+    assert str(fused.value) == str(unfused.value)

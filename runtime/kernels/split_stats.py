@@ -26,12 +26,12 @@ import threading
 
 import numpy as np
 
-from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.kernels.matmul import matmul
+from daphnec.runtime.kernels.outer import outer_kernel
 
 _PREDICATES = {"le": ("ugt", False), "lt": ("uge", False), "ge": ("oge", True), "gt": ("ogt", True)}
 """Outer kind -> (the LLVM comparison whose count over the thresholds is a row's bin, counted below the bin)."""
 
-_OPS = {"le": np.less_equal, "lt": np.less, "ge": np.greater_equal, "gt": np.greater}
 
 _LOOP = """
 define void @split_{pred}(ptr noalias %x, i64 %xs, i64 %n, ptr noalias %thr, i64 %k, ptr noalias %vp,
@@ -137,16 +137,10 @@ def split_stats(x, thr, *vs, kind: str = "le") -> np.ndarray:
     """A p x k matrix whose row r is `t(vs[r]) @ outer<kind>(x, thr)` for an n x 1 x, a 1 x k thr and n x 1 vs."""
     x = _f64_column(x)
     thr = np.asarray(thr, dtype=np.float64)
-    n, k = x.shape[0], thr.shape[1]
-    if x.shape[1] != 1 or thr.shape[0] != 1:
-        raise DaphneRuntimeError(
-            f"outer{kind.capitalize()}: shape mismatch: lhs {x.shape[0]}x{x.shape[1]}, rhs {thr.shape[0]}x{k}: "
-            "lhs must be a column (m x 1), rhs a row (1 x n)"
-        )
     cols = [_f64_column(v) for v in vs]
-    for v in cols:
-        if v.shape != (n, 1):
-            raise DaphneRuntimeError(f"matMul: shape mismatch: lhs 1x{v.shape[0]}, rhs {n}x{k}")
+    n, k = x.shape[0], thr.shape[1]
+    if x.shape[1] != 1 or thr.shape[0] != 1 or any(v.shape != (n, 1) for v in cols):
+        return _as_written(x, thr, cols, kind)  # the written kernels report the shapes
     t = np.ascontiguousarray(thr[0])
     if np.isnan(t).any() or (k > 1 and not (t[1:] >= t[:-1]).all()):
         return _as_written(x, thr, cols, kind)
@@ -164,6 +158,7 @@ def split_stats(x, thr, *vs, kind: str = "le") -> np.ndarray:
 
 
 def _as_written(x: np.ndarray, thr: np.ndarray, vs, kind: str) -> np.ndarray:
-    """The unfused computation: the 0/1 matrix, then one product per vector."""
-    L = _OPS[kind](x, thr).astype(np.float64)
-    return np.concatenate([v.T @ L for v in vs], axis=0).reshape(len(vs), thr.shape[1])
+    """The unfused computation by the kernels the written program calls: the outer comparison's 0/1 matrix, then
+    `t(v) @ L` per vector (the same bits, and the same errors for operands of the wrong shapes)."""
+    L = outer_kernel(kind, "f64", "f64")(x, thr)
+    return np.concatenate([matmul(v, L, "f64", transa=True) for v in vs], axis=0).reshape(len(vs), thr.shape[1])
