@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region
 from xdsl.pattern_rewriter import PatternRewriteWalker
@@ -64,3 +65,10 @@ class LinearRewriteWalker(PatternRewriteWalker):
     def _populate_worklist(self, op: Operation | Region | Block) -> None:
         for sub_op in walk(op, reverse=not self.walk_reverse, region_first=not self.walk_regions_first):
             self._worklist.push(sub_op)
+
+
+def enclosing_function(op: Operation | None) -> func.FuncOp | None:
+    """The function `op` stands in (`op` itself if it is one), or None for an op outside every function."""
+    while op is not None and not isinstance(op, func.FuncOp):
+        op = op.parent_op()
+    return op

@@ -22,6 +22,7 @@ from xdsl.dialects import func, scf
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from daphnec.compiler.analysis.infer_io import read_sparsity
+from daphnec.compiler.ir_walk import enclosing_function
 from daphnec.dialects import ops
 from daphnec.dialects.attr_names import MERGE_CAST_ATTR
 from daphnec.dialects.op_kinds import EW_UNARY
@@ -270,12 +271,6 @@ class SparsityEstimates:
                     e = _join(e, self.of(y.operands[i]))
             changed |= self._set(r, e)
         return changed
-
-
-def enclosing_function(op: Operation) -> func.FuncOp | None:
-    while op is not None and not isinstance(op, func.FuncOp):
-        op = op.parent_op()
-    return op
 
 
 def estimate(v: SSAValue) -> float:

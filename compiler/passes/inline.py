@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from daphnec.compiler.ir_walk import preorder
+from daphnec.compiler.ir_walk import enclosing_function, preorder
 from daphnec.dialects.attr_names import MERGE_CAST_ATTR
 from daphnec.dialects.calls import callees, reachable_functions
 from daphnec.dialects.locations import loc_of
@@ -123,7 +123,7 @@ def inline_module(module: ModuleOp) -> int:
                 continue
             if name not in verdicts:
                 verdicts[name] = inlinable(callee, functions)
-            if verdicts[name] and _caller(call) is not callee and not _in_parfor(call):
+            if verdicts[name] and enclosing_function(call) is not callee and not _in_parfor(call):
                 inline_call(call, callee)
                 inlined.add(name)
                 done += 1
@@ -144,13 +144,6 @@ def _in_parfor(op: Operation) -> bool:
             return True
         p = p.parent_op()
     return False
-
-
-def _caller(op: Operation) -> func.FuncOp | None:
-    p = op.parent_op()
-    while p is not None and not isinstance(p, func.FuncOp):
-        p = p.parent_op()
-    return p
 
 
 def _drop_uncalled(functions: dict[str, func.FuncOp], inlined: set[str]) -> None:

@@ -26,6 +26,7 @@ from xdsl.passes import ModulePass
 
 from daphnec.compiler.analysis.inference import insert_merge_cast, set_type
 from daphnec.compiler.analysis.sparsity import CSR_VALUE_TYPES, UNKNOWN, SparsityEstimates, type_sparsity
+from daphnec.compiler.ir_walk import enclosing_function
 from daphnec.dialects.types import MatrixType, vt_name
 
 
@@ -101,9 +102,7 @@ def _calls_by_callee(funcs: list[func.FuncOp], callees: dict[str, func.FuncOp]) 
 
 def _function_of(op: Operation) -> str:
     """The name of the function `op` is in."""
-    f = op.parent_op()
-    while f is not None and not isinstance(f, func.FuncOp):
-        f = f.parent_op()
+    f = enclosing_function(op.parent_op())
     return f.sym_name.data if f is not None else ""
 
 
