@@ -91,10 +91,22 @@ def _column(chunked, vt: str) -> np.ndarray:  # noqa: ANN001 - a pyarrow Chunked
     return chunked_to_numpy(chunked).astype(DTYPES[vt], copy=False)
 
 
+def _rows_the_file_holds(filename: str, rows: int) -> int:
+    """`rows`, or the file's own row count when that is smaller: a compressed file's size bounds nothing, but its
+    footer states its rows, so a `.meta` file that claims more rows than the data has pre-faults (runtime/memory.py)
+    no more than the file holds before the read reports the mismatch. An unreadable footer gives 0 (the read reports
+    it)."""
+    try:
+        return min(rows, _pq().ParquetFile(filename).metadata.num_rows)
+    except (OSError, ValueError):
+        return 0
+
+
 def read_matrix(filename: str, rows: int, cols: int, vt: str, who: str = "readMatrix") -> np.ndarray:
     """A dense `rows x cols` matrix of value type `vt` from the Parquet file's columns."""
     if vt != "str":
-        prefault_for_input(rows, cols, np.dtype(DTYPES[vt]).itemsize)  # while pyarrow decodes
+        # while pyarrow decodes
+        prefault_for_input(_rows_the_file_holds(filename, rows), cols, np.dtype(DTYPES[vt]).itemsize)
     table = _table(filename, rows, cols, who)
     out = np.empty((rows, cols), dtype=DTYPES[vt])
     for j, chunked in enumerate(table.columns):

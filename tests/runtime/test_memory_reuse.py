@@ -114,3 +114,18 @@ def test_a_meta_file_claiming_too_many_rows_prefaults_only_what_the_csv_can_hold
     assert _rows_the_file_can_hold(str(path), 10**9, 2) == 2
     assert _rows_the_file_can_hold(str(path), 1, 2) == 1
     assert _rows_the_file_can_hold(str(tmp_path / "missing.csv"), 7, 2) == 7  # the read reports it
+
+
+def test_a_meta_file_claiming_too_many_rows_prefaults_only_what_the_parquet_file_holds(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from daphnec.runtime.io.parquet import _rows_the_file_holds
+
+    path = tmp_path / "short.parquet"
+    pq.write_table(pa.table({"col_0": [1.0, 2.0, 3.0]}), path)
+    assert _rows_the_file_holds(str(path), 10**9) == 3  # the footer's row count, whatever the compression
+    assert _rows_the_file_holds(str(path), 2) == 2
+    assert _rows_the_file_holds(str(tmp_path / "missing.parquet"), 7) == 0  # the read reports it
+    (tmp_path / "junk.parquet").write_bytes(b"not parquet")
+    assert _rows_the_file_holds(str(tmp_path / "junk.parquet"), 7) == 0
