@@ -27,8 +27,9 @@ and its properties and attributes; a function whose type changed re-verifies its
 
 The isolation index of an isolated op holds the nodes under it down to (and including) nested isolated ops, not
 inside them: the check only reads operands of ops outside nested isolated ops, whose definitions a valid IR has
-there too (the module's index is then its top-level ops, not the whole program). An operand defined elsewhere
-falls back to xDSL's ancestor walk, so the verdict stays exactly xDSL's.
+there too (the module's index is then its top-level ops, not the whole program). It is built in the same walk
+that checks the operands (a definition precedes its uses in a valid IR's walk); an operand defined elsewhere (or
+later in the walk) falls back to xDSL's ancestor walk, so the verdict stays exactly xDSL's.
 
 The two entry points are wrapped once, when this module is imported; a wrapper with no index active on the
 calling thread runs xDSL's own code, so other threads (another compilation, daphne-opt, xDSL's passes) are
@@ -59,7 +60,6 @@ class _Indexes:
     def __init__(self, memo: dict[Operation, tuple] | None = None) -> None:
         self.memo = memo
         self.symbols: dict[Operation, dict[StringAttr, Operation]] = {}
-        self.inside: dict[Operation, set[object]] = {}
         self.built = 0
         """How many ops were indexed (tests check it grows linearly with the program)."""
 
@@ -75,28 +75,6 @@ class _Indexes:
                 self.built += 1
             self.symbols[table_op] = table
         return table
-
-    def nodes_under(self, op: Operation) -> set[object]:
-        """`op` and the ops, regions and blocks nested in it, not descending into nested `IsolatedFromAbove` ops
-        (they are in it, their insides are not): `x in nodes_under(op)` implies `op.is_ancestor(x)`; the isolation
-        check falls back to `is_ancestor` for the rest."""
-        nodes = self.inside.get(op)
-        if nodes is None:
-            nodes = {op}
-            regions = list(op.regions)
-            while regions:
-                region = regions.pop()
-                nodes.add(region)
-                for block in region.blocks:
-                    nodes.add(block)
-                    for o in block.ops:
-                        nodes.add(o)
-                        if o.regions and not o.has_trait(IsolatedFromAbove):
-                            regions += o.regions
-            self.built += len(nodes)
-            self.inside[op] = nodes
-        return nodes
-
 
 def _active() -> _Indexes | None:
     return getattr(_local, "indexes", None)
@@ -228,18 +206,36 @@ def _lookup_symbol(
     return lookup_symbol
 
 
+def _isolated(cls: type[Operation]) -> bool:
+    """`cls.has_trait(IsolatedFromAbove)`, once per op class: traits are class-level (`Operation.traits` is a
+    ClassVar), and xDSL's `get_trait` is a linear scan of `isinstance` checks, run here for every op after every
+    pass (a fifth of the isolation check's time)."""
+    verdict = _ISOLATED.get(cls)
+    if verdict is None:
+        verdict = _ISOLATED[cls] = cls.has_trait(IsolatedFromAbove)
+    return verdict
+
+
+_ISOLATED: dict[type[Operation], bool] = {}
+
+
 def _isolated_verify(original: Callable[[IsolatedFromAbove, Operation], None]) -> Callable[..., None]:
-    """`IsolatedFromAbove.verify` (the same traversal and message), with `op.is_ancestor` a set lookup."""
+    """`IsolatedFromAbove.verify` (the same traversal and message) in one walk: the nodes under the isolated op
+    (down to and including nested isolated ops, not inside them) are collected while its operands are checked,
+    and an operand whose owner is among the nodes seen so far is inside. Definitions precede their uses in a
+    valid IR's walk, so the set answers nearly every operand; any other owner falls back to xDSL's ancestor walk,
+    so the verdict stays exactly xDSL's (a separate walk to build the set first cost as much as the check)."""
 
     def verify(self: IsolatedFromAbove, op: Operation) -> None:
         indexes = _active()
         if indexes is None:
             return original(self, op)
-        inside = indexes.nodes_under(op)
+        inside: set[object] = set()
         regions = list(op.regions)
         while regions:
             region = regions.pop()
             for block in region.blocks:
+                inside.add(block)
                 for child_op in block.ops:
                     for operand in child_op.operands:
                         owner = operand.owner
@@ -247,8 +243,10 @@ def _isolated_verify(original: Callable[[IsolatedFromAbove, Operation], None]) -
                             raise VerifyException(
                                 f"Operation using value defined out of its IsolatedFromAbove parent: {child_op}"
                             )
-                    if not child_op.has_trait(IsolatedFromAbove):
+                    inside.add(child_op)
+                    if child_op.regions and not _isolated(type(child_op)):
                         regions += child_op.regions
+        indexes.built += len(inside)
         return None
 
     return verify
