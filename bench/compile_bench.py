@@ -15,8 +15,20 @@ compile (the imports the compiler needs, passes, host code, JIT) and the rest (r
 come from a second run under `-X importtime`, which slows). `--before-py PY` runs another
 installation's python (e.g. /work/main/.venv/bin/python) interleaved in the same run.
 
+`--phases` answers "where did a cold compile's CPU go" for one bench/scripts/ script (default `lmDS icpt=2`, at
+`--scale` 0.1 of its rows: 10,000 x 50): each run is a fresh process with an empty DAPHNEC_CACHE_DIR, instrumented
+from inside (wrappers around the compiler's entry points; nothing of daphnec changes) with the CPU time of the
+thread doing the work (`time.thread_time`: the background JIT threads' CPU would otherwise land in whatever phase
+runs meanwhile). Imports are charged to the first group importing them (self time per module, by a meta-path
+hook): numpy, xDSL's core (`xdsl.ir`, `xdsl.irdl`, builtin, func, scf, ...), xDSL's lowering dialects and llvmlite
+(only when a native kernel is built), daphnec's dialects, frontend (with Lark), compiler and runtime. Phases:
+parse (Lark's tables, parsing, the AST), IR building, the passes (without verification), verification (after each
+pass), host code generation, the kernels (planning, lowering, JIT; on the compile thread only). `--before-py PY`
+runs another installation interleaved; medians of `--repeat` runs.
+
 Usage: `.venv/bin/python bench/compile_bench.py [--repeat 3] [--before DIR] [--only SHAPE ...]`
        `.venv/bin/python bench/compile_bench.py --scripts [--before-py PY] [--repeat 3] [--only-scripts lmDS ...]`
+       `.venv/bin/python bench/compile_bench.py --phases [--before-py PY] [--repeat 5] [--only-scripts "lmDS icpt=2"]`
 """
 
 from __future__ import annotations
@@ -211,6 +223,185 @@ def bench_scripts(repeat: int, before: str | None, only: list[str] | None, last:
                 )
 
 
+PHASE_CHILD = """
+import importlib.abc, json, os, sys, threading, time
+clock = time.thread_time
+acc: dict[str, float] = {}
+local = threading.local()
+
+def group(name: str) -> str:
+    top = name.split(".")
+    if top[0] == "daphnec" and len(top) > 2 and top[1] == "compiler" and top[2] in ("lowering", "backend"):
+        return "daphnec.compiler.lowering+backend"
+    if top[0] == "daphnec" and len(top) > 1:
+        return "daphnec." + top[1]
+    if top[0] == "xdsl":
+        lowering = ("llvm", "memref", "vector", "math", "cf", "arith", "ptr")
+        return "xdsl lowering dialects" if len(top) > 2 and top[1] == "dialects" and top[2] in lowering else "xdsl"
+    return {"numpy": "numpy", "lark": "lark", "llvmlite": "llvmlite", "pyarrow": "pyarrow"}.get(top[0], "other")
+
+class Timed(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is None:
+                continue
+            run = getattr(spec.loader, "exec_module", None)
+            if run is not None:
+                def exec_module(module, run=run, name=name):
+                    stack = local.__dict__.setdefault("stack", [])  # per thread: the JIT threads import too
+                    t = clock()
+                    stack.append(0.0)
+                    try:
+                        run(module)
+                    finally:
+                        took = clock() - t
+                        key = "imports " + group(name)
+                        acc[key] = acc.get(key, 0.0) + took - stack.pop()
+                        if stack:
+                            stack[-1] += took
+                        else:  # a top-level import: the phase running it does not count it (see `timed`)
+                            local.imported = getattr(local, "imported", 0.0) + took
+                try:
+                    spec.loader.exec_module = exec_module
+                except (AttributeError, TypeError):
+                    pass
+            return spec
+        return None
+
+sys.meta_path.insert(0, Timed())
+
+def timed(owner, attr, key):
+    inner = getattr(owner, attr)
+    def wrapper(*args, **kwargs):
+        t, imported = clock(), getattr(local, "imported", 0.0)
+        try:
+            return inner(*args, **kwargs)
+        finally:  # without the imports it ran: those are in the imports rows
+            acc[key] = acc.get(key, 0.0) + clock() - t - (getattr(local, "imported", 0.0) - imported)
+    setattr(owner, attr, wrapper)
+
+import daphnec.compiler.pipeline as pipeline
+import daphnec.compiler.backend.native as native
+import daphnec.compiler.host.generator as generator
+import daphnec.frontend.ir_builder as ir_builder
+import daphnec.frontend.parser as parser
+import daphnec.tools.driver as driver
+timed(parser, "parse_source", "parse")
+timed(ir_builder, "build_module", "IR building")
+timed(pipeline, "verify_module", "verification")
+timed(pipeline.PassManager, "run_stages", "passes + verification")
+timed(generator, "generate_host", "host code")
+timed(native, "compile_kernels", "kernels (compile thread)")
+timed(driver, "_compile", "whole compile (compile thread)")
+def compile_thread(inner=driver.with_deep_stack):
+    def run(fn):
+        out = {}
+        def measured():
+            t = clock()
+            try:
+                return fn()
+            finally:
+                out["imports"] = getattr(local, "imported", 0.0)  # a new thread: its imports only
+                out["cpu"] = clock() - t - out["imports"]
+        try:
+            return inner(measured)
+        finally:
+            acc["whole compile (compile thread)"] = out.get("cpu", 0.0)
+            acc["compile thread imports"] = out.get("imports", 0.0)
+    return run
+driver.with_deep_stack = compile_thread()
+from daphnec.tools.daphnec import main
+try:
+    main(sys.argv[1:])
+finally:
+    acc["whole process"] = time.process_time()
+    acc["main thread"] = clock()
+    print("PHASES " + json.dumps(acc), file=sys.__stderr__, flush=True)
+"""
+
+PHASE_ROWS = [
+    "imports numpy",
+    "imports pyarrow",
+    "imports lark",
+    "imports xdsl",
+    "imports daphnec.dialects",
+    "imports daphnec.frontend",
+    "imports daphnec.compiler",
+    "imports daphnec.runtime",
+    "imports daphnec.tools",
+    "imports other",
+    "imports daphnec.compiler.lowering+backend",
+    "imports xdsl lowering dialects",
+    "imports llvmlite",
+    "parse",
+    "IR building",
+    "passes",
+    "verification",
+    "host code",
+    "kernels (compile thread)",
+    "whole compile (compile thread)",
+    "compile thread imports",
+    "main thread",
+    "other threads (JIT, workers)",
+    "whole process",
+]
+
+
+def phases_once(python: str, sc: object, args: dict[str, object], tmp: Path) -> dict[str, float]:
+    """One cold instrumented run (see the module docstring's `--phases`): CPU seconds per phase."""
+    cache = tempfile.mkdtemp(dir=tmp, prefix="cache-")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env |= {"DAPHNEC_CACHE_DIR": cache, "PYTHONPYCACHEPREFIX": str(PYC_DIR / str(abs(hash(python))))}
+    cmd = [python, "-c", PHASE_CHILD, *sc.flags, str(ROOT / "bench" / "scripts" / sc.script)]
+    cmd += [f"{k}={v}" for k, v in args.items()]
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT, check=False)
+    line = next((x for x in r.stderr.splitlines() if x.startswith("PHASES ")), None)
+    if r.returncode != 0 or line is None:
+        raise SystemExit(f"{python}: {sc.script} failed ({r.returncode}):\n{r.stderr[-2000:]}")
+    acc = json.loads(line[len("PHASES ") :])
+    acc["passes"] = acc.get("passes + verification", 0.0) - acc.get("verification", 0.0)
+    compile_thread = acc["whole compile (compile thread)"] + acc.get("compile thread imports", 0.0)
+    acc["other threads (JIT, workers)"] = acc["whole process"] - acc["main thread"] - compile_thread
+    return acc
+
+
+def bench_phases(repeat: int, before: str | None, only: list[str] | None, scale: float) -> None:
+    """Where a cold compile's CPU goes, per phase (see the module docstring)."""
+    import statistics
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import numpy as np
+    from algorithms_bench import write_script_inputs
+    from script_steps import SCRIPTS
+
+    pythons = [("after", str(ROOT / ".venv" / "bin" / "python"))] + ([("before", before)] if before else [])
+    names = [n for n in SCRIPTS if any(o.lower() in n.lower() for o in (only or ["lmDS icpt=2"]))]
+    with tempfile.TemporaryDirectory() as tmp_s:
+        tmp = Path(tmp_s)
+        for name in names:
+            sc = SCRIPTS[name]
+            folder = tmp / name.replace(" ", "_").replace("=", "")
+            folder.mkdir()
+            paths, _ = write_script_inputs(sc.make(np.random.default_rng(1), scale), folder)
+            args = {**paths, **{k: str(v).lower() if isinstance(v, bool) else v for k, v in sc.args.items()}}
+            args["out"] = f'"{folder / "out.dbdf"}"'
+            runs: dict[str, list[dict[str, float]]] = {w: [] for w, _ in pythons}
+            for _, py in pythons:  # untimed: fills PYC_DIR, so the timed runs load byte code as an install would
+                phases_once(py, sc, args, tmp)
+            for _ in range(repeat):
+                for w, py in pythons:  # interleaved: all see the same machine load
+                    runs[w].append(phases_once(py, sc, args, tmp))
+            print(f"{name}: CPU ms per phase, cold (empty caches), median of {repeat}")
+            print("phase".ljust(42) + "".join(f"{w:>10}" for w, _ in pythons) + ("     ratio" if before else ""))
+            for row in PHASE_ROWS:
+                meds = [statistics.median(r.get(row, 0.0) for r in runs[w]) * 1000 for w, _ in pythons]
+                ratio = f"{meds[1] / meds[0]:>9.2f}x" if before and meds[0] > 0 else ""
+                print(row.ljust(42) + "".join(f"{m:>10.1f}" for m in meds) + ratio, flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=3, help="runs per shape and checkout; the best is printed")
@@ -223,7 +414,12 @@ def main() -> None:
     ap.add_argument("--before-py", help="with --scripts: another installation's python to run interleaved")
     ap.add_argument("--last", action="store_true", help="with --scripts: also this checkout with DAPHNEC_VERIFY=last")
     ap.add_argument("--only-scripts", nargs="*", help="with --scripts: names containing one of these")
+    ap.add_argument("--phases", action="store_true", help="CPU per phase of a cold compile of bench/scripts/ scripts")
+    ap.add_argument("--scale", type=float, default=0.1, help="with --phases: the scripts' data scale")
     args = ap.parse_args()
+    if args.phases:
+        bench_phases(args.repeat, args.before_py, args.only_scripts, args.scale)
+        return
     if args.scripts:
         bench_scripts(args.repeat, args.before_py, args.only_scripts, args.last)
         return

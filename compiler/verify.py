@@ -27,10 +27,11 @@ and its properties and attributes; a function whose type changed re-verifies its
 
 The isolation index of an isolated op holds the nodes under it down to (and including) nested isolated ops, not
 inside them: the check only reads operands of ops outside nested isolated ops, whose definitions a valid IR has
-there too (the module's index is then its top-level ops, not the whole program). An operand defined elsewhere
-falls back to xDSL's ancestor walk, so the verdict stays exactly xDSL's.
+there too (the module's index is then its top-level ops, not the whole program). It is built in the same walk
+that checks the operands (a definition precedes its uses in a valid IR's walk); an operand defined elsewhere (or
+later in the walk) falls back to xDSL's ancestor walk, so the verdict stays exactly xDSL's.
 
-The two entry points are wrapped once, when this module is imported; a wrapper with no index active on the
+The entry points are wrapped once, when this module is imported; a wrapper with no index active on the
 calling thread runs xDSL's own code, so other threads (another compilation, daphne-opt, xDSL's passes) are
 unaffected: there is no shared mutable state to race on.
 """
@@ -44,8 +45,8 @@ from contextlib import contextmanager
 
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import StringAttr, SymbolRefAttr
-from xdsl.ir import Operation
-from xdsl.traits import IsolatedFromAbove, SymbolOpInterface, SymbolTable
+from xdsl.ir import Block, Operation
+from xdsl.traits import IsolatedFromAbove, OpTrait, SymbolOpInterface, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
 from daphnec.dialects.ops import DaphneOp
@@ -59,7 +60,6 @@ class _Indexes:
     def __init__(self, memo: dict[Operation, tuple] | None = None) -> None:
         self.memo = memo
         self.symbols: dict[Operation, dict[StringAttr, Operation]] = {}
-        self.inside: dict[Operation, set[object]] = {}
         self.built = 0
         """How many ops were indexed (tests check it grows linearly with the program)."""
 
@@ -75,27 +75,6 @@ class _Indexes:
                 self.built += 1
             self.symbols[table_op] = table
         return table
-
-    def nodes_under(self, op: Operation) -> set[object]:
-        """`op` and the ops, regions and blocks nested in it, not descending into nested `IsolatedFromAbove` ops
-        (they are in it, their insides are not): `x in nodes_under(op)` implies `op.is_ancestor(x)`; the isolation
-        check falls back to `is_ancestor` for the rest."""
-        nodes = self.inside.get(op)
-        if nodes is None:
-            nodes = {op}
-            regions = list(op.regions)
-            while regions:
-                region = regions.pop()
-                nodes.add(region)
-                for block in region.blocks:
-                    nodes.add(block)
-                    for o in block.ops:
-                        nodes.add(o)
-                        if o.regions and not o.has_trait(IsolatedFromAbove):
-                            regions += o.regions
-            self.built += len(nodes)
-            self.inside[op] = nodes
-        return nodes
 
 
 def _active() -> _Indexes | None:
@@ -184,7 +163,12 @@ def _memoized(
 def _memo_verify(original: Callable[..., None]) -> Callable[..., None]:
     """`DaphneOp.verify`, skipped for an op the active memo holds with the same signature (ops with regions or
     successors, and op classes whose verdict reads their surroundings, always verify)."""
-    return _memoized(original, _signature, lambda op: bool(op.regions or op.successors or not _context_free(type(op))))
+    # `_successors`: the tuple itself (the `successors` property builds a wrapper object per call)
+    return _memoized(
+        original,
+        _signature,
+        lambda op: bool(op.regions or op._successors or not _context_free(type(op))),  # noqa: SLF001
+    )
 
 
 _TERMINATORS = (scf.YieldOp, func.ReturnOp)
@@ -219,7 +203,7 @@ def _lookup_symbol(
         if ref.nested_references.data:
             return original(op, name)
         anchor: Operation | None = op
-        while anchor is not None and not anchor.has_trait(SymbolTable):
+        while anchor is not None and not _class_has(type(anchor), SymbolTable):
             anchor = anchor.parent_op()
         if anchor is None:
             return original(op, name)  # xDSL's error
@@ -228,27 +212,64 @@ def _lookup_symbol(
     return lookup_symbol
 
 
+def _class_has(cls: type[Operation], trait: type[OpTrait]) -> bool:
+    """`cls.has_trait(trait)`, once per op class and trait: traits are class-level (`Operation.traits` is a
+    ClassVar), and xDSL's `get_trait` is a linear scan of `isinstance` checks, run here for every op after every
+    pass (a fifth of the isolation check's time)."""
+    verdict = _HAS_TRAIT.get((cls, trait))
+    if verdict is None:
+        verdict = _HAS_TRAIT[(cls, trait)] = cls.has_trait(trait)
+    return verdict
+
+
+_HAS_TRAIT: dict[tuple[type[Operation], type[OpTrait]], bool] = {}
+
+
 def _isolated_verify(original: Callable[[IsolatedFromAbove, Operation], None]) -> Callable[..., None]:
-    """`IsolatedFromAbove.verify` (the same traversal and message), with `op.is_ancestor` a set lookup."""
+    """`IsolatedFromAbove.verify` (the same traversal and message) in one walk: the nodes under the isolated op
+    (down to and including nested isolated ops, not inside them) are collected while its operands are checked,
+    and an operand whose owner is among the nodes seen so far is inside. Definitions precede their uses in a
+    valid IR's walk, so the set answers nearly every operand; any other owner falls back to xDSL's ancestor walk,
+    so the verdict stays exactly xDSL's (a separate walk to build the set first cost as much as the check)."""
 
     def verify(self: IsolatedFromAbove, op: Operation) -> None:
         indexes = _active()
         if indexes is None:
             return original(self, op)
-        inside = indexes.nodes_under(op)
+        inside: set[object] = set()
         regions = list(op.regions)
         while regions:
             region = regions.pop()
             for block in region.blocks:
+                inside.add(block)
                 for child_op in block.ops:
-                    for operand in child_op.operands:
+                    for operand in child_op._operands:  # noqa: SLF001 - the tuple, not a wrapper per op
                         owner = operand.owner
                         if owner is op or (owner not in inside and not op.is_ancestor(owner)):
                             raise VerifyException(
                                 f"Operation using value defined out of its IsolatedFromAbove parent: {child_op}"
                             )
-                    if not child_op.has_trait(IsolatedFromAbove):
+                    inside.add(child_op)
+                    if child_op.regions and not _class_has(type(child_op), IsolatedFromAbove):
                         regions += child_op.regions
+        indexes.built += len(inside)
+        return None
+
+    return verify
+
+
+def _block_verify(original: Callable[[Block], None]) -> Callable[[Block], None]:
+    """`Block.verify` without its `len(self.ops) == 0`, which counts a non-empty block's ops by walking them (a
+    second walk of every block after every pass): a block with ops runs xDSL's loop (same checks, same message),
+    an empty one xDSL's own code."""
+
+    def verify(self: Block) -> None:
+        if _active() is None or self.is_empty:
+            return original(self)
+        for operation in self.ops:
+            if operation.parent != self:
+                raise ValueError("Parent pointer of operation does not refer to containing region")
+            operation.verify()
         return None
 
     return verify
@@ -262,6 +283,7 @@ def _install() -> None:
     lookup._daphnec_indexed = True  # type: ignore[attr-defined]
     SymbolTable.lookup_symbol = staticmethod(lookup)  # type: ignore[method-assign,assignment]
     IsolatedFromAbove.verify = _isolated_verify(IsolatedFromAbove.verify)  # type: ignore[method-assign]
+    Block.verify = _block_verify(Block.verify)  # type: ignore[method-assign]
     DaphneOp.verify = _memo_verify(DaphneOp.verify)  # type: ignore[method-assign]
     for cls in _TERMINATORS:
         assert "verify" not in cls.__dict__, cls  # xDSL's Operation.verify, wrapped once

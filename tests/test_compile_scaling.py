@@ -163,3 +163,19 @@ def test_indexed_verification_fails_like_xdsl() -> None:
                 verify(module)
             messages.append(str(e.value))
         assert messages[0] == messages[1]
+
+
+def test_indexed_isolation_check_accepts_a_use_walked_before_its_definition() -> None:
+    """The isolation check builds its index of the nodes inside while it walks; a use met before its definition
+    (a later block of the same function) is inside all the same (the ancestor walk answers it), as in xDSL."""
+    from xdsl.dialects import arith, cf, func
+    from xdsl.dialects.builtin import ModuleOp, i64
+    from xdsl.ir import Block, Region
+
+    later = Block()
+    value = arith.ConstantOp.from_int_and_width(1, i64)
+    first = Block([arith.AddiOp(value.result, value.result), cf.BranchOp(later)])
+    later.add_ops([value, func.ReturnOp()])
+    module = ModuleOp([func.FuncOp("f", ((), ()), Region([first, later]))])
+    module.verify()
+    verify_module(module)
