@@ -38,7 +38,7 @@ import struct
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -234,6 +234,35 @@ def ir_functions(ir_text: str, symbols: list[str]) -> dict[str, int]:
     """The addresses of `symbols` in the LLVM IR module `ir_text` (the runtime's own native loops): compiled once
     per host (~60 ms), later loaded from the cache folder (~1 ms)."""
     return obtain(object_key(ir_text), symbols, lambda: engine().compile_ir(ir_text))[0]
+
+
+T = TypeVar("T")
+
+
+class BuiltOnce(Generic[T]):
+    """Native loops a runtime module builds once per process (`build()`, usually `ir_functions` and ctypes
+    wrappers), on first use or from the warm-up thread (runtime/scheduling/warmup.py), whichever comes first:
+    a double-checked lock, so that the hot path costs one attribute read and two threads never build twice."""
+
+    def __init__(self, build: Callable[[], T]) -> None:
+        self._build = build
+        self._value: T | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> T:
+        """The built value (built now by this thread if no thread did yet; others wait for it)."""
+        value = self._value
+        if value is None:
+            with self._lock:
+                value = self._value
+                if value is None:
+                    value = self._value = self._build()
+        return value
+
+    @property
+    def built(self) -> bool:
+        """Whether `get()` would return at once (a kernel may choose another path while it would not)."""
+        return self._value is not None
 
 
 def addresses(key: str) -> dict[str, int]:

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import ctypes
 import re
-import threading
 
 import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
+from daphnec.runtime.native_code import BuiltOnce
 from daphnec.runtime.values import is_csr
 
 MIN_NATIVE_CELLS = 1 << 14
@@ -175,32 +175,26 @@ _P, _I = ctypes.c_void_p, ctypes.c_int64
 _DENSE_SIG = ctypes.CFUNCTYPE(None, _P, _I, _P, _P, _I, _I, _I, _P)
 _CSR_SIG = ctypes.CFUNCTYPE(None, _P, _P, _P, _P, _P, _I, _I, _I, _P)
 _INDEX_TYPES = {np.dtype(np.int32): "i32", np.dtype(np.int64): "i64"}
-_lock = threading.Lock()
-_functions: dict[str, object] | None = None
 
 
-def _loops() -> dict[str, object]:
-    """The native loops, built once per process (object code cached per host, `runtime.native_code`)."""
-    global _functions
-    if _functions is None:
-        with _lock:
-            if _functions is None:
-                from daphnec.runtime.native_code import ir_functions
+def _build() -> dict[str, object]:
+    """The native loops (object code cached per host, `runtime.native_code`)."""
+    from daphnec.runtime.native_code import ir_functions
 
-                text = _DENSE + "".join(_csr_loop(it) for it in _INDEX_TYPES.values())
-                names = ["gram_dense", *(f"gram_csr_{it}" for it in _INDEX_TYPES.values())]
-                addr = ir_functions(text, names)
-                _functions = {
-                    n: (_DENSE_SIG if n == "gram_dense" else _CSR_SIG)(addr[n])  # type: ignore[misc]
-                    for n in names
-                }
-    return _functions
+    text = _DENSE + "".join(_csr_loop(it) for it in _INDEX_TYPES.values())
+    names = ["gram_dense", *(f"gram_csr_{it}" for it in _INDEX_TYPES.values())]
+    addr = ir_functions(text, names)
+    return {n: (_DENSE_SIG if n == "gram_dense" else _CSR_SIG)(addr[n]) for n in names}  # type: ignore[misc]
+
+
+LOOPS: BuiltOnce[dict[str, object]] = BuiltOnce(_build)
+"""The native loops, built once per process."""
 
 
 def warm_up() -> None:
     """Build the native loops now (runtime/scheduling/warmup.py calls it in the background when a program that
     calls these kernels starts, so that the first call does not load llvmlite)."""
-    _loops()
+    LOOPS.get()
 
 
 def _csr_loop(it: str) -> str:
@@ -235,7 +229,7 @@ def gram_vector(X, v, aux=None, kind: str = "plain") -> np.ndarray:
         it = _INDEX_TYPES.get(X.indices.dtype)
         if it is None or X.indptr.dtype != X.indices.dtype:
             return _as_written(X, v, aux, kind)
-        fn = _loops()[f"gram_csr_{it}"]
+        fn = LOOPS.get()[f"gram_csr_{it}"]
         data, indices, indptr = X.data, X.indices, X.indptr
         per_row = max(1, X.nnz // max(n, 1)) * (8 + X.indices.itemsize)
 
@@ -244,7 +238,7 @@ def gram_vector(X, v, aux=None, kind: str = "plain") -> np.ndarray:
                out.ctypes.data)  # fmt: skip
     else:
         Xc = np.ascontiguousarray(X)
-        fn = _loops()["gram_dense"]
+        fn = LOOPS.get()["gram_dense"]
         per_row = 8 * m
 
         def run(r0: int, r1: int, out: np.ndarray) -> None:

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import ctypes
 import sys
-import threading
 
 import numpy as np
+
+from daphnec.runtime.native_code import BuiltOnce
 
 #: Once the loops are built (or llvmlite is loaded anyway, e.g. by `--vec`), inputs of this many cells use them.
 MIN_NATIVE_CELLS = 1 << 12
@@ -157,8 +158,6 @@ _SQDEV_SIG = ctypes.CFUNCTYPE(
 )
 _KINDS = {"rows": _SIG, "cols": _SIG, "sqdevrows": _SQDEV_SIG, "sqdevcols": _SQDEV_SIG}
 _LLVM_TYPES = {np.dtype(np.float64): "double", np.dtype(np.float32): "float"}
-_lock = threading.Lock()
-_functions: dict[tuple[str, str], object] | None = None
 
 
 def _compile() -> dict[tuple[str, str], object]:
@@ -172,20 +171,19 @@ def _compile() -> dict[tuple[str, str], object]:
     return {(kind, t): _KINDS[kind](addresses[f"{kind}_{t}"]) for kind in _KINDS for t in _LLVM_TYPES.values()}  # type: ignore[misc]
 
 
+LOOPS: BuiltOnce[dict[tuple[str, str], object]] = BuiltOnce(_compile)
+"""The folds, built once per process."""
+
+
 def _function(kind: str, dt: np.dtype):
-    global _functions
-    if _functions is None:
-        with _lock:
-            if _functions is None:
-                _functions = _compile()
-    return _functions[(kind, _LLVM_TYPES[dt])]
+    return LOOPS.get()[(kind, _LLVM_TYPES[dt])]
 
 
 def applies(A: np.ndarray) -> bool:
     """True if `A` is a float matrix large enough for the native folds."""
     if A.dtype not in _LLVM_TYPES or A.size < MIN_NATIVE_CELLS:
         return False
-    return A.size >= MIN_FIRST_CELLS or _functions is not None or "llvmlite.binding" in sys.modules
+    return A.size >= MIN_FIRST_CELLS or LOOPS.built or "llvmlite.binding" in sys.modules
 
 
 def _rows_of(A: np.ndarray) -> tuple[np.ndarray, int]:
