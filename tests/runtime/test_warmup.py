@@ -89,8 +89,8 @@ def test_every_module_that_schedules_tasks_is_listed() -> None:
 
 
 def test_a_program_with_the_one_pass_kernel_builds_its_native_loop_in_the_background() -> None:
-    """`t(X) @ (X @ v)` always runs gram_vector's native loop: the warm-up builds it (llvmlite's engine included)
-    before the program's first call needs it."""
+    """`t(X) @ (X @ v)` of fewer than `BLAS_MIN_COLS` dense columns, or of CSR X, runs gram_vector's native loop:
+    the warm-up builds it (llvmlite's engine included) before the program's first call needs it."""
     code = """
 from daphnec.runtime.kernels import gram_vector
 from daphnec.runtime.scheduling import warmup
