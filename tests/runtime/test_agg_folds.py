@@ -226,9 +226,9 @@ def test_fold_of_the_non_zeros_takes_a_masked_vector_only():
 
 
 def test_column_sums_never_build_the_native_folds() -> None:
-    """A column sum large enough to build the native folds (a column slice of 10M cells in lmDS) takes numpy's
-    in-order axis-0 reduce instead, reading the slice in place: the same bits as the native fold (the left fold
-    of every column), without loading llvmlite inside the kernel. Row sums still build them."""
+    """A column sum or variance large enough to build the native folds (a column slice of 10M cells in lmDS) takes
+    numpy's in-order axis-0 reduce instead, reading the slice in place: the same bits as the native fold (the left
+    fold of every column), without loading llvmlite inside the kernel. Row sums still build them."""
     code = """
 import sys
 import numpy as np
@@ -239,9 +239,12 @@ D = rng.standard_normal((4000, 31)) * np.exp(rng.uniform(-20, 20, (4000, 31)))
 X = D[:, 0:30]
 got = agg.col_kernel("sum", "f64")(X)
 want = np.cumsum(X, axis=0)[-1]
+var = agg.col_kernel("var", "f64")(X)  # column statistics too
 print(native_folds.LOOPS.built, "llvmlite.binding" in sys.modules, np.array_equal(got.ravel(), want))
 agg.row_kernel("sum", "f64")(np.ascontiguousarray(X))
 print(native_folds.LOOPS.built, np.array_equal(got.ravel(), native_folds.fold_cols(X)))
+mean = agg.col_kernel("mean", "f64")(X).ravel()
+print(np.array_equal(var.ravel(), native_folds.fold_squared_deviations(X, mean, 0) / X.shape[0]))
 """
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert res.stdout.split() == ["False", "False", "True", "True", "True"]
+    assert res.stdout.split() == ["False", "False", "True", "True", "True", "True"]
