@@ -237,32 +237,34 @@ def ir_functions(ir_text: str, symbols: list[str]) -> dict[str, int]:
 
 
 T = TypeVar("T")
+_UNBUILT: Any = object()
 
 
 class BuiltOnce(Generic[T]):
-    """Native loops a runtime module builds once per process (`build()`, usually `ir_functions` and ctypes
-    wrappers), on first use or from the warm-up thread (runtime/scheduling/warmup.py), whichever comes first:
-    a double-checked lock, so that the hot path costs one attribute read and two threads never build twice."""
+    """What a runtime module builds or looks up once per process (`build()`: native loops from `ir_functions`
+    wrapped by ctypes, or OpenBLAS's thread-count functions, which may be None), on first use or from the warm-up
+    thread (runtime/scheduling/warmup.py), whichever comes first: a double-checked lock, so that the hot path
+    costs one attribute read and two threads never build twice."""
 
     def __init__(self, build: Callable[[], T]) -> None:
         self._build = build
-        self._value: T | None = None
+        self._value: T = _UNBUILT
         self._lock = threading.Lock()
 
     def get(self) -> T:
         """The built value (built now by this thread if no thread did yet; others wait for it)."""
         value = self._value
-        if value is None:
+        if value is _UNBUILT:
             with self._lock:
                 value = self._value
-                if value is None:
+                if value is _UNBUILT:
                     value = self._value = self._build()
         return value
 
     @property
     def built(self) -> bool:
         """Whether `get()` would return at once (a kernel may choose another path while it would not)."""
-        return self._value is not None
+        return self._value is not _UNBUILT
 
 
 def addresses(key: str) -> dict[str, int]:
