@@ -247,7 +247,7 @@ def gram_vector(X, v, aux=None, kind: str = "plain") -> np.ndarray:
             fn(data.ctypes.data, indices.ctypes.data, indptr.ctypes.data, v.ctypes.data, a.ctypes.data, code, r0, r1,
                out.ctypes.data)  # fmt: skip
     elif m >= BLAS_MIN_COLS:
-        Xc = np.ascontiguousarray(X)
+        Xc = np.asarray(X)  # a column slice is read in place (BLAS takes the row distance; numpy copies a block if not)
         per_row = 8 * m
 
         def run(r0: int, r1: int, out: np.ndarray) -> None:
