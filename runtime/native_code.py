@@ -38,7 +38,7 @@ import struct
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -234,6 +234,37 @@ def ir_functions(ir_text: str, symbols: list[str]) -> dict[str, int]:
     """The addresses of `symbols` in the LLVM IR module `ir_text` (the runtime's own native loops): compiled once
     per host (~60 ms), later loaded from the cache folder (~1 ms)."""
     return obtain(object_key(ir_text), symbols, lambda: engine().compile_ir(ir_text))[0]
+
+
+T = TypeVar("T")
+_UNBUILT: Any = object()
+
+
+class BuiltOnce(Generic[T]):
+    """What a runtime module builds or looks up once per process (`build()`: native loops from `ir_functions`
+    wrapped by ctypes, or OpenBLAS's thread-count functions, which may be None), on first use or from the warm-up
+    thread (runtime/scheduling/warmup.py), whichever comes first: a double-checked lock, so that the hot path
+    costs one attribute read and two threads never build twice."""
+
+    def __init__(self, build: Callable[[], T]) -> None:
+        self._build = build
+        self._value: T = _UNBUILT
+        self._lock = threading.Lock()
+
+    def get(self) -> T:
+        """The built value (built now by this thread if no thread did yet; others wait for it)."""
+        value = self._value
+        if value is _UNBUILT:
+            with self._lock:
+                value = self._value
+                if value is _UNBUILT:
+                    value = self._value = self._build()
+        return value
+
+    @property
+    def built(self) -> bool:
+        """Whether `get()` would return at once (a kernel may choose another path while it would not)."""
+        return self._value is not _UNBUILT
 
 
 def addresses(key: str) -> dict[str, int]:

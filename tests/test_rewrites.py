@@ -269,7 +269,7 @@ def test_gram_chain_becomes_one_pass():
 
 
 @SETTINGS
-@given(n=st.integers(1, 3000), m=st.integers(1, 40), seed=st.integers(0, 2**16),
+@given(n=st.integers(1, 3000), m=st.one_of(st.integers(1, 40), st.integers(90, 130)), seed=st.integers(0, 2**16),
        kind=st.sampled_from(["plain", "weighted", "residual"]))  # fmt: skip
 def test_fuse_x_once(n, m, seed, kind):
     x, v, a = matrix(seed, n, m), matrix(seed + 1, m, 1), matrix(seed + 2, n, 1)
@@ -284,20 +284,22 @@ def test_fuse_x_once(n, m, seed, kind):
     )
 
 
-@pytest.mark.parametrize("csr", [False, True])
+@pytest.mark.parametrize("layout", ["dense", "dense-wide", "csr"])
 @pytest.mark.parametrize("kind", ["plain", "weighted", "residual"])
-def test_gram_vector_kernel_independent_of_threads(csr, kind):
-    """The same bits for 1, 2 and 3 threads (tasks of fixed size, partials added in task order); within 1e-12 of
-    numpy's two products; dense and CSR."""
+def test_gram_vector_kernel_independent_of_threads(layout, kind):
+    """The same bits for 1, 2 and 3 threads (tasks of fixed size, partials added in task order; OpenBLAS at one
+    thread as in a program); within 1e-12 of numpy's two products; dense (the native loop, and the row-blocked BLAS
+    form of `BLAS_MIN_COLS` columns and more) and CSR."""
     import scipy.sparse as sp
 
-    from daphnec.runtime.kernels.gram_vector import gram_vector
+    from daphnec.runtime.kernels.blas_threads import one_blas_thread
+    from daphnec.runtime.kernels.gram_vector import BLAS_MIN_COLS, gram_vector
     from daphnec.runtime.scheduling.config import SchedulerConfig
     from daphnec.runtime.vectorized.settings import SETTINGS
 
     rng = np.random.default_rng(7)
-    n, m = 60_000, 23
-    X = sp.random(n, m, density=0.2, format="csr", random_state=3) if csr else rng.standard_normal((n, m))
+    n, m = (20_000, BLAS_MIN_COLS + 5) if layout == "dense-wide" else (60_000, 23)
+    X = sp.random(n, m, density=0.2, format="csr", random_state=3) if layout == "csr" else rng.standard_normal((n, m))
     v, a = rng.standard_normal((m, 1)), rng.random((n, 1))
     u = X @ v
     ref = X.T @ {"plain": u, "weighted": a * u, "residual": u - a}[kind]
@@ -305,7 +307,11 @@ def test_gram_vector_kernel_independent_of_threads(csr, kind):
     try:
         for threads in (1, 2, 3):  # the task scheduler's workers (--num-threads)
             SETTINGS.scheduler = SchedulerConfig(num_threads=threads)
-            results.append(gram_vector(X, v, a, kind))
+            with one_blas_thread():
+                results.append(gram_vector(X, v, a, kind))
+                if layout != "csr":  # a column slice of a wider matrix (read in place by the BLAS form)
+                    wide = np.concatenate([np.ones((n, 2)), X, np.ones((n, 3))], axis=1)
+                    results.append(gram_vector(wide[:, 2 : 2 + m], v, a, kind))
     finally:
         SETTINGS.scheduler = before
     assert all(np.array_equal(results[0], r) for r in results[1:])

@@ -3,8 +3,9 @@
 These are the inner loops of conjugate gradient on the normal equations (lmCG), Newton-CG logistic regression and
 GLMs; computed as written, each iteration reads X twice (for `X @ v` and for the transposed product), and X is the
 one large operand. The `daphne.gramVector`, `daphne.gramVectorWeighted` and `daphne.gramVectorResidual` ops
-(dialects/ops_matrix.py) run one native loop over X's rows, dense or CSR, on several threads with per-task partial
-sums added in task order (runtime/kernels/gram_vector.py), so the result does not depend on the thread count. The
+(dialects/ops_matrix.py) run one pass over X's rows, dense or CSR, on several threads with per-task partial sums
+added in task order (runtime/kernels/gram_vector.py: a native loop, or for dense X of about 100 columns and more
+two BLAS products per cache-sized block of rows), so the result does not depend on the thread count. The
 order of the additions differs from BLAS's two products, so this is a re-associating rewrite: on by default,
 off with `--no-reassociate` (docs/language.md "Rewrites").
 

@@ -199,12 +199,18 @@ class KnownDimension(Rule):
 
 
 class SumOfProduct(Rule):
-    """`sum(X @ Y)` -> `as.scalar(colSums(X) @ rowSums(Y))`: the sum of all dot products is the dot product of
-    X's column sums with Y's row sums (one pass over each operand instead of a product)."""
+    """`sum(X @ Y)` -> `sum(colSums(X) @ Y)`: the sum of all dot products is the sum of X's column sums times Y
+    (one pass over each operand instead of a product). Not `colSums(X) @ rowSums(Y)`, which reads Y as often: Y's
+    row sums are DAPHNE's in-order row folds, which transpose Y block by block, while the vector-matrix product
+    streams Y's rows through one BLAS call (1500 x 750: 0.3-0.6 ms against 1.4-11 ms, one thread). A product whose
+    X has one row is already that product (and this rule's own result: it must not fire again)."""
 
     def rewrite(self, op: Operation, b: Builder) -> None:
-        if isinstance(op, ops.SumAllOp) and (p := plain_product(op.arg)) is not None:
-            b.done(b.scalar(b.mm(b.agg(ops.SumColOp, p.lhs), b.agg(ops.SumRowOp, p.rhs))))
+        if not isinstance(op, ops.SumAllOp) or (p := plain_product(op.arg)) is None:
+            return
+        lhs = p.lhs.type
+        if isinstance(lhs, MatrixType) and lhs.shape[0] != 1:
+            b.done(b.agg(ops.SumAllOp, b.mm(b.agg(ops.SumColOp, p.lhs), p.rhs)))
 
 
 class ColSumsOfProduct(Rule):

@@ -78,7 +78,8 @@ def _seq_sum(A: np.ndarray, axis: int | None) -> np.ndarray:
 def _fold(A: np.ndarray, axis: int | None):
     """The sequential float fold of a non-empty matrix: all cells from 0 (axis None, never -0), or per row (axis 1)
     or column (axis 0) from its first cell. Native loops for large inputs, numpy's sequential cumsum otherwise."""
-    if native_folds.applies(A):
+    ordered = A.ndim == 2 and A.shape[0] > 1 and axis is not None and _ordered_sum_pays(A.shape[1], axis)
+    if native_folds.applies(A, first_build=not (ordered and axis == 0)):  # column folds: numpy's are as fast
         if axis is None:
             return native_folds.fold_all(A)
         return native_folds.fold_rows(A) if axis == 1 else native_folds.fold_cols(A)
@@ -90,8 +91,8 @@ def _fold(A: np.ndarray, axis: int | None):
         if s is None:
             s = np.cumsum(flat, dtype=A.dtype)[-1]
         return s + A.dtype.type(0) if s == 0 else s  # starting from the neutral 0 makes -0 impossible
-    if A.ndim == 2 and A.shape[0] > 1 and _ordered_sum_pays(A.shape[1], axis):
-        return _ordered_sum(A, axis)
+    if ordered:
+        return _ordered_sum(A, axis)  # type: ignore[arg-type]
     return np.take(np.cumsum(A, axis=axis, dtype=A.dtype), -1, axis=axis)
 
 
@@ -182,8 +183,8 @@ def _ordered_sum(A: np.ndarray, axis: int) -> np.ndarray:
 
 def _ordered_sum_unchecked(A: np.ndarray, axis: int) -> np.ndarray:
     """`_ordered_sum`'s reductions; a NaN result may carry the payload of another NaN than the C++ fold's."""
-    if axis == 0:
-        return np.add.reduce(np.ascontiguousarray(A), axis=0, initial=A.dtype.type(-0.0))
+    if axis == 0:  # a view of contiguous rows (a column slice) is read in place: numpy walks its rows in order
+        return np.add.reduce(native_folds.rows_of(A)[0], axis=0, initial=A.dtype.type(-0.0))
     n, m = A.shape
     out = np.empty(n, dtype=A.dtype)
     step = max(_BLOCK_CELLS // m, min(_MIN_BLOCK_ROWS, _MAX_BLOCK_CELLS // m), 2)
@@ -311,9 +312,10 @@ def _stat(op: str, A: np.ndarray, axis: int | None):
         mean = _count_div(_seq_sum(A, axis), n, dt)
         if op == "mean":
             return mean
-        if n and native_folds.applies(A):
+        by_columns = axis == 0 and n > 1 and _ordered_sum_pays(A.shape[1], 0)  # numpy's: same bits, same speed
+        if n and native_folds.applies(A, first_build=not by_columns):
             acc = native_folds.fold_squared_deviations(A, mean, 0 if axis == 0 else 1)
-        elif axis == 0 and n > 1 and _ordered_sum_pays(A.shape[1], 0):
+        elif by_columns:
             acc = _column_squared_deviations(A, mean)
         else:
             dev = A - np.expand_dims(mean, axis)

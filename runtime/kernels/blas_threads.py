@@ -29,6 +29,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from daphnec.runtime.kernels.product_form import product
+from daphnec.runtime.native_code import BuiltOnce
 
 _SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads")
 _GETTERS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads", "openblas_get_num_threads")
@@ -36,7 +37,6 @@ _GETTERS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads
 _lock = threading.Lock()
 _users = 0
 _saved = 1
-_functions: tuple[object, object] | None | bool = False  # False: not looked up yet; None: no OpenBLAS
 
 
 def _openblas() -> tuple[object, object] | None:
@@ -66,13 +66,12 @@ def blas_threads() -> int | None:
     return fns[0]() if fns else None  # type: ignore[operator]
 
 
+_OPENBLAS: BuiltOnce[tuple[object, object] | None] = BuiltOnce(_openblas)
+"""(get, set) of OpenBLAS's thread count, looked up once per process (None: no OpenBLAS)."""
+
+
 def _lookup() -> tuple[object, object] | None:
-    global _functions
-    if _functions is False:
-        with _lock:
-            if _functions is False:
-                _functions = _openblas()
-    return _functions  # type: ignore[return-value]
+    return _OPENBLAS.get()
 
 
 @contextmanager

@@ -22,12 +22,12 @@ NaN, take the written computation (the outer kernel and one product per vector).
 from __future__ import annotations
 
 import ctypes
-import threading
 
 import numpy as np
 
 from daphnec.runtime.kernels.matmul import matmul
 from daphnec.runtime.kernels.outer import outer_kernel
+from daphnec.runtime.native_code import BuiltOnce
 
 _PREDICATES = {"le": ("ugt", False), "lt": ("uge", False), "ge": ("oge", True), "gt": ("ogt", True)}
 """Outer kind -> (the LLVM comparison whose count over the thresholds is a row's bin, counted below the bin)."""
@@ -103,28 +103,25 @@ product gives the thresholds that do not count the row (`inf * 0`), else 0.0."""
 
 _P, _I = ctypes.c_void_p, ctypes.c_int64
 _SIG = ctypes.CFUNCTYPE(None, _P, _I, _I, _P, _I, _P, _P, _I, _P)
-_lock = threading.Lock()
-_functions: dict[str, object] | None = None
 
 
-def _loops() -> dict[str, object]:
-    """The native loops, built once per process (object code cached per host, `runtime.native_code`)."""
-    global _functions
-    if _functions is None:
-        with _lock:
-            if _functions is None:
-                from daphnec.runtime.native_code import ir_functions
+def _build() -> dict[str, object]:
+    """The native loops (object code cached per host, `runtime.native_code`)."""
+    from daphnec.runtime.native_code import ir_functions
 
-                preds = [p for p, _ in _PREDICATES.values()]
-                addr = ir_functions("".join(_LOOP.format(pred=p) for p in preds), [f"split_{p}" for p in preds])
-                _functions = {p: _SIG(addr[f"split_{p}"]) for p in preds}  # type: ignore[misc]
-    return _functions
+    preds = [p for p, _ in _PREDICATES.values()]
+    addr = ir_functions("".join(_LOOP.format(pred=p) for p in preds), [f"split_{p}" for p in preds])
+    return {p: _SIG(addr[f"split_{p}"]) for p in preds}  # type: ignore[misc]
+
+
+LOOPS: BuiltOnce[dict[str, object]] = BuiltOnce(_build)
+"""The native loops, built once per process."""
 
 
 def warm_up() -> None:
     """Build the native loops now (for runtime/scheduling/warmup.py's background thread, when a program that calls
     this kernel starts: the first call otherwise pays llvmlite's engine start, ~50 ms in the forest bench)."""
-    _loops()
+    LOOPS.get()
 
 
 def _f64_column(a) -> np.ndarray:
@@ -148,7 +145,7 @@ def split_stats(x, thr, *vs, kind: str = "le") -> np.ndarray:
     acc = np.zeros((len(cols), 2 * (k + 1)), dtype=np.float64)
     ptrs = np.array([v.ctypes.data for v in cols], dtype=np.uint64)
     strides = np.array([v.strides[0] // 8 for v in cols], dtype=np.int64)
-    _loops()[pred](x.ctypes.data, x.strides[0] // 8, n, t.ctypes.data, k, ptrs.ctypes.data, strides.ctypes.data,
+    LOOPS.get()[pred](x.ctypes.data, x.strides[0] // 8, n, t.ctypes.data, k, ptrs.ctypes.data, strides.ctypes.data,
                    len(cols), acc.ctypes.data)  # fmt: skip
     bins, zeros = acc[:, : k + 1], acc[:, k + 1 :]
     up = np.cumsum(zeros if below else bins, axis=1)[:, :k]  # the bins up to j

@@ -4,6 +4,9 @@ and the vectorised min/max keep `std::min`/`std::max`'s NaN and +0/-0 behaviour.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -158,13 +161,13 @@ def test_native_folds_read_a_column_slice_in_place(monkeypatch):
     rng = np.random.default_rng(9)
     X = rng.standard_normal((500, 40))
     view = X[:, 3:30]
-    A, ld = native_folds._rows_of(view)
+    A, ld = native_folds.rows_of(view)
     assert A is view and ld == 40
     assert _same_bits(native_folds.fold_cols(view), np.cumsum(view, axis=0)[-1])
     assert _same_bits(native_folds.fold_rows(view), np.cumsum(view, axis=1)[:, -1])
     mean = view.mean(axis=0)
     assert _same_bits(native_folds.fold_squared_deviations(view, mean, 0), np.cumsum((view - mean) ** 2, axis=0)[-1])
-    assert native_folds._rows_of(X[::-1])[0] is not X  # reversed rows: copied
+    assert native_folds.rows_of(X[::-1])[0] is not X  # reversed rows: copied
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -220,3 +223,28 @@ def test_fold_of_the_non_zeros_takes_a_masked_vector_only():
     masked = y * (rng.random(25_000) < 0.125)
     assert agg._fold_nonzeros(masked) is not None and agg._fold_nonzeros(y) is None
     assert _same_bits(agg._fold_nonzeros(masked), np.cumsum(masked)[-1])
+
+
+def test_column_sums_never_build_the_native_folds() -> None:
+    """A column sum or variance large enough to build the native folds (a column slice of 10M cells in lmDS) takes
+    numpy's in-order axis-0 reduce instead, reading the slice in place: the same bits as the native fold (the left
+    fold of every column), without loading llvmlite inside the kernel. Row sums still build them."""
+    code = """
+import sys
+import numpy as np
+from daphnec.runtime.kernels import agg, native_folds
+native_folds.MIN_FIRST_CELLS = 1000
+rng = np.random.default_rng(5)
+D = rng.standard_normal((4000, 31)) * np.exp(rng.uniform(-20, 20, (4000, 31)))
+X = D[:, 0:30]
+got = agg.col_kernel("sum", "f64")(X)
+want = np.cumsum(X, axis=0)[-1]
+var = agg.col_kernel("var", "f64")(X)  # column statistics too
+print(native_folds.LOOPS.built, "llvmlite.binding" in sys.modules, np.array_equal(got.ravel(), want))
+agg.row_kernel("sum", "f64")(np.ascontiguousarray(X))
+print(native_folds.LOOPS.built, np.array_equal(got.ravel(), native_folds.fold_cols(X)))
+mean = agg.col_kernel("mean", "f64")(X).ravel()
+print(np.array_equal(var.ravel(), native_folds.fold_squared_deviations(X, mean, 0) / X.shape[0]))
+"""
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert res.stdout.split() == ["False", "False", "True", "True", "True", "True"]

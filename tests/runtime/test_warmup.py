@@ -89,15 +89,15 @@ def test_every_module_that_schedules_tasks_is_listed() -> None:
 
 
 def test_a_program_with_the_one_pass_kernel_builds_its_native_loop_in_the_background() -> None:
-    """`t(X) @ (X @ v)` always runs gram_vector's native loop: the warm-up builds it (llvmlite's engine included)
-    before the program's first call needs it."""
+    """`t(X) @ (X @ v)` of fewer than `BLAS_MIN_COLS` dense columns, or of CSR X, runs gram_vector's native loop:
+    the warm-up builds it (llvmlite's engine included) before the program's first call needs it."""
     code = """
 from daphnec.runtime.kernels import gram_vector
 from daphnec.runtime.scheduling import warmup
-assert gram_vector._functions is None
+assert not gram_vector.LOOPS.built
 t = warmup.warm_up_for([gram_vector.gram_vector_plain])
 t.join()
-print(gram_vector._functions is not None, warmup.warm_up_for([gram_vector.gram_vector_plain]))
+print(gram_vector.LOOPS.built, warmup.warm_up_for([gram_vector.gram_vector_plain]))
 """
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert res.stdout.split() == ["True", "None"]
