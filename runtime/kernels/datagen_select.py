@@ -13,6 +13,8 @@ import ctypes
 
 import numpy as np
 
+from daphnec.runtime.native_code import BuiltOnce
+
 _IR = """
 define void @knuth_select(ptr noalias %draws, i64 %count, i64 %n, i64 %limit, ptr noalias %state,
                           ptr noalias %positions) {
@@ -62,17 +64,16 @@ done:
 _SIG = ctypes.CFUNCTYPE(
     None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p
 )
-_function: object | None = None
 
 
-def _native() -> object:
-    """The compiled loop, built once per process into the runtime's llvmlite engine."""
-    global _function
-    if _function is None:
-        from daphnec.runtime.native_code import ir_functions
+def _build() -> object:
+    """The compiled loop, in the runtime's llvmlite engine."""
+    from daphnec.runtime.native_code import ir_functions
 
-        _function = _SIG(ir_functions(_IR, ["knuth_select"])["knuth_select"])
-    return _function
+    return _SIG(ir_functions(_IR, ["knuth_select"])["knuth_select"])
+
+
+_NATIVE = BuiltOnce(_build)
 
 
 def select(draws: np.ndarray, i: int, n: int, chosen: int, limit: int, positions: np.ndarray) -> tuple[int, int, int]:
@@ -84,5 +85,5 @@ def select(draws: np.ndarray, i: int, n: int, chosen: int, limit: int, positions
     if positions.dtype != np.int64 or not positions.flags.c_contiguous or len(positions) < len(draws):
         raise ValueError("positions must be a contiguous int64 array at least as long as draws")
     state = np.array([i, chosen, 0], dtype=np.int64)
-    _native()(draws.ctypes.data, len(draws), n, limit, state.ctypes.data, positions.ctypes.data)  # type: ignore[operator]
+    _NATIVE.get()(draws.ctypes.data, len(draws), n, limit, state.ctypes.data, positions.ctypes.data)  # type: ignore[operator]
     return int(state[0]), int(state[1]), int(state[2])

@@ -21,9 +21,10 @@ Functions (T = float or double; all sizes i64; pointers to C-contiguous arrays):
 from __future__ import annotations
 
 import ctypes
-import threading
 
 import numpy as np
+
+from daphnec.runtime.native_code import BuiltOnce
 
 _TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 _I64 = ctypes.c_int64
@@ -33,8 +34,6 @@ _POOL_SIGS = {
     "float": ctypes.CFUNCTYPE(ctypes.c_int32, _P, _I64, _P, _P, *([_I64] * 13), ctypes.c_float),
     "double": ctypes.CFUNCTYPE(ctypes.c_int32, _P, _I64, _P, _P, *([_I64] * 13), ctypes.c_double),
 }
-_lock = threading.Lock()
-_functions: dict[str, object] | None = None
 
 
 class _Fn:
@@ -318,20 +317,22 @@ def _names() -> list[str]:
     return out
 
 
+def _build() -> dict[str, object]:
+    """Every loop of `_names()` compiled into the runtime's engine, as ctypes functions by symbol."""
+    from daphnec.runtime.native_code import ir_functions
+
+    table: dict[str, object] = {}
+    for sym, addr in ir_functions(_module_text(), _names()).items():
+        t = sym.rsplit("_", 1)[1]
+        sig = _CONV_SIG if sym.startswith(("im2col", "col2im")) else _POOL_SIGS[t]
+        table[sym] = sig(addr)
+    return table
+
+
+_FUNCTIONS = BuiltOnce(_build)
+
+
 def function(name: str, dt: np.dtype):
     """The native loop `name` (`im2col`, `col2im`, `maxpool_fwd`, ...) for float dtype `dt`, as a ctypes function
     (ctypes releases the GIL during the call, so scheduler workers run loops on all cores)."""
-    global _functions
-    if _functions is None:
-        with _lock:
-            if _functions is None:
-                from daphnec.runtime.native_code import ir_functions
-
-                addresses = ir_functions(_module_text(), _names())
-                table: dict[str, object] = {}
-                for sym, addr in addresses.items():
-                    t = sym.rsplit("_", 1)[1]
-                    sig = _CONV_SIG if sym.startswith(("im2col", "col2im")) else _POOL_SIGS[t]
-                    table[sym] = sig(addr)
-                _functions = table
-    return _functions[f"{name}_{_TYPES[np.dtype(dt)]}"]
+    return _FUNCTIONS.get()[f"{name}_{_TYPES[np.dtype(dt)]}"]
