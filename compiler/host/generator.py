@@ -666,7 +666,22 @@ class HostCodegen:
         cast = found[0]
         e = self.e
         fn = idx_scalar_kernel(op.KIND, op.AXIS)
-        e.emit(f"{e.define(cast.res)} = {e.bind(fn, fn.__name__)}({e.ref(op.arg)})", op)
+        x, out, call = e.ref(op.arg), e.define(cast.res), f"{e.bind(fn, fn.__name__)}({e.ref(op.arg)})"
+        if isinstance(op.arg.type, MatrixType) and not op.arg.type.is_sparse:
+            # the kernel's fast path for an f64 vector inline (RDP's farthest point per segment: the call and its
+            # checks cost about as much as the argmax of a short segment); a NaN found takes the kernel
+            lane = 1 if op.AXIS == "row" else 0
+            vector = f"{x}.shape[1:] == (1,) and {x}.shape[0]" if lane == 0 else None
+            vector = vector or f"len({x}.shape) == 2 and {x}.shape[0] == 1 and {x}.shape[1]"
+            nd, f64 = e.bind(np.ndarray, "ndarray"), e.bind(dtype_of("f64"), "f64")
+            e.emit(f"if type({x}) is {nd} and {x}.dtype is {f64} and {vector}:", op)
+            e.emit(f"    {out} = int({x}.{'argmin' if op.KIND == 'min' else 'argmax'}())", op)
+            e.emit(f"    if {x}.item({out}) != {x}.item({out}):", op)
+            e.emit(f"        {out} = {call}", op)
+            e.emit("else:", op)
+            e.emit(f"    {out} = {call}", op)
+        else:
+            e.emit(f"{out} = {call}", op)
         self.fused.add(cast)
         return True
 

@@ -195,3 +195,25 @@ def test_a_bad_row_range_reports_as_the_kernel_does(rows: str, monkeypatch: pyte
     with pytest.raises(DaphneError) as kernel:
         _run(text)
     assert str(inlined.value) == str(kernel.value)
+
+
+IDX = """
+V = [3.0, nan, 1.0, 1.0, 7.0, 7.0](6, 1);
+W = [nan, 2.0, 0.5](3, 1);
+E = fill(1.0, 0, 1);
+n = 0;
+while (n < 2) { n = n + 1; }
+print(as.scalar(idxMin(V[n:6, ], 1)) + " " + as.scalar(idxMax(V[n:6, ], 1)) + " " + as.scalar(idxMax(V, 1)));
+print(as.scalar(idxMin(W, 1)) + " " + as.scalar(idxMax(W[1:3, ], 1)) + " " + as.scalar(idxMin(t(W), 0)));
+print(as.scalar(idxMin(E[0:(n - 2), ], 1)));
+"""
+
+
+def test_inlined_idx_of_a_vector_gives_the_kernels_positions() -> None:
+    """`_idx_scalar`: `as.scalar(idxMax(v, 1))` of an f64 vector is numpy's argmax inline (a NaN found, a row of a
+    column-wise position, an empty vector: the kernel, which skips later NaNs and reports)."""
+    out, source = _run(IDX.replace("E[0:(n - 2), ]", "V"))
+    assert ".argmin())" in source and ".argmax())" in source, source
+    assert out.splitlines() == ["0 2 4", "0 0 0", "2"]  # NaN first wins (V[2:6]: 1, 1, 7, 7); ties keep the first
+    with pytest.raises(DaphneError, match="idxMin: cannot aggregate an empty column"):
+        _run(IDX)
