@@ -20,11 +20,12 @@ at 2 threads >= 1.5x numpy on the element-wise/aggregation-heavy ones.
 `--suite scripts` runs the library-style scripts of `bench/scripts/` instead (`bench/script_steps.py`): each one
 imports its algorithm from a module (`import "lib/lm.daph" as "lm";`), reads CSV + `.meta` (graphs: Matrix Market)
 and times the call between two `now()`; besides the kernel ratio (numpy doing the same steps on in-memory data /
-daphnec) it reports the whole process (read + compile + compute + write) against a Python process that reads the
-same files with pyarrow and computes with numpy (`peer/x` > 1: daphnec's whole process is faster). The first
-(untimed) round of each script is also reported as the first-run compile time (`--timing` parse + compile, cold
-program cache). Goals (issue "real analysis scripts faster than numpy"): kernel plain >= 1.0x numpy, `--vec` >=
-plain, whole process >= 1/1.5 of the peer, first-run compile <= 0.25 s.
+daphnec; `fresh/x`: the same steps run once in a fresh process of their own, `bench/numpy_fresh.py --script`, best
+of the rounds: the treatment daphnec's kernel gets) it reports the whole process (read + compile + compute + write)
+against a Python process that reads the same files with pyarrow and computes with numpy (`peer/x` > 1: daphnec's
+whole process is faster). The first (untimed) round of each script is also reported as the first-run compile time
+(`--timing` parse + compile, cold program cache). Goals (issue "real analysis scripts faster than numpy"): kernel
+plain >= 1.0x numpy, `--vec` >= plain, whole process >= 1/1.5 of the peer, first-run compile <= 0.25 s.
 """
 
 from __future__ import annotations
@@ -333,7 +334,14 @@ def bench_script(
     peer_out = folder / "peer.npy"
     peer_cmd = [sys.executable, str(ROOT / "bench" / "script_steps.py"), name, str(peer_out)]
     peer_cmd += [f"{k}={v.strip(chr(34)) if isinstance(v, str) else v}" for k, v in {**paths, **sc.args}.items()]
-    res: dict[str, object] = {"numpy": [], "peer": [], "first compile": {}, **{c: [] for c in configs}}
+    fresh_cmd = [sys.executable, str(ROOT / "bench" / "numpy_fresh.py"), "--script", name, *peer_cmd[4:]]
+    res: dict[str, object] = {
+        "numpy": [],
+        "numpy fresh": [],
+        "peer": [],
+        "first compile": {},
+        **{c: [] for c in configs},
+    }
     cold = {"DAPHNEC_CACHE_DIR": str(folder / "cold-cache")}  # round 0: nothing cached (kernels, programs)
     want = sc.numpy(**arrays, **sc.args)
     for round_ in range(repeat + 1):
@@ -345,6 +353,10 @@ def bench_script(
             if code != 0:
                 raise RuntimeError(f"peer failed: {err[-2000:]}")
             res["peer"].append({"wall": wall, "error": rel_error(np.load(peer_out), want)})
+            code, ms, err, _, _ = measured(fresh_cmd)
+            if code != 0:
+                raise RuntimeError(f"numpy_fresh.py failed: {err[-2000:]}")
+            res["numpy fresh"].append(float(ms.split()[-1]) / 1e3)
         for cfg, flags in configs.items():
             if round_ and res[cfg] and "failed" in res[cfg][0]:
                 continue
@@ -383,12 +395,13 @@ def _compiles(first: object) -> str:
 
 def summarise_script(name: str, res: dict[str, object], rtol: float) -> list[str]:
     np_s = min(res["numpy"])
+    fresh = min(res.get("numpy fresh", []), default=np.nan)
     peer = min(r["wall"] for r in res["peer"])
     plain = min((r.get("compute", np.inf) for r in res.get("plain", [])), default=np.inf)
     lines = []
-    for cfg in (c for c in res if c not in ("numpy", "peer", "first compile")):
+    for cfg in (c for c in res if c not in ("numpy", "numpy fresh", "peer", "first compile")):
         if not res[cfg] or "failed" in res[cfg][0]:
-            lines.append(f"| {name} | {cfg} | failed: {res[cfg][0]['failed'] if res[cfg] else '?'} | | | | | | |")
+            lines.append(f"| {name} | {cfg} | failed: {res[cfg][0]['failed'] if res[cfg] else '?'} | | | | | | | |")
             continue
         best = min(res[cfg], key=lambda r: r["compute"])
         walls = min(r["wall"] for r in res[cfg])
@@ -397,12 +410,16 @@ def summarise_script(name: str, res: dict[str, object], rtol: float) -> list[str
         ok = "ok" if err <= max(rtol, 1e-12) else "WRONG"
         lines.append(
             f"| {name} | {cfg} | {best['compute'] * 1e3:8.1f} | {np_s / best['compute']:5.2f}x | "
-            f"{plain / best['compute']:5.2f}x | {walls:5.2f} | {peer / walls:5.2f}x | "
+            f"{fresh / best['compute']:5.2f}x | {plain / best['compute']:5.2f}x | {walls:5.2f} | "
+            f"{peer / walls:5.2f}x | "
             f"{_compiles(res['first compile'].get(cfg))} / "
             f"{t.get('compilation_seconds', 0) + t.get('parsing_seconds', 0):4.2f} | {err:.1e} {ok} |"
         )
     perr = max(r["error"] for r in res["peer"])
-    lines.append(f"| {name} | numpy / peer | {np_s * 1e3:8.1f} | 1.00x | | {peer:5.2f} | 1.00x | | {perr:.1e} |")
+    lines.append(
+        f"| {name} | numpy / peer | {np_s * 1e3:8.1f} | 1.00x | {fresh / np_s:5.2f}x | | {peer:5.2f} | 1.00x | "
+        f"| {perr:.1e} |"
+    )
     return lines
 
 
@@ -475,10 +492,10 @@ def main_scripts(a: argparse.Namespace) -> None:
     configs = configs_of(a.before, a.configs)
     print(f"scale {a.scale}, best of {a.repeat}; kernel = now() around the call; numpy/x, peer/x > 1: daphnec faster")
     print(
-        "| script | run | kernel ms | numpy/x | plain/x | whole s | peer/x | compile s cold / new / cached "
+        "| script | run | kernel ms | numpy/x | fresh/x | plain/x | whole s | peer/x | compile s cold / new / cached "
         "| max rel err |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---|---|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|---|")
     raw = {}
     for name in names:
         folder = Path(a.keep or tempfile.mkdtemp(prefix="daphnec-scripts-"))

@@ -185,12 +185,27 @@ class HostCodegen:
         for v, end in last.items():
             if end is not None:
                 dies.setdefault(end, []).append(v)
-        for i, op in enumerate(block.ops):
-            self.dying = frozenset(self._dead_names(dies.get(i, ()), i, last))
-            self._op(op)
-            dead = self._dead_names(dies.get(i, ()), i, last)  # again: the op may have given a name more holders
-            if dead:
-                self.e.emit(f"del {', '.join(dead)}")
+        ops = list(block.ops)
+        i = 0
+        while i < len(ops):
+            run = self._ufunc_run(ops, i)
+            if run:
+                self._ufunc_region(run, i, dies, last)
+                i += len(run)
+                continue
+            self._op_and_dels(ops[i], i, dies, last)
+            i += 1
+
+    def _op_and_dels(
+        self, op: Operation, i: int, dies: dict[int, list[SSAValue]], last: dict[SSAValue, int | None]
+    ) -> list[str]:
+        """Op i of its block, then the `del` of the names no later op reads (returned)."""
+        self.dying = frozenset(self._dead_names(dies.get(i, ()), i, last))
+        self._op(op)
+        dead = self._dead_names(dies.get(i, ()), i, last)  # again: the op may have given a name more holders
+        if dead:
+            self.e.emit(f"del {', '.join(dead)}")
+        return dead
 
     def _dead_names(self, values: Iterable[SSAValue], i: int, last: dict[SSAValue, int | None]) -> list[str]:
         """The names to `del` after op i: the matrices that no later op of the block reads, so numpy can reuse
@@ -376,14 +391,10 @@ class HostCodegen:
         cost ~0.3 us of a ~0.35 us `v * s` on a few cells (RDP's loop makes 7 per segment). A dying operand that
         nothing else holds (`dead_operands.INLINE_DEAD_REFS`, the refcount test the kernel makes in its own frame)
         and whose buffer the program owns is the output, as in the kernel. Same ufunc, same operands: same bits."""
-        ufunc = getattr(spec.fn, "f64_ufunc", None)
-        if ufunc is None or len(op.results) != 1 or any(c is not None for c in spec.arg_casts):
+        ufunc = _f64_ufunc(op, spec)
+        if ufunc is None:
             return False
         types = [v.type for v in op.operands]
-        if not any(isinstance(t, MatrixType) for t in types) or any(
-            isinstance(t, MatrixType) and t.is_sparse for t in types
-        ):
-            return False
         e = self.e
         nd, f64 = e.bind(np.ndarray, "ndarray"), e.bind(dtype_of("f64"), "f64")
         tests = [e.bind(STATE, "fperr_state") + ".ignoring"]
@@ -412,6 +423,126 @@ class HostCodegen:
         e.emit("else:", op)
         e.emit(f"    {out} = {call}", op)
         return True
+
+    def _ufunc_run(self, ops: list[Operation], i: int) -> list[Operation]:
+        """The ops from i on that `_ufunc_region` takes: f64 element-wise ops that `_inline_ufunc` inlines and
+        scalar ops between them, starting and ending with such an op and with two or more of them; else empty."""
+        run: list[Operation] = []
+        ufuncs = 0
+        for op in ops[i:]:
+            if op in self.fused or not isinstance(op, _PURE_SCALAR) or is_noop_cast(op):
+                break
+            if not isinstance(op, ConstantOp) and self._inlined_ufunc(op):
+                ufuncs += 1
+            elif not run or op in self.cells or any(
+                isinstance(v.type, MatrixType) for v in (*op.operands, *op.results)
+            ):
+                break
+            run.append(op)
+        while run and not self._inlined_ufunc(run[-1]):
+            run.pop()
+        return run if ufuncs > 1 else []
+
+    def _inlined_ufunc(self, op: Operation) -> bool:
+        """`op` is an element-wise op whose f64 fast path `_inline_ufunc` inlines."""
+        if not isinstance(op, (EwBinaryOp, EwUnaryOp)) or op in self.fused or is_noop_cast(op):
+            return False
+        spec = select_kernel(op)
+        return spec.inline is None and _f64_ufunc(op, spec) is not None
+
+    def _ufunc_region(
+        self, run: list[Operation], start: int, dies: dict[int, list[SSAValue]], last: dict[SSAValue, int | None]
+    ) -> None:
+        """A run of f64 element-wise ops the host code inlines (`_inline_ufunc`), e.g. RDP's
+        `abs(dy * (Q[, 0] - ax) - dx * (Q[, 1] - ay))`: one test of the operands from before the run (f64
+        matrices, f64 scalars, equal shapes where two matrices meet; the shape of a matrix the run computes is that
+        of its first matrix operand), then the ufunc calls alone; anything else runs the ops' usual code (each
+        under its own test). A scalar the run's scalar ops compute is tested where an op first reads it, the rest
+        of the run's usual code the other branch. Inside the run a ufunc's result is a fresh f64 array that only
+        its variable holds, so an op whose operand it is and dies writes into it without the refcount and
+        ownership tests (~0.4 us per op; RDP's loop makes 7 per segment). Each op computes what its own test
+        would have chosen: the same ufunc on the same operands, the same bits."""
+        e = self.e
+        base = e.indent
+        outer = (e.lines, e.locs)
+        e.lines, e.locs = [], []
+        e.indent += 1
+        spans, dels = [], []
+        for k, op in enumerate(run):  # the usual code, op by op
+            first = len(e.lines)
+            dels.append(self._op_and_dels(op, start + k, dies, last))
+            spans.append((first, len(e.lines)))
+        usual = (e.lines, e.locs)
+
+        def usual_from(k: int, depth: int) -> None:
+            lo = spans[k][0]
+            e.lines += ["    " * depth + line for line in usual[0][lo:]]
+            e.locs += usual[1][lo:]
+
+        e.lines, e.locs = [], []
+        nd, f64 = e.bind(np.ndarray, "ndarray"), e.bind(dtype_of("f64"), "f64")
+        tests = [e.bind(STATE, "fperr_state") + ".ignoring"]
+        refs = e.bind(dead_operands, "dead_operands")
+        inside = {r for op in run for r in op.results}
+        shape_of: dict[SSAValue, SSAValue] = {}  # a matrix the run computes -> the matrix from before of its shape
+        nested: list[int] = []  # the ops where a later test opens a branch
+        for k, op in enumerate(run):
+            if not self._inlined_ufunc(op):  # a scalar op: its usual code
+                lo, hi = spans[k]
+                e.lines += ["    " * len(nested) + line for line in usual[0][lo:hi]]
+                e.locs += usual[1][lo:hi]
+                continue
+            spec = select_kernel(op)
+            ufunc = _f64_ufunc(op, spec)
+            fn, out = e.bind(ufunc, spec.name), e.ref(op.results[0])
+            args = [e.ref(v) for v in op.operands]
+            roots, late = [], []
+            for a, v in zip(args, op.operands):
+                if isinstance(v.type, MatrixType):
+                    roots.append(shape_of.get(v, v))
+                    if v not in shape_of:
+                        tests.append(f"type({a}) is {nd} and {a}.dtype is {f64}")
+                elif not (isinstance(v.owner, ConstantOp) and type(v.owner.python_value()) is float):
+                    (late if v in inside else tests).append(f"type({a}) is float")
+            if len(roots) == 2 and roots[0] is not roots[1]:
+                tests.append(f"{e.ref(roots[0])}.shape == {e.ref(roots[1])}.shape")
+            shape_of[op.results[0]] = roots[0]
+            if late:
+                e.emit(f"if {' and '.join(dict.fromkeys(late))}:", op)
+                nested.append(k)
+                e.indent += 1
+            dying = dict.fromkeys(
+                a for a, v in zip(args, op.operands) if a in dels[k] and isinstance(v.type, MatrixType)
+            )
+            fresh = [a for a, v in zip(args, op.operands) if a in dying and v in shape_of]
+            if fresh:
+                e.emit(f"{out} = {fn}({', '.join(args)}, out={fresh[0]})", op)
+            else:
+                branch = "if"
+                for m in dying:
+                    e.emit(f"{branch} {refs}.getrefcount({m}) == {INLINE_DEAD_REFS} and {_owned(m)}:", op)
+                    e.emit(f"    {out} = {fn}({', '.join(args)}, out={m})", op)
+                    branch = "elif"
+                if branch == "elif":
+                    e.emit("else:", op)
+                    e.emit(f"    {out} = {fn}({', '.join(args)})", op)
+                else:
+                    e.emit(f"{out} = {fn}({', '.join(args)})", op)
+            if dels[k]:
+                e.emit(f"del {', '.join(dels[k])}")
+        for depth in range(len(nested), 0, -1):
+            e.indent -= 1
+            e.emit("else:", run[nested[depth - 1]])
+            usual_from(nested[depth - 1], depth)
+        fast = (e.lines, e.locs)
+        e.lines, e.locs = outer
+        e.indent = base
+        e.emit(f"if {' and '.join(dict.fromkeys(tests))}:", run[0])
+        e.lines += fast[0]
+        e.locs += fast[1]
+        e.emit("else:", run[0])
+        e.lines += usual[0]
+        e.locs += usual[1]
 
     def _inline_view(self, op: DaphneOp, spec: KernelSpec, args: list[str], call: str) -> bool:
         """An indexing op whose kernel names its fast path (`host_view`: the kernel's own test and the numpy view it
@@ -535,7 +666,22 @@ class HostCodegen:
         cast = found[0]
         e = self.e
         fn = idx_scalar_kernel(op.KIND, op.AXIS)
-        e.emit(f"{e.define(cast.res)} = {e.bind(fn, fn.__name__)}({e.ref(op.arg)})", op)
+        x, out, call = e.ref(op.arg), e.define(cast.res), f"{e.bind(fn, fn.__name__)}({e.ref(op.arg)})"
+        if isinstance(op.arg.type, MatrixType) and not op.arg.type.is_sparse:
+            # the kernel's fast path for an f64 vector inline (RDP's farthest point per segment: the call and its
+            # checks cost about as much as the argmax of a short segment); a NaN found takes the kernel
+            lane = 1 if op.AXIS == "row" else 0
+            vector = f"{x}.shape[1:] == (1,) and {x}.shape[0]" if lane == 0 else None
+            vector = vector or f"len({x}.shape) == 2 and {x}.shape[0] == 1 and {x}.shape[1]"
+            nd, f64 = e.bind(np.ndarray, "ndarray"), e.bind(dtype_of("f64"), "f64")
+            e.emit(f"if type({x}) is {nd} and {x}.dtype is {f64} and {vector}:", op)
+            e.emit(f"    {out} = int({x}.{'argmin' if op.KIND == 'min' else 'argmax'}())", op)
+            e.emit(f"    if {x}.item({out}) != {x}.item({out}):", op)
+            e.emit(f"        {out} = {call}", op)
+            e.emit("else:", op)
+            e.emit(f"    {out} = {call}", op)
+        else:
+            e.emit(f"{out} = {call}", op)
         self.fused.add(cast)
         return True
 
@@ -815,6 +961,20 @@ def _as_scalar_after(op: Operation) -> tuple[CastOp, str | None] | None:
     if base is not as_scalar or spec.arg_casts != (None,):
         return None
     return cast, fn.keywords.get("vt") if isinstance(fn, functools.partial) else None
+
+
+def _f64_ufunc(op: DaphneOp, spec: KernelSpec) -> object | None:
+    """The ufunc of the f64 fast path that `op`'s kernel names (`f64_ufunc`), when the host code may inline it
+    (`_inline_ufunc`): one result, no operand cast, a dense matrix operand; else None."""
+    ufunc = getattr(spec.fn, "f64_ufunc", None)
+    if ufunc is None or len(op.results) != 1 or any(c is not None for c in spec.arg_casts):
+        return None
+    types = [v.type for v in op.operands]
+    if not any(isinstance(t, MatrixType) for t in types) or any(
+        isinstance(t, MatrixType) and t.is_sparse for t in types
+    ):
+        return None
+    return ufunc
 
 
 def _owned(x: str) -> str:
