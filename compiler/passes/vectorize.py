@@ -60,7 +60,7 @@ from daphnec.compiler.passes.pipeline_fusion import (
 from daphnec.dialects.ops import ConstantOp, ExtractColOp, SliceRowOp, TransposeOp
 from daphnec.dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
 from daphnec.dialects.types import MatrixType
-from daphnec.dialects.value_types import Split
+from daphnec.dialects.value_types import Combine, Split
 
 
 def _find_pipelines(info: BlockDeps) -> list[set[Operation]]:
@@ -188,7 +188,27 @@ def worth_forming(members: set[Operation], min_cells: int) -> bool:
     if rows is not None and rows <= 1:
         return False  # one row (a 1 x n vector of a loop body): nothing to split, whatever n is
     cells = row_split_cells(members)
+    if cells is not None and _lone_reduction(members):
+        return cells >= LONE_REDUCTION_FACTOR * min_cells
     return cells is None or cells >= min_cells
+
+
+LONE_REDUCTION_FACTOR = 16
+"""A candidate of one aggregation alone (`colSums(X)`, `sum(X)`: nothing fused, no intermediate saved) is formed only
+over this many times `min_cells` (by default 64 MiB of f64 values). Its plain kernel is one memory-bound numpy pass,
+which two threads hardly beat: lmDS' `colSums(X)` of a 100000 x 50 X (40 MB; from `t(cbind(X, 1)) @ cbind(X, 1)`
+rewritten) took 1.13-1.89 ms plain and 1.26-1.29 ms as a pipeline on 2 threads (best of 40 in one process, two
+rounds), and the pipeline's native kernel made the --vec run load llvmlite (~50-150 ms of start-up) for nothing
+(issue 23 part 6). Larger ones keep their pipelines (on a quiet machine two threads stream more memory): the same
+bound as a matrix-vector product's split (`runtime.kernels.blas_threads.GEMV_SPLIT_BYTES`, memory bound as well)."""
+
+
+def _lone_reduction(members: set[Operation]) -> bool:
+    """`members` is a single op whose results are all aggregates (combined by ADD, MIN or MAX)."""
+    if len(members) != 1:
+        return False
+    (op,) = members
+    return all(combine_of(op, r) not in (Combine.ROWS, Combine.COLS) for r in op.results)
 
 
 def vectorize_block(block: Block, min_cells: int = 0) -> None:
