@@ -25,13 +25,15 @@ row-split input of which the pipeline only extracts single columns counts with t
 (X[, f] > t)` over a 50000 x 10 data set reads 50000 cells of X, not 500,000: formed, it ran 9 % slower than plain).
 A row range with bounds computed at run time, cut inside a loop body (`P[(a + 1):b, ]` of RDP's subdivision loop),
 counts as small although its size is unknown: a loop cutting a matrix into parts per iteration makes mostly small
-ones (RDP under --vec: a pipeline per segment ran ~10 % slower than the plain kernels). Loops of small per-iteration
-matrices (decision trees, row-by-row geometry, 1-row slices) would otherwise run thousands of pipelines, each slower
-than the plain kernels. A pipeline whose input sizes are unknown is formed; the executor runs small inputs in one
-call on the calling thread. (Products never join pipelines: compiler/analysis/vectorizable.py.) A candidate that
-would get no native kernel (`lowers_natively`: e.g. a column count unknown at compile time) is not formed either:
-its Python body calls the plain ops' numpy kernels per row block. And what the cost model leaves as plain ops gets
-the default path's ordered fusions (`_plain_fusions`: fuse-sums, fuse-maps), as it would without `--vec`.
+ones (RDP under --vec: a pipeline per segment ran ~10 % slower than the plain kernels). One aggregation alone
+(`colSums(X)`: a memory-bound numpy pass, nothing to fuse into it) needs `LONE_REDUCTION_FACTOR` times `min_cells`.
+Loops of small per-iteration matrices (decision trees, row-by-row geometry, 1-row slices) would otherwise run
+thousands of pipelines, each slower than the plain kernels. A pipeline whose input sizes are unknown is formed; the
+executor runs small inputs in one call on the calling thread. (Products never join pipelines:
+compiler/analysis/vectorizable.py.) A candidate that would get no native kernel (`lowers_natively`: e.g. a column
+count unknown at compile time) is not formed either: its Python body calls the plain ops' numpy kernels per row
+block. And what the cost model leaves as plain ops gets the default path's ordered fusions (`_plain_fusions`:
+fuse-sums, fuse-maps), as it would without `--vec`.
 """
 
 from __future__ import annotations
