@@ -12,24 +12,28 @@ The cost model (`min_cells` > 0; the CLI's `--vec-min-cells`, on by default exce
 part 6, "--vec never slower than plain"): a candidate pipeline is formed only where it can run on several threads.
 Without `--vec` the same element-wise chains are fused into one native loop anyway (fuse-maps), so a pipeline wins
 only by its parallelism, and the executor runs a pipeline whose row-split inputs hold fewer than 4 MiB on the
-calling thread (`runtime.vectorized.settings.MIN_PARALLEL_BYTES`: waking the workers costs more than such work).
-So a candidate is not formed, and its ops stay plain kernels, when the sizes of its row-split inputs are all known
-at compile time (shapes from `.meta` files, literals and inference, which clones library functions for their call
+calling thread (`runtime.vectorized.settings.MIN_PARALLEL_BYTES`: waking the workers costs more than such work). So
+a candidate is not formed, and its ops stay plain kernels, when the sizes of its row-split inputs are all known at
+compile time (shapes from `.meta` files, literals and inference, which clones library functions for their call
 sites' shapes) and add up to fewer than `min_cells` cells (default: 4 MiB of f64 values), or when they are known to
-have at most one row (a 1 x n vector in a loop body, whose column count may be unknown: there are no rows to
-split), or when it only moves values (transposes, column extractions: no arithmetic to share, and the parts are
-copied again to combine them). A row-split input of which the pipeline only extracts single columns counts with
-those columns (`nid + (nid == node) * (X[, f] > t)` over a 50000 x 10 data set reads 50000 cells of X, not
-500,000: formed, it ran 9 % slower than plain). A row range with bounds computed at run time, cut inside a loop
-body (`P[(a + 1):b, ]` of RDP's subdivision loop), counts as small although its size is unknown: a loop cutting a
-matrix into parts per iteration makes mostly small ones (RDP under --vec: a pipeline per segment ran ~10 % slower
-than the plain kernels). Loops of small per-iteration matrices (decision trees,
-row-by-row geometry, 1-row slices) would otherwise run thousands of pipelines, each slower than the plain
-kernels. A pipeline whose input sizes are unknown is formed; the executor runs small inputs in one call on the
-calling thread. (Products never join pipelines: compiler/analysis/vectorizable.py.) A candidate that would get no
-native kernel (`lowers_natively`: e.g. a column count unknown at compile time) is not formed either: its Python
-body calls the plain ops' numpy kernels per row block. And what the cost model leaves as plain ops gets the
-default path's ordered fusions (`_plain_fusions`: fuse-sums, fuse-maps), as it would without `--vec`.
+have at most one row (a 1 x n vector in a loop body, whose column count may be unknown: there are no rows to split),
+where an input of unknown rows counts the rows of another row-split input known to have several (they must match, or
+the executor raises its row-count error: lmCG's `beta + alpha * p` of a 51 x 1 and a `?` x 1 vector, a pipeline call
+in every iteration, and restoreBeta's `sum(t(shift) * beta[0:m, ])` stay plain), or when it only moves values
+(transposes, column extractions: no arithmetic to share, and the parts are copied again to combine them). A
+row-split input of which the pipeline only extracts single columns counts with those columns (`nid + (nid == node) *
+(X[, f] > t)` over a 50000 x 10 data set reads 50000 cells of X, not 500,000: formed, it ran 9 % slower than plain).
+A row range with bounds computed at run time, cut inside a loop body (`P[(a + 1):b, ]` of RDP's subdivision loop),
+counts as small although its size is unknown: a loop cutting a matrix into parts per iteration makes mostly small
+ones (RDP under --vec: a pipeline per segment ran ~10 % slower than the plain kernels). One aggregation alone
+(`colSums(X)`: a memory-bound numpy pass, nothing to fuse into it) needs `LONE_REDUCTION_FACTOR` times `min_cells`.
+Loops of small per-iteration matrices (decision trees, row-by-row geometry, 1-row slices) would otherwise run
+thousands of pipelines, each slower than the plain kernels. A pipeline whose input sizes are unknown is formed; the
+executor runs small inputs in one call on the calling thread. (Products never join pipelines:
+compiler/analysis/vectorizable.py.) A candidate that would get no native kernel (`lowers_natively`: e.g. a column
+count unknown at compile time) is not formed either: its Python body calls the plain ops' numpy kernels per row
+block. And what the cost model leaves as plain ops gets the default path's ordered fusions (`_plain_fusions`:
+fuse-sums, fuse-maps), as it would without `--vec`.
 """
 
 from __future__ import annotations
@@ -58,7 +62,7 @@ from daphnec.compiler.passes.pipeline_fusion import (
 from daphnec.dialects.ops import ConstantOp, ExtractColOp, SliceRowOp, TransposeOp
 from daphnec.dialects.ops_pipeline import PipelineReturnOp, VectorizedPipelineOp
 from daphnec.dialects.types import MatrixType
-from daphnec.dialects.value_types import Split
+from daphnec.dialects.value_types import Combine, Split
 
 
 def _find_pipelines(info: BlockDeps) -> list[set[Operation]]:
@@ -91,27 +95,46 @@ def _find_pipelines(info: BlockDeps) -> list[set[Operation]]:
     return [g for g in groups.values()]
 
 
-def row_split_cells(members: set[Operation]) -> int | None:
-    """The cells of the matrices a candidate pipeline would split by rows (each input once), or None if any size
-    is unknown at compile time. An input the pipeline only reads single columns of (`X[, f]` of a data set in a
-    tree's loop) counts those columns (`_columns_read`): the work is theirs, not the whole matrix's."""
-    seen: set[SSAValue] = set()
-    cells = 0
+def _row_split_inputs(members: set[Operation]) -> list[SSAValue]:
+    """The matrices a candidate pipeline would split by rows, each once, in a fixed order."""
+    out: dict[SSAValue, None] = {}
     for m in members:
         for v, split in zip(m.operands, splits(m)):
-            t = v.type
-            if v.owner in members or split != Split.ROWS or not isinstance(t, MatrixType) or v in seen:
-                continue
-            seen.add(v)
-            rows, cols = t.rows.data, t.cols.data
-            if rows < 0 and _loop_slice(v):
-                continue  # a part of a matrix cut per iteration: counted as small (see the module docstring)
-            picked = _columns_read(v, members)
-            if picked is not None:
-                cols = picked if cols < 0 else min(cols, picked)
-            if rows < 0 or cols < 0:
-                return None
-            cells += rows * cols
+            if v.owner not in members and split == Split.ROWS and isinstance(v.type, MatrixType):
+                out[v] = None
+    return list(out)
+
+
+def _known_rows(inputs: list[SSAValue]) -> int | None:
+    """The rows of a pipeline over `inputs` when one of them is known to have more than one: every row-split
+    input then has that many rows or one (a broadcast row; anything else is the executor's row-count error), so
+    an input of unknown rows (`beta[0:m, ]` of a run-time `m` beside a 50 x 1 `t(scale)`) is no larger."""
+    known = {v.type.rows.data for v in inputs}  # type: ignore[attr-defined]
+    many = sorted(r for r in known if r > 1)
+    return many[-1] if many else None
+
+
+def row_split_cells(members: set[Operation]) -> int | None:
+    """The cells of the matrices a candidate pipeline would split by rows (each input once), or None if any size
+    is unknown at compile time. An input of unknown rows counts the rows of another input known to have several
+    (`_known_rows`). An input the pipeline only reads single columns of (`X[, f]` of a data set in a tree's loop)
+    counts those columns (`_columns_read`): the work is theirs, not the whole matrix's."""
+    inputs = _row_split_inputs(members)
+    known = _known_rows(inputs)
+    cells = 0
+    for v in inputs:
+        t = v.type
+        rows, cols = t.rows.data, t.cols.data  # type: ignore[attr-defined]
+        if rows < 0 and _loop_slice(v):
+            continue  # a part of a matrix cut per iteration: counted as small (see the module docstring)
+        if rows < 0 and known is not None:
+            rows = known
+        picked = _columns_read(v, members)
+        if picked is not None:
+            cols = picked if cols < 0 else min(cols, picked)
+        if rows < 0 or cols < 0:
+            return None
+        cells += rows * cols
     return cells
 
 
@@ -146,18 +169,15 @@ combine them (`t(X)` of a 50000 x 51 design matrix as a pipeline: 45 ms, 210 par
 
 
 def row_split_rows(members: set[Operation]) -> int | None:
-    """The most rows of the matrices a candidate pipeline would split by rows, or None if any row count is unknown
-    at compile time (column counts may be unknown)."""
-    rows = 0
-    for m in members:
-        for v, split in zip(m.operands, splits(m)):
-            t = v.type
-            if v.owner in members or split != Split.ROWS or not isinstance(t, MatrixType):
-                continue
-            if t.rows.data < 0:
-                return None
-            rows = max(rows, t.rows.data)
-    return rows
+    """The rows of a candidate pipeline: those of an input known to have several (`_known_rows`), else the most
+    rows of its row-split inputs, or None if any of those is unknown at compile time (column counts may be
+    unknown)."""
+    inputs = _row_split_inputs(members)
+    known = _known_rows(inputs)
+    if known is not None:
+        return known
+    rows = [v.type.rows.data for v in inputs]  # type: ignore[attr-defined]
+    return None if any(r < 0 for r in rows) else max(rows, default=0)
 
 
 def worth_forming(members: set[Operation], min_cells: int) -> bool:
@@ -170,7 +190,27 @@ def worth_forming(members: set[Operation], min_cells: int) -> bool:
     if rows is not None and rows <= 1:
         return False  # one row (a 1 x n vector of a loop body): nothing to split, whatever n is
     cells = row_split_cells(members)
+    if cells is not None and _lone_reduction(members):
+        return cells >= LONE_REDUCTION_FACTOR * min_cells
     return cells is None or cells >= min_cells
+
+
+LONE_REDUCTION_FACTOR = 16
+"""A candidate of one aggregation alone (`colSums(X)`, `sum(X)`: nothing fused, no intermediate saved) is formed only
+over this many times `min_cells` (by default 64 MiB of f64 values). Its plain kernel is one memory-bound numpy pass,
+which two threads hardly beat: lmDS' `colSums(X)` of a 100000 x 50 X (40 MB; from `t(cbind(X, 1)) @ cbind(X, 1)`
+rewritten) took 1.13-1.89 ms plain and 1.26-1.29 ms as a pipeline on 2 threads (best of 40 in one process, two
+rounds), and the pipeline's native kernel made the --vec run load llvmlite (~50-150 ms of start-up) for nothing
+(issue 23 part 6). Larger ones keep their pipelines (on a quiet machine two threads stream more memory): the same
+bound as a matrix-vector product's split (`runtime.kernels.blas_threads.GEMV_SPLIT_BYTES`, memory bound as well)."""
+
+
+def _lone_reduction(members: set[Operation]) -> bool:
+    """`members` is a single op whose results are all aggregates (combined by ADD, MIN or MAX)."""
+    if len(members) != 1:
+        return False
+    (op,) = members
+    return all(combine_of(op, r) not in (Combine.ROWS, Combine.COLS) for r in op.results)
 
 
 def vectorize_block(block: Block, min_cells: int = 0) -> None:
