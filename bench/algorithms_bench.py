@@ -52,6 +52,16 @@ CONFIGS: dict[str, list[str]] = {
 }
 
 
+def rotated(configs: dict[str, list[str]], round_: int) -> list[tuple[str, list[str]]]:
+    """The configurations in the order of round `round_`: each round starts one later, so no configuration always
+    runs right after another. A process started right after another one measured up to 1.4x slower in its BLAS
+    kernels (lmDS icpt=1's `syrk`: median 5.2 ms first, 8.5-8.9 ms second, equal minimums), which in a fixed order
+    made `vec 2T` always look slower than `plain`."""
+    items = list(configs.items())
+    k = round_ % len(items) if items else 0
+    return items[k:] + items[:k]
+
+
 def configs_of(before: str, only: str = "") -> dict[str, list[str]]:
     """The daphnec configurations of a run (`only`: comma-separated names of `CONFIGS`, default all); with
     `--before`, also that installation's runs of the same names (interleaved with this one's, so that both see
@@ -288,7 +298,7 @@ def bench_workload(
             t0 = time.perf_counter()
             want = wl.numpy(**arrays, **wl.args)
             res["numpy"].append(time.perf_counter() - t0)
-        for cfg, flags in configs.items():
+        for cfg, flags in rotated(configs, round_):
             if cfg in failed:
                 continue
             try:
@@ -357,7 +367,7 @@ def bench_script(
             if code != 0:
                 raise RuntimeError(f"numpy_fresh.py failed: {err[-2000:]}")
             res["numpy fresh"].append(float(ms.split()[-1]) / 1e3)
-        for cfg, flags in configs.items():
+        for cfg, flags in rotated(configs, round_):
             if round_ and res[cfg] and "failed" in res[cfg][0]:
                 continue
             py = before if cfg.startswith("before") else ""
