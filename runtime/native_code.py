@@ -250,6 +250,7 @@ class BuiltOnce(Generic[T]):
         self._build = build
         self._value: T = _UNBUILT
         self._lock = threading.Lock()
+        self._started = False
 
     def get(self) -> T:
         """The built value (built now by this thread if no thread did yet; others wait for it)."""
@@ -265,6 +266,20 @@ class BuiltOnce(Generic[T]):
     def built(self) -> bool:
         """Whether `get()` would return at once (a kernel may choose another path while it would not)."""
         return self._value is not _UNBUILT
+
+    def build_in_background(self) -> None:
+        """Start the build on a daemon thread, once, unless built: a kernel takes its numpy path (the same bits)
+        until `built`, instead of waiting for a build on its first call (LLVM's compile runs outside the GIL)."""
+        if self._started or self._value is not _UNBUILT:
+            return
+        self._started = True  # two racing callers start two threads at worst; `get()`'s lock builds once
+        threading.Thread(target=self._build_quietly, name="daphne-native-build", daemon=True).start()
+
+    def _build_quietly(self) -> None:
+        try:
+            self.get()
+        except Exception:  # noqa: BLE001, S110 - only an optimisation: the first call that needs it reports it
+            pass
 
 
 def addresses(key: str) -> dict[str, int]:

@@ -248,3 +248,27 @@ print(np.array_equal(var.ravel(), native_folds.fold_squared_deviations(X, mean, 
 """
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert res.stdout.split() == ["False", "False", "True", "True", "True", "True"]
+
+
+def test_a_process_with_llvmlite_loaded_builds_the_folds_in_the_background() -> None:
+    """A JIT kernel's thread loads llvmlite; a fold below `MIN_FIRST_CELLS` then takes numpy's path (the same bits)
+    instead of building the folds inside the kernel (0.27-0.5 s beside a cold run's JIT), and the folds are built
+    on a background thread for the later folds."""
+    code = """
+import time
+import numpy as np
+import llvmlite.binding  # noqa: F401 - what a JIT kernel's thread does
+from daphnec.runtime.kernels import agg, native_folds
+rng = np.random.default_rng(7)
+X = rng.standard_normal((3000, 40)) * np.exp(rng.uniform(-20, 20, (3000, 40)))
+assert native_folds.MIN_NATIVE_CELLS <= X.size < native_folds.MIN_FIRST_CELLS
+first = agg.row_kernel("sum", "f64")(X)
+print(native_folds.LOOPS.built)
+deadline = time.monotonic() + 60
+while not native_folds.LOOPS.built and time.monotonic() < deadline:
+    time.sleep(0.01)
+print(native_folds.LOOPS.built, native_folds.applies(X))
+print(np.array_equal(first, agg.row_kernel("sum", "f64")(X)), np.array_equal(first.ravel(), native_folds.fold_rows(X)))
+"""
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert res.stdout.split() == ["False", "True", "True", "True", "True"]
