@@ -15,7 +15,10 @@ Per run the table shows: seconds per epoch; the bytes the busiest worker rank se
 sockets by the kernel (runtime/paramserv/netbytes.py), next to the cost formula (runtime/paramserv/costs.py);
 final loss and accuracy; a worker's compute seconds C and communication seconds N (means over the workers) and
 the overlap coefficient alpha = (N + C - T) / min(N, C) (0 = no overlap, 1 = perfect; below 0 when the epoch has
-time in neither, e.g. the server's sum and `agg` while the link is idle, or a barrier). T is the epochs' seconds from
+time in neither, e.g. the server's sum and `agg` while the link is idle, or a barrier) from the run's own N and C,
+and "alpha0" from the N and C of the same strategy without overlap in the same table (CARAMEL's reading: the
+communication and computation times measured apart, so that an overlapped run's slower compute and its waits
+counted as communication do not raise it; empty when that run is not in the table). T is the epochs' seconds from
 the `--statistics` table (the epoch rows: from after the data is shipped to the workers until worker 0's last
 update; the seconds per epoch, the script's clock around the call, also hold shipping the data and the model to
 the workers and the model back, 0.5 s of the FC MLP's call at 1 Gbit/s); "T vs AR" is today's ALLREDUCE's T over
@@ -435,9 +438,10 @@ def systemds(tmp: Path, rows: int, k: int) -> Run:
 def report(runs: list[Run]) -> str:
     lines = []
     today = {(r.model, r.rate, r.ranks, r.strategy): r for r in runs if r.code == "today"}
+    apart = {(r.model, r.rate, r.ranks, r.strategy, r.code): r for r in runs}
     head = (f"{'model':<6} {'rate':<7} {'n':>2} {'strategy':<22} {'k':>2} {'s/epoch':>8} {'vs BSP':>7} "
             f"{'vs AR':>6} {'MB/step':>8} {'formula':>8} {'diff':>6} {'loss':>7} {'acc':>6} {'T s':>6} {'C s':>6} "
-            f"{'N s':>6} {'alpha':>6} {'T vs AR':>7} {'link':>5}")  # fmt: skip
+            f"{'N s':>6} {'alpha':>6} {'alpha0':>6} {'T vs AR':>7} {'link':>5}")  # fmt: skip
     lines.append(head)
     for r in runs:
         if r.code == "peer":
@@ -445,6 +449,10 @@ def report(runs: list[Run]) -> str:
                          f"{'':>6} {'':>8} {'':>8} {'':>6} {r.loss:>7.4f} {r.accuracy:>6.3f}"
                          + (f"  {r.error}" if r.error else ""))  # fmt: skip
             continue
+        alone = apart.get((r.model, r.rate, r.ranks, r.strategy.replace(" overlap", ""), r.code))
+        alpha0 = ""
+        if alone is not None and alone is not r and min(alone.comm, alone.compute) > 0 and r.epoch > 0:
+            alpha0 = f"{(alone.comm + alone.compute - r.epoch) / min(alone.comm, alone.compute):.2f}"
         bsp = today.get((r.model, r.rate, r.ranks, "BSP"))
         ar = today.get((r.model, r.rate, r.ranks, "ALLREDUCE ALLGATHER"))
         vs_bsp = f"{bsp.seconds / r.seconds:.2f}x" if bsp and r.seconds > 0 else ""
@@ -457,7 +465,7 @@ def report(runs: list[Run]) -> str:
         name = r.strategy + (" (today)" if r.code == "today" else "")
         lines.append(f"{r.model:<6} {r.rate:<7} {r.ranks:>2} {name:<22} {r.k:>2} {r.seconds:>8.2f} {vs_bsp:>7} "
                      f"{vs_ar:>6} {shown} {fm:>8.2f} {diff:>6} {r.loss:>7.4f} {r.accuracy:>6.3f} {r.epoch:>6.2f} "
-                     f"{r.compute:>6.2f} {r.comm:>6.2f} {r.alpha:>6.2f} {t_ar:>7} {link:>5}"
+                     f"{r.compute:>6.2f} {r.comm:>6.2f} {r.alpha:>6.2f} {alpha0:>6} {t_ar:>7} {link:>5}"
                      + (f"  {r.error}" if r.error else ""))  # fmt: skip
     return "\n".join(lines)
 
