@@ -410,16 +410,7 @@ class HostCodegen:
         fn, out = e.bind(ufunc, spec.name), e.define(op.results[0])
         refs = e.bind(dead_operands, "dead_operands")  # a module: `--statistics` wraps no callable of it
         e.emit(f"if {' and '.join(tests)}:", op)
-        branch = "if"
-        for m in dict.fromkeys(a for a in matrices if a in self.dying):
-            e.emit(f"    {branch} {refs}.getrefcount({m}) == {INLINE_DEAD_REFS} and {_owned(m)}:", op)
-            e.emit(f"        {out} = {fn}({', '.join(args)}, out={m})", op)
-            branch = "elif"
-        if branch == "elif":
-            e.emit("    else:", op)
-            e.emit(f"        {out} = {fn}({', '.join(args)})", op)
-        else:
-            e.emit(f"    {out} = {fn}({', '.join(args)})", op)
+        _emit_ufunc_call(e, op, out, fn, args, dict.fromkeys(a for a in matrices if a in self.dying), refs, "    ")
         e.emit("else:", op)
         e.emit(f"    {out} = {call}", op)
         return True
@@ -518,16 +509,7 @@ class HostCodegen:
             if fresh:
                 e.emit(f"{out} = {fn}({', '.join(args)}, out={fresh[0]})", op)
             else:
-                branch = "if"
-                for m in dying:
-                    e.emit(f"{branch} {refs}.getrefcount({m}) == {INLINE_DEAD_REFS} and {_owned(m)}:", op)
-                    e.emit(f"    {out} = {fn}({', '.join(args)}, out={m})", op)
-                    branch = "elif"
-                if branch == "elif":
-                    e.emit("else:", op)
-                    e.emit(f"    {out} = {fn}({', '.join(args)})", op)
-                else:
-                    e.emit(f"{out} = {fn}({', '.join(args)})", op)
+                _emit_ufunc_call(e, op, out, fn, args, dying, refs, "")
             if dels[k]:
                 e.emit(f"del {', '.join(dels[k])}")
         for depth in range(len(nested), 0, -1):
@@ -975,6 +957,23 @@ def _f64_ufunc(op: DaphneOp, spec: KernelSpec) -> object | None:
     ):
         return None
     return ufunc
+
+
+def _emit_ufunc_call(
+    e: _Emitter, op: Operation, out: str, fn: str, args: list[str], dying: Iterable[str], refs: str, indent: str
+) -> None:
+    """`out = fn(*args)`, written into the first of the `dying` operands that nothing else references (its
+    reference count, the array owning its memory): the element-wise kernel's own reuse of dead operands, inline."""
+    branch = "if"
+    for m in dying:
+        e.emit(f"{indent}{branch} {refs}.getrefcount({m}) == {INLINE_DEAD_REFS} and {_owned(m)}:", op)
+        e.emit(f"{indent}    {out} = {fn}({', '.join(args)}, out={m})", op)
+        branch = "elif"
+    if branch == "elif":
+        e.emit(f"{indent}else:", op)
+        e.emit(f"{indent}    {out} = {fn}({', '.join(args)})", op)
+    else:
+        e.emit(f"{indent}{out} = {fn}({', '.join(args)})", op)
 
 
 def _owned(x: str) -> str:
