@@ -32,7 +32,6 @@ before it), for tests and benchmarks.
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import os
 import struct
 import sys
@@ -111,6 +110,10 @@ class Engine:
         self.tm = llvm.Target.from_default_triple().create_target_machine(cpu=cpu, features=features, opt=3)
         self.ee = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self.tm)
         self.lock = threading.Lock()
+        self.compile_lock = threading.Lock()
+        """One compile at a time: llvmlite parses every module into LLVM's one global context, which is not
+        thread-safe (the JIT thread, the warm-up and a background build of the runtime's loops may compile at once;
+        two at once failed LLVM's ConstantFP assertion)."""
         self.loaded: dict[str, dict[str, int]] = {}
         """Key -> the addresses of the symbols asked for so far."""
         self.objects: dict[str, bytes] = {}
@@ -121,11 +124,12 @@ class Engine:
 
     def compile_ir(self, ir_text: str) -> bytes:
         """LLVM IR text -> optimised (O3) object code for the host."""
-        mod = self.llvm.parse_assembly(ir_text)
-        mod.verify()
-        pb = self.llvm.create_pass_builder(self.tm, self.llvm.PipelineTuningOptions(speed_level=3))
-        pb.getModulePassManager().run(mod, pb)
-        return self.tm.emit_object(mod)
+        with self.compile_lock:
+            mod = self.llvm.parse_assembly(ir_text)
+            mod.verify()
+            pb = self.llvm.create_pass_builder(self.tm, self.llvm.PipelineTuningOptions(speed_level=3))
+            pb.getModulePassManager().run(mod, pb)
+            return self.tm.emit_object(mod)
 
     def load(self, key: str, obj: bytes, symbols: list[str]) -> dict[str, int]:
         """Add the object code `key` to the engine (once) and return the addresses of `symbols` in it; raises
@@ -180,6 +184,8 @@ _SOURCE_DIGEST: list[str] = []
 def _source_digest() -> str:
     """This file's source: it sets the target machine and the optimisation pipeline of all object code."""
     if not _SOURCE_DIGEST:
+        import hashlib  # here: kernels import this module for `BuiltOnce`, a cached run never hashes (OpenSSL)
+
         with open(__file__, "rb") as f:
             _SOURCE_DIGEST.append(hashlib.sha256(f.read()).hexdigest())
     return _SOURCE_DIGEST[0]
@@ -187,6 +193,8 @@ def _source_digest() -> str:
 
 def object_key(text: str, *shaped_by: str) -> str:
     """The key of the object code identified by `text` on this host (see the module docstring)."""
+    import hashlib
+
     h = hashlib.sha256()
     for part in (text, engine().host, _source_digest(), *shaped_by):
         h.update(part.encode())
@@ -268,12 +276,14 @@ class BuiltOnce(Generic[T]):
         return self._value is not _UNBUILT
 
     def build_in_background(self) -> None:
-        """Start the build on a daemon thread, once, unless built: a kernel takes its numpy path (the same bits)
-        until `built`, instead of waiting for a build on its first call (LLVM's compile runs outside the GIL)."""
+        """Start the build on a thread, once, unless built: a kernel takes its numpy path (the same bits) until
+        `built`, instead of waiting for a build on its first call (LLVM's compile runs outside the GIL). Not a
+        daemon: the interpreter waits for it at exit (LLVM still compiling while the process tears down crashes it),
+        and the object code reaches the cache folder for the next run."""
         if self._started or self._value is not _UNBUILT:
             return
         self._started = True  # two racing callers start two threads at worst; `get()`'s lock builds once
-        threading.Thread(target=self._build_quietly, name="daphne-native-build", daemon=True).start()
+        threading.Thread(target=self._build_quietly, name="daphne-native-build").start()
 
     def _build_quietly(self) -> None:
         try:
