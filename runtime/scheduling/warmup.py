@@ -86,7 +86,18 @@ def warm_up_for(kernels: Iterable[object]) -> threading.Thread | None:
         _started = True
     t = threading.Thread(target=_warm, args=(workers, native), name="daphne-warmup", daemon=True)
     t.start()
+    if native:
+        import atexit
+
+        atexit.register(t.join, _EXIT_WAIT)
     return t
+
+
+_EXIT_WAIT = 30.0
+"""Seconds a process that ends waits for a warm-up still building native loops: LLVM compiling on a daemon thread
+while the interpreter tears down crashes the process (the folds' build did in CI), and the object code then
+reaches the cache folder for the next run. atexit runs before that teardown; the bound keeps a stuck warm-up from
+holding the exit."""
 
 
 def _warm(workers: bool, native: list[str]) -> None:

@@ -6,6 +6,7 @@ process)."""
 from __future__ import annotations
 
 import functools
+import os
 import re
 import subprocess
 import sys
@@ -101,3 +102,17 @@ print(gram_vector.LOOPS.built, warmup.warm_up_for([gram_vector.gram_vector_plain
 """
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert res.stdout.split() == ["True", "None"]
+
+
+def test_a_process_ending_during_the_warm_up_waits_for_its_native_build(tmp_path: Path) -> None:
+    """A script may end while the warm-up thread still compiles a native loop (a cold cache folder): the process
+    waits for it at exit instead of tearing LLVM down under it, and the object code is in the cache folder."""
+    code = """
+from daphnec.runtime.kernels import gram_vector
+from daphnec.runtime.scheduling import warmup
+warmup.warm_up_for([gram_vector.gram_vector_plain])
+"""
+    env = {**os.environ, "DAPHNEC_CACHE_DIR": str(tmp_path / "cache")}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert (res.returncode, res.stderr) == (0, "")
+    assert len(list((tmp_path / "cache").glob("*.o"))) == 1
