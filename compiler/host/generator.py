@@ -151,6 +151,8 @@ class HostCodegen:
         self.row_writes: dict[Operation, MatrixLiteralOp] = {}
         """In-place inserts of a 1 x k matrix literal into a row (`_row_literal`): the literal, built only if the
         numpy store cannot be done."""
+        self.ufuncs: dict[Operation, tuple[KernelSpec, object] | None] = {}
+        """Element-wise ops -> their kernel and the f64 ufunc the host code may inline (`_ufunc_of`)."""
 
     def generate(self) -> HostProgram:
         for op in self.module.ops:
@@ -396,12 +398,11 @@ class HostCodegen:
             return False
         types = [v.type for v in op.operands]
         e = self.e
-        nd, f64 = e.bind(np.ndarray, "ndarray"), e.bind(dtype_of("f64"), "f64")
         tests = [e.bind(STATE, "fperr_state") + ".ignoring"]
         matrices = []
         for a, t in zip(args, types):
             if isinstance(t, MatrixType):
-                tests.append(f"type({a}) is {nd} and {a}.dtype is {f64}")
+                tests.append(_is_f64_matrix(e, a))
                 matrices.append(a)
             else:
                 tests.append(f"type({a}) is float")
@@ -436,10 +437,19 @@ class HostCodegen:
 
     def _inlined_ufunc(self, op: Operation) -> bool:
         """`op` is an element-wise op whose f64 fast path `_inline_ufunc` inlines."""
-        if not isinstance(op, (EwBinaryOp, EwUnaryOp)) or op in self.fused or is_noop_cast(op):
-            return False
-        spec = select_kernel(op)
-        return spec.inline is None and _f64_ufunc(op, spec) is not None
+        return op not in self.fused and not is_noop_cast(op) and self._ufunc_of(op) is not None
+
+    def _ufunc_of(self, op: Operation) -> tuple[KernelSpec, object] | None:
+        """The kernel of an element-wise op and the f64 ufunc `_inline_ufunc` would inline, or None; selected once
+        per op (`_ufunc_run` looks ahead from every op of a block)."""
+        if op not in self.ufuncs:
+            found = None
+            if isinstance(op, (EwBinaryOp, EwUnaryOp)):
+                spec = select_kernel(op)
+                ufunc = _f64_ufunc(op, spec) if spec.inline is None else None
+                found = None if ufunc is None else (spec, ufunc)
+            self.ufuncs[op] = found
+        return self.ufuncs[op]
 
     def _ufunc_region(
         self, run: list[Operation], start: int, dies: dict[int, list[SSAValue]], last: dict[SSAValue, int | None]
@@ -471,7 +481,6 @@ class HostCodegen:
             e.locs += usual[1][lo:]
 
         e.lines, e.locs = [], []
-        nd, f64 = e.bind(np.ndarray, "ndarray"), e.bind(dtype_of("f64"), "f64")
         tests = [e.bind(STATE, "fperr_state") + ".ignoring"]
         refs = e.bind(dead_operands, "dead_operands")
         inside = {r for op in run for r in op.results}
@@ -483,8 +492,7 @@ class HostCodegen:
                 e.lines += ["    " * len(nested) + line for line in usual[0][lo:hi]]
                 e.locs += usual[1][lo:hi]
                 continue
-            spec = select_kernel(op)
-            ufunc = _f64_ufunc(op, spec)
+            spec, ufunc = self._ufunc_of(op)  # type: ignore[misc]
             fn, out = e.bind(ufunc, spec.name), e.ref(op.results[0])
             args = [e.ref(v) for v in op.operands]
             roots, late = [], []
@@ -492,7 +500,7 @@ class HostCodegen:
                 if isinstance(v.type, MatrixType):
                     roots.append(shape_of.get(v, v))
                     if v not in shape_of:
-                        tests.append(f"type({a}) is {nd} and {a}.dtype is {f64}")
+                        tests.append(_is_f64_matrix(e, a))
                 elif not (isinstance(v.owner, ConstantOp) and type(v.owner.python_value()) is float):
                     (late if v in inside else tests).append(f"type({a}) is float")
             if len(roots) == 2 and roots[0] is not roots[1]:
@@ -655,8 +663,7 @@ class HostCodegen:
             lane = 1 if op.AXIS == "row" else 0
             vector = f"{x}.shape[1:] == (1,) and {x}.shape[0]" if lane == 0 else None
             vector = vector or f"len({x}.shape) == 2 and {x}.shape[0] == 1 and {x}.shape[1]"
-            nd, f64 = e.bind(np.ndarray, "ndarray"), e.bind(dtype_of("f64"), "f64")
-            e.emit(f"if type({x}) is {nd} and {x}.dtype is {f64} and {vector}:", op)
+            e.emit(f"if {_is_f64_matrix(e, x)} and {vector}:", op)
             e.emit(f"    {out} = int({x}.{'argmin' if op.KIND == 'min' else 'argmax'}())", op)
             e.emit(f"    if {x}.item({out}) != {x}.item({out}):", op)
             e.emit(f"        {out} = {call}", op)
@@ -974,6 +981,11 @@ def _emit_ufunc_call(
         e.emit(f"{indent}    {out} = {fn}({', '.join(args)})", op)
     else:
         e.emit(f"{indent}{out} = {fn}({', '.join(args)})", op)
+
+
+def _is_f64_matrix(e: _Emitter, x: str) -> str:
+    """The test that the value named x is a dense f64 matrix (the element-wise kernels' own fast-path test)."""
+    return f"type({x}) is {e.bind(np.ndarray, 'ndarray')} and {x}.dtype is {e.bind(dtype_of('f64'), 'f64')}"
 
 
 def _owned(x: str) -> str:
