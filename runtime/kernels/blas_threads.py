@@ -62,7 +62,7 @@ def _openblas() -> tuple[object, object] | None:
 
 def blas_threads() -> int | None:
     """OpenBLAS's current thread count (None without OpenBLAS)."""
-    fns = _lookup()
+    fns = _OPENBLAS.get()
     return fns[0]() if fns else None  # type: ignore[operator]
 
 
@@ -70,15 +70,11 @@ _OPENBLAS: BuiltOnce[tuple[object, object] | None] = BuiltOnce(_openblas)
 """(get, set) of OpenBLAS's thread count, looked up once per process (None: no OpenBLAS)."""
 
 
-def _lookup() -> tuple[object, object] | None:
-    return _OPENBLAS.get()
-
-
 @contextmanager
 def one_blas_thread() -> Iterator[None]:
     """OpenBLAS runs every product on its calling thread while any user is inside."""
     global _users, _saved
-    fns = _lookup()
+    fns = _OPENBLAS.get()
     if fns is None:
         yield
         return

@@ -13,7 +13,7 @@ import ctypes
 
 import numpy as np
 
-from daphnec.runtime.native_code import BuiltOnce
+from daphnec.runtime.native_code import BuiltOnce, ir_functions
 
 _IR = """
 define void @knuth_select(ptr noalias %draws, i64 %count, i64 %n, i64 %limit, ptr noalias %state,
@@ -68,8 +68,6 @@ _SIG = ctypes.CFUNCTYPE(
 
 def _build() -> object:
     """The compiled loop, in the runtime's llvmlite engine."""
-    from daphnec.runtime.native_code import ir_functions
-
     return _SIG(ir_functions(_IR, ["knuth_select"])["knuth_select"])
 
 

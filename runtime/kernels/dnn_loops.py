@@ -24,7 +24,7 @@ import ctypes
 
 import numpy as np
 
-from daphnec.runtime.native_code import BuiltOnce
+from daphnec.runtime.native_code import BuiltOnce, ir_functions
 
 _TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 _I64 = ctypes.c_int64
@@ -319,8 +319,6 @@ def _names() -> list[str]:
 
 def _build() -> dict[str, object]:
     """Every loop of `_names()` compiled into the runtime's engine, as ctypes functions by symbol."""
-    from daphnec.runtime.native_code import ir_functions
-
     table: dict[str, object] = {}
     for sym, addr in ir_functions(_module_text(), _names()).items():
         t = sym.rsplit("_", 1)[1]

@@ -27,7 +27,7 @@ import re
 import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
-from daphnec.runtime.native_code import BuiltOnce
+from daphnec.runtime.native_code import BuiltOnce, ir_functions
 from daphnec.runtime.values import is_csr
 
 MIN_NATIVE_CELLS = 1 << 14
@@ -189,8 +189,6 @@ _INDEX_TYPES = {np.dtype(np.int32): "i32", np.dtype(np.int64): "i64"}
 
 def _build() -> dict[str, object]:
     """The native loops (object code cached per host, `runtime.native_code`)."""
-    from daphnec.runtime.native_code import ir_functions
-
     text = _DENSE + "".join(_csr_loop(it) for it in _INDEX_TYPES.values())
     names = ["gram_dense", *(f"gram_csr_{it}" for it in _INDEX_TYPES.values())]
     addr = ir_functions(text, names)

@@ -22,9 +22,10 @@ import sys
 
 import numpy as np
 
-from daphnec.runtime.native_code import BuiltOnce
+from daphnec.runtime.native_code import BuiltOnce, ir_functions
 
-#: Once the loops are built (or llvmlite is loaded anyway, e.g. by `--vec`), inputs of this many cells use them.
+#: Once the loops are built, inputs of this many cells use them (a process that loaded llvmlite anyway, e.g. for
+#: a JIT kernel, builds them in the background: `applies`).
 MIN_NATIVE_CELLS = 1 << 12
 #: The first input this large builds them: its cumsum costs about what loading llvmlite and compiling the loops
 #: costs (~0.1 s, more on a loaded machine), so scripts that only sum small matrices never pay for it.
@@ -164,8 +165,6 @@ def _compile() -> dict[tuple[str, str], object]:
     """Build the module once per process (~60 ms at O3 on a quiet machine the first time on a host, then ~1 ms from
     the cache folder) into the runtime's one llvmlite engine
     (`runtime.native_code`, which the JIT's kernels share; llvmlite is imported only then)."""
-    from daphnec.runtime.native_code import ir_functions
-
     names = [f"{kind}_{t}" for kind in _KINDS for t in _LLVM_TYPES.values()]
     ir_text = "".join(_TEMPLATE.format(t=t) for t in _LLVM_TYPES.values())
     addresses = ir_functions(ir_text, names)

@@ -27,7 +27,7 @@ import numpy as np
 
 from daphnec.runtime.kernels.matmul import matmul
 from daphnec.runtime.kernels.outer import outer_kernel
-from daphnec.runtime.native_code import BuiltOnce
+from daphnec.runtime.native_code import BuiltOnce, ir_functions
 
 _PREDICATES = {"le": ("ugt", False), "lt": ("uge", False), "ge": ("oge", True), "gt": ("ogt", True)}
 """Outer kind -> (the LLVM comparison whose count over the thresholds is a row's bin, counted below the bin)."""
@@ -107,8 +107,6 @@ _SIG = ctypes.CFUNCTYPE(None, _P, _I, _I, _P, _I, _P, _P, _I, _P)
 
 def _build() -> dict[str, object]:
     """The native loops (object code cached per host, `runtime.native_code`)."""
-    from daphnec.runtime.native_code import ir_functions
-
     preds = [p for p, _ in _PREDICATES.values()]
     addr = ir_functions("".join(_LOOP.format(pred=p) for p in preds), [f"split_{p}" for p in preds])
     return {p: _SIG(addr[f"split_{p}"]) for p in preds}  # type: ignore[misc]

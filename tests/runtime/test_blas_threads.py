@@ -40,7 +40,7 @@ def _run(text: str, **config: object) -> str:
 
 
 def _at_threads(n: int, f):
-    fns = blas_threads._lookup()
+    fns = blas_threads._OPENBLAS.get()
     if fns is None:
         pytest.skip("numpy's BLAS is not OpenBLAS")
     get, set_ = fns
@@ -100,7 +100,7 @@ def test_parfor_products_are_bit_identical_to_for(tmp_path: Path, scheme: str):
 
 
 def test_a_program_runs_at_one_blas_thread_and_restores_the_count():
-    fns = blas_threads._lookup()
+    fns = blas_threads._OPENBLAS.get()
     if fns is None:
         pytest.skip("numpy's BLAS is not OpenBLAS")
     before = blas_threads.blas_threads()
