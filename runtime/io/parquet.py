@@ -68,9 +68,15 @@ def file_meta(filename: str, who: str, as_matrix: bool = False) -> FileMeta:
     return FileMeta(rows, len(vts), tuple(vts), tuple(schema.names))
 
 
-def _table(filename: str, rows: int, cols: int, who: str):  # noqa: ANN202 - a pyarrow Table
+def _table(filename: str, rows: int, cols: int, who: str, prefault_itemsize: int = 0):  # noqa: ANN202 - a pyarrow Table
+    """The file's table, checked against the meta data. `prefault_itemsize`: heap memory for the matrix is
+    pre-faulted while pyarrow decodes (runtime/memory.py), for no more rows than the footer states: a compressed
+    file's size bounds nothing, and a `.meta` file may claim more rows than the data has."""
     try:
-        table = _pq().read_table(filename)
+        source = _pq().ParquetFile(filename)
+        if prefault_itemsize:
+            prefault_for_input(min(rows, source.metadata.num_rows), cols, prefault_itemsize)
+        table = source.read()
     except (OSError, ValueError) as e:
         raise DaphneRuntimeError(f"{who}: cannot read the Parquet file '{filename}': {e}") from None
     if (table.num_rows, table.num_columns) != (rows, cols):
@@ -91,23 +97,9 @@ def _column(chunked, vt: str) -> np.ndarray:  # noqa: ANN001 - a pyarrow Chunked
     return chunked_to_numpy(chunked).astype(DTYPES[vt], copy=False)
 
 
-def _rows_the_file_holds(filename: str, rows: int) -> int:
-    """`rows`, or the file's own row count when that is smaller: a compressed file's size bounds nothing, but its
-    footer states its rows, so a `.meta` file that claims more rows than the data has pre-faults (runtime/memory.py)
-    no more than the file holds before the read reports the mismatch. An unreadable footer gives 0 (the read reports
-    it)."""
-    try:
-        return min(rows, _pq().ParquetFile(filename).metadata.num_rows)
-    except (OSError, ValueError):
-        return 0
-
-
 def read_matrix(filename: str, rows: int, cols: int, vt: str, who: str = "readMatrix") -> np.ndarray:
     """A dense `rows x cols` matrix of value type `vt` from the Parquet file's columns."""
-    if vt != "str":
-        # while pyarrow decodes
-        prefault_for_input(_rows_the_file_holds(filename, rows), cols, np.dtype(DTYPES[vt]).itemsize)
-    table = _table(filename, rows, cols, who)
+    table = _table(filename, rows, cols, who, 0 if vt == "str" else np.dtype(DTYPES[vt]).itemsize)
     out = np.empty((rows, cols), dtype=DTYPES[vt])
     for j, chunked in enumerate(table.columns):
         out[:, j] = _column(chunked, vt)

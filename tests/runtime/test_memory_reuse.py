@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 _PROBE = """
 import resource, sys
 import numpy as np
@@ -116,16 +118,24 @@ def test_a_meta_file_claiming_too_many_rows_prefaults_only_what_the_csv_can_hold
     assert _rows_the_file_can_hold(str(tmp_path / "missing.csv"), 7, 2) == 7  # the read reports it
 
 
-def test_a_meta_file_claiming_too_many_rows_prefaults_only_what_the_parquet_file_holds(tmp_path: Path) -> None:
+def test_a_meta_file_claiming_too_many_rows_prefaults_only_what_the_parquet_file_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from daphnec.runtime.io.parquet import _rows_the_file_holds
+    from daphnec.runtime.errors import DaphneRuntimeError
+    from daphnec.runtime.io import parquet
 
+    asked: list[tuple[int, int, int]] = []
+    monkeypatch.setattr(parquet, "prefault_for_input", lambda *a: asked.append(a))
     path = tmp_path / "short.parquet"
     pq.write_table(pa.table({"col_0": [1.0, 2.0, 3.0]}), path)
-    assert _rows_the_file_holds(str(path), 10**9) == 3  # the footer's row count, whatever the compression
-    assert _rows_the_file_holds(str(path), 2) == 2
-    assert _rows_the_file_holds(str(tmp_path / "missing.parquet"), 7) == 0  # the read reports it
+    with pytest.raises(DaphneRuntimeError, match="holds 3x1 values"):
+        parquet.read_matrix(str(path), 10**9, 1, "f64")
+    assert parquet.read_matrix(str(path), 3, 1, "f64").ravel().tolist() == [1.0, 2.0, 3.0]
+    assert asked == [(3, 1, 8), (3, 1, 8)]  # the footer's row count, whatever the compression
     (tmp_path / "junk.parquet").write_bytes(b"not parquet")
-    assert _rows_the_file_holds(str(tmp_path / "junk.parquet"), 7) == 0
+    with pytest.raises(DaphneRuntimeError, match="cannot read the Parquet file"):
+        parquet.read_matrix(str(tmp_path / "junk.parquet"), 7, 1, "f64")
+    assert len(asked) == 2
