@@ -22,50 +22,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import algorithms_bench as ab  # noqa: E402
 
 
-def _graph(path: str):
-    """A Matrix Market graph as the bench reads it (scipy CSR, every edge weight 1)."""
-    import fast_matrix_market as fmm
-    import scipy.sparse as sp
-
-    G = sp.csr_array(fmm.read_scipy(path))
-    G.data[:] = 1.0
-    return G
-
-
 def inputs(name: str, folder: Path) -> dict[str, object]:
     """The workload's arrays, read back from the bench's kept folder (the graph as the bench reads it)."""
     from daphnec.runtime.kernels.io import read_matrix
 
     if name == "components":
-        return {"G": _graph(str(folder / "G.mtx"))}
+        from script_steps import read_graph
+
+        return {"G": read_graph(str(folder / "G.mtx"))}
     names = [p.name.removesuffix(".dbdf") for p in folder.glob("*.dbdf") if ".out." not in p.name]
     params = ab.WORKLOADS[name].numpy.__code__.co_varnames[: ab.WORKLOADS[name].numpy.__code__.co_argcount]
     return {k: read_matrix(str(folder / f"{k}.dbdf"), vt="f64") for k in names if k in params}
 
 
-def script_inputs(pairs: list[str]) -> dict[str, object]:
-    """A library-style script's numpy arguments from `key=value` pairs (its peer process's command line)."""
-    from daphnec.runtime.kernels.io import read_matrix
-
-    kwargs: dict[str, object] = {}
-    for pair in pairs:
-        key, value = pair.split("=", 1)
-        if value.endswith(".mtx"):
-            kwargs[key] = _graph(value)
-        elif value.endswith(".csv"):
-            kwargs[key] = read_matrix(value, vt="f64")
-        else:
-            kwargs[key] = {"True": True, "False": False}.get(value, value)
-            if isinstance(kwargs[key], str):
-                kwargs[key] = float(value) if "." in value or "e" in value else int(value)
-    return kwargs
-
-
 def main() -> None:
     if sys.argv[1] == "--script":
-        from script_steps import SCRIPTS
+        from script_steps import SCRIPTS, script_arguments
 
-        fn, kwargs = SCRIPTS[sys.argv[2]].numpy, script_inputs(sys.argv[3:])
+        from daphnec.runtime.kernels.io import read_matrix
+
+        # CSV inputs read as the bench reads them for its in-process numpy row (daphnec's reader): the same values
+        fn = SCRIPTS[sys.argv[2]].numpy
+        kwargs = script_arguments(sys.argv[3:], read_csv=lambda path: read_matrix(path, vt="f64"))
     else:
         wl = ab.WORKLOADS[sys.argv[1]]
         fn, kwargs = wl.numpy, {**inputs(sys.argv[1], Path(sys.argv[2])), **wl.args}

@@ -420,26 +420,36 @@ def _column(chunked) -> np.ndarray:
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
-def peer_main(argv: list[str]) -> None:
-    name, out, *pairs = argv
+def read_graph(path: str):  # noqa: ANN201 - a scipy CSR array
+    """A Matrix Market graph as the scripts' peers read it (scipy CSR, every edge weight 1)."""
+    import fast_matrix_market as fmm
+    import scipy.sparse as sp
+
+    G = sp.csr_array(fmm.read_scipy(path))
+    G.data[:] = 1.0
+    return G
+
+
+def script_arguments(pairs: list[str], read_csv: Callable[[str], np.ndarray] = read_csv_matrix) -> dict[str, object]:
+    """A script's numpy arguments from its `key=value` pairs (input files and scalars), CSV files read by
+    `read_csv` (the peer's pyarrow reader, or daphnec's for bench/numpy_fresh.py)."""
     kwargs: dict[str, object] = {}
     for pair in pairs:
         key, value = pair.split("=", 1)
-        if value.endswith((".csv", ".mtx")):
-            if value.endswith(".mtx"):
-                import fast_matrix_market as fmm
-                import scipy.sparse as sp
-
-                G = sp.csr_array(fmm.read_scipy(value))
-                G.data[:] = 1.0
-                kwargs[key] = G
-            else:
-                kwargs[key] = read_csv_matrix(value)
+        if value.endswith(".mtx"):
+            kwargs[key] = read_graph(value)
+        elif value.endswith(".csv"):
+            kwargs[key] = read_csv(value)
         else:
             kwargs[key] = {"True": True, "False": False}.get(value, value)
             if isinstance(kwargs[key], str):
                 kwargs[key] = float(value) if "." in value or "e" in value else int(value)
-    np.save(out, SCRIPTS[name].numpy(**kwargs))
+    return kwargs
+
+
+def peer_main(argv: list[str]) -> None:
+    name, out, *pairs = argv
+    np.save(out, SCRIPTS[name].numpy(**script_arguments(pairs)))
 
 
 if __name__ == "__main__":
