@@ -224,10 +224,11 @@ class FactorLayout:
         the time of one (measured for the FC MLP's layers at k = 3, K = 64), and every worker rebuilds every step.
         The sum's rounding differs from the canonical tree of k products (within 1e-15 relative), but every rank
         stacks in worker order, so the replicas stay identical."""
+        return tuple(self.rebuild_one(parts, i) for i in range(len(self.shapes)))
+
+    def rebuild_one(self, parts: Sequence[np.ndarray], i: int) -> np.ndarray:
+        """`rebuild` of the i-th factored position only (it reads only that position's factors and K)."""
         each = [self.factors(p) for p in parts]
-        out = []
-        for i in range(len(self.shapes)):
-            As, Bs = [f[i][0] for f in each], [f[i][1] for f in each]
-            A, B = (As[0], Bs[0]) if len(As) == 1 else (np.concatenate(As), np.concatenate(Bs))
-            out.append(A.T @ B)
-        return tuple(out)
+        As, Bs = [f[i][0] for f in each], [f[i][1] for f in each]
+        A, B = (As[0], Bs[0]) if len(As) == 1 else (np.concatenate(As), np.concatenate(Bs))
+        return A.T @ B

@@ -236,20 +236,12 @@ class OverlapReducer:
         else:
             for b in order[len(self.queued) :]:
                 self._send(b)
-        for _ in self.queued:
-            self.done.acquire()
+        factored = self._rebuild(stats)
         self.reducer.clock += 1
         if self.error is not None:
             raise self.error
         stats.push_sent += self.counter.sent
         stats.pulled += self.counter.received
-        factored: tuple = ()
-        if self.factors is not None:  # every rank rebuilds the factored sum (computation, C)
-            t0 = time.perf_counter()
-            size = self.factors.size
-            parts = [self.frecv[i * size : (i + 1) * size] for i in range(self.full.k)]  # type: ignore[index]
-            factored = self.factors.rebuild([p for p in parts if self.factors.flag(p) == 1])
-            stats.compute_seconds += time.perf_counter() - t0
         if self.to_root and self.full.me != 0:
             return None
         whole = self.collective.flat.unflatten(self.out) if self.collective is not None else ()
@@ -261,6 +253,31 @@ class OverlapReducer:
         for j, g in zip(self.sf, factored):
             out[j] = g
         return tuple(out)
+
+    def _rebuild(self, stats: EpochStats) -> tuple:
+        """Wait for every queued item; with `sfb`, rebuild each factored position's sum (computation, C) as soon
+        as its factors (and the flags, in the first segment) are in, while the communication thread still gathers
+        the later ones: the items complete in queue order, so after the n-th `done` the first n have."""
+        waited = 0
+        factored: list[np.ndarray] = []
+        if self.factors is not None and self.frecv is not None:
+            size, base = self.factors.size, len(self.buckets)
+            parts = [self.frecv[i * size : (i + 1) * size] for i in range(self.full.k)]
+            need = {i: 1 + max(self.queued.index(base + s) for s in (0, 2 * i, 2 * i + 1)) for i in range(len(self.sf))}
+            got: dict[int, np.ndarray] = {}
+            for i in sorted(need, key=need.__getitem__):
+                while waited < need[i]:
+                    self.done.acquire()
+                    waited += 1
+                if self.error is not None:
+                    break
+                t0 = time.perf_counter()
+                got[i] = self.factors.rebuild_one([p for p in parts if self.factors.flag(p) == 1], i)
+                stats.compute_seconds += time.perf_counter() - t0
+            factored = [got[i] for i in sorted(got)]
+        for _ in self.queued[waited:]:
+            self.done.acquire()
+        return tuple(factored)
 
     @property
     def flights(self) -> Flights | None:
