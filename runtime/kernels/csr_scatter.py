@@ -30,6 +30,7 @@ import sys
 import numpy as np
 
 from daphnec.runtime.kernels.matmul import matmul
+from daphnec.runtime.memory import check_alloc
 from daphnec.runtime.native_code import BuiltOnce, ir_functions
 
 MIN_NNZ = 1 << 15
@@ -148,5 +149,6 @@ def matmul_transposed_csr(A, B, vt: str, transa: bool = False, transb: bool = Fa
     native scatter where it applies, else `matmul` (which also checks the shapes and reports DAPHNE's errors). A
     kernel of this module, so that a program calling it builds the loops on its warm-up thread."""
     if transa and not transb and vt == "f64" and applies(A, B):
+        check_alloc("@", A.shape[1], 1, vt, "result")
         return transposed_matvec(A, B)
     return matmul(A, B, vt, transa, transb)
