@@ -9,6 +9,7 @@ Unknown is the bottom of the type lattice).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import func, scf
@@ -40,6 +41,12 @@ _MAX_CONSTANT_CLONES = 16
 _MAX_PROPERTY_CLONES = 8
 """Clones of one typed function for the shapes and representations of its call sites (`_refined_types`); later
 call sites with new properties call the function as declared."""
+
+_PROPERTY_SPECS: weakref.WeakSet[func.FuncOp] = weakref.WeakSet()
+"""The clones made for call sites' matrix properties, whose declared results are refined by what their bodies
+compute. Kept across inference runs (the pipeline's second `specialize`, `infer` after `columnar`): a clone made by
+the first run, when `fill(1.0, nrow(X), 1)` was still `? x 1`, must be refined by the run that sees `nrow(X)`
+folded to a constant (decisionTree/treePredict's `nid` and `pred`: `5000 x 1` inside, `? x 1` at the call)."""
 
 Constants = tuple[tuple[int, object], ...]
 """Constant arguments inlined into a specialization: (parameter position, value) pairs."""
@@ -173,8 +180,6 @@ class Inference:
         self.specializations: dict[tuple[str, tuple[Attribute, ...], Constants], func.FuncOp] = {}
         self.constant_clones: dict[str, int] = {}
         self.property_clones: dict[str, int] = {}
-        self.property_specs: set[func.FuncOp] = set()
-        """The clones made for call sites' matrix properties (their declared results are refined the same way)."""
         """Typed functions cloned for their call sites' matrix properties, and how many clones each has."""
         self.in_progress: set[str] = set()
         self.inferred: set[str] = set()
@@ -220,8 +225,8 @@ class Inference:
         if isinstance(ret, func.ReturnOp):
             declared = f.attributes.get(DECLARED_RESULTS_ATTR) is not None
             if declared:
-                if f in self.property_specs:  # a clone for known properties returns what its body computes
-                    outputs = [_refined(o, v.type) for o, v in zip(outputs, ret.arguments)]
+                if f in _PROPERTY_SPECS:  # a clone for known properties returns what its body computes
+                    outputs = [_refined(o, true_type(v)) for o, v in zip(outputs, ret.arguments)]
                 new_args = [coerce(v, t, ret) for v, t in zip(ret.arguments, outputs)]
                 ret.operands = new_args
             else:
@@ -263,7 +268,7 @@ class Inference:
             self.functions()[spec.sym_name.data] = spec
         self.specializations[key] = spec
         if property_clone:
-            self.property_specs.add(spec)
+            _PROPERTY_SPECS.add(spec)
         self.infer_function(spec)
         return spec
 
