@@ -22,7 +22,7 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from daphnec.compiler.passes import ALL_PASSES
+from daphnec.compiler.passes import ALL_PASSES, PassGate
 from daphnec.compiler.printing import module_text, print_module
 from daphnec.compiler.verify import verify_module
 from daphnec.dialects.errors import CompileError, DaphneError, in_dsl_terms
@@ -239,10 +239,11 @@ class PassManager:
         """Run the stages' passes in order (each made from its `pass_args`, unless `passes` gives the instance to
         run: the native backend's lowering passes carry the plans it made) and print their explain slots."""
         last = ""
+        gate = PassGate()
         for names, slot in stages:
             for entry in names:
                 name, option = entry if isinstance(entry, tuple) else (entry, None)
-                if option is None or option in self.options:
+                if (option is None or option in self.options) and not gate.skips(name, module):
                     given = passes.get(name) if passes is not None else None
                     self.run_pass(module, given or ALL_PASSES[name](**self.pass_args.get(name, {})), last=False)
                     last = name
