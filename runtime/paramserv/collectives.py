@@ -124,11 +124,12 @@ class Collective:
         the sum goes to worker 0 alone and the other ranks get None (not with `sfb`)."""
         t0 = time.perf_counter()
         counter = Counter()
+        computed = stats.compute_seconds
         if self.sf:
-            out: tuple | None = self._hybrid_sum(c, present, counter)
+            out: tuple | None = self._hybrid_sum(c, present, counter, stats)
         else:
             out = self._sum(c, present, counter, to_root)
-        self._count(stats, counter, t0)
+        self._count(stats, counter, t0 + stats.compute_seconds - computed)  # the rebuild was no wait
         return out
 
     def _sum(self, c: Contribution | None, present: Sequence[bool], counter: Counter,
@@ -141,10 +142,11 @@ class Collective:
         out = self.sum_flat(flat, present, counter, to_root=to_root)
         return self.flat.unflatten(out) if out is not None else None
 
-    def _hybrid_sum(self, c: Contribution | None, present: Sequence[bool], counter: Counter) -> tuple:
+    def _hybrid_sum(self, c: Contribution | None, present: Sequence[bool], counter: Counter,
+                    stats: EpochStats) -> tuple:  # fmt: skip
         """Poseidon's hybrid communication: the factored positions' factors by one all-gather (every worker
-        rebuilds the sum of the products as one product of the stacked factors, FactorLayout.rebuild), the other
-        matrices by the all-reduce."""
+        rebuilds the sum of the products as one product of the stacked factors, FactorLayout.rebuild: counted as
+        computation in `stats`), the other matrices by the all-reduce."""
         assert self.factors is not None
         out: list[object] = [None] * len(self.model)
         if self.others is not None:
@@ -152,8 +154,10 @@ class Collective:
             for j, g in zip(self.whole, self.others._sum(mine, present, counter)):  # type: ignore[arg-type]
                 out[j] = g
         parts = self._allgather(self.factors.encode(c), counter)
+        t0 = time.perf_counter()
         for j, g in zip(self.sf, self.factors.rebuild([p for p in parts if self.factors.flag(p) == 1])):
             out[j] = g
+        stats.compute_seconds += time.perf_counter() - t0  # computation, as with overlap (overlap.py)
         return tuple(out)
 
     def average(self, model: DaphneList, stats: EpochStats) -> tuple:

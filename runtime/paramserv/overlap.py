@@ -22,8 +22,9 @@ With `sfb` the buckets hold only the matrices that travel whole; the sufficient 
 the one all-gather buffer of layout.FactorLayout (its bytes, split: the sum is the same formula's), each factor by
 its own all-gather on the communication thread as soon as upd's factors variant marks it final: an affine layer's
 A factor (its input) during the FORWARD pass, the first layer's (the batch) before the first op, its B factor (the
-gradient of its output) during the backward pass, beside the buckets, in one order that every rank replays. Once
-the last segment is in, every rank rebuilds the factored sum (layout.FactorLayout.rebuild, as without overlap).
+gradient of its output) during the backward pass, beside the buckets, in one order that every rank replays. Every
+rank rebuilds each factored sum (layout.FactorLayout.rebuild_one, as without overlap) as soon as its segments are
+in, while the later segments are still being gathered.
 With freq=NBATCHES (the factors of several batches stacked) they are sent once the push's factors are complete.
 
 Statistics: a worker's communication seconds are the thread's busy time (N), its compute seconds the gradients'
@@ -221,12 +222,13 @@ class OverlapReducer:
                 if j not in self.final:  # a product of factors the cost model sends whole (computed after upd)
                     self.vec[lo:hi] = np.asarray(as_dense(c.grads[p])).reshape(-1)  # type: ignore[index]
                     self.final.add(j)
-            if self.factors is not None:  # the factors not sent yet (NBATCHES, or not marked): from the payloads
+            late = [s for s in range(len(self.segments)) if len(self.buckets) + s not in self.final_factors]
+            if self.factors is not None and late:  # the factors not sent yet (NBATCHES, or not marked)
                 assert self.fsend is not None
                 whole = self.factors.encode(c)
-                for s, (lo, hi) in enumerate(self.segments):
-                    if len(self.buckets) + s not in self.final_factors:
-                        self.fsend[lo:hi] = whole[lo:hi]
+                for s in late:
+                    lo, hi = self.segments[s]
+                    self.fsend[lo:hi] = whole[lo:hi]
         order = self.order
         if order is None:
             for b in self._candidates():

@@ -613,13 +613,14 @@ def run_allreduce_worker(job: Job, reducer: Reducer) -> DaphneList:
             tc = time.perf_counter()
             c = job.push(replica, s, stats) if s < p else None
             t0 = time.perf_counter()
+            computed = stats.compute_seconds
             summed = reducer.reduce(job.index, c, stats)
             t1 = time.perf_counter()
             if begin is not None:  # communication time is the communication thread's; the rest was waiting
                 stats.comm_seconds += reducer.busy_seconds()  # type: ignore[attr-defined]
                 stats.wait_seconds += t1 - t0
-            else:
-                stats.comm_seconds += t1 - t0
+            else:  # less what the reduction counted as computation (sfb's rebuild of the factored sums)
+                stats.comm_seconds += t1 - t0 - (stats.compute_seconds - computed)
             if summed is not None:  # None: the call's last clock on a rank whose replica nobody reads
                 replica = call_agg(job.agg, replica, job.hp, summed)
             t2 = time.perf_counter()

@@ -177,7 +177,9 @@ def test_lenet_overlap_and_sufficient_factors_equal_bsp(tmp_path: Path) -> None:
     (buckets of 1 MB: the 6.4 MB affine weight travels in chunks while the backward pass runs) and with sfb=true
     (the compiler finds the two affine weight gradients behind the convolutions; the stacked rebuild sums in
     another order) train BSP's model: bit for bit, and within 1e-12 relative; BSP with ordered pulls (the filters
-    first, the convolutions running while the affine weights arrive), streamed by a per-matrix agg, bit for bit."""
+    first, the convolutions running while the affine weights arrive), streamed by a per-matrix agg, bit for bit;
+    sfb=true with overlap=true (the affine layers' A factors sent during the forward pass, through the nn layers'
+    functions) within 1e-12 relative."""
     lines = ["X, y = m.lenet_data(48);", "init = m.lenet_init();",
              f'B = paramserv(model=init, features=X, labels=y, {LENET_PS}, batchsize=8, utype="BSP", mode="MPI");',
              f'M = paramserv(model=init, features=X, labels=y, {LENET_PS}, batchsize=8, utype="ALLREDUCE", '
@@ -185,13 +187,15 @@ def test_lenet_overlap_and_sufficient_factors_equal_bsp(tmp_path: Path) -> None:
              f'M = paramserv(model=init, features=X, labels=y, {LENET_PS}, batchsize=8, utype="ALLREDUCE", '
              'allreduce="RING", sfb=true, mode="MPI");', LENET_REL,
              f'M = paramserv(model=init, features=X, labels=y, {LENET_PS}, batchsize=8, utype="BSP", overlap=true, '
-             'mode="MPI");', LENET_DIFF]  # fmt: skip
+             'mode="MPI");', LENET_DIFF,
+             f'M = paramserv(model=init, features=X, labels=y, {LENET_PS}, batchsize=8, utype="ALLREDUCE", '
+             'allreduce="RING", sfb=true, overlap=true, bucket=1000000, mode="MPI");', LENET_REL]  # fmt: skip
     script = tmp_path / "lenet.daph"
     script.write_text(f'import "{LENET}" as "m";\n' + "\n".join(lines) + "\n")
     res = run_mpi(4, "--distributed", "--dist_backend=MPI", "--statistics", str(script), timeout=240)
     assert res.returncode == 0, res.stderr
     out = res.stdout.split()
-    assert out[0] == out[2] == "0" and float(out[1]) <= 1e-12, res.stdout + res.stderr
+    assert out[0] == out[2] == "0" and float(out[1]) <= 1e-12 and float(out[3]) <= 1e-12, res.stdout + res.stderr
     assert "overlap (ordered pulls, streamed)" in res.stderr, res.stderr  # lenet_sgd is per-matrix
 
 
