@@ -1,7 +1,9 @@
-"""Every compiler pass, by its registered kebab-case name (used by the pipeline and by daphne-opt)."""
+"""Every compiler pass, by its registered kebab-case name (used by the pipeline and by daphne-opt), and which of
+them have nothing to do on a given module (`PassGate`)."""
 
 from collections.abc import Callable
 
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 
@@ -236,3 +238,51 @@ class _Registry(dict):
 
 
 ALL_PASSES: dict[str, type[ModulePass]] = _Registry()
+
+
+def _triggers() -> dict[str, tuple[type[Operation], ...]]:
+    """Pass name -> the op classes it acts on: a module with no op of these classes is left unchanged by the pass
+    (each pass's own walk looks for these roots first and does nothing else without one; tests/test_compile_gate.py
+    runs every gated pass on modules without them and checks the IR stays the same)."""
+    from daphnec.dialects.ops import InsertOp
+    from daphnec.dialects.ops_matrix import MatMulOp, OuterBinaryOp
+    from daphnec.dialects.ops_parfor import ParForOp
+    from daphnec.dialects.ops_relational import RegisterViewOp, SqlOp
+
+    return {
+        "sql": (RegisterViewOp, SqlOp),  # SqlPass: its work list is exactly these ops
+        "parfor": (ParForOp,),  # ParForPass: `parfor_loops`
+        "fuse-x-once": (MatMulOp,),  # FuseGramVector's root
+        "fuse-split-stats": (OuterBinaryOp,),  # FuseSplitStats's root
+        "in-place-insert": (InsertOp,),  # `in_place_inserts`
+    }
+
+
+class PassGate:
+    """Which passes of a pipeline have nothing to do: a gated pass (`_triggers`) whose op classes are absent from
+    the module is neither imported, run nor followed by a verification (the IR it would leave is the IR already
+    verified). Why: a cold compile of a library script ran ~10 such passes, each importing its module, walking the
+    IR and verifying it again, ~1.5 ms apiece (issue 23 part 5).
+
+    The op classes present are collected in one walk and reused by consecutive gated passes; any pass that runs
+    (gated or not) may create or remove ops, so the next gated pass walks again."""
+
+    def __init__(self) -> None:
+        self._present: frozenset[type[Operation]] | None = None
+        self._triggers: dict[str, tuple[type[Operation], ...]] | None = None
+
+    def skips(self, name: str, module: Operation) -> bool:
+        """Whether pass `name` would leave `module` unchanged (then the caller skips it); False also means the pass
+        runs, so the classes collected before are forgotten."""
+        if self._triggers is None:
+            self._triggers = _triggers()
+        triggers = self._triggers.get(name)
+        if triggers is not None:
+            if self._present is None:
+                from daphnec.compiler.ir_walk import walk
+
+                self._present = frozenset({type(op) for op in walk(module)})
+            if not any(issubclass(cls, triggers) for cls in self._present):
+                return True
+        self._present = None
+        return False

@@ -13,8 +13,12 @@ the earlier layers are still being differentiated. Written naturally, `upd` comp
   chunks, MG-WFBP's merging and CARAMEL's chunking) while the backward pass goes on; elsewhere the op does
   nothing.
 
-With `sfb` the same is done in upd's factors variant (`sufficient-factors`), except at the positions that return
-a factor: those travel by their own all-gather once the variant returns.
+With `sfb` the same is done in upd's factors variant (`sufficient-factors`), which returns the A factor of a
+factored gradient at its position j and the B factors after the n gradients (position n + i for the i-th factored
+one): every element is marked where it is final. An affine layer's A is its input, final during the FORWARD pass
+(the first layer's is the batch itself, marked before the first op), its B the gradient of its output, final
+during the backward pass; so with `sfb` and `overlap=true` the factors travel beside the forward pass as well as
+the backward pass, each by its own all-gather (runtime/paramserv/overlap.py).
 
 Only pure ops move (their operands are SSA values, so moving one earlier, still after its operands, cannot change
 a result), and only within the entry block. Runs after `fold-transpose` (DAPHNE's `phy_op_selection` slot), so
@@ -71,16 +75,15 @@ class Scheduler:
             self.block.insert_op_after(op, anchor)  # type: ignore[arg-type]
 
 
-def schedule(body: func.FuncOp, skip: tuple[int, ...] = (), count: int | None = None) -> bool:
-    """Hoist `upd`'s gradients and mark each final; False when `upd` does not return a `createList` or is marked
-    already. `skip` and `count`: for `sfb`'s factors variant, the positions that return a factor instead of a
-    gradient and the number of gradients (the B factors follow them): those are not marked."""
+def schedule(body: func.FuncOp) -> bool:
+    """Hoist the elements `upd` (or its factors variant) returns and mark each final; False when `upd` does not
+    return a `createList` or is marked already."""
     block = body.body.block
     lst = returned_list(body)
     if lst is None or any(isinstance(o, GradientReadyOp) for o in block.ops):
         return False
     s = Scheduler(block)
-    marked = [(j, g) for j, g in enumerate(lst.elems[:count]) if j not in skip]
+    marked = list(enumerate(lst.elems))
     for _, g in marked:
         if s.local(g.owner):
             s.hoist(g.owner)  # type: ignore[arg-type]
@@ -103,6 +106,5 @@ class WaitFreeBackpropPass(ModulePass):
         for ps, body in calls_with(op, "overlap"):
             schedule(body)
             variant = functions.get(ps.factors.data) if ps.factors is not None else None
-            if variant is not None:  # `sfb`: the gradients that travel whole go out from upd's factors variant
-                n = len(returned_list(variant).elems) - len(ps.factored_positions)  # type: ignore[union-attr]
-                schedule(variant, ps.factored_positions, n)
+            if variant is not None:  # `sfb`: the factors and the gradients that travel whole
+                schedule(variant)

@@ -21,6 +21,7 @@ from daphnec.dialects.op_kinds import EW_BINARY
 from daphnec.dialects.types import FrameType, MatrixType, is_matrix
 from daphnec.runtime.errors import DaphneRuntimeError
 from daphnec.runtime.kernels import agg, cum_agg, datagen, datagen_csr, indexing, matmul, meta, outer, reorg
+from daphnec.runtime.kernels.csr_scatter import matmul_transposed_csr
 
 
 def _need_matrices(op: Operation) -> None:
@@ -30,12 +31,16 @@ def _need_matrices(op: Operation) -> None:
 
 
 _MATMUL = result_typed(matmul.matmul, cast=2, csr=True)
+_MATMUL_TRANSPOSED_CSR = result_typed(matmul_transposed_csr, "matmul", cast=2, csr=True)
+"""`t(G) @ x` of a CSR G read in place by one native scatter over G's rows (scipy's bits, no transposed copy)."""
 
 
 def select_matmul(op: Operation) -> KernelSpec:
     """`matmul` in the result's value type (both operands cast to it), told the operands that `fold-transpose`
     marked as transposed (`transa`/`transb`)."""
-    spec = _MATMUL.select(op)
+    sparse_lhs = isinstance(op.lhs.type, MatrixType) and op.lhs.type.is_sparse
+    transposed_csr = sparse_lhs and op.properties.get("transa") is not None
+    spec = (_MATMUL_TRANSPOSED_CSR if transposed_csr else _MATMUL).select(op)
     flags = {name: True for name in ("transa", "transb") if op.properties.get(name) is not None}
     return KernelSpec(functools.partial(spec.fn, **flags), spec.arg_casts, spec.name) if flags else spec
 

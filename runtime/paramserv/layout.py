@@ -163,28 +163,43 @@ class FactorLayout:
         self.dtype = np.dtype(model[positions[0]].dtype)  # type: ignore[attr-defined]
         self.rows = batchsize
         self.size = 2 * FLAG + sum(batchsize * (m + n) for m, n in self.shapes) * self.dtype.itemsize
+        bounds: list[tuple[int, int]] = []
+        pos = 0
+        for m, n in self.shapes:
+            for width in (m, n):
+                end = pos + (2 * FLAG if not bounds else 0) + self.rows * width * self.dtype.itemsize
+                bounds.append((pos, end))
+                pos = end
+        self.segments = bounds
+        """The byte range of each factor in the buffer, in the order A, B of the first position, A, B of the
+        second, ... (the first range also holds the flag and K): `overlap=true` all-gathers each on its own as
+        soon as it is final (the A factors during the forward pass); together they are the one buffer."""
 
     def encode(self, c: Contribution | None) -> np.ndarray:
         out = np.zeros(self.size, dtype=np.uint8)
-        head = out[: 2 * FLAG].view(np.int64)
         if c is None:
             return out
-        pos = 2 * FLAG
-        for j, (m, n) in zip(self.positions, self.shapes):
+        for i, j in enumerate(self.positions):
             p = c.payloads[j] if c.payloads is not None else None
             if p is None or p.desc.get("k") != "sf":
                 raise DaphneRuntimeError(f"paramserv: sfb: no sufficient factors for the gradient at position {j}")
-            A, B = p.buffers
-            K = A.shape[0]
-            if K > self.rows:
-                raise DaphneRuntimeError(f"paramserv: sfb: a batch of {K} rows exceeds batchsize={self.rows}")
-            head[1] = K
-            for F, width in ((A, m), (B, n)):
-                raw = np.ascontiguousarray(F, dtype=self.dtype).view(np.uint8).reshape(-1)
-                out[pos : pos + raw.size] = raw
-                pos += self.rows * width * self.dtype.itemsize
-        head[0] = 1
+            for f, F in enumerate(p.buffers):
+                self.put(out, 2 * i + f, F)
         return out
+
+    def put(self, out: np.ndarray, s: int, F: object) -> None:
+        """Write factor `s` (of `segments`: the A factor of the (s // 2)-th position for an even s, else its B)
+        into the buffer `out`; the first segment also marks the buffer as a contribution of K = F's rows."""
+        F = np.asarray(as_dense(F))
+        K = F.shape[0]
+        if K > self.rows:
+            raise DaphneRuntimeError(f"paramserv: sfb: a batch of {K} rows exceeds batchsize={self.rows}")
+        if s == 0:
+            head = out[: 2 * FLAG].view(np.int64)
+            head[0], head[1] = 1, K
+        lo = self.segments[s][0] + (2 * FLAG if s == 0 else 0)
+        raw = np.ascontiguousarray(F, dtype=self.dtype).view(np.uint8).reshape(-1)
+        out[lo : lo + raw.size] = raw
 
     @staticmethod
     def flag(part: np.ndarray) -> int:
@@ -209,10 +224,11 @@ class FactorLayout:
         the time of one (measured for the FC MLP's layers at k = 3, K = 64), and every worker rebuilds every step.
         The sum's rounding differs from the canonical tree of k products (within 1e-15 relative), but every rank
         stacks in worker order, so the replicas stay identical."""
+        return tuple(self.rebuild_one(parts, i) for i in range(len(self.shapes)))
+
+    def rebuild_one(self, parts: Sequence[np.ndarray], i: int) -> np.ndarray:
+        """`rebuild` of the i-th factored position only (it reads only that position's factors and K)."""
         each = [self.factors(p) for p in parts]
-        out = []
-        for i in range(len(self.shapes)):
-            As, Bs = [f[i][0] for f in each], [f[i][1] for f in each]
-            A, B = (As[0], Bs[0]) if len(As) == 1 else (np.concatenate(As), np.concatenate(Bs))
-            out.append(A.T @ B)
-        return tuple(out)
+        As, Bs = [f[i][0] for f in each], [f[i][1] for f in each]
+        A, B = (As[0], Bs[0]) if len(As) == 1 else (np.concatenate(As), np.concatenate(Bs))
+        return A.T @ B

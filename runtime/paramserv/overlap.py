@@ -18,9 +18,13 @@ program, the same on every rank; it is recorded at the first clock (when every w
 replayed by a rank that has no batch at a clock (the end of a smaller partition). The sum is element-wise along
 the canonical tree (reduction.py) whatever the bucketing, so the result equals BSP's bit for bit.
 
-With `sfb` the buckets hold only the matrices that travel whole; the sufficient factors go by one all-gather on
-the worker's thread once `upd`'s factors variant has returned, while the communication thread is still reducing
-the last buckets, and every rank rebuilds their sum (layout.FactorLayout.rebuild).
+With `sfb` the buckets hold only the matrices that travel whole; the sufficient factors travel as *segments* of
+the one all-gather buffer of layout.FactorLayout (its bytes, split: the sum is the same formula's), each factor by
+its own all-gather on the communication thread as soon as upd's factors variant marks it final: an affine layer's
+A factor (its input) during the FORWARD pass, the first layer's (the batch) before the first op, its B factor (the
+gradient of its output) during the backward pass, beside the buckets, in one order that every rank replays. Once
+the last segment is in, every rank rebuilds the factored sum (layout.FactorLayout.rebuild, as without overlap).
+With freq=NBATCHES (the factors of several batches stacked) they are sent once the push's factors are complete.
 
 Statistics: a worker's communication seconds are the thread's busy time (N), its compute seconds the gradients'
 and updates' time (C); the epoch's seconds T then give the overlap coefficient alpha = (N + C - T) / min(N, C).
@@ -45,26 +49,42 @@ from daphnec.runtime.values import as_dense
 
 
 class OverlapReducer:
-    """`worker.Reducer` for one MPI worker rank with `overlap=true` (see the module docstring)."""
+    """`worker.Reducer` for one MPI worker rank with `overlap=true` (see the module docstring). `factored`: with
+    `sfb`, the positions upd's factors variant returns as factors (PSOptions.factored: A_j at position j, the B
+    factors after the model's n gradients); `early`: each factor is sent as soon as it is marked final (not with
+    NBATCHES, whose factors are those of several batches stacked, complete only when the push is)."""
 
-    def __init__(self, reducer: MpiReducer, bucket: int):
+    def __init__(self, reducer: MpiReducer, bucket: int, factored: Sequence[int] = (), early: bool = True):
         self.reducer = reducer
         full = reducer.collective
         self.full = full
         self.sf = full.sf
-        """`sfb`: the model positions whose factors travel (by one all-gather when `upd` returns); the buckets
-        hold the other matrices (`Collective.others`), `slot` maps a model position to its place among them."""
+        """`sfb`: the model positions whose factors travel (segment by segment); the buckets hold the other
+        matrices (`Collective.others`), `slot` maps a model position to its place among them."""
         self.slot = {j: i for i, j in enumerate(full.whole)} if self.sf else {j: j for j in range(len(full.model))}
-        collective = full.others if self.sf else full
-        assert collective is not None, "sfb with every matrix factored has nothing to reduce in buckets"
-        self.collective: Collective = collective
-        lay = self.collective.flat
-        self.lay = lay
-        self.buckets = lay.buckets(bucket or DEFAULT_BUCKET)
-        self.members = [[j for j, (a, b) in enumerate(zip(lay.offsets, lay.offsets[1:])) if a < hi and lo < b]
-                        for lo, hi in self.buckets]  # fmt: skip
+        self.collective: Collective | None = full.others if self.sf else full
+        self.factors = full.factors
+        self.segment: dict[int, int] = {}
+        """A position of the factors variant's result -> the segment of its factor (`FactorLayout.segments`)."""
+        n = len(full.model)
+        self.variant_only = set(factored) | {n + i for i in range(len(factored))}
+        """Positions of the factors variant's result that are not a whole gradient (a factor)."""
+        for i, j in enumerate(factored):
+            if j in self.sf and early:
+                s = 2 * self.sf.index(j)
+                self.segment[j], self.segment[n + i] = s, s + 1
+        if self.collective is not None:
+            lay = self.collective.flat
+            self.buckets = lay.buckets(bucket or DEFAULT_BUCKET)
+            self.members = [[j for j, (a, b) in enumerate(zip(lay.offsets, lay.offsets[1:])) if a < hi and lo < b]
+                            for lo, hi in self.buckets]  # fmt: skip
+        else:  # every matrix factored
+            self.buckets, self.members = [], []
+        self.segments = self.factors.segments if self.factors is not None else []
+        self.items = len(self.buckets) + len(self.segments)
+        """What the communication thread sends: bucket b is item b, factor segment s item len(buckets) + s."""
         self.order: list[int] | None = None
-        """The buckets in the order they completed at the first clock."""
+        """The items in the order they completed at the first clock."""
         self.queue: queue.Queue[int | None] = queue.Queue()
         self.thread: threading.Thread | None = None
         self.error: BaseException | None = None
@@ -75,13 +95,18 @@ class OverlapReducer:
         self.to_root = self.reducer.to_root(self.reducer.clock)
         """The call's last clock: the buckets' sums go to worker 0 only (MpiReducer.to_root)."""
         self.vec: np.ndarray | None = None
-        self.out = np.empty(self.lay.n, dtype=self.lay.dtype)
+        self.out = np.empty(self.collective.flat.n, dtype=self.collective.flat.dtype) if self.collective else None
         self.final: set[int] = set()
+        """The buckets' matrices that are final (by slot)."""
+        self.final_factors: set[int] = set()
+        """`sfb`: the factor segments that are final (by item)."""
+        self.fsend = self.factors.encode(None) if self.factors is not None else None
+        """`sfb`: this rank's factors buffer (zeros: no batch at this clock), filled segment by segment."""
+        self.frecv = np.empty(self.full.k * self.factors.size, dtype=np.uint8) if self.factors is not None else None
+        """`sfb`: every rank's factors buffer, one after the other, as the all-gather of the whole would give it."""
         self.queued: list[int] = []
         self.done = threading.Semaphore(0)
         self.busy = 0.0
-        self.gathering = 0.0
-        """`sfb`: the seconds of the factors' all-gather (on the worker's thread, beside the communication thread)."""
         self.counter = Counter()
 
     # -- the communication thread --------------------------------------------------------------------------------
@@ -94,16 +119,31 @@ class OverlapReducer:
             try:
                 if self.error is None:
                     t0 = time.perf_counter()
-                    lo, hi = self.buckets[b]
-                    part = self.vec[lo:hi] if self.vec is not None else None
-                    assert self.present is not None
-                    got = self.collective.sum_flat(part, self.present, self.counter, hi - lo, self.to_root)
-                    if got is not None:
-                        self.out[lo:hi] = got
-                    self.busy += self.collective.trace("bucket", b, t0) - t0
+                    if b < len(self.buckets):
+                        self._reduce_bucket(b)
+                        self.busy += self.full.trace("bucket", b, t0) - t0
+                    else:
+                        self._gather_segment(b - len(self.buckets))
+                        self.busy += time.perf_counter() - t0
             except BaseException as e:  # noqa: BLE001 - re-raised by the main thread in `reduce`
                 self.error = e
             self.done.release()
+
+    def _reduce_bucket(self, b: int) -> None:
+        assert self.collective is not None and self.present is not None and self.out is not None
+        lo, hi = self.buckets[b]
+        part = self.vec[lo:hi] if self.vec is not None else None
+        got = self.collective.sum_flat(part, self.present, self.counter, hi - lo, self.to_root)
+        if got is not None:
+            self.out[lo:hi] = got
+
+    def _gather_segment(self, s: int) -> None:
+        """All-gather factor segment s of every rank into its place in `frecv` (the "gather" of the timeline)."""
+        assert self.factors is not None and self.fsend is not None and self.frecv is not None
+        lo, hi = self.segments[s]
+        size = self.factors.size
+        for i, part in enumerate(self.full._allgather(self.fsend[lo:hi], self.counter)):  # noqa: SLF001
+            self.frecv[i * size + lo : i * size + hi] = part
 
     def _send(self, b: int) -> None:
         if self.thread is None:
@@ -117,79 +157,94 @@ class OverlapReducer:
     def begin(self, w: int) -> None:
         """Before the clock's `upd`: this thread's gradients go to this reducer as they become final."""
         self._clock_state(self.reducer.present(self.reducer.clock))
-        self.vec = np.empty(self.lay.n, dtype=self.lay.dtype)
+        if self.collective is not None:
+            self.vec = np.empty(self.collective.flat.n, dtype=self.collective.flat.dtype)
         marks.install("sink", self)
 
     def ready(self, j: int, g: object) -> None:
-        """Gradient j (a model position) is final: copy it into the flat vector and send the buckets it completes."""
-        if j not in self.slot:
-            return  # `sfb`: its factors travel when upd returns
-        j = self.slot[j]
-        if j in self.final or self.vec is None or not 0 <= j < len(self.lay.shapes):
-            return
-        lo, hi = self.lay.offsets[j], self.lay.offsets[j + 1]
-        d = np.asarray(as_dense(g))
-        if d.shape != self.lay.shapes[j]:
-            return  # `upd` returns another matrix here; the checked result is flattened in `reduce`
-        self.vec[lo:hi] = d.reshape(-1)
-        self.final.add(j)
+        """Element j of upd's result (a gradient; with `sfb` possibly a factor) is final: copy it into the flat
+        vector (or the factors buffer) and send the items it completes."""
+        if j in self.segment:
+            s = self.segment[j]
+            item = len(self.buckets) + s
+            if item in self.final_factors or self.fsend is None:
+                return
+            assert self.factors is not None
+            self.factors.put(self.fsend, s, g)
+            self.final_factors.add(item)
+        else:
+            if j not in self.slot or j in self.variant_only:
+                return  # `sfb`: a factor not sent early, or whose product the cost model sends whole (after upd)
+            j = self.slot[j]
+            if j in self.final or self.vec is None or self.collective is None:
+                return
+            lay = self.collective.flat
+            if not 0 <= j < len(lay.shapes):
+                return
+            lo, hi = lay.offsets[j], lay.offsets[j + 1]
+            d = np.asarray(as_dense(g))
+            if d.shape != lay.shapes[j]:
+                return  # `upd` returns another matrix here; the checked result is flattened in `reduce`
+            self.vec[lo:hi] = d.reshape(-1)
+            self.final.add(j)
         if self.order is None:  # the first clock: send what is complete, records the order
-            for b in sorted(range(len(self.buckets)), reverse=True):
+            for b in self._candidates():
                 if b not in self.queued and self._complete(b):
                     self._send(b)
             return
         while len(self.queued) < len(self.order) and self._complete(self.order[len(self.queued)]):
             self._send(self.order[len(self.queued)])
 
+    def _candidates(self) -> list[int]:
+        """The items in the order the first clock sends those complete at once: the factor segments, then the
+        buckets from the last (the output layer's gradients are final first)."""
+        return list(range(len(self.buckets), self.items)) + sorted(range(len(self.buckets)), reverse=True)
+
     def _complete(self, b: int) -> bool:
+        if b >= len(self.buckets):
+            return b in self.final_factors
         return all(m in self.final for m in self.members[b])
 
     def reduce(self, w: int, c: Contribution | None, stats: EpochStats) -> tuple | None:
         marks.install("sink", None)
-        if c is None:  # no batch at this clock: take part in every bucket, in the recorded order
+        if c is None:  # no batch at this clock: take part in every item, in the recorded order
             self._clock_state(self.reducer.present(self.reducer.clock))
             assert self.order is not None, "every worker has a batch at the first clock"
         else:
             for p in range(len(c.grads) - 1, -1, -1):  # what the pass did not mark, and a check of the rest
                 j = self.slot.get(p)
-                if j is None or j in self.final:
+                if j is None or j in self.final or self.collective is None:
                     continue
-                lo, hi = self.lay.offsets[j], self.lay.offsets[j + 1]
+                lay = self.collective.flat
+                lo, hi = lay.offsets[j], lay.offsets[j + 1]
                 self.ready(p, c.grads[p])
-                if j not in self.final:  # not of the model's shape: checked by call_upd already, so unreachable
+                if j not in self.final:  # a product of factors the cost model sends whole (computed after upd)
                     self.vec[lo:hi] = np.asarray(as_dense(c.grads[p])).reshape(-1)  # type: ignore[index]
                     self.final.add(j)
+            if self.factors is not None:  # the factors not sent yet (NBATCHES, or not marked): from the payloads
+                assert self.fsend is not None
+                whole = self.factors.encode(c)
+                for s, (lo, hi) in enumerate(self.segments):
+                    if len(self.buckets) + s not in self.final_factors:
+                        self.fsend[lo:hi] = whole[lo:hi]
         order = self.order
         if order is None:
-            rest = [b for b in range(len(self.buckets)) if b not in self.queued]
-            for b in sorted(rest, reverse=True):
-                self._send(b)
+            for b in self._candidates():
+                if b not in self.queued:
+                    self._send(b)
             self.order = list(self.queued)
         else:
             for b in order[len(self.queued) :]:
                 self._send(b)
-        factored: tuple = ()
-        if self.sf:  # the factors by one all-gather, while the communication thread still reduces buckets
-            assert self.full.factors is not None
-            counter = Counter()
-            t0 = time.perf_counter()
-            parts = self.full._allgather(self.full.factors.encode(c), counter)  # noqa: SLF001 - its collective
-            t1 = time.perf_counter()
-            factored = self.full.factors.rebuild([p for p in parts if self.full.factors.flag(p) == 1])
-            self.gathering = t1 - t0  # the all-gather is communication (N), rebuilding the products computation (C)
-            stats.compute_seconds += time.perf_counter() - t1
-            stats.push_sent += counter.sent
-            stats.pulled += counter.received
-        for _ in self.queued:
-            self.done.acquire()
+        factored = self._rebuild(stats)
         self.reducer.clock += 1
         if self.error is not None:
             raise self.error
         stats.push_sent += self.counter.sent
         stats.pulled += self.counter.received
-        if self.to_root and self.collective.me != 0:
+        if self.to_root and self.full.me != 0:
             return None
-        whole = self.lay.unflatten(self.out)
+        whole = self.collective.flat.unflatten(self.out) if self.collective is not None else ()
         if not self.sf:
             return whole
         out: list[object] = [None] * len(self.full.model)
@@ -199,6 +254,31 @@ class OverlapReducer:
             out[j] = g
         return tuple(out)
 
+    def _rebuild(self, stats: EpochStats) -> tuple:
+        """Wait for every queued item; with `sfb`, rebuild each factored position's sum (computation, C) as soon
+        as its factors (and the flags, in the first segment) are in, while the communication thread still gathers
+        the later ones: the items complete in queue order, so after the n-th `done` the first n have."""
+        waited = 0
+        factored: list[np.ndarray] = []
+        if self.factors is not None and self.frecv is not None:
+            size, base = self.factors.size, len(self.buckets)
+            parts = [self.frecv[i * size : (i + 1) * size] for i in range(self.full.k)]
+            need = {i: 1 + max(self.queued.index(base + s) for s in (0, 2 * i, 2 * i + 1)) for i in range(len(self.sf))}
+            got: dict[int, np.ndarray] = {}
+            for i in sorted(need, key=need.__getitem__):
+                while waited < need[i]:
+                    self.done.acquire()
+                    waited += 1
+                if self.error is not None:
+                    break
+                t0 = time.perf_counter()
+                got[i] = self.factors.rebuild_one([p for p in parts if self.factors.flag(p) == 1], i)
+                stats.compute_seconds += time.perf_counter() - t0
+            factored = [got[i] for i in sorted(got)]
+        for _ in self.queued[waited:]:
+            self.done.acquire()
+        return tuple(factored)
+
     @property
     def flights(self) -> Flights | None:
         """The timeline of this rank's reductions (test hook), None when off."""
@@ -206,7 +286,7 @@ class OverlapReducer:
 
     def busy_seconds(self) -> float:
         """The communication thread's time in the last reduction (N of the overlap coefficient)."""
-        return self.busy + self.gathering
+        return self.busy
 
     def average(self, w: int, model: DaphneList, stats: EpochStats) -> tuple:
         return self.reducer.average(w, model, stats)

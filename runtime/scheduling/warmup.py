@@ -37,6 +37,7 @@ WORKER_KERNEL_MODULES = frozenset(
 FIRST_USE_MODULES = frozenset(
     {
         "daphnec.runtime.kernels.gram_vector",
+        "daphnec.runtime.kernels.csr_scatter",
         "daphnec.runtime.kernels.split_stats",
         "daphnec.runtime.kernels.decomposition",
     }
@@ -58,6 +59,7 @@ def kernel_modules(kernels: Iterable[object]) -> set[str]:
     out = set()
     for k in kernels:
         while isinstance(k, functools.partial):
+            out.update(kernel_modules(a for a in k.args if callable(a)))  # a wrapper's kernel (dense_result's)
             k = k.func
         module = getattr(k, "__module__", None) or getattr(type(k), "__module__", None)
         if isinstance(module, str):

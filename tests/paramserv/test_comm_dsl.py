@@ -110,7 +110,8 @@ def test_sufficient_factors_and_overlap_equal_bsp(tmp_path: Path) -> None:
     (LOCAL threads bit for bit; 3 MPI worker ranks, which rebuild the sum as one product of the stacked factors,
     within 1e-12 relative; the statistics show the smaller pushes). overlap=true (buckets of 40 kB: the biases
     share one, W1 and W2 are split into chunks) gives BSP's model too, and so does overlap=true with sfb=true (the
-    biases and W3 in buckets as upd's factors variant finalises them, the factors by an all-gather)."""
+    biases and W3 in buckets as upd's factors variant finalises them, each factor by its own all-gather as soon
+    as the variant marks it final: the A factors during the forward pass, the B factors during the backward pass)."""
     lines = ["X, y = m.classes_data(480, 64, 4);", "init = m.fc_init(64, 128, 128, 4);",
              f'B = paramserv(model=init, features=X, labels=y, {FC}, utype="BSP", k=3);',
              f'M = paramserv(model=init, features=X, labels=y, {FC}, utype="ALLREDUCE", allreduce="RING", k=3, '
