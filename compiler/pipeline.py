@@ -63,7 +63,8 @@ EXPLAIN_HEADERS: dict[str, str] = {
 # The pipeline: stages of passes, each followed by the explain slot that prints after it. A pass written as
 # ("name", "option") runs only when that option is on (`PassManager.options`, derived from the user config by
 # `pipeline_options`): every optional pass has its own option, except the clean-ups that follow a rewrite
-# (`canonicalize`, `cse`, `dce`), which share its option.
+# (`canonicalize`, `cse`, `dce`), which share its option, and the clean-up after the late rewrites, whose option
+# the module decides when the config does not (`MODULE_CONDITIONS`).
 Stage = tuple[tuple[str | tuple[str, str], ...], str | None]
 STAGES: tuple[Stage, ...] = (
     ((), "parsing"),
@@ -96,8 +97,8 @@ STAGES: tuple[Stage, ...] = (
     (
         (
             ("vectorize", "vec"),
-            ("canonicalize", "vec"),
-            ("dce", "vec"),
+            ("canonicalize", "late_cleanup"),
+            ("dce", "late_cleanup"),
             ("distribute-parfor", "distributed"),
             ("distribute", "distributed"),
         ),
@@ -113,6 +114,20 @@ HOST_STAGES = STAGES[:-2]
 KERNEL_STAGES = STAGES[-2:]
 """The stages that turn vectorized pipelines into native kernels (see the module docstring)."""
 KERNEL_SLOTS = frozenset(slot for _, slot in KERNEL_STAGES if slot is not None)
+
+
+def _has_folds(module: ModuleOp) -> bool:
+    from daphnec.compiler.passes.canonicalize import has_folds  # the selection table: loaded to compile only
+
+    return has_folds(module)
+
+
+MODULE_CONDITIONS: dict[str, Callable[[ModuleOp], bool]] = {"late_cleanup": _has_folds}
+"""Options that, when the config does not turn them on, are decided per run by the module the stage sees (once per
+stage). `late_cleanup`: `canonicalize` and `dce` after the late rewrites (`simplify-algebra`, `fuse-x-once`,
+`select-kernels`, `vectorize`) fold what those made: `colSums(X) * 1.0`, products of constants, casts of a known
+`nrow`. `--vec` always runs them; the default path only when something folds (`has_folds`), since on lmDS the two
+passes cost ~10 ms of a ~0.5 s compile when nothing does, and the check ~1 ms."""
 
 
 def _vec_min_cells(config: object) -> int:
@@ -136,7 +151,7 @@ def pipeline_options(config: object) -> tuple[frozenset[str], dict[str, dict[str
     native = native_enabled()
     opts = set()
     if vectorized:
-        opts.add("vec")
+        opts |= {"vec", "late_cleanup"}
     if native and (vectorized or not codegen):
         opts |= {"fuse_filter_agg", "native"}
     if native and not (vectorized or codegen):
@@ -241,9 +256,11 @@ class PassManager:
         last = ""
         gate = PassGate()
         for names, slot in stages:
+            decided: dict[str, bool] = {}
             for entry in names:
                 name, option = entry if isinstance(entry, tuple) else (entry, None)
-                if (option is None or option in self.options) and not gate.skips(name, module):
+                enabled = option is None or option in self.options or self._decide(option, module, decided)
+                if enabled and not gate.skips(name, module):
                     given = passes.get(name) if passes is not None else None
                     self.run_pass(module, given or ALL_PASSES[name](**self.pass_args.get(name, {})), last=False)
                     last = name
@@ -253,6 +270,16 @@ class PassManager:
                 self.out.flush()
         if not self.verify_each and last:
             self._checked(module, last, lambda: None, True)  # DAPHNEC_VERIFY=last: once, after the last pass
+
+    @staticmethod
+    def _decide(option: str, module: ModuleOp, decided: dict[str, bool]) -> bool:
+        """A `MODULE_CONDITIONS` option's value for this stage (asked once, before its first pass runs)."""
+        condition = MODULE_CONDITIONS.get(option)
+        if condition is None:
+            return False
+        if option not in decided:
+            decided[option] = condition(module)
+        return decided[option]
 
     def _explains(self, slot: str) -> bool:
         """Whether the slot prints: its explain value was given (`codegen` prints its two slots only with
