@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import struct
 import sys
 import threading
@@ -242,6 +243,18 @@ def ir_functions(ir_text: str, symbols: list[str]) -> dict[str, int]:
     """The addresses of `symbols` in the LLVM IR module `ir_text` (the runtime's own native loops): compiled once
     per host (~60 ms), later loaded from the cache folder (~1 ms)."""
     return obtain(object_key(ir_text), symbols, lambda: engine().compile_ir(ir_text))[0]
+
+
+CSR_INDEX_TYPES = {"int32": "i32", "int64": "i64"}
+"""The LLVM type of a CSR matrix's index arrays (scipy's int32 or int64) by numpy dtype name: the runtime's CSR
+loops are built for each."""
+
+
+def csr_loop_ir(template: str, it: str, **fields: str) -> str:
+    """A CSR loop's LLVM IR for index type `it`: `template` formatted with `it` (and `fields`), its `sext {it} ...
+    to i64` widenings made `add i64 %x, 0` for i64 indices (LLVM rejects a sign extension to the same width)."""
+    text = template.format(it=it, **fields)
+    return re.sub(r"sext i64 (%\w+) to i64", r"add i64 \1, 0", text) if it == "i64" else text
 
 
 T = TypeVar("T")

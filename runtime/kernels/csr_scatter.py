@@ -25,14 +25,13 @@ same bits either way, so a result never depends on when the build finished.
 from __future__ import annotations
 
 import ctypes
-import re
 import sys
 
 import numpy as np
 
 from daphnec.runtime.kernels.matmul import matmul
 from daphnec.runtime.memory import check_alloc
-from daphnec.runtime.native_code import BuiltOnce, ir_functions
+from daphnec.runtime.native_code import CSR_INDEX_TYPES, BuiltOnce, csr_loop_ir, ir_functions
 
 MIN_NNZ = 1 << 15
 """Below this many stored values scipy's call is as fast (the product takes microseconds either way)."""
@@ -85,13 +84,6 @@ _TERMS = {
 
 _P, _I = ctypes.c_void_p, ctypes.c_int64
 _SIG = ctypes.CFUNCTYPE(None, _P, _P, _P, _P, _I, _I, _P)
-_INDEX_TYPES = {np.dtype(np.int32): "i32", np.dtype(np.int64): "i64"}
-
-
-def _loop(kind: str, it: str) -> str:
-    """The loop for a term kind and index type (i64 indices need no sign extension, which LLVM rejects)."""
-    text = _LOOP.format(kind=kind, it=it, term=_TERMS[kind])
-    return re.sub(r"sext i64 (%\w+) to i64", r"add i64 \1, 0", text) if it == "i64" else text
 
 
 def _build() -> dict[tuple[str, str], object]:
@@ -99,8 +91,9 @@ def _build() -> dict[tuple[str, str], object]:
     too (~1 ms, on the warm-up thread), so that the first product does not import it."""
     import daphnec.runtime.vectorized.kernel  # noqa: F401
 
-    keys = [(kind, it) for kind in _TERMS for it in _INDEX_TYPES.values()]
-    addr = ir_functions("".join(_loop(k, it) for k, it in keys), [f"csr_t_matvec_{k}_{it}" for k, it in keys])
+    keys = [(kind, it) for kind in _TERMS for it in CSR_INDEX_TYPES.values()]
+    text = "".join(csr_loop_ir(_LOOP, it, kind=k, term=_TERMS[k]) for k, it in keys)
+    addr = ir_functions(text, [f"csr_t_matvec_{k}_{it}" for k, it in keys])
     return {(k, it): _SIG(addr[f"csr_t_matvec_{k}_{it}"]) for k, it in keys}  # type: ignore[misc]
 
 
@@ -123,7 +116,7 @@ def applies(G: object, x: object) -> bool:
         return False
     if G.dtype != np.float64 or x.dtype != np.float64 or x.ndim != 2 or x.shape != (G.shape[0], 1):  # type: ignore[attr-defined]
         return False
-    if G.nnz < MIN_NNZ or not G.has_canonical_format or G.indices.dtype not in _INDEX_TYPES:  # type: ignore[attr-defined]
+    if G.nnz < MIN_NNZ or not G.has_canonical_format or G.indices.dtype.name not in CSR_INDEX_TYPES:  # type: ignore[attr-defined]
         return False
     if G.indptr.dtype != G.indices.dtype or not x.flags.c_contiguous:  # type: ignore[attr-defined]
         return False
@@ -140,7 +133,7 @@ def transposed_matvec(G, x: np.ndarray) -> np.ndarray:
 
     kind = "ones" if all_ones(G) else "values"
     out = np.zeros((G.shape[1], 1))
-    fn = LOOPS.get()[(kind, _INDEX_TYPES[G.indices.dtype])]
+    fn = LOOPS.get()[(kind, CSR_INDEX_TYPES[G.indices.dtype.name])]
     fn(G.data.ctypes.data, G.indices.ctypes.data, G.indptr.ctypes.data, x.ctypes.data, 0, G.shape[0], out.ctypes.data)  # type: ignore[operator]
     return out
 

@@ -22,12 +22,11 @@ Small matrices (fewer than `MIN_NATIVE_CELLS` cells) take numpy's two products, 
 from __future__ import annotations
 
 import ctypes
-import re
 
 import numpy as np
 
 from daphnec.runtime.errors import DaphneRuntimeError
-from daphnec.runtime.native_code import BuiltOnce, ir_functions
+from daphnec.runtime.native_code import CSR_INDEX_TYPES, BuiltOnce, csr_loop_ir, ir_functions
 from daphnec.runtime.values import is_csr
 
 MIN_NATIVE_CELLS = 1 << 14
@@ -184,13 +183,12 @@ done:
 _P, _I = ctypes.c_void_p, ctypes.c_int64
 _DENSE_SIG = ctypes.CFUNCTYPE(None, _P, _I, _P, _P, _I, _I, _I, _P)
 _CSR_SIG = ctypes.CFUNCTYPE(None, _P, _P, _P, _P, _P, _I, _I, _I, _P)
-_INDEX_TYPES = {np.dtype(np.int32): "i32", np.dtype(np.int64): "i64"}
 
 
 def _build() -> dict[str, object]:
     """The native loops (object code cached per host, `runtime.native_code`)."""
-    text = _DENSE + "".join(_csr_loop(it) for it in _INDEX_TYPES.values())
-    names = ["gram_dense", *(f"gram_csr_{it}" for it in _INDEX_TYPES.values())]
+    text = _DENSE + "".join(csr_loop_ir(_CSR, it) for it in CSR_INDEX_TYPES.values())
+    names = ["gram_dense", *(f"gram_csr_{it}" for it in CSR_INDEX_TYPES.values())]
     addr = ir_functions(text, names)
     return {n: (_DENSE_SIG if n == "gram_dense" else _CSR_SIG)(addr[n]) for n in names}  # type: ignore[misc]
 
@@ -203,12 +201,6 @@ def warm_up() -> None:
     """Build the native loops now (runtime/scheduling/warmup.py calls it in the background when a program that
     calls these kernels starts, so that the first call does not load llvmlite)."""
     LOOPS.get()
-
-
-def _csr_loop(it: str) -> str:
-    """The CSR loop for index type `it` (i64 indices need no sign extension, which LLVM rejects as a no-op)."""
-    text = _CSR.format(it=it)
-    return re.sub(r"sext i64 (%\w+) to i64", r"add i64 \1, 0", text) if it == "i64" else text
 
 
 def task_rows(rows: int, bytes_per_row: int) -> int:
@@ -234,7 +226,7 @@ def gram_vector(X, v, aux=None, kind: str = "plain") -> np.ndarray:
     a = np.ascontiguousarray(aux) if kind != "plain" else v  # never read for "plain"
     code = KINDS[kind]
     if is_csr(X):
-        it = _INDEX_TYPES.get(X.indices.dtype)
+        it = CSR_INDEX_TYPES.get(X.indices.dtype.name)
         if it is None or X.indptr.dtype != X.indices.dtype:
             return _as_written(X, v, aux, kind)
         fn = LOOPS.get()[f"gram_csr_{it}"]
