@@ -45,6 +45,19 @@ def select_matmul(op: Operation) -> KernelSpec:
     return KernelSpec(functools.partial(spec.fn, **flags), spec.arg_casts, spec.name) if flags else spec
 
 
+def select_gram_vector(op: Operation) -> KernelSpec:
+    """gram_vector's kernel of the op's KIND; for a dense X known to have at least `BLAS_MIN_COLS` columns the same
+    kernel from `gram_vector_wide`, whose programs the warm-up does not build native loops for (their BLAS form
+    runs: the form depends on X's shape only, so the bits are the same)."""
+    from daphnec.runtime.kernels import gram_vector, gram_vector_wide
+
+    x = op.operands[0].type
+    wide = isinstance(x, MatrixType) and not x.is_sparse and x.cols.data >= gram_vector.BLAS_MIN_COLS
+    module = gram_vector_wide if wide else gram_vector
+    name = f"gram_vector_{op.KIND}"  # type: ignore[attr-defined]
+    return KernelSpec(getattr(module, name), (None,) * len(op.operands), f"gram_vector.{name}")
+
+
 def select_matmul_chain(op: om.MatMulChainOp) -> KernelSpec:
     """The run-time ordered chain, told which factors are read transposed and the result's value type."""
     from daphnec.runtime.kernels.matmul_chain import matmul_chain

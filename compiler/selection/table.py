@@ -104,9 +104,7 @@ KERNELS: dict[type[Operation], Kernel] = {
     om.SyrkOp: fixed("matrix_ops.syrk", csr=True),
     om.TraceOfProductOp: fixed("matrix_ops.trace_of_product"),
     om.GemvOp: result_typed("matrix_ops.gemv", cast=2, vt_arg=False),
-    om.GramVectorOp: fixed("gram_vector.gram_vector_plain", csr=True),
-    om.WeightedGramVectorOp: fixed("gram_vector.gram_vector_weighted", csr=True),
-    om.ResidualGramVectorOp: fixed("gram_vector.gram_vector_residual", csr=True),
+    om.GramVectorBase: Kernel(matrix.select_gram_vector, csr=True),
     # --- deep neural networks ----------------------------------------------------------------------------------------
     om.Conv2DForwardOp: fixed("dnn.conv2d"),
     om.AvgPoolForwardOp: fixed("dnn.avg_pool2d"),

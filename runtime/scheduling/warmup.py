@@ -25,6 +25,7 @@ WORKER_KERNEL_MODULES = frozenset(
         "daphnec.runtime.kernels.matmul_chain",
         "daphnec.runtime.kernels.matrix_ops",  # syrk, gemv: split_reduction
         "daphnec.runtime.kernels.gram_vector",
+        "daphnec.runtime.kernels.gram_vector_wide",
         "daphnec.runtime.kernels.dnn",
         "daphnec.runtime.parfor",
         "daphnec.runtime.vectorized.pipeline",

@@ -116,3 +116,34 @@ warmup.warm_up_for([gram_vector.gram_vector_plain])
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert (res.returncode, res.stderr) == (0, "")
     assert len(list((tmp_path / "cache").glob("*.o"))) == 1
+
+
+def test_a_program_whose_x_is_known_wide_builds_no_native_loop() -> None:
+    """`t(X) @ (X @ v)` of a dense X known to have at least `BLAS_MIN_COLS` columns runs the BLAS form, so its
+    program's warm-up builds no native loop (the build took the cores from the first products); a narrower X's
+    program builds gram_vector's loop. The results are the same bits as without the warm-up."""
+    code = """
+import sys, threading
+from daphnec.runtime.config import DaphneConfig
+from daphnec.runtime.kernels import gram_vector
+from daphnec.tools.driver import compile_source, configure_runtime
+cfg = DaphneConfig()
+configure_runtime(cfg)
+compile_source(sys.argv[1], "gram.daph", cfg, {}).run()
+for t in threading.enumerate():
+    if t.name.startswith("daphne-") and "warmup" in t.name:
+        t.join()
+print(gram_vector.LOOPS.built)
+"""
+    script = (
+        "X = rand(3000, {cols}, 0.0, 1.0, 1.0, 3);\nv = rand({cols}, 1, 0.0, 1.0, 1.0, 4);\n"
+        "print(t(X) @ (X @ v));\n"
+    )
+    built = {}
+    for cols in (50, 100):
+        res = subprocess.run([sys.executable, "-c", code, script.format(cols=cols)], capture_output=True, text=True,
+                             check=True)  # fmt: skip
+        lines = res.stdout.splitlines()
+        assert lines[0] == f"DenseMatrix({cols}x1, double)" and len(lines) == cols + 2
+        built[cols] = lines[-1]
+    assert built == {50: "True", 100: "False"}
