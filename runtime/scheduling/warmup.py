@@ -38,7 +38,6 @@ WORKER_KERNEL_MODULES = frozenset(
 FIRST_USE_MODULES = frozenset(
     {
         "daphnec.runtime.kernels.gram_vector",
-        "daphnec.runtime.kernels.csr_scatter",
         "daphnec.runtime.kernels.split_stats",
         "daphnec.runtime.kernels.decomposition",
     }
