@@ -469,7 +469,7 @@ def _run_worker(comms: Any, chunk: int, msg: dict[str, Any], opts: PSOptions, mo
         if rank_reducer.aborted():  # another rank failed: the threads stopped
             raise Aborted
         result = results[0]  # type: ignore[assignment]
-    elif opts.overlap and not (collective.sf and collective.others is None):  # (all factored: not tested yet)
+    elif opts.overlap:
         overlapped = OverlapReducer(reducer, opts.bucket, opts.factored, early=opts.push_rows == opts.batchsize)
         try:
             result = run_allreduce_worker(jobs[0], overlapped)

@@ -69,9 +69,31 @@ def affine_factors_marked(model: tuple, hp: tuple, X: np.ndarray, y: np.ndarray)
     return create_list(X, b, E)
 
 
+def weight_upd(model: tuple, hp: tuple, X: np.ndarray, y: np.ndarray) -> tuple:
+    """An affine layer without a bias: its one gradient t(X) @ E, so with `sfb` every matrix of the model is
+    factored and the overlap reducer has factor segments only, no bucket."""
+    E = (X @ model[0] - y) / X.shape[0]
+    return create_list(X.T @ E)
+
+
+def weight_factors_marked(model: tuple, hp: tuple, X: np.ndarray, y: np.ndarray) -> tuple:
+    """`weight_upd`'s factors variant as `wait-free-backprop` marks it: X (position 0) before anything is
+    computed, E (position 1, after the model's one gradient) when it is final."""
+    marks.gradient_ready(X, 0)
+    E = (X @ model[0] - y) / X.shape[0]
+    marks.gradient_ready(E, 1)
+    return create_list(X, E)
+
+
+def weight_agg(model: tuple, hp: tuple, grads: tuple) -> tuple:
+    """`lr.agg` for the one-matrix model."""
+    return (create_list(model[0] - hp[0][0, 0] * grads[0]),)
+
+
 FUNCTIONS = {"upd": lr.upd, "agg": lr.agg, "wide_upd": wide_upd, "last_fails": last_fails,
              "affine_upd": affine_upd, "affine_factors": affine_factors,
-             "affine_factors_marked": affine_factors_marked}  # fmt: skip
+             "affine_factors_marked": affine_factors_marked, "weight_upd": weight_upd, "weight_agg": weight_agg,
+             "weight_factors_marked": weight_factors_marked}  # fmt: skip
 
 
 def compile_body(text: str) -> SimpleNamespace:
@@ -96,13 +118,14 @@ def main() -> int:
     m0, hp = lr.model0(), lr.hyper()
 
     def run(mode: str, ws: int, upd: object = lr.upd, model: tuple = m0, features: object = X, labels: object = y,
-            factors: object = affine_factors, **kw: object) -> tuple:  # fmt: skip
+            factors: object = affine_factors, agg: object = lr.agg, **kw: object) -> tuple:  # fmt: skip
         opts = {"utype": "BSP", "freq": "BATCH", "epochs": 2, "batchsize": 16, "hyperparams": hp, "k": ws}
         opts.update(kw)
-        name = {wide_upd: "wide_upd", last_fails: "last_fails", affine_upd: "affine_upd"}.get(upd, "upd")  # type: ignore[call-overload]
+        names = {f: n for n, f in FUNCTIONS.items()}  # the shipped "IR" text of each UDF (compile_body)
+        name = names.get(upd, "upd")  # type: ignore[call-overload]
         sf = (factors.__name__, factors) if opts.get("sfb") else ("", None)  # type: ignore[attr-defined]
-        return paramserv(model, features, labels, upd, lr.agg, PSOptions(mode=mode, **opts),  # type: ignore[arg-type]
-                         shipped=("t", name, "agg", sf[0]), factors=sf[1])  # fmt: skip
+        return paramserv(model, features, labels, upd, agg, PSOptions(mode=mode, **opts),  # type: ignore[arg-type]
+                         shipped=("t", name, names[agg], sf[0]), factors=sf[1])  # fmt: skip
 
     try:
         same: list[tuple[str, int, dict[str, object], dict[str, object]]] = [
@@ -176,6 +199,13 @@ def main() -> int:
         bsp_short = run("LOCAL", k, upd=affine_upd, model=affine, epochs=1, **short)  # type: ignore[arg-type]
         got = run("MPI", k, upd=affine_upd, model=affine, **short, **marked)  # type: ignore[arg-type]
         out["close"]["ALLREDUCE sfb overlap"] = diff(got, bsp_short) / scale
+        # every matrix factored (a weight without a bias): factor segments only, no bucket, the same sums
+        weight = create_list(np.zeros((64, 512)))
+        whole_w = {"upd": weight_upd, "agg": weight_agg, "model": weight, **short}
+        bsp_w = run("LOCAL", k, epochs=1, **whole_w)  # type: ignore[arg-type]
+        got_w = run("MPI", k, **whole_w, **{**marked, "factors": weight_factors_marked})  # type: ignore[arg-type]
+        scale_w = max(float(np.max(np.abs(np.asarray(m)))) for m in bsp_w)
+        out["close"]["ALLREDUCE sfb overlap, every matrix factored"] = diff(got_w, bsp_w) / scale_w
         run("MPI", k, upd=affine_upd, model=affine, features=Xs, labels=ys, **marked)
         call = STATS.last
         out["bytes"]["ALLREDUCE sfb overlap"] = {"steps": 4, "model": sum(int(m.nbytes) for m in affine),
