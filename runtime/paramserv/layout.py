@@ -197,25 +197,24 @@ class FactorLayout:
         if s == 0:
             head = out[: 2 * FLAG].view(np.int64)
             head[0], head[1] = 1, K
-        lo = self.segments[s][0] + (2 * FLAG if s == 0 else 0)
+        lo = self._start(s)
         raw = np.ascontiguousarray(F, dtype=self.dtype).view(np.uint8).reshape(-1)
         out[lo : lo + raw.size] = raw
+
+    def _start(self, s: int) -> int:
+        """The first byte of factor s's values (the first segment begins with the flag and K)."""
+        return self.segments[s][0] + (2 * FLAG if s == 0 else 0)
 
     @staticmethod
     def flag(part: np.ndarray) -> int:
         return int(part[:FLAG].view(np.int64)[0])
 
-    def factors(self, part: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        """(A, B) per factored position of a flag-1 buffer (views), in the order of `positions`."""
+    def factor(self, part: np.ndarray, s: int) -> np.ndarray:
+        """Factor s (of `segments`) of a flag-1 buffer, a K x width view (K: the rows the buffer holds)."""
         K = int(part[FLAG : 2 * FLAG].view(np.int64)[0])
-        pos, out, item = 2 * FLAG, [], self.dtype.itemsize
-        for m, n in self.shapes:
-            A = part[pos : pos + K * m * item].view(self.dtype).reshape(K, m)
-            pos += self.rows * m * item
-            B = part[pos : pos + K * n * item].view(self.dtype).reshape(K, n)
-            pos += self.rows * n * item
-            out.append((A, B))
-        return out
+        width = self.shapes[s // 2][s % 2]
+        lo = self._start(s)
+        return part[lo : lo + K * width * self.dtype.itemsize].view(self.dtype).reshape(K, width)
 
     def rebuild(self, parts: Sequence[np.ndarray]) -> tuple:
         """The sum of the workers' gradients t(A_i) @ B_i for the flag-1 buffers `parts` (in worker order) as ONE
@@ -228,7 +227,6 @@ class FactorLayout:
 
     def rebuild_one(self, parts: Sequence[np.ndarray], i: int) -> np.ndarray:
         """`rebuild` of the i-th factored position only (it reads only that position's factors and K)."""
-        each = [self.factors(p) for p in parts]
-        As, Bs = [f[i][0] for f in each], [f[i][1] for f in each]
+        As, Bs = [self.factor(p, 2 * i) for p in parts], [self.factor(p, 2 * i + 1) for p in parts]
         A, B = (As[0], Bs[0]) if len(As) == 1 else (np.concatenate(As), np.concatenate(Bs))
         return A.T @ B

@@ -267,6 +267,7 @@ class OverlapReducer:
             parts = [self.frecv[i * size : (i + 1) * size] for i in range(self.full.k)]
             need = {i: 1 + max(self.queued.index(base + s) for s in (0, 2 * i, 2 * i + 1)) for i in range(len(self.sf))}
             got: dict[int, np.ndarray] = {}
+            present: list[np.ndarray] | None = None  # the flag-1 buffers (the flags travel in segment 0)
             for i in sorted(need, key=need.__getitem__):
                 while waited < need[i]:
                     self.done.acquire()
@@ -274,7 +275,9 @@ class OverlapReducer:
                 if self.error is not None:
                     break
                 t0 = time.perf_counter()
-                got[i] = self.factors.rebuild_one([p for p in parts if self.factors.flag(p) == 1], i)
+                if present is None:
+                    present = [p for p in parts if self.factors.flag(p) == 1]
+                got[i] = self.factors.rebuild_one(present, i)
                 stats.compute_seconds += time.perf_counter() - t0
             factored = [got[i] for i in sorted(got)]
         for _ in self.queued[waited:]:
