@@ -660,9 +660,11 @@ class HostCodegen:
         if isinstance(op.arg.type, MatrixType) and not op.arg.type.is_sparse:
             # the kernel's fast path for an f64 vector inline (RDP's farthest point per segment: the call and its
             # checks cost about as much as the argmax of a short segment); a NaN found takes the kernel
-            lane = 1 if op.AXIS == "row" else 0
-            vector = f"{x}.shape[1:] == (1,) and {x}.shape[0]" if lane == 0 else None
-            vector = vector or f"len({x}.shape) == 2 and {x}.shape[0] == 1 and {x}.shape[1]"
+            vector = (  # a non-empty column vector (per column) or row vector (per row)
+                f"len({x}.shape) == 2 and {x}.shape[0] == 1 and {x}.shape[1]"
+                if op.AXIS == "row"
+                else f"{x}.shape[1:] == (1,) and {x}.shape[0]"
+            )
             e.emit(f"if {_is_f64_matrix(e, x)} and {vector}:", op)
             e.emit(f"    {out} = int({x}.{'argmin' if op.KIND == 'min' else 'argmax'}())", op)
             e.emit(f"    if {x}.item({out}) != {x}.item({out}):", op)

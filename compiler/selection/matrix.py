@@ -32,16 +32,16 @@ def _need_matrices(op: Operation) -> None:
 
 _MATMUL = result_typed(matmul.matmul, cast=2, csr=True)
 _MATMUL_TRANSPOSED_CSR = result_typed(matmul_transposed_csr, "matmul", cast=2, csr=True)
-"""`t(G) @ x` of a CSR G read in place by one native scatter over G's rows (scipy's bits, no transposed copy)."""
+"""`t(G) @ x` of a CSR G: runtime/kernels/csr_scatter.py (a native scatter over G's rows where llvmlite is loaded
+anyway, else `matmul`; scipy's bits either way)."""
 
 
 def select_matmul(op: Operation) -> KernelSpec:
     """`matmul` in the result's value type (both operands cast to it), told the operands that `fold-transpose`
     marked as transposed (`transa`/`transb`)."""
-    sparse_lhs = isinstance(op.lhs.type, MatrixType) and op.lhs.type.is_sparse
-    transposed_csr = sparse_lhs and op.properties.get("transa") is not None
-    spec = (_MATMUL_TRANSPOSED_CSR if transposed_csr else _MATMUL).select(op)
     flags = {name: True for name in ("transa", "transb") if op.properties.get(name) is not None}
+    sparse_lhs = isinstance(op.lhs.type, MatrixType) and op.lhs.type.is_sparse
+    spec = (_MATMUL_TRANSPOSED_CSR if sparse_lhs and "transa" in flags else _MATMUL).select(op)
     return KernelSpec(functools.partial(spec.fn, **flags), spec.arg_casts, spec.name) if flags else spec
 
 
