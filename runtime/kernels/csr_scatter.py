@@ -90,7 +90,7 @@ _SIG = ctypes.CFUNCTYPE(None, _P, _P, _P, _P, _I, _I, _P)
 
 def _build() -> dict[tuple[str, str], object]:
     """The four loops (object code cached per host, `runtime.native_code`). `all_ones`'s module is imported here
-    too (~1 ms, on the warm-up thread), so that the first product does not import it."""
+    too (~1 ms, on the build's thread), so that the first native product does not import it."""
     import daphnec.runtime.vectorized.kernel  # noqa: F401
 
     keys = [(kind, it) for kind in _TERMS for it in CSR_INDEX_TYPES.values()]
@@ -103,16 +103,11 @@ LOOPS: BuiltOnce[dict[tuple[str, str], object]] = BuiltOnce(_build)
 """The native loops, built once per process."""
 
 
-def warm_up() -> None:
-    """Build the loops now (for a caller that knows its products will pay for loading llvmlite; the tests)."""
-    LOOPS.get()
-
-
 def applies(G: object, x: object) -> bool:
     """Whether `transposed_matvec(G, x)` runs the native loop: a canonical f64 CSR matrix of at least `MIN_NNZ`
     stored values, a C-contiguous f64 column vector of its row count, and the loops built. A large product whose
     loops are not built yet starts their build in the background if llvmlite is loaded anyway (scipy computes it
-    meanwhile); otherwise only the warm-up builds them."""
+    meanwhile); otherwise scipy's product runs (see the module docstring)."""
     if getattr(G, "format", None) != "csr" or type(x) is not np.ndarray:
         return False
     if G.dtype != np.float64 or x.dtype != np.float64 or x.ndim != 2 or x.shape != (G.shape[0], 1):  # type: ignore[attr-defined]
@@ -141,8 +136,7 @@ def transposed_matvec(G, x: np.ndarray) -> np.ndarray:
 
 def matmul_transposed_csr(A, B, vt: str, transa: bool = False, transb: bool = False):
     """The kernel of a product the compiler typed `t(G) @ X` with a CSR `G` (compiler/selection/matrix.py): the
-    native scatter where it applies, else `matmul` (which also checks the shapes and reports DAPHNE's errors). A
-    kernel of this module, so that a program calling it builds the loops on its warm-up thread."""
+    native scatter where it applies, else `matmul` (which also checks the shapes and reports DAPHNE's errors)."""
     if transa and not transb and vt == "f64" and applies(A, B):
         check_alloc("@", A.shape[1], 1, vt, "result")
         return transposed_matvec(A, B)

@@ -18,7 +18,7 @@ from daphnec.runtime.values import csr_from_parts
 
 @pytest.fixture(scope="module", autouse=True)
 def _loops() -> None:
-    csr_scatter.warm_up()
+    csr_scatter.LOOPS.get()
 
 
 def _graph(n: int, m: int, density: float, seed: int, ones: bool, index: type = np.int32):
