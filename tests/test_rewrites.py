@@ -45,7 +45,9 @@ def product(n: int, k: int, m: int) -> str:
     return rf'"daphne\.matMul".* : \(!daphne\.Matrix<{n}x{k}xf64>, !daphne\.Matrix<{k}x{m}xf64>\)'
 
 
-def check(expr: str, inputs: list[np.ndarray], gone: str, exact: bool = False, kept: str | None = None) -> None:
+def assert_rewrite(
+    expr: str, inputs: list[np.ndarray], gone: str, exact: bool = False, kept: str | None = None
+) -> None:
     """`expr` (over M0, M1, ...) rewritten equals `expr` as written; `gone` is an op the rewrite removes (an op
     name, or a regular expression over the IR's text)."""
     gone = gone if not gone.startswith("daphne.") else f'"{re.escape(gone)}"'
@@ -70,25 +72,29 @@ def check(expr: str, inputs: list[np.ndarray], gone: str, exact: bool = False, k
 @SETTINGS
 @given(n=DIMS2, k=DIMS, m=DIMS2, seed=st.integers(0, 2**16))
 def test_sum_of_product(n, k, m, seed):
-    check("sum(M0 @ M1)", [matrix(seed, n, k), matrix(seed + 1, k, m)], product(n, k, m), kept="daphne.sumCol")
+    assert_rewrite("sum(M0 @ M1)", [matrix(seed, n, k), matrix(seed + 1, k, m)], product(n, k, m), kept="daphne.sumCol")
 
 
 @SETTINGS
 @given(n=DIMS2, k=DIMS, m=DIMS2, seed=st.integers(0, 2**16))
 def test_col_sums_of_product(n, k, m, seed):
-    check("sum(M0 @ M1, 1)", [matrix(seed, n, k), matrix(seed + 1, k, m)], product(n, k, m), kept="daphne.sumCol")
+    assert_rewrite(
+        "sum(M0 @ M1, 1)", [matrix(seed, n, k), matrix(seed + 1, k, m)], product(n, k, m), kept="daphne.sumCol"
+    )
 
 
 @SETTINGS
 @given(n=DIMS2, k=DIMS, m=DIMS2, seed=st.integers(0, 2**16))
 def test_row_sums_of_product(n, k, m, seed):
-    check("sum(M0 @ M1, 0)", [matrix(seed, n, k), matrix(seed + 1, k, m)], product(n, k, m), kept="daphne.sumRow")
+    assert_rewrite(
+        "sum(M0 @ M1, 0)", [matrix(seed, n, k), matrix(seed + 1, k, m)], product(n, k, m), kept="daphne.sumRow"
+    )
 
 
 @SETTINGS
 @given(n=DIMS, k=DIMS, seed=st.integers(0, 2**16))
 def test_trace_of_product(n, k, seed):
-    check(
+    assert_rewrite(
         "sum(diagVector(M0 @ M1))",
         [matrix(seed, n, k), matrix(seed + 1, k, n)],
         "daphne.diagVector",
@@ -114,21 +120,21 @@ def test_trace_of_product_kernel(shape):
 @SETTINGS
 @given(n=DIMS, k=DIMS, seed=st.integers(0, 2**16))
 def test_diag_of_product(n, k, seed):
-    check("diagVector(M0 @ M1)", [matrix(seed, n, k), matrix(seed + 1, k, n)], "daphne.diagVector")
+    assert_rewrite("diagVector(M0 @ M1)", [matrix(seed, n, k), matrix(seed + 1, k, n)], "daphne.diagVector")
 
 
 @SETTINGS
 @given(n=DIMS, k=DIMS, seed=st.integers(0, 2**16))
 def test_product_with_diag_matrix(n, k, seed):
-    check("M0 @ diagMatrix(M1)", [matrix(seed, n, k), matrix(seed + 1, k, 1)], "daphne.diagMatrix")
-    check("diagMatrix(M1) @ M0", [matrix(seed, k, n), matrix(seed + 1, k, 1)], "daphne.diagMatrix")
+    assert_rewrite("M0 @ diagMatrix(M1)", [matrix(seed, n, k), matrix(seed + 1, k, 1)], "daphne.diagMatrix")
+    assert_rewrite("diagMatrix(M1) @ M0", [matrix(seed, k, n), matrix(seed + 1, k, 1)], "daphne.diagMatrix")
 
 
 @SETTINGS
 @given(n=st.integers(32, 80), k=st.integers(32, 64), seed=st.integers(0, 2**16))
 def test_dot_of_product(n, k, seed):
-    check("sum(M0 * M1)", [matrix(seed, n, k), matrix(seed + 1, n, k)], "daphne.ewMul", kept="daphne.reshape")
-    check("sum(M0 ^ 2)", [matrix(seed, n, k)], "daphne.ewPow", kept="daphne.reshape")
+    assert_rewrite("sum(M0 * M1)", [matrix(seed, n, k), matrix(seed + 1, n, k)], "daphne.ewMul", kept="daphne.reshape")
+    assert_rewrite("sum(M0 ^ 2)", [matrix(seed, n, k)], "daphne.ewPow", kept="daphne.reshape")
 
 
 @SETTINGS
@@ -146,7 +152,7 @@ def test_double_transpose(n, k, seed):
 @given(n=st.integers(6, 12), k=DIMS, seed=st.integers(0, 2**16))
 def test_transposed_factors(n, k, seed):
     # t(X) @ t(Y) is n x n, smaller than X (k x n) only for k > n: the transposed use makes it apply always
-    check("t(t(M0) @ t(M1))", [matrix(seed, k, n), matrix(seed + 1, n, k)], "daphne.transpose")
+    assert_rewrite("t(t(M0) @ t(M1))", [matrix(seed, k, n), matrix(seed + 1, n, k)], "daphne.transpose")
 
 
 @SETTINGS
@@ -173,8 +179,8 @@ def test_slice_of_product(n, k, m, seed):
 def test_scalar_out_of_product_and_sum(n, k, seed, s):
     scaled_x = rf'"daphne\.ewMul".*-> !daphne\.Matrix<{n}x{k}xf64>'
     lit = re.sub(r"e([+-])0*(\d)", r"e\1\2", repr(s))  # DaphneDSL writes 6.1e-5, not 6.1e-05
-    check(f"({lit} * M0) @ M1", [matrix(seed, n, k), matrix(seed + 1, k, 1)], scaled_x, kept="daphne.ewMul")
-    check(f"sum(M0 * {lit})", [matrix(seed, n, k)], scaled_x, kept="daphne.ewMul")
+    assert_rewrite(f"({lit} * M0) @ M1", [matrix(seed, n, k), matrix(seed + 1, k, 1)], scaled_x, kept="daphne.ewMul")
+    assert_rewrite(f"sum(M0 * {lit})", [matrix(seed, n, k)], scaled_x, kept="daphne.ewMul")
 
 
 @SETTINGS
@@ -276,7 +282,7 @@ def test_fuse_x_once(n, m, seed, kind):
     expr = {"plain": "t(M0) @ (M0 @ M1)", "weighted": "t(M0) @ (M2 * (M0 @ M1))",
             "residual": "t(M0) @ ((M0 @ M1) - M2)"}[kind]  # fmt: skip
     ins = [x, v] if kind == "plain" else [x, v, a]
-    check(
+    assert_rewrite(
         expr,
         ins,
         r'"daphne\.matMul"',
@@ -331,7 +337,9 @@ def test_gram_vector_kernel_shape_errors():
 @SETTINGS
 @given(n=DIMS2, k=DIMS2, seed=st.integers(0, 2**16), axis=st.sampled_from(["", ", 0", ", 1"]))
 def test_aggregate_of_transpose(n, k, seed, axis):
-    check(f"sum(t(M0){axis})", [matrix(seed, n, k)], rf'"daphne\.transpose".*: \(!daphne\.Matrix<{n}x{k}xf64>\)')
+    assert_rewrite(
+        f"sum(t(M0){axis})", [matrix(seed, n, k)], rf'"daphne\.transpose".*: \(!daphne\.Matrix<{n}x{k}xf64>\)'
+    )
 
 
 @SETTINGS
@@ -340,7 +348,7 @@ def test_matmul_chain_ordered_at_run_time(dims, seed):
     """A chain whose first dimension is known only at run time: `daphne.matMulChain` equals the written product."""
     ins = [matrix(seed + i, dims[i], dims[i + 1]) for i in range(len(dims) - 1)]
     expr = " @ ".join(["M0[0:(as.si64(now() * 0) + nrow(M0)), ]", *(f"M{i}" for i in range(1, len(ins)))])
-    check(expr, ins, r'"daphne\.matMul"\(', kept="daphne.matMulChain")
+    assert_rewrite(expr, ins, r'"daphne\.matMul"\(', kept="daphne.matMulChain")
 
 
 @SETTINGS
@@ -367,7 +375,7 @@ def test_matmul_chain_at_run_time_reads_transposed_factors_in_place(dims, seed):
     `daphne.transpose` built), equal to the written product."""
     a, b, c = matrix(seed, dims[0], dims[1]), matrix(seed + 1, dims[1], dims[2]), matrix(seed + 2, dims[3], dims[2])
     expr = "M0[0:(as.si64(now() * 0) + nrow(M0)), ] @ M1 @ t(M2)"
-    check(expr, [a, b, c], r'"daphne\.matMul"\(', kept="daphne.matMulChain")
+    assert_rewrite(expr, [a, b, c], r'"daphne\.matMul"\(', kept="daphne.matMulChain")
     _, ir = run(receive([a, b, c]) + f"R = {expr};\nsaveDaphneLibResult(R);\n", [a, b, c], reassociate=True)
     assert '"daphne.transpose"' not in ir and "#builtin.int<0>, #builtin.int<0>, #builtin.int<1>" in ir, ir
 
