@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
@@ -175,8 +175,12 @@ class FactorLayout:
         second, ... (the first range also holds the flag and K): `overlap=true` all-gathers each on its own as
         soon as it is final (the A factors during the forward pass); together they are the one buffer."""
 
-    def encode(self, c: Contribution | None) -> np.ndarray:
-        out = np.zeros(self.size, dtype=np.uint8)
+    def encode(
+        self, c: Contribution | None, out: np.ndarray | None = None, segments: Collection[int] | None = None
+    ) -> np.ndarray:
+        """The buffer of `c`'s factors (zeros for no contribution), written into `out` if given (a buffer of zeros
+        or of factors put already); `segments`: only those factors (the overlap's factors not sent yet)."""
+        out = np.zeros(self.size, dtype=np.uint8) if out is None else out
         if c is None:
             return out
         for i, j in enumerate(self.positions):
@@ -184,7 +188,8 @@ class FactorLayout:
             if p is None or p.desc.get("k") != "sf":
                 raise DaphneRuntimeError(f"paramserv: sfb: no sufficient factors for the gradient at position {j}")
             for f, F in enumerate(p.buffers):
-                self.put(out, 2 * i + f, F)
+                if segments is None or 2 * i + f in segments:
+                    self.put(out, 2 * i + f, F)
         return out
 
     def put(self, out: np.ndarray, s: int, F: object) -> None:

@@ -222,13 +222,9 @@ class OverlapReducer:
                 if j not in self.final:  # a product of factors the cost model sends whole (computed after upd)
                     self.vec[lo:hi] = np.asarray(as_dense(c.grads[p])).reshape(-1)  # type: ignore[index]
                     self.final.add(j)
-            late = [s for s in range(len(self.segments)) if len(self.buckets) + s not in self.final_factors]
+            late = {s for s in range(len(self.segments)) if len(self.buckets) + s not in self.final_factors}
             if self.factors is not None and late:  # the factors not sent yet (NBATCHES, or not marked)
-                assert self.fsend is not None
-                whole = self.factors.encode(c)
-                for s in late:
-                    lo, hi = self.segments[s]
-                    self.fsend[lo:hi] = whole[lo:hi]
+                self.factors.encode(c, self.fsend, late)
         order = self.order
         if order is None:
             for b in self._candidates():

@@ -199,6 +199,9 @@ def main() -> int:
         bsp_short = run("LOCAL", k, upd=affine_upd, model=affine, epochs=1, **short)  # type: ignore[arg-type]
         got = run("MPI", k, upd=affine_upd, model=affine, **short, **marked)  # type: ignore[arg-type]
         out["close"]["ALLREDUCE sfb overlap"] = diff(got, bsp_short) / scale
+        # a factors variant without marks: every factor is late, encoded into its segments when upd returns
+        got = run("MPI", k, upd=affine_upd, model=affine, **short, **{**marked, "factors": affine_factors})  # type: ignore[arg-type]
+        out["close"]["ALLREDUCE sfb overlap, unmarked"] = diff(got, bsp_short) / scale
         # every matrix factored (a weight without a bias): factor segments only, no bucket, the same sums
         weight = create_list(np.zeros((64, 512)))
         whole_w = {"upd": weight_upd, "agg": weight_agg, "model": weight, **short}
